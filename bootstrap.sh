@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# One-command set-up for scion on Debian: installs what is missing, configures, builds,
+# then does what was asked.
+#
+#   ./bootstrap.sh          install, configure, build
+#   ./bootstrap.sh run      ... then run the main job on the bundled example family
+#   ./bootstrap.sh test     ... then run the whole default test suite (unit, cli, gpu)
+#   ./bootstrap.sh slow     ... then run the slow suite too
+#
+# Environment: BUILD_DIR (default build), CI=true adds -Dwerror=true.
+set -euo pipefail
+cd "$(dirname "$0")"
+BUILD_DIR=${BUILD_DIR:-build}
+mode=${1:-build}
+
+packages=(
+  meson ninja-build pkg-config g++ python3
+  libyaml-cpp-dev libsqlite3-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
+  libssl-dev libopenblas-dev catch2 libmuparser-dev
+)
+
+install_missing_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "bootstrap: installing ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+configure_and_build() {
+  local options=()
+  [ "${CI:-}" = "true" ] && options+=(-Dwerror=true)
+  if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+    meson setup "$BUILD_DIR" "${options[@]}" >/dev/null
+  elif [ ${#options[@]} -gt 0 ]; then
+    meson configure "$BUILD_DIR" "${options[@]}" >/dev/null
+  fi
+  ninja -C "$BUILD_DIR" >/dev/null || ninja -C "$BUILD_DIR"  # rerun to show the errors
+}
+
+# Runs meson test with the given suites and prints, last, "N passed, N failed, N skipped".
+run_tests() {
+  local status=0
+  meson test -C "$BUILD_DIR" --print-errorlogs "$@" || status=$?
+  python3 - "$BUILD_DIR/meson-logs/testlog.json" <<'PY'
+import json, sys
+counts = {"passed": 0, "failed": 0, "skipped": 0}
+with open(sys.argv[1]) as log:
+    for line in log:
+        result = json.loads(line)["result"]
+        if result in ("OK", "EXPECTEDFAIL"):
+            counts["passed"] += 1
+        elif result == "SKIP":
+            counts["skipped"] += 1
+        else:
+            counts["failed"] += 1
+print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped")
+PY
+  return $status
+}
+
+install_missing_packages
+configure_and_build
+scion="$BUILD_DIR/cli/scion"
+
+case "$mode" in
+  build) ;;
+  run) exec examples/run-main-job.sh "$scion" ;;
+  test) run_tests --no-suite slow ;;
+  slow) run_tests ;;
+  *) echo "usage: $0 [build|run|test|slow]" >&2; exit 2 ;;
+esac

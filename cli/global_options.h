@@ -1,0 +1,23 @@
+// Options every subcommand shares, parsed once in main.cpp.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace scion::cli {
+
+struct GlobalOptions {
+  std::string workspace_dir;             // -C: run as if started in this directory
+  std::string spec_file = "scion.yaml";  // -f: the workspace spec
+  std::string store_dir;                 // --store: default .scion/ beside the spec
+  bool json = false;                     // --json: machine-readable output on stdout
+  int verbosity = 0;                     // -v raises, -q lowers
+
+  // The store directory in effect: --store, or .scion/ beside the spec file.
+  std::filesystem::path store_path() const {
+    if (!store_dir.empty()) return store_dir;
+    return std::filesystem::path(spec_file).parent_path() / ".scion";
+  }
+};
+
+}  // namespace scion::cli

@@ -1,0 +1,93 @@
+// scion: a workbench for families of adapted models. See README.md and docs/cli.md.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/global_options.h"
+#include "cli/output.h"
+#include "cli/version.h"
+
+namespace scion::cli {
+namespace {
+
+// Subcommands, in the order `scion --help` lists them.
+const std::vector<AddCommand>& all_commands() {
+  static const std::vector<AddCommand> commands = {
+  };
+  return commands;
+}
+
+void add_global_options(CLI::App& app, GlobalOptions& g, bool& show_version) {
+  app.add_option("-C", g.workspace_dir, "Run as if scion was started in DIR")
+      ->option_text("DIR");
+  app.add_option("-f,--file", g.spec_file, "Workspace spec (default: scion.yaml)")
+      ->option_text("FILE");
+  app.add_option("--store", g.store_dir, "Lineage store directory (default: .scion/ beside the spec)")
+      ->option_text("DIR");
+  app.add_flag("--json", g.json, "Machine-readable output on stdout");
+  app.add_flag_function("-v,--verbose", [&g](std::int64_t n) { g.verbosity += static_cast<int>(n); },
+                        "More detail (repeat for more)");
+  app.add_flag_function("-q,--quiet", [&g](std::int64_t n) { g.verbosity -= static_cast<int>(n); },
+                        "Only errors and results");
+  app.add_flag("--version", show_version, "Version, build options and CUDA devices");
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"scion: train, test and trace families of adapted models"};
+  app.footer(
+      "Exit codes: 0 ok, 1 the work ran and found failures, 2 usage or spec error,\n"
+      "            3 store or runtime error, 130 interrupted.\n"
+      "Example:    scion -C examples/sentiment validate");
+  app.fallthrough();  // global options may follow the subcommand
+  app.require_subcommand(0, 1);
+
+  GlobalOptions global;
+  bool show_version = false;
+  add_global_options(app, global, show_version);
+  CommandAction action;
+  for (AddCommand add : all_commands()) add(app, global, action);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    print_error(e.what());
+    std::cerr << "Run 'scion --help' for usage.\n";
+    return kExitUsage;
+  }
+
+  if (show_version) {
+    print_version(global.json);
+    return kExitOk;
+  }
+  if (!global.workspace_dir.empty() && chdir(global.workspace_dir.c_str()) != 0) {
+    print_error("cannot enter directory '" + global.workspace_dir + "' given with -C");
+    return kExitUsage;
+  }
+  if (!action) {
+    std::cout << app.help();
+    return kExitUsage;
+  }
+  return action();
+}
+
+}  // namespace
+}  // namespace scion::cli
+
+int main(int argc, char** argv) {
+  try {
+    return scion::cli::run(argc, argv);
+  } catch (const std::exception& e) {
+    scion::cli::print_error(std::string("internal error: ") + e.what() +
+                            " (please report this as a scion bug)");
+    return scion::cli::kExitRuntime;
+  }
+}

@@ -1,0 +1,178 @@
+#include "runtime/parameter_table.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <string>
+
+namespace scion::runtime {
+namespace {
+
+using spec::Architecture;
+using spec::Model;
+using spec::Workspace;
+
+std::string layer_prefix(int layer) { return "blk." + std::to_string(layer) + "."; }
+
+std::vector<int> chosen_layers(const std::vector<int>& listed, int layer_count) {
+  if (!listed.empty()) return listed;
+  std::vector<int> all(layer_count);
+  for (int i = 0; i < layer_count; ++i) all[i] = i;
+  return all;
+}
+
+bool matches_any(const std::vector<std::string>& globs, const std::string& name) {
+  return std::any_of(globs.begin(), globs.end(), [&](const std::string& glob) {
+    return fnmatch(glob.c_str(), name.c_str(), 0) == 0;
+  });
+}
+
+void add_trunk(const Model& base, const Workspace& ws, std::vector<ParameterSpec>& table) {
+  const Architecture& a = *base.architecture;
+  const std::int64_t C = a.width, F = a.ffn_width, V = a.vocab_size, T = a.max_length;
+  auto add = [&](std::string name, std::vector<std::int64_t> shape) {
+    table.push_back({std::move(name), std::move(shape), base.name, true});
+  };
+  add("tok_emb.weight", {V, C});
+  add("pos_emb.weight", {T, C});
+  if (a.norm == spec::NormPlacement::kPost) {
+    add("emb_ln.weight", {C});
+    add("emb_ln.bias", {C});
+  }
+  for (int l = 0; l < a.layers; ++l) {
+    const std::string p = layer_prefix(l);
+    add(p + "ln1.weight", {C});
+    add(p + "ln1.bias", {C});
+    for (const char* stem : {"attn_q", "attn_k", "attn_v", "attn_o"}) {
+      add(p + stem + ".weight", {C, C});
+      add(p + stem + ".bias", {C});
+    }
+    add(p + "ln2.weight", {C});
+    add(p + "ln2.bias", {C});
+    add(p + "ffn_in.weight", {F, C});
+    add(p + "ffn_in.bias", {F});
+    add(p + "ffn_out.weight", {C, F});
+    add(p + "ffn_out.bias", {C});
+  }
+  if (a.norm == spec::NormPlacement::kPre) {
+    add("ln_f.weight", {C});
+    add("ln_f.bias", {C});
+  }
+  if (!a.tie_embeddings) add("lm_head.weight", {V, C});
+  if (base.training && base.training->objective == spec::Objective::kClassification) {
+    const spec::Dataset* data = ws.find_dataset(base.training->dataset);
+    const std::int64_t K = data ? static_cast<std::int64_t>(data->labels.size()) : 0;
+    add("head.weight", {K, C});
+    add("head.bias", {K});
+  }
+}
+
+// The parameters `model` introduces itself, all trainable when it is trained.
+void add_adapters(const Model& model, const Architecture& a, std::vector<ParameterSpec>& table) {
+  const std::int64_t C = a.width;
+  const std::string& m = model.name;
+  auto add = [&](std::string name, std::vector<std::int64_t> shape) {
+    table.push_back({std::move(name), std::move(shape), m, true});
+  };
+  const spec::Adaptation& ad = model.adaptation;
+  if (ad.prompt) add("prompt." + m + ".embeddings", {ad.prompt->virtual_tokens, C});
+  for (int l = 0; l < a.layers; ++l) {
+    const std::string p = layer_prefix(l);
+    if (ad.prefix) {
+      const auto layers = chosen_layers(ad.prefix->layers, a.layers);
+      if (std::find(layers.begin(), layers.end(), l) != layers.end()) {
+        add(p + "prefix." + m + ".keys", {ad.prefix->virtual_tokens, C});
+        add(p + "prefix." + m + ".values", {ad.prefix->virtual_tokens, C});
+      }
+    }
+    if (ad.lora) {
+      const auto layers = chosen_layers(ad.lora->layers, a.layers);
+      if (std::find(layers.begin(), layers.end(), l) != layers.end()) {
+        for (const std::string& target : ad.lora->targets) {
+          const std::string stem = linear_stem(target);
+          const auto [out, in] = linear_shape(a, stem);
+          add(p + stem + ".lora." + m + ".a", {ad.lora->rank, in});
+          add(p + stem + ".lora." + m + ".b", {out, ad.lora->rank});
+        }
+      }
+    }
+    if (ad.bottleneck) {
+      const auto layers = chosen_layers(ad.bottleneck->layers, a.layers);
+      if (std::find(layers.begin(), layers.end(), l) != layers.end()) {
+        const std::int64_t H = std::max<std::int64_t>(1, C / ad.bottleneck->reduction);
+        const auto placement = ad.bottleneck->placement;
+        std::vector<std::string> sites;
+        if (placement != spec::BottleneckPlacement::kAfterFfn) sites.push_back("adapter_attn");
+        if (placement != spec::BottleneckPlacement::kAfterAttention) sites.push_back("adapter_ffn");
+        for (const std::string& site : sites) {
+          const std::string q = p + site + "." + m + ".";
+          add(q + "down.weight", {H, C});
+          add(q + "down.bias", {H});
+          add(q + "up.weight", {C, H});
+          add(q + "up.bias", {C});
+        }
+      }
+    }
+  }
+  if (ad.head) {
+    const auto K = static_cast<std::int64_t>(ad.head->labels.size());
+    add("head." + m + ".weight", {K, C});
+    add("head." + m + ".bias", {K});
+  }
+}
+
+// Which inherited parameters `model` trains: BitFit makes trunk biases trainable, full
+// fine-tuning everything, then `unfreeze` and `freeze` globs apply, freeze last.
+void mark_inherited_trainable(const Model& model, std::vector<ParameterSpec>& inherited) {
+  const spec::Adaptation& ad = model.adaptation;
+  for (ParameterSpec& p : inherited) {
+    bool trainable = false;
+    if (ad.full) trainable = true;
+    if (ad.bitfit && p.name.ends_with(".bias")) trainable = true;
+    if (matches_any(model.unfreeze, p.name)) trainable = true;
+    if (matches_any(model.freeze, p.name)) trainable = false;
+    p.trainable = trainable;
+    if (trainable) p.introduced_by = model.name;
+  }
+}
+
+}  // namespace
+
+std::int64_t ParameterSpec::numel() const {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string linear_stem(const std::string& target) {
+  if (target == "ffn_in" || target == "ffn_out") return target;
+  return "attn_" + target;
+}
+
+std::pair<std::int64_t, std::int64_t> linear_shape(const Architecture& arch,
+                                                    const std::string& stem) {
+  if (stem == "ffn_in") return {arch.ffn_width, arch.width};
+  if (stem == "ffn_out") return {arch.width, arch.ffn_width};
+  return {arch.width, arch.width};
+}
+
+std::vector<ParameterSpec> parameter_table(const Workspace& workspace, const Model& model) {
+  std::vector<const Model*> chain = workspace.ancestry(model);  // [model, ..., base]
+  const Model& base = *chain.back();
+  const Architecture& arch = *base.architecture;
+  std::vector<ParameterSpec> table;
+  add_trunk(base, workspace, table);
+  // Each ancestor in turn (base down to model) adds its adapters and retrains what it
+  // trains; what it does not train keeps the value (and author) it inherited.
+  for (auto it = chain.rbegin() + 1; it != chain.rend(); ++it) {
+    mark_inherited_trainable(**it, table);
+    add_adapters(**it, arch, table);
+  }
+  // Only the model's own choices decide what *it* trains; the flags set while walking
+  // the ancestors were about their own training runs.
+  if (chain.size() > 1)
+    for (ParameterSpec& p : table) p.trainable = p.introduced_by == model.name;
+  return table;
+}
+
+}  // namespace scion::runtime

@@ -1,0 +1,55 @@
+// The parameter table: every parameter of a model by its stable name, with its shape,
+// the model that introduced its current value, and whether training this model updates it.
+//
+// This is the contract between the runtime (which lays tensors out from it), the lineage
+// store (which records name -> digest) and `scion plan` (which counts and sizes). Names:
+//
+//   tok_emb.weight (V, C)   pos_emb.weight (T, C)   ln_f.* (pre-norm) | emb_ln.* (post-norm)
+//   blk.N.ln1.{weight,bias} (C)  blk.N.attn_{q,k,v,o}.weight (C, C) .bias (C)
+//   blk.N.ln2.{weight,bias} (C)  blk.N.ffn_in.weight (F, C) .bias (F)
+//   blk.N.ffn_out.weight (C, F) .bias (C)   lm_head.weight (V, C) when embeddings are untied
+//   head.weight (K, C), head.bias (K)   a base trained with the classification objective
+//
+// Adapters carry the name of the model that introduced them, so a descendant of a
+// descendant can hold its parent's adapter and its own on the same linear layer:
+//
+//   blk.N.<linear>.lora.<model>.a (r, in)   .b (out, r)      <linear>: attn_q ... ffn_out
+//   blk.N.prefix.<model>.{keys,values} (P, C)                 prompt.<model>.embeddings (P, C)
+//   blk.N.adapter_{attn,ffn}.<model>.down.weight (C/red, C) .down.bias (C/red)
+//                                    .up.weight (C, C/red)  .up.bias (C)
+//   head.<model>.weight (K, C)   head.<model>.bias (K)
+//
+// Linear weights are (out, in), as in PyTorch, so safetensors checkpoints load unchanged.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spec/workspace.h"
+
+namespace scion::runtime {
+
+struct ParameterSpec {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::string introduced_by;  // the model whose training produced this value
+  bool trainable = false;     // updated when *this* model is trained
+
+  std::int64_t numel() const;
+};
+
+// The table of `model`, in a stable order: inherited parameters first (trunk, then each
+// ancestor's adapters from the base down), then the model's own.
+// REQUIRES: model belongs to workspace (a validated Workspace).
+std::vector<ParameterSpec> parameter_table(const spec::Workspace& workspace,
+                                           const spec::Model& model);
+
+// The linear layer name stem of a LoRA target ("q" -> "attn_q", "ffn_in" -> "ffn_in").
+std::string linear_stem(const std::string& target);
+
+// (out, in) of a linear layer stem for an architecture.
+std::pair<std::int64_t, std::int64_t> linear_shape(const spec::Architecture& arch,
+                                                    const std::string& stem);
+
+}  // namespace scion::runtime

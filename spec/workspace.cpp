@@ -1,0 +1,34 @@
+#include "spec/workspace.h"
+
+#include <cassert>
+
+namespace scion::spec {
+
+const Model* Workspace::find_model(std::string_view name) const {
+  for (const Model& m : models)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+const Dataset* Workspace::find_dataset(std::string_view name) const {
+  for (const Dataset& d : datasets)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+std::vector<const Model*> Workspace::ancestry(const Model& model) const {
+  std::vector<const Model*> chain{&model};
+  // The loader rejects cycles through `from`, so this walk ends at a base.
+  while (!chain.back()->is_base()) {
+    const Model* parent = find_model(chain.back()->from);
+    assert(parent != nullptr && "loader guarantees every `from` resolves");
+    chain.push_back(parent);
+  }
+  return chain;
+}
+
+const Architecture& Workspace::architecture_of(const Model& model) const {
+  return *ancestry(model).back()->architecture;
+}
+
+}  // namespace scion::spec

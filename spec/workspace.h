@@ -1,0 +1,238 @@
+// The typed, validated form of a scion.yaml: datasets, models (bases and descendants),
+// share declarations, behavioural tests and model assertions.
+//
+// A Workspace is produced only by spec/loader.h after every check has passed, so code
+// that receives one may rely on the invariants stated here (names resolve, no cycles,
+// values in range). It is an immutable value once loaded; share freely across threads.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace scion::spec {
+
+// Where a value came from in its YAML file; line and column are 1-based.
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+// ---- Architecture of a base model ------------------------------------------------------
+
+enum class ArchitectureKind { kEncoder, kDecoder };   // bidirectional+padding mask | causal
+enum class NormPlacement { kPre, kPost };             // GPT-2 style | BERT style
+enum class TokenizerKind { kByte, kWordPiece, kBpe };  // only kByte is implemented so far
+
+struct TokenizerSpec {
+  TokenizerKind kind = TokenizerKind::kByte;
+  std::string vocab_file;  // WordPiece/BPE vocabularies; empty for bytes
+};
+
+struct Architecture {
+  ArchitectureKind kind = ArchitectureKind::kEncoder;
+  int layers = 0;      // L
+  int width = 0;       // d (C in kernel signatures)
+  int heads = 0;       // h; divides width
+  int ffn_width = 0;   // f; default 4*width
+  int vocab_size = 256;  // V; 256 for the byte tokenizer
+  int max_length = 0;  // T_max: learned position embeddings
+  NormPlacement norm = NormPlacement::kPre;
+  float dropout = 0.0f;
+  bool tie_embeddings = true;  // LM head reuses the token embedding
+  TokenizerSpec tokenizer;
+};
+
+// ---- Adaptation methods ------------------------------------------------------------------
+
+// Linear layers an adapter can attach to, by their parameter-name stem.
+// q,k,v,o -> blk.N.attn_{q,k,v,o}; ffn_in, ffn_out -> blk.N.ffn_{in,out}.
+inline constexpr const char* kLinearTargets[] = {"q", "k", "v", "o", "ffn_in", "ffn_out"};
+
+struct LoraSpec {
+  int rank = 8;
+  float alpha = 16.0f;
+  float dropout = 0.0f;
+  std::vector<std::string> targets = {"q", "v"};  // from kLinearTargets
+  std::vector<int> layers;                        // empty: every layer
+};
+
+struct PrefixSpec {
+  int virtual_tokens = 0;
+  std::vector<int> layers;   // empty: every layer
+  int reparam_hidden = 0;    // >0: train through an MLP of this width, store its output
+};
+
+enum class PromptInit { kRandom, kText, kVocab };
+struct PromptSpec {
+  int virtual_tokens = 0;
+  PromptInit init = PromptInit::kRandom;
+  std::string init_text;  // with init: text
+};
+
+enum class BottleneckPlacement { kAfterAttention, kAfterFfn, kBoth };
+struct BottleneckSpec {
+  int reduction = 16;  // hidden = width / reduction
+  BottleneckPlacement placement = BottleneckPlacement::kAfterFfn;
+  std::vector<int> layers;  // empty: every layer
+};
+
+enum class Pooling { kCls, kMean, kLast };
+struct HeadSpec {
+  std::string task = "classification";
+  std::vector<std::string> labels;  // class names, in output order
+  Pooling pooling = Pooling::kCls;
+};
+
+struct BitfitSpec {};
+struct FullSpec {};
+
+// A descendant's adaptation: any combination of the methods (LoRA and prefix together
+// are allowed). Absent methods are std::nullopt.
+struct Adaptation {
+  std::optional<LoraSpec> lora;
+  std::optional<PrefixSpec> prefix;
+  std::optional<PromptSpec> prompt;
+  std::optional<BottleneckSpec> bottleneck;
+  std::optional<HeadSpec> head;
+  std::optional<BitfitSpec> bitfit;
+  std::optional<FullSpec> full;
+};
+
+// ---- Training recipe ---------------------------------------------------------------------
+
+enum class Objective { kMaskedLm, kCausalLm, kClassification };
+enum class OptimizerKind { kAdamW, kSgd };
+enum class ScheduleKind { kConstant, kLinear, kCosine };
+
+struct OptimizerSpec {
+  OptimizerKind kind = OptimizerKind::kAdamW;
+  float lr = 1e-3f;
+  float weight_decay = 0.0f;
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;  // AdamW
+  float momentum = 0.9f;                             // SGD
+  float grad_clip = 0.0f;                            // 0: no clipping (global norm)
+};
+
+struct ScheduleSpec {
+  ScheduleKind kind = ScheduleKind::kConstant;
+  int warmup_steps = 0;
+};
+
+struct EarlyStoppingSpec {
+  std::string metric = "val_loss";  // val_loss (lower is better) or val_accuracy
+  int patience = 0;                 // evaluations without improvement; 0 disables
+};
+
+struct TrainingSpec {
+  std::string dataset;  // name in Workspace::datasets
+  Objective objective = Objective::kClassification;
+  int steps = 0;        // exactly one of steps / epochs is > 0
+  int epochs = 0;
+  int batch_size = 8;
+  int grad_accumulation = 1;
+  int max_length = 0;   // 0: the architecture's max_length
+  float validation_split = 0.0f;  // fraction held out for per-epoch validation
+  int eval_every = 0;   // steps between validations; 0: once per epoch
+  float mask_probability = 0.15f;  // masked-LM only
+  OptimizerSpec optimizer;
+  ScheduleSpec schedule;
+  EarlyStoppingSpec early_stopping;
+  std::uint64_t seed = 0;
+};
+
+// ---- Models ------------------------------------------------------------------------------
+
+struct Model {
+  std::string name;
+  SourceLocation location;
+
+  // A base has an architecture (and either training or import_path); a descendant has
+  // `from` and an adaptation. Exactly one of the two shapes holds.
+  std::optional<Architecture> architecture;
+  std::string import_path;  // safetensors checkpoint for an imported base
+  std::string from;
+
+  Adaptation adaptation;
+  std::vector<std::string> freeze;    // parameter-name globs made frozen
+  std::vector<std::string> unfreeze;  // parameter-name globs made trainable
+  std::optional<TrainingSpec> training;
+
+  std::string recipe_hash;  // lowercase hex SHA-256, set by the loader
+
+  bool is_base() const { return from.empty(); }
+};
+
+// ---- Data --------------------------------------------------------------------------------
+
+enum class DatasetFormat { kJsonl, kCsv, kTsv, kText };
+
+struct Dataset {
+  std::string name;
+  SourceLocation location;
+  std::filesystem::path path;  // absolute, resolved against the spec's directory
+  DatasetFormat format = DatasetFormat::kJsonl;
+  std::string text_field = "text";   // ignored for kText
+  std::string label_field = "label"; // empty: unlabelled
+  std::vector<std::string> labels;   // label names, mapped to indices in this order
+  std::string digest;                // SHA-256 of the file's bytes, set by the loader
+};
+
+// ---- Sharing -----------------------------------------------------------------------------
+
+// Named modules (parameter-name globs) of several models are one set of parameters.
+struct Share {
+  std::string name;
+  SourceLocation location;
+  std::vector<std::string> models;
+  std::vector<std::string> modules;
+};
+
+// ---- Behavioural tests and assertions (structure only; meaning in assertions/) ------------
+
+struct TestSpec {
+  std::string name;
+  SourceLocation location;
+  std::string type;        // mft | inv | dir
+  std::string capability;  // Vocabulary, Negation, Robustness, ...
+  std::vector<std::string> models;  // empty: every model with a compatible head
+  float max_failure_rate = 0.0f;
+  nlohmann::json body;     // the remaining keys, checked for structure by the loader
+};
+
+struct AssertionSpec {
+  std::string name;
+  SourceLocation location;
+  std::string kind;  // low_confidence | parent_disagreement | perturbation_flip | allowed_outputs | expression
+  std::vector<std::string> models;
+  nlohmann::json body;
+};
+
+// ---- The workspace -----------------------------------------------------------------------
+
+struct Workspace {
+  std::filesystem::path spec_path;  // absolute path of the YAML file
+  std::filesystem::path root_dir;   // its directory; relative paths resolve here
+
+  std::vector<Dataset> datasets;
+  std::vector<Model> models;  // parents before children
+  std::vector<Share> shares;
+  std::vector<TestSpec> tests;
+  std::vector<AssertionSpec> assertions;
+  std::map<std::string, std::vector<std::string>> lexicons;
+
+  const Model* find_model(std::string_view name) const;
+  const Dataset* find_dataset(std::string_view name) const;
+  // The chain from `model` up to its base: [model, parent, ..., base].
+  std::vector<const Model*> ancestry(const Model& model) const;
+  // The base's architecture, for a base or any descendant.
+  const Architecture& architecture_of(const Model& model) const;
+};
+
+}  // namespace scion::spec

@@ -1,0 +1,37 @@
+"""Shared helpers for scion's end-to-end CLI tests.
+
+Each test script is run by meson as `python3 test_x.py <path to scion> <source root>`,
+and exits non-zero (with a message) on the first failed check, 77 to skip.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SCION = os.path.abspath(sys.argv[1])
+SOURCE_ROOT = os.path.abspath(sys.argv[2])
+EXAMPLES = os.path.join(SOURCE_ROOT, "examples")
+
+
+def run(*args, cwd=None, stdin=None, timeout=600):
+    """Runs scion with args; returns (exit code, stdout, stderr)."""
+    proc = subprocess.run([SCION, *args], cwd=cwd, input=stdin, capture_output=True,
+                          text=True, timeout=timeout)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def run_json(*args, cwd=None, expect_rc=0):
+    rc, out, err = run("--json", *args, cwd=cwd)
+    check(rc == expect_rc, f"scion --json {' '.join(args)} exited {rc}, expected {expect_rc}\n{err}")
+    return json.loads(out)
+
+
+def check(condition, message):
+    if not condition:
+        print(f"FAIL: {message}", file=sys.stderr)
+        sys.exit(1)
+
+
+def temp_dir():
+    return tempfile.mkdtemp(prefix="scion-cli-test-")
