@@ -13,24 +13,27 @@ namespace {
 Status check_options(const TokenizedDataset& data, const std::vector<std::int64_t>& rows,
                      const BatchStreamOptions& options) {
   if (options.batch_size < 1)
-    return spec_error(fmt::format("training.batch_size is {}; it must be at least 1",
-                                  options.batch_size));
+    return spec_error(
+        fmt::format("training.batch_size is {}; it must be at least 1", options.batch_size));
   if (options.max_length < 3)
-    return spec_error(fmt::format("training.max_length is {}; it must be at least 3 (two special "
-                                  "tokens and one token of text)",
-                                  options.max_length));
+    return spec_error(
+        fmt::format("training.max_length is {}; it must be at least 3 (two special "
+                    "tokens and one token of text)",
+                    options.max_length));
   if (rows.empty())
-    return spec_error("the dataset has no rows to train on; add examples or lower "
-                      "training.validation_split");
+    return spec_error(
+        "the dataset has no rows to train on; add examples or lower "
+        "training.validation_split");
   for (std::int64_t row : rows)
     if (row < 0 || row >= data.row_count())
-      return internal_error(fmt::format("batch stream row {} is outside the dataset's {} rows",
-                                        row, data.row_count()));
+      return internal_error(fmt::format("batch stream row {} is outside the dataset's {} rows", row,
+                                        data.row_count()));
   switch (options.objective) {
     case spec::Objective::kClassification:
       if (!data.labelled())
-        return spec_error("training.objective is classification but the dataset has no labels; "
-                          "list them under the dataset's labels");
+        return spec_error(
+            "training.objective is classification but the dataset has no labels; "
+            "list them under the dataset's labels");
       break;
     case spec::Objective::kMaskedLm:
       if (!(options.mask_probability > 0.0f && options.mask_probability <= 1.0f))
@@ -83,8 +86,10 @@ Batch BatchStream::next() {
     order_ = options_.shuffle ? epoch_order(rows_, options_.seed, epoch_now) : rows_;
     order_epoch_ = epoch_now;
   }
-  const auto first = static_cast<std::size_t>((next_number_ % batches_per_epoch_) * options_.batch_size);
-  const std::size_t count = std::min(order_.size() - first, static_cast<std::size_t>(options_.batch_size));
+  const auto first =
+      static_cast<std::size_t>((next_number_ % batches_per_epoch_) * options_.batch_size);
+  const std::size_t count =
+      std::min(order_.size() - first, static_cast<std::size_t>(options_.batch_size));
   const std::span<const std::int64_t> rows(order_.data() + first, count);
   const PaddingOptions padding{options_.max_length, options_.pad_to_max_length};
 

@@ -53,7 +53,8 @@ Batch pad(const std::vector<Sequence>& inputs, const std::vector<Sequence>* targ
 
 std::int32_t random_normal_token(const TokenizedDataset& data, SeededRng& rng) {
   for (;;) {
-    const auto id = static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(data.vocab_size)));
+    const auto id =
+        static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(data.vocab_size)));
     if (!data.specials.is_special(id)) return id;
   }
 }
@@ -81,7 +82,7 @@ Sequence mask_row(Sequence& tokens, const TokenizedDataset& data, float probabil
 }  // namespace
 
 Batch make_classification_batch(const TokenizedDataset& data, std::span<const std::int64_t> rows,
-                                 const PaddingOptions& padding) {
+                                const PaddingOptions& padding) {
   assert(data.labelled());
   std::vector<Sequence> inputs;
   const int capacity = content_capacity(false, padding.max_length);

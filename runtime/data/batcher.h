@@ -30,8 +30,8 @@ namespace scion::data {
 inline constexpr std::int32_t kIgnoreIndex = -100;
 
 struct Batch {
-  int batch_size = 0;  // B
-  int length = 0;      // T
+  int batch_size = 0;                        // B
+  int length = 0;                            // T
   std::vector<std::int32_t> tokens;          // (B, T) input ids, padding = pad id
   std::vector<std::int32_t> attention_mask;  // (B, T) 1 on real tokens, 0 on padding
   std::vector<std::int32_t> lengths;         // (B) real tokens per row
@@ -50,7 +50,7 @@ struct PaddingOptions {
 
 // REQUIRES: data.labelled(); every row index in [0, data.row_count()).
 Batch make_classification_batch(const TokenizedDataset& data, std::span<const std::int64_t> rows,
-                                 const PaddingOptions& padding);
+                                const PaddingOptions& padding);
 
 // REQUIRES: data.specials.mask != kNoToken; 0 < mask_probability <= 1.
 Batch make_masked_lm_batch(const TokenizedDataset& data, std::span<const std::int64_t> rows,

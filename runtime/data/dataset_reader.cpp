@@ -26,16 +26,15 @@ Result<std::string> read_file_bytes(const std::filesystem::path& path) {
     return io_error(fmt::format("{}: is a directory, not a data file", path.string()));
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return io_error(fmt::format("{}: cannot open the file for reading; check its permissions",
-                                path.string()));
+    return io_error(
+        fmt::format("{}: cannot open the file for reading; check its permissions", path.string()));
   std::ostringstream bytes;
   bytes << in.rdbuf();
-  if (in.bad())
-    return io_error(fmt::format("{}: reading the file failed", path.string()));
+  if (in.bad()) return io_error(fmt::format("{}: reading the file failed", path.string()));
   std::string contents = std::move(bytes).str();
   if (contents.empty())
-    return spec_error(fmt::format("{}: the file is empty; a dataset needs at least one example",
-                                  path.string()));
+    return spec_error(
+        fmt::format("{}: the file is empty; a dataset needs at least one example", path.string()));
   return contents;
 }
 

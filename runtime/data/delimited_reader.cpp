@@ -71,16 +71,19 @@ class RecordParser {
     }
     ++pos_;
   }
-  bool at_field_end() const { return pos_ == in_.size() || in_[pos_] == delimiter_ || at_line_end(); }
+  bool at_field_end() const {
+    return pos_ == in_.size() || in_[pos_] == delimiter_ || at_line_end();
+  }
 
   Result<std::string> parse_field() {
     if (pos_ < in_.size() && in_[pos_] == '"') return parse_quoted_field();
     std::string field;
     while (!at_field_end()) {
       if (in_[pos_] == '"')
-        return spec_error(fmt::format("{}:{}:{}: a quote inside an unquoted field; enclose the "
-                                      "field in quotes and double the quote (\"\")",
-                                      file_, line_, column_));
+        return spec_error(
+            fmt::format("{}:{}:{}: a quote inside an unquoted field; enclose the "
+                        "field in quotes and double the quote (\"\")",
+                        file_, line_, column_));
       field.push_back(in_[pos_]);
       advance();
     }
@@ -93,9 +96,10 @@ class RecordParser {
     std::string field;
     for (;;) {
       if (pos_ == in_.size())
-        return spec_error(fmt::format("{}:{}:{}: the quoted field opened here never closes; add "
-                                      "the closing quote",
-                                      file_, open_line, open_column));
+        return spec_error(
+            fmt::format("{}:{}:{}: the quoted field opened here never closes; add "
+                        "the closing quote",
+                        file_, open_line, open_column));
       if (in_[pos_] == '"') {
         if (pos_ + 1 < in_.size() && in_[pos_ + 1] == '"') {
           field.push_back('"');
@@ -110,9 +114,10 @@ class RecordParser {
       advance();
     }
     if (!at_field_end())
-      return spec_error(fmt::format("{}:{}:{}: unexpected text after a closing quote; a quoted "
-                                    "field must end at a delimiter or the end of the line",
-                                    file_, line_, column_));
+      return spec_error(
+          fmt::format("{}:{}:{}: unexpected text after a closing quote; a quoted "
+                      "field must end at a delimiter or the end of the line",
+                      file_, line_, column_));
     return field;
   }
 
@@ -129,10 +134,10 @@ Result<std::size_t> column_index(const Record& header, const std::string& name,
                                  const char* key) {
   auto it = std::find(header.fields.begin(), header.fields.end(), name);
   if (it == header.fields.end())
-    return spec_error(fmt::format("{}:{}: the header has no column '{}' (columns: {}); set "
-                                  "datasets.{}.{} or rename the column",
-                                  file, header.line, name, fmt::join(header.fields, ", "),
-                                  dataset.name, key));
+    return spec_error(
+        fmt::format("{}:{}: the header has no column '{}' (columns: {}); set "
+                    "datasets.{}.{} or rename the column",
+                    file, header.line, name, fmt::join(header.fields, ", "), dataset.name, key));
   return static_cast<std::size_t>(it - header.fields.begin());
 }
 
@@ -163,9 +168,10 @@ Result<ExampleSet> parse_delimited(std::string_view contents, char delimiter,
   for (std::size_t r = 1; r < records->size(); ++r) {
     const Record& row = (*records)[r];
     if (row.fields.size() != header.fields.size())
-      return spec_error(fmt::format("{}:{}: the row has {} fields but the header has {}; quote "
-                                    "fields that contain the delimiter",
-                                    file, row.line, row.fields.size(), header.fields.size()));
+      return spec_error(
+          fmt::format("{}:{}: the row has {} fields but the header has {}; quote "
+                      "fields that contain the delimiter",
+                      file, row.line, row.fields.size(), header.fields.size()));
     Example example{row.fields[*text_column], kNoLabel, row.line};
     if (labels.labelled()) {
       auto index = labels.index(row.fields[label_column], fmt::format("{}:{}", file, row.line));

@@ -24,14 +24,16 @@ Result<Example> parse_object(std::string_view line_text, int line_number, const 
     object = nlohmann::json::parse(line_text);
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is the 1-based offset where parsing stopped: the column on this line.
-    return spec_error(fmt::format("{}:{}: the line is not valid JSON; each line must be one "
-                                  "JSON object like {{\"{}\": \"...\"}}",
-                                  where, e.byte, dataset.text_field));
+    return spec_error(
+        fmt::format("{}:{}: the line is not valid JSON; each line must be one "
+                    "JSON object like {{\"{}\": \"...\"}}",
+                    where, e.byte, dataset.text_field));
   }
   if (!object.is_object())
-    return spec_error(fmt::format("{}: expected a JSON object, found a {}; each line must be one "
-                                  "JSON object",
-                                  where, object.type_name()));
+    return spec_error(
+        fmt::format("{}: expected a JSON object, found a {}; each line must be one "
+                    "JSON object",
+                    where, object.type_name()));
   Example example;
   example.line = line_number;
   auto text = object.find(dataset.text_field);
@@ -72,9 +74,10 @@ Result<ExampleSet> parse_jsonl(std::string_view contents, const std::string& fil
     set.examples.push_back(std::move(example).value());
   }
   if (set.examples.empty())
-    return spec_error(fmt::format("{}: only blank lines; a JSONL dataset needs one JSON object "
-                                  "per line",
-                                  file));
+    return spec_error(
+        fmt::format("{}: only blank lines; a JSONL dataset needs one JSON object "
+                    "per line",
+                    file));
   return set;
 }
 

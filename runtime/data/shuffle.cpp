@@ -27,8 +27,8 @@ std::vector<std::int64_t> epoch_order(const std::vector<std::int64_t>& rows, std
 Result<ValidationSplit> split_validation(std::int64_t row_count, float fraction,
                                          std::uint64_t seed) {
   if (!(fraction >= 0.0f && fraction < 1.0f))
-    return spec_error(fmt::format("training.validation_split is {}; it must be in [0, 1)",
-                                  fraction));
+    return spec_error(
+        fmt::format("training.validation_split is {}; it must be in [0, 1)", fraction));
   std::vector<std::int64_t> rows(static_cast<std::size_t>(row_count));
   std::iota(rows.begin(), rows.end(), std::int64_t{0});
   ValidationSplit split;
@@ -37,10 +37,12 @@ Result<ValidationSplit> split_validation(std::int64_t row_count, float fraction,
     return split;
   }
   if (row_count < 2)
-    return spec_error(fmt::format("the dataset has {} row(s); a validation split needs at least 2 "
-                                  "rows (set training.validation_split to 0 or add rows)",
-                                  row_count));
-  const auto wanted = static_cast<std::int64_t>(std::llround(static_cast<double>(row_count) * fraction));
+    return spec_error(
+        fmt::format("the dataset has {} row(s); a validation split needs at least 2 "
+                    "rows (set training.validation_split to 0 or add rows)",
+                    row_count));
+  const auto wanted =
+      static_cast<std::int64_t>(std::llround(static_cast<double>(row_count) * fraction));
   const std::int64_t held_out = std::clamp<std::int64_t>(wanted, 1, row_count - 1);
   SeededRng rng(seed, RngPurpose::kValidationSplit, 0);
   seeded_shuffle(rows, rng);

@@ -27,10 +27,11 @@ bool is_blank(std::string_view line) {
 Result<ExampleSet> parse_text_lines(std::string_view contents, const std::string& file) {
   ExampleSet set;
   for (const Line& line : split_lines(contents))
-    if (!is_blank(line.text)) set.examples.push_back({std::string(line.text), kNoLabel, line.number});
+    if (!is_blank(line.text))
+      set.examples.push_back({std::string(line.text), kNoLabel, line.number});
   if (set.examples.empty())
-    return spec_error(fmt::format("{}: only blank lines; a text dataset needs one example per line",
-                                  file));
+    return spec_error(
+        fmt::format("{}: only blank lines; a text dataset needs one example per line", file));
   return set;
 }
 

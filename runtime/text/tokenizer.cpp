@@ -12,8 +12,9 @@ Result<std::unique_ptr<Tokenizer>> make_tokenizer(const spec::TokenizerSpec& spe
       return std::unique_ptr<Tokenizer>(std::make_unique<ByteTokenizer>());
     case spec::TokenizerKind::kWordPiece: {
       if (spec.vocab_file.empty())
-        return spec_error("tokenizer.vocab_file: a WordPiece tokenizer needs a vocabulary file "
-                          "(vocab.txt, one token per line)");
+        return spec_error(
+            "tokenizer.vocab_file: a WordPiece tokenizer needs a vocabulary file "
+            "(vocab.txt, one token per line)");
       auto loaded = WordPieceTokenizer::load(root_dir / spec.vocab_file);
       if (!loaded) return loaded.status();
       return std::unique_ptr<Tokenizer>(std::move(loaded).value());

@@ -26,10 +26,10 @@ namespace scion::text {
 inline constexpr std::int32_t kNoToken = -1;
 struct SpecialTokens {
   std::int32_t pad = kNoToken;
-  std::int32_t cls = kNoToken;   // also BOS for decoders
-  std::int32_t sep = kNoToken;   // also EOS for decoders
+  std::int32_t cls = kNoToken;  // also BOS for decoders
+  std::int32_t sep = kNoToken;  // also EOS for decoders
   std::int32_t mask = kNoToken;
-  std::int32_t unk = kNoToken;   // kNoToken where every input is representable (bytes)
+  std::int32_t unk = kNoToken;  // kNoToken where every input is representable (bytes)
 
   bool is_special(std::int32_t id) const {
     return id != kNoToken && (id == pad || id == cls || id == sep || id == mask || id == unk);

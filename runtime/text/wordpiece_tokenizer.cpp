@@ -54,9 +54,10 @@ Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::load(
     const std::filesystem::path& vocab_file) {
   std::ifstream in(vocab_file, std::ios::binary);
   if (!in)
-    return not_found(fmt::format("{}: cannot open the WordPiece vocabulary; check "
-                                 "tokenizer.vocab_file in the spec",
-                                 vocab_file.string()));
+    return not_found(
+        fmt::format("{}: cannot open the WordPiece vocabulary; check "
+                    "tokenizer.vocab_file in the spec",
+                    vocab_file.string()));
   std::unique_ptr<WordPieceTokenizer> tok(new WordPieceTokenizer());
   std::string line;
   int line_number = 0;
@@ -64,24 +65,29 @@ Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::load(
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty())
-      return spec_error(fmt::format("{}:{}: empty line in the WordPiece vocabulary; every "
-                                    "line must hold one token",
-                                    vocab_file.string(), line_number));
+      return spec_error(
+          fmt::format("{}:{}: empty line in the WordPiece vocabulary; every "
+                      "line must hold one token",
+                      vocab_file.string(), line_number));
     const auto id = static_cast<std::int32_t>(tok->tokens_.size());
     if (!tok->ids_.emplace(line, id).second)
-      return spec_error(fmt::format("{}:{}: token '{}' appears twice in the vocabulary; "
-                                    "remove the duplicate",
-                                    vocab_file.string(), line_number, line));
+      return spec_error(
+          fmt::format("{}:{}: token '{}' appears twice in the vocabulary; "
+                      "remove the duplicate",
+                      vocab_file.string(), line_number, line));
     tok->tokens_.push_back(line);
   }
   if (in.bad())
     return io_error(fmt::format("{}: read failed after line {}", vocab_file.string(), line_number));
 
-  struct Required { const char* token; std::int32_t* id; };
+  struct Required {
+    const char* token;
+    std::int32_t* id;
+  };
   SpecialTokens& s = tok->specials_;
-  for (Required r : {Required{"[PAD]", &s.pad}, Required{"[UNK]", &s.unk},
-                     Required{"[CLS]", &s.cls}, Required{"[SEP]", &s.sep},
-                     Required{"[MASK]", &s.mask}}) {
+  for (Required r :
+       {Required{"[PAD]", &s.pad}, Required{"[UNK]", &s.unk}, Required{"[CLS]", &s.cls},
+        Required{"[SEP]", &s.sep}, Required{"[MASK]", &s.mask}}) {
     *r.id = tok->find(r.token);
     if (*r.id == kNoToken)
       return spec_error(fmt::format("{}: the vocabulary has no {} token; add it on its own line",

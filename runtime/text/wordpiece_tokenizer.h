@@ -37,8 +37,8 @@ class WordPieceTokenizer final : public Tokenizer {
   void encode_word(std::string_view word, std::vector<std::int32_t>& ids) const;
   std::int32_t find(const std::string& token) const;
 
-  std::vector<std::string> tokens_;                       // id -> token
-  std::unordered_map<std::string, std::int32_t> ids_;     // token -> id
+  std::vector<std::string> tokens_;                    // id -> token
+  std::unordered_map<std::string, std::int32_t> ids_;  // token -> id
   SpecialTokens specials_;
   bool lower_case_ = false;
 };

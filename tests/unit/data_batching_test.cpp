@@ -1,6 +1,5 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <set>
 
 #include "runtime/data/batch_stream.h"
@@ -45,7 +44,8 @@ TEST_CASE("classification batch: framing, truncation, padding, mask, labels", "[
   Batch b = data::make_classification_batch(*data, rows, {.max_length = 8});
   CHECK(b.batch_size == 2);
   CHECK(b.length == 8);  // the longest row after truncation
-  CHECK(row(b, 0, b.tokens) == std::vector<std::int32_t>{kCls, 'a', 'b', 'c', kSep, kPad, kPad, kPad});
+  CHECK(row(b, 0, b.tokens) ==
+        std::vector<std::int32_t>{kCls, 'a', 'b', 'c', kSep, kPad, kPad, kPad});
   // "hello world" keeps its first 6 bytes: max_length 8 less [CLS] and [SEP].
   CHECK(row(b, 1, b.tokens) == std::vector<std::int32_t>{kCls, 'h', 'e', 'l', 'l', 'o', ' ', kSep});
   CHECK(row(b, 0, b.attention_mask) == std::vector<std::int32_t>{1, 1, 1, 1, 1, 0, 0, 0});
@@ -54,10 +54,11 @@ TEST_CASE("classification batch: framing, truncation, padding, mask, labels", "[
   CHECK(b.targets.empty());
   CHECK(b.rows == rows);
 
-  Batch short_rows = data::make_classification_batch(*data, std::vector<std::int64_t>{0}, {.max_length = 8});
+  Batch short_rows =
+      data::make_classification_batch(*data, std::vector<std::int64_t>{0}, {.max_length = 8});
   CHECK(short_rows.length == 5);
-  Batch padded = data::make_classification_batch(
-      *data, std::vector<std::int64_t>{0}, {.max_length = 8, .pad_to_max_length = true});
+  Batch padded = data::make_classification_batch(*data, std::vector<std::int64_t>{0},
+                                                 {.max_length = 8, .pad_to_max_length = true});
   CHECK(padded.length == 8);
   CHECK(padded.tokens.size() == 8);
 }
@@ -122,9 +123,12 @@ TEST_CASE("masked-LM statistics follow the 15% and 80/10/10 rule", "[data][batch
   for (std::size_t i = 0; i < b.tokens.size(); ++i) {
     if (b.targets[i] == kIgnoreIndex) continue;
     ++chosen;
-    if (b.tokens[i] == kMask) ++masked;
-    else if (b.tokens[i] != b.targets[i]) ++replaced;
-    else ++kept;
+    if (b.tokens[i] == kMask)
+      ++masked;
+    else if (b.tokens[i] != b.targets[i])
+      ++replaced;
+    else
+      ++kept;
     CHECK(b.tokens[i] != kPad);
     CHECK(b.tokens[i] != kCls);
     CHECK(b.tokens[i] != kSep);
@@ -167,8 +171,8 @@ TEST_CASE("batch stream: epochs cover every row once, in a seeded order", "[data
     CHECK(b.number == i);
     CHECK(b.epoch == i / 3);
     CHECK(b.batch_size == (i % 3 == 2 ? 1 : 3));  // 7 rows: 3 + 3 + 1
-    epochs[static_cast<std::size_t>(b.epoch)].insert(epochs[static_cast<std::size_t>(b.epoch)].end(),
-                                                     b.rows.begin(), b.rows.end());
+    epochs[static_cast<std::size_t>(b.epoch)].insert(
+        epochs[static_cast<std::size_t>(b.epoch)].end(), b.rows.begin(), b.rows.end());
     first_pass.push_back(b);
   }
   for (int epoch = 0; epoch < 2; ++epoch) {
@@ -190,8 +194,8 @@ TEST_CASE("batch stream: epochs cover every row once, in a seeded order", "[data
 TEST_CASE("batch streams: each job its own order; masking reproducible by batch number",
           "[data][stream]") {
   auto data = byte_dataset(std::vector<std::string>(40, "some text to mask"), false);
-  data::BatchStreamOptions a{.objective = spec::Objective::kMaskedLm, .batch_size = 40,
-                             .max_length = 32, .seed = 1};
+  data::BatchStreamOptions a{
+      .objective = spec::Objective::kMaskedLm, .batch_size = 40, .max_length = 32, .seed = 1};
   data::BatchStreamOptions b = a;
   b.seed = 2;
   auto job_a = data::BatchStream::create(data, rows_0_to(40), a);

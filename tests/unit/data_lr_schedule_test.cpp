@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <numbers>
 
@@ -13,12 +12,12 @@ spec::ScheduleSpec schedule(spec::ScheduleKind kind, int warmup) { return {kind,
 }  // namespace
 
 TEST_CASE("warm-up rises linearly to the base rate", "[data][lr]") {
-  for (auto kind : {spec::ScheduleKind::kConstant, spec::ScheduleKind::kLinear,
-                    spec::ScheduleKind::kCosine}) {
+  for (auto kind :
+       {spec::ScheduleKind::kConstant, spec::ScheduleKind::kLinear, spec::ScheduleKind::kCosine}) {
     const auto s = schedule(kind, 10);
     CHECK(learning_rate(0, 110, s, 2.0f) == Approx(0.2f));
     CHECK(learning_rate(4, 110, s, 2.0f) == Approx(1.0f));
-    CHECK(learning_rate(9, 110, s, 2.0f) == Approx(2.0f));  // warm-up end
+    CHECK(learning_rate(9, 110, s, 2.0f) == Approx(2.0f));   // warm-up end
     CHECK(learning_rate(10, 110, s, 2.0f) == Approx(2.0f));  // decay start
   }
 }
@@ -32,7 +31,7 @@ TEST_CASE("constant stays at the base rate", "[data][lr]") {
 
 TEST_CASE("linear decay reaches zero at total_steps", "[data][lr]") {
   const auto s = schedule(spec::ScheduleKind::kLinear, 10);
-  CHECK(learning_rate(60, 110, s, 1.0f) == Approx(0.5f));   // middle of the decay
+  CHECK(learning_rate(60, 110, s, 1.0f) == Approx(0.5f));    // middle of the decay
   CHECK(learning_rate(109, 110, s, 1.0f) == Approx(0.01f));  // last update
   CHECK(learning_rate(110, 110, s, 1.0f) == 0.0f);
   CHECK(learning_rate(0, 100, schedule(spec::ScheduleKind::kLinear, 0), 1.0f) == 1.0f);

@@ -1,5 +1,6 @@
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+
+#include <catch2/catch.hpp>
 
 #include "runtime/data/dataset_reader.h"
 #include "tests/unit/data_test_files.h"
@@ -74,14 +75,16 @@ TEST_CASE("jsonl: each bad-input class names file and line", "[data][reader]") {
   SECTION("not JSON") {
     TempFile file("t.jsonl", "{\"text\": \"a\", \"label\": \"pos\"}\n{\"text\": oops}\n");
     CHECK(error_of(dataset_at(file, F::kJsonl)) ==
-          located(file.name(), ":2:10: the line is not valid JSON; each line must be one JSON object "
-                        "like {\"text\": \"...\"}"));
+          located(file.name(),
+                  ":2:10: the line is not valid JSON; each line must be one JSON object "
+                  "like {\"text\": \"...\"}"));
   }
   SECTION("not an object") {
     TempFile file("t.jsonl", "[1, 2]\n");
     CHECK(error_of(dataset_at(file, F::kJsonl)) ==
-          located(file.name(), ":1: expected a JSON object, found a array; each line must be one JSON "
-                        "object"));
+          located(file.name(),
+                  ":1: expected a JSON object, found a array; each line must be one JSON "
+                  "object"));
   }
   SECTION("missing text field") {
     TempFile file("t.jsonl", "{\"text\": \"a\", \"label\": \"pos\"}\n{\"txt\": \"b\"}\n");
@@ -99,10 +102,13 @@ TEST_CASE("jsonl: each bad-input class names file and line", "[data][reader]") {
           located(file.name(), ":1: missing field 'label' (datasets.reviews.label_field)"));
   }
   SECTION("unknown label") {
-    TempFile file("t.jsonl", "{\"text\": \"a\", \"label\": \"pos\"}\n\n{\"text\": \"b\", \"label\": \"meh\"}\n");
+    TempFile file(
+        "t.jsonl",
+        "{\"text\": \"a\", \"label\": \"pos\"}\n\n{\"text\": \"b\", \"label\": \"meh\"}\n");
     CHECK(error_of(dataset_at(file, F::kJsonl)) ==
-          located(file.name(), ":3: unknown label 'meh'; expected one of: neg, pos "
-                        "(datasets.reviews.labels)"));
+          located(file.name(),
+                  ":3: unknown label 'meh'; expected one of: neg, pos "
+                  "(datasets.reviews.labels)"));
   }
   SECTION("label of the wrong type") {
     TempFile file("t.jsonl", "{\"text\": \"a\", \"label\": [1]}\n");
@@ -111,8 +117,9 @@ TEST_CASE("jsonl: each bad-input class names file and line", "[data][reader]") {
   }
   SECTION("only blank lines") {
     TempFile file("t.jsonl", "\n  \n");
-    CHECK(error_of(dataset_at(file, F::kJsonl)) ==
-          located(file.name(), ": only blank lines; a JSONL dataset needs one JSON object per line"));
+    CHECK(
+        error_of(dataset_at(file, F::kJsonl)) ==
+        located(file.name(), ": only blank lines; a JSONL dataset needs one JSON object per line"));
   }
 }
 
@@ -177,47 +184,55 @@ TEST_CASE("csv: each bad-input class names file, line and column", "[data][reade
   SECTION("quote inside an unquoted field") {
     TempFile file("t.csv", "text,label\nsay \"hi\",pos\n");
     CHECK(error_of(dataset_at(file, F::kCsv)) ==
-          located(file.name(), ":2:5: a quote inside an unquoted field; enclose the field in quotes and "
-                        "double the quote (\"\")"));
+          located(file.name(),
+                  ":2:5: a quote inside an unquoted field; enclose the field in quotes and "
+                  "double the quote (\"\")"));
   }
   SECTION("text after a closing quote") {
     TempFile file("t.csv", "text,label\n\"hi\"x,pos\n");
     CHECK(error_of(dataset_at(file, F::kCsv)) ==
-          located(file.name(), ":2:5: unexpected text after a closing quote; a quoted field must end at "
-                        "a delimiter or the end of the line"));
+          located(file.name(),
+                  ":2:5: unexpected text after a closing quote; a quoted field must end at "
+                  "a delimiter or the end of the line"));
   }
   SECTION("unterminated quote") {
     TempFile file("t.csv", "text,label\nok,pos\nbad,\"neg\nmore\n");
     CHECK(error_of(dataset_at(file, F::kCsv)) ==
-          located(file.name(), ":3:5: the quoted field opened here never closes; add the closing quote"));
+          located(file.name(),
+                  ":3:5: the quoted field opened here never closes; add the closing quote"));
   }
   SECTION("wrong field count") {
     TempFile file("t.csv", "text,label\na,pos\nb,c,neg\n");
     CHECK(error_of(dataset_at(file, F::kCsv)) ==
-          located(file.name(), ":3: the row has 3 fields but the header has 2; quote fields that "
-                        "contain the delimiter"));
+          located(file.name(),
+                  ":3: the row has 3 fields but the header has 2; quote fields that "
+                  "contain the delimiter"));
   }
   SECTION("missing text column") {
     TempFile file("t.csv", "sentence,label\na,pos\n");
     CHECK(error_of(dataset_at(file, F::kCsv)) ==
-          located(file.name(), ":1: the header has no column 'text' (columns: sentence, label); set "
-                        "datasets.reviews.text_field or rename the column"));
+          located(file.name(),
+                  ":1: the header has no column 'text' (columns: sentence, label); set "
+                  "datasets.reviews.text_field or rename the column"));
   }
   SECTION("missing label column") {
     TempFile file("t.csv", "text,y\na,pos\n");
     CHECK(error_of(dataset_at(file, F::kCsv)) ==
-          located(file.name(), ":1: the header has no column 'label' (columns: text, y); set "
-                        "datasets.reviews.label_field or rename the column"));
+          located(file.name(),
+                  ":1: the header has no column 'label' (columns: text, y); set "
+                  "datasets.reviews.label_field or rename the column"));
   }
   SECTION("unknown label") {
     TempFile file("t.csv", "text,label\na,pos\nb,Pos\n");
     CHECK(error_of(dataset_at(file, F::kCsv)) ==
-          located(file.name(), ":3: unknown label 'Pos'; expected one of: neg, pos "
-                        "(datasets.reviews.labels)"));
+          located(file.name(),
+                  ":3: unknown label 'Pos'; expected one of: neg, pos "
+                  "(datasets.reviews.labels)"));
   }
   SECTION("header only") {
     TempFile file("t.csv", "text,label\n\n");
-    CHECK(error_of(dataset_at(file, F::kCsv)) == located(file.name(), ": the file has a header but no rows"));
+    CHECK(error_of(dataset_at(file, F::kCsv)) ==
+          located(file.name(), ": the file has a header but no rows"));
   }
   SECTION("only blank lines") {
     TempFile file("t.csv", "\r\n\n");

@@ -1,6 +1,5 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <numeric>
 
 #include "runtime/data/shuffle.h"
@@ -88,9 +87,13 @@ TEST_CASE("validation split: sizes, determinism, disjoint cover", "[data][shuffl
   CHECK(split->validation == std::vector<std::int64_t>{1, 2});  // golden for seed 7
   CHECK(split->train == std::vector<std::int64_t>{0, 3, 4, 5, 6, 7, 8, 9});
 
-  struct Case { std::int64_t rows; float fraction; std::size_t validation; };
-  for (Case c : {Case{100, 0.1f, 10}, Case{101, 0.25f, 25}, Case{10, 0.01f, 1},
-                 Case{3, 0.9f, 2}, Case{2, 0.5f, 1}, Case{5, 0.0f, 0}}) {
+  struct Case {
+    std::int64_t rows;
+    float fraction;
+    std::size_t validation;
+  };
+  for (Case c : {Case{100, 0.1f, 10}, Case{101, 0.25f, 25}, Case{10, 0.01f, 1}, Case{3, 0.9f, 2},
+                 Case{2, 0.5f, 1}, Case{5, 0.0f, 0}}) {
     auto s = data::split_validation(c.rows, c.fraction, 1);
     REQUIRE(s);
     CHECK(s->validation.size() == c.validation);

@@ -2,12 +2,13 @@
 // the system temp directory and is removed with it.
 #pragma once
 
+#include <unistd.h>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <string_view>
-#include <unistd.h>
 
 namespace scion::test {
 
