@@ -4,7 +4,9 @@
 
 #include "runtime/data/batch_stream.h"
 #include "runtime/data/shuffle.h"
+#include "runtime/data/training_data.h"
 #include "runtime/text/byte_tokenizer.h"
+#include "tests/unit/data_test_files.h"
 
 using namespace scion;
 using data::Batch;
@@ -257,4 +259,41 @@ TEST_CASE("batch options come from the training recipe", "[data][stream]") {
   CHECK(options.mask_probability == 0.2f);
   training.max_length = 32;
   CHECK(data::batch_options_for(training, architecture).max_length == 32);
+}
+
+TEST_CASE("training data: text corpora are packed for language models", "[data][stream]") {
+  test::TempFile corpus("corpus.txt", "abcdefghij\nklm\n");
+  spec::Dataset text_set;
+  text_set.name = "corpus";
+  text_set.path = corpus.path();
+  text_set.format = spec::DatasetFormat::kText;
+  const text::ByteTokenizer bytes;
+
+  auto causal = data::load_tokenized_dataset(text_set, bytes, spec::Objective::kCausalLm, 6);
+  REQUIRE(causal);
+  REQUIRE((*causal)->row_count() == 3);  // 15 bytes in windows of 5
+  CHECK((*causal)->rows[2] == std::vector<std::int32_t>{'\n', 'k', 'l', 'm', '\n'});
+
+  auto masked = data::load_tokenized_dataset(text_set, bytes, spec::Objective::kMaskedLm, 6);
+  REQUIRE(masked);
+  CHECK((*masked)->row_count() == 4);  // windows of 4
+
+  auto lines = data::load_tokenized_dataset(text_set, bytes, spec::Objective::kClassification, 6);
+  REQUIRE(lines);
+  REQUIRE((*lines)->row_count() == 2);  // one row per line, not truncated here
+  CHECK((*lines)->rows[0].size() == 10);
+  CHECK_FALSE((*lines)->labelled());
+
+  test::TempFile jsonl("train.jsonl", "{\"text\": \"abcdefghij\"}\n{\"text\": \"k\"}\n");
+  spec::Dataset json_set = text_set;
+  json_set.path = jsonl.path();
+  json_set.format = spec::DatasetFormat::kJsonl;
+  auto examples = data::load_tokenized_dataset(json_set, bytes, spec::Objective::kMaskedLm, 6);
+  REQUIRE(examples);
+  CHECK((*examples)->row_count() == 2);
+
+  json_set.path = jsonl.path().parent_path() / "absent.jsonl";
+  auto missing = data::load_tokenized_dataset(json_set, bytes, spec::Objective::kMaskedLm, 6);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.status().code() == StatusCode::kNotFound);
 }
