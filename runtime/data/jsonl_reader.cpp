@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 #include "runtime/data/format_readers.h"
 
 namespace scion::data {
