@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 
 #include "runtime/data/format_readers.h"
