@@ -184,6 +184,7 @@ void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& pat
                      const Architecture* a, Adaptation& out) {
   if (!r.expect_map(node, path, "a mapping from adaptation methods to their settings")) return;
   r.check_keys(node, path, kMethods, "adaptation method");
+  const std::size_t errors_before = r.error_count();
   bool any = false, unknown = false;
   for (const auto& [key, value] : node.entries) {
     if (!key->is_scalar()) continue;
@@ -213,7 +214,7 @@ void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& pat
     }
     any = true;
   }
-  if (!any && !unknown)
+  if (!any && !unknown && r.error_count() == errors_before)
     r.error(node, path,
             "expected at least one adaptation method (lora, prefix, prompt, bottleneck, head, "
             "bitfit, full)");

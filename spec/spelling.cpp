@@ -32,6 +32,8 @@ std::string closest_match(std::string_view word, std::span<const std::string_vie
   for (std::string_view candidate : candidates) {
     if (word.size() > 64 || candidate == word) continue;  // long input is never a typo
     const std::size_t d = edit_distance(word, candidate);
+    // Replacing every letter of a short word is not a typo ('x' is not 'q').
+    if (d >= word.size() || d >= candidate.size()) continue;
     if (d < best_distance) {
       best_distance = d;
       best = candidate;
