@@ -17,7 +17,7 @@ struct Slot {
 class Resolver {
  public:
   Resolver(const spec::Model& model, const std::vector<ParameterSpec>& table,
-           const ParameterBinding& params, const ParameterBinding& grads) {
+           const ParameterBinding& params, const ParameterBinding* grads) {
     for (const ParameterSpec& p : table) {
       const Tensor* value = params.find(p.name);
       if (!value) {
@@ -32,8 +32,8 @@ class Resolver {
         return;
       }
       Slot slot{value->f32(), nullptr, p.shape.empty() ? 1 : p.shape[0]};
-      if (p.trainable) {
-        const Tensor* grad = grads.find(p.name);
+      if (p.trainable && grads) {
+        const Tensor* grad = grads->find(p.name);
         if (!grad || grad->shape != p.shape) {
           status_ = not_found("model '" + model.name + "': trainable parameter '" + p.name +
                               "' has no gradient view of shape " + shape_string(p.shape));
@@ -160,7 +160,7 @@ int ModelWeights::prefix_tokens(int block) const {
 
 Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec::Model& model,
                                    spec::Objective objective, const ParameterBinding& params,
-                                   const ParameterBinding& grads) {
+                                   const ParameterBinding* grads) {
   const std::vector<ParameterSpec> table = parameter_table(workspace, model);
   Resolver r(model, table, params, grads);
   if (!r.status().is_ok()) return r.status();
@@ -198,7 +198,7 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
   // Which parts train: trunk names are exactly the ones without an adapter/head marker.
   w.lowest_trained_block = w.arch.layers;
   for (const ParameterSpec& p : table) {
-    if (!p.trainable) continue;
+    if (!p.trainable || !grads) continue;
     const bool in_block = p.name.starts_with("blk.");
     const bool adapter = p.name.find(".lora.") != std::string::npos ||
                          p.name.find(".prefix.") != std::string::npos ||

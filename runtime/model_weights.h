@@ -114,14 +114,15 @@ struct ModelWeights {
   int prefix_tokens(int block) const;
 };
 
-// REQUIRES: model belongs to workspace. `objective` picks the head: classification uses
+// REQUIRES: model belongs to workspace. `grads` null resolves for inference (every
+// gradient pointer null, nothing trains). `objective` picks the head: classification uses
 // the nearest classifier up the ancestry (the model's own head, an ancestor's, or the
 // base's `head.*`); masked/causal LM use the (tied or untied) LM head.
 // Errors: kNotFound when a parameter of the table is unbound (or its gradient, for a
 // trainable one), kInvalidArgument for a shape mismatch or a missing classifier.
 Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec::Model& model,
                                    spec::Objective objective, const ParameterBinding& params,
-                                   const ParameterBinding& grads);
+                                   const ParameterBinding* grads);
 
 // Folds `model`'s own LoRA into weights: for every LoRA of `model` on linear W bound in
 // `params`, writes W + scale · B·A into the view `merged` binds under W's name (which may
