@@ -2,12 +2,15 @@
 // in runtime/cpu/.
 //
 // Threads: OpenBLAS (the pthread build Debian ships) runs its own pool; our element-wise
-// and attention kernels use OpenMP. We never call BLAS inside an OpenMP region, so the
-// two pools take turns and each may use every core; setting both to the same count keeps
-// them from oversubscribing when OpenBLAS's idle threads still spin after a call. On the
-// 2-core development machine (shared, noisy) W3 ran at the same speed within noise with
-// BLAS at 1 thread inside OpenMP regions versus this scheme, and this scheme is simpler
-// because BLAS calls keep their full parallelism for the large trunk products.
+// and attention kernels use OpenMP. BLAS is never called inside an OpenMP region, so the
+// two pools take turns and each may use every core for its phase; setting both to the
+// same count keeps the machine at one runnable thread per core. What still hurts is
+// spinning: idle OpenMP workers spin-wait by default (GOMP's OMP_WAIT_POLICY=active
+// behaviour) and steal cores from the BLAS threads that run next. Measured on the 2-core
+// shared development machine (W3 with 2 layers, bench/README.md): 11.2 s/step with
+// OMP_WAIT_POLICY=active versus 7.4 s/step with OMP_WAIT_POLICY=passive, so benchmarks
+// and training runs should export OMP_WAIT_POLICY=passive (libgomp reads it before main,
+// so the program cannot set it for itself).
 #include <cblas.h>
 #include <omp.h>
 
