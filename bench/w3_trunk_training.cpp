@@ -1,0 +1,182 @@
+// W3 — trunk training efficiency on the CPU (see BENCHMARKS.md).
+//
+// Encoder L=12, d=768, h=12, f=3072, V=256, T=128, batch 16, pre-norm, tied embeddings,
+// masked-LM loss; every parameter trainable; AdamW. One step = forward + backward +
+// optimizer update. Reports the median of the timed steps, the achieved GFLOP/s
+// (6 × parameters × tokens + attention), the OpenBLAS sgemm peak on a 2048³ product
+// measured in the same run, their ratio, and — when --peer names the PyTorch eager peer
+// script — the peer's median step time on the same shapes and threads, in the same run.
+//
+// Usage: w3_trunk_training [--steps N] [--threads N] [--layers N] [--peer bench/peers/w3_torch.py]
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/model_weights.h"
+#include "runtime/optimizer.h"
+#include "runtime/parameter_binding.h"
+#include "runtime/parameter_table.h"
+#include "runtime/transformer.h"
+
+using namespace scion;
+using namespace scion::runtime;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+  int steps = 3;
+  int threads = 2;
+  int layers = 12;
+  std::string peer;
+};
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Median GFLOP/s of a 2048³ sgemm over 3 runs (after one warm-up).
+double sgemm_peak_gflops() {
+  const int n = 2048;
+  std::vector<float> a(static_cast<std::size_t>(n) * n, 0.5f), b(a), c(a.size());
+  std::vector<double> rates;
+  for (int i = 0; i < 4; ++i) {
+    const auto start = Clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+                0.0f, c.data(), n);
+    const double s = seconds_since(start);
+    if (i > 0) rates.push_back(2.0 * n * n * n / s / 1e9);
+  }
+  return median(rates);
+}
+
+// Runs the peer and returns its median step seconds (parsed from "step_seconds=<x>").
+double run_peer(const Options& o) {
+  const std::string cmd = "/usr/bin/python3 " + o.peer + " --steps " + std::to_string(o.steps) +
+                          " --threads " + std::to_string(o.threads) + " --layers " +
+                          std::to_string(o.layers);
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return -1;
+  char line[512];
+  double result = -1;
+  while (fgets(line, sizeof line, pipe)) {
+    std::fputs(line, stdout);
+    const std::string s = line;
+    const auto at = s.find("step_seconds=");
+    if (at != std::string::npos) result = std::atof(s.c_str() + at + 13);
+  }
+  return pclose(pipe) == 0 ? result : -1;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i];
+    if (key == "--steps") o.steps = std::atoi(argv[i + 1]);
+    else if (key == "--threads") o.threads = std::atoi(argv[i + 1]);
+    else if (key == "--layers") o.layers = std::atoi(argv[i + 1]);
+    else if (key == "--peer") o.peer = argv[i + 1];
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parse(argc, argv);
+  auto backend = make_cpu_backend(opt.threads);
+  spec::Workspace ws;
+  spec::Model base;
+  base.name = "w3";
+  spec::Architecture a;
+  a.layers = opt.layers;
+  a.width = 768;
+  a.heads = 12;
+  a.ffn_width = 3072;
+  a.vocab_size = 256;
+  a.max_length = 128;
+  base.architecture = a;
+  ws.models.push_back(base);
+  const spec::Model& model = ws.models[0];
+  const int B = 16, T = 128;
+
+  ParameterStore store(*backend);
+  const ParameterBinding params = store.add_model(ws, model);
+  initialize_new_parameters(ws, model, params, 1);
+  const auto table = parameter_table(ws, model);
+  GradientSet grads(table, *backend);
+  auto weights = resolve_model(ws, model, spec::Objective::kMaskedLm, params, &grads.binding());
+  if (!weights.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", weights.status().message().c_str());
+    return 3;
+  }
+  spec::OptimizerSpec adam;
+  adam.weight_decay = 0.01f;
+  Optimizer optimizer(*backend, adam, trainable_tensors(table, params, grads.binding()));
+  std::int64_t parameter_count = 0;
+  for (const ParameterSpec& p : table) parameter_count += p.numel();
+
+  std::mt19937_64 rng(7);
+  std::vector<std::int32_t> tokens(B * T), targets(B * T);
+  for (int i = 0; i < B * T; ++i) {
+    tokens[i] = static_cast<std::int32_t>(rng() % 256);
+    targets[i] = rng() % 100 < 15 ? static_cast<std::int32_t>(rng() % 256) : -100;
+  }
+  SegmentedTransformer net(*backend);
+  const FamilyBatch batch{{{&*weights, B, T, tokens.data(), nullptr, targets.data(), 0}}, true};
+
+  const double peak = sgemm_peak_gflops();
+  std::vector<double> times, forward_times, backward_times, update_times;
+  float loss = 0;
+  for (int step = 0; step <= opt.steps; ++step) {  // step 0 warms up (plans the arena)
+    const auto start = Clock::now();
+    auto out = net.forward(batch);
+    if (!out.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", out.status().message().c_str());
+      return 3;
+    }
+    loss = out->at(0).loss;
+    const double forward_s = seconds_since(start);
+    grads.zero();
+    if (!net.backward().is_ok()) return 3;
+    const double backward_s = seconds_since(start) - forward_s;
+    optimizer.step(1e-4f);
+    if (step == 0) continue;
+    times.push_back(seconds_since(start));
+    forward_times.push_back(forward_s);
+    backward_times.push_back(backward_s);
+    update_times.push_back(times.back() - forward_s - backward_s);
+  }
+  const double step_s = median(times);
+  const double tokens_per_step = static_cast<double>(B) * T;
+  const double flops = 6.0 * parameter_count * tokens_per_step +
+                       12.0 * a.layers * B * static_cast<double>(T) * T * a.width;
+  const double gflops = flops / step_s / 1e9;
+  std::printf("w3 scion: layers=%d params=%lld threads=%d step_seconds=%.3f loss=%.4f gflops=%.1f\n",
+              a.layers, static_cast<long long>(parameter_count), opt.threads, step_s, loss, gflops);
+  std::printf("w3 scion breakdown: forward=%.3f s backward=%.3f s (incl. zeroing grads) adamw=%.3f s\n",
+              median(forward_times), median(backward_times), median(update_times));
+  std::printf("w3 sgemm_2048_peak_gflops=%.1f fraction_of_peak=%.3f\n", peak, gflops / peak);
+  if (!opt.peer.empty()) {
+    const double peer_s = run_peer(opt);
+    if (peer_s > 0)
+      std::printf("w3 ratio scion_vs_torch_eager=%.3f (torch step %.3f s / scion step %.3f s; >1 means scion faster)\n",
+                  peer_s / step_s, peer_s, step_s);
+    else
+      std::printf("w3 torch peer unavailable\n");
+  }
+  return 0;
+}
