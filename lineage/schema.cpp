@@ -111,6 +111,12 @@ static_assert(kMigrationCount == kSchemaVersion, "one migration per schema versi
 
 Status migrate(SqliteDb& db) {
   const std::string where = std::string("'").append(db.path().string()).append("'");
+  // The common case, an up-to-date store, needs no write lock.
+  auto current = db.query_int("PRAGMA user_version");
+  if (!current.is_ok()) return current.status();
+  auto current_app = db.query_int("PRAGMA application_id");
+  if (!current_app.is_ok()) return current_app.status();
+  if (*current == kSchemaVersion && *current_app == kApplicationId) return Status::ok();
   for (;;) {
     auto tx = Transaction::begin(db);  // re-read the version under the write lock
     if (!tx.is_ok()) return tx.status();
