@@ -13,11 +13,19 @@
 #include "cli/version.h"
 
 namespace scion::cli {
+
+void add_export_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_fsck_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_gc_command(CLI::App&, const GlobalOptions&, CommandAction&);
+
 namespace {
 
 // Subcommands, in the order `scion --help` lists them.
 const std::vector<AddCommand>& all_commands() {
   static const std::vector<AddCommand> commands = {
+      add_export_command,
+      add_fsck_command,
+      add_gc_command,
   };
   return commands;
 }
