@@ -77,7 +77,7 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
   std::int64_t bytes = 0;
   for (const auto& p : table) {
     const auto& t = *by_name.at(p.name);
-    writes.push_back({p.name, t.dtype, t.shape, t.bytes, p.trainable, p.introduced_by});
+    writes.push_back({p.name, t.dtype, t.shape, t.bytes, p.trainable, p.introduced_by, {}});
     bytes += static_cast<std::int64_t>(t.bytes.size());
   }
 

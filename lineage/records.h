@@ -35,6 +35,10 @@ struct ParameterWrite {
   std::span<const std::byte> bytes;
   bool trainable = false;
   std::string introduced_by;
+  // SHA-256 of `bytes` when the caller already knows it (a frozen tensor from
+  // load_parameters, which verified it): saves rehashing a trunk for every descendant.
+  // Empty: the store computes it. A wrong digest is damage that `scion fsck` reports.
+  std::string digest;
 };
 
 // One parameter tensor read back. `bytes` stays valid while `keepalive` (an mmap of the

@@ -266,7 +266,7 @@ Status LineageStore::commit_model(std::int64_t run_id, const ModelRecord& model,
     if (!names.insert(p.name).second) {
       return invalid_argument("parameter '" + p.name + "' appears twice for model '" + model.name + "'");
     }
-    digests.push_back(sha256_hex(p.bytes));
+    digests.push_back(is_digest(p.digest) ? p.digest : sha256_hex(p.bytes));
     if (p.bytes.size() >= options_.inline_limit) SCION_RETURN_IF_ERROR(objects_.put(digests.back(), p.bytes));
   }
 
