@@ -120,16 +120,19 @@ int main(int argc, char** argv) {
   }
   std::size_t i = 0;
   for (const auto& p : runtime::parameter_table(ws, trunk)) {
-    trunk_writes.push_back({p.name, lineage::DType::kF32, p.shape, trunk_bytes[i++], true, p.introduced_by, {}});
+    trunk_writes.push_back(
+        {p.name, lineage::DType::kF32, p.shape, trunk_bytes[i++], true, p.introduced_by, {}});
   }
-  lineage::ModelRecord trunk_record{trunk.name, "", trunk.recipe_hash, nlohmann::json::object(), {{"layers", 12}}};
-  auto run = store.start_run(trunk_record, {lineage::RunKind::kImport, trunk.recipe_hash, {}, 0, {}});
+  lineage::ModelRecord trunk_record{
+      trunk.name, "", trunk.recipe_hash, nlohmann::json::object(), {{"layers", 12}}};
+  auto run =
+      store.start_run(trunk_record, {lineage::RunKind::kImport, trunk.recipe_hash, {}, 0, {}});
   check(run.is_ok() ? Status::ok() : run.status(), "starting the import run");
   check(store.commit_model(*run, trunk_record, trunk_writes), "committing the trunk");
   auto trunk_loaded = store.load_parameters("trunk");
   check(trunk_loaded.is_ok() ? Status::ok() : trunk_loaded.status(), "loading the trunk");
-  std::printf("trunk: %lld parameters, %.1f MB, written in %.1f s\n", static_cast<long long>(trunk_params),
-              trunk_params * 4 / 1e6, seconds_since(started));
+  std::printf("trunk: %lld parameters, %.1f MB, written in %.1f s\n",
+              static_cast<long long>(trunk_params), trunk_params * 4 / 1e6, seconds_since(started));
 
   // Descendants: the trunk's tensors by digest (as the runtime passes frozen ones), plus adapters.
   started = Clock::now();
@@ -147,19 +150,22 @@ int main(int argc, char** argv) {
     std::size_t k = 0;
     for (const auto& p : runtime::parameter_table(ws, child)) {
       if (p.introduced_by == child.name) {
-        writes.push_back({p.name, lineage::DType::kF32, p.shape, own[k++], true, p.introduced_by, {}});
+        writes.push_back(
+            {p.name, lineage::DType::kF32, p.shape, own[k++], true, p.introduced_by, {}});
       } else {
         const auto& t = trunk_loaded->at(p.name);
         writes.push_back({p.name, t.dtype, p.shape, t.bytes, false, p.introduced_by, t.digest});
       }
     }
-    lineage::ModelRecord record{child.name, "trunk", child.recipe_hash, {{"lora", {{"rank", 8}}}}, {{"layers", 12}}};
-    auto child_run = store.start_run(record, {lineage::RunKind::kAdapt, child.recipe_hash, {}, 0, {{"lr", 1e-3}}});
+    lineage::ModelRecord record{
+        child.name, "trunk", child.recipe_hash, {{"lora", {{"rank", 8}}}}, {{"layers", 12}}};
+    auto child_run = store.start_run(
+        record, {lineage::RunKind::kAdapt, child.recipe_hash, {}, 0, {{"lr", 1e-3}}});
     check(child_run.is_ok() ? Status::ok() : child_run.status(), "starting an adapt run");
     check(store.commit_model(*child_run, record, writes), "committing a descendant");
   }
-  std::printf("%d LoRA descendants, %.1f MB of adapters, written in %.1f s\n", kDescendants, adapter_bytes / 1e6,
-              seconds_since(started));
+  std::printf("%d LoRA descendants, %.1f MB of adapters, written in %.1f s\n", kDescendants,
+              adapter_bytes / 1e6, seconds_since(started));
 
   // Bulk history. Each API call is its own transaction; durability is not what W4
   // measures, so this connection skips fsync while loading.
@@ -168,24 +174,37 @@ int main(int argc, char** argv) {
   for (int r = 0; r < kRuns; ++r) {
     const spec::Model& m = ws.models[static_cast<std::size_t>(r % (kDescendants + 1))];
     lineage::ModelRecord record{m.name, m.from, m.recipe_hash, {}, {}};
-    if (m.is_base()) record.adaptation = nlohmann::json::object();
-    else record.adaptation = {{"lora", {{"rank", 8}}}};
+    if (m.is_base())
+      record.adaptation = nlohmann::json::object();
+    else
+      record.adaptation = {{"lora", {{"rank", 8}}}};
     record.architecture = {{"layers", 12}};
-    auto id = store.start_run(record, {lineage::RunKind::kAdapt, m.recipe_hash, {}, static_cast<std::uint64_t>(r), {}});
+    auto id = store.start_run(
+        record, {lineage::RunKind::kAdapt, m.recipe_hash, {}, static_cast<std::uint64_t>(r), {}});
     check(id.is_ok() ? Status::ok() : id.status(), "starting a run");
     for (int s = 1; s <= kStepsPerRun; ++s) {
       check(store.append_metrics(*id, {s, 2.0 / s, 1e-3, {}}), "appending metrics");
     }
-    check(store.finish_run(*id, r % 10 == 0 ? lineage::RunStatus::kFailed : lineage::RunStatus::kFinished), "finishing a run");
+    check(store.finish_run(
+              *id, r % 10 == 0 ? lineage::RunStatus::kFailed : lineage::RunStatus::kFinished),
+          "finishing a run");
   }
-  std::printf("%d runs x %d steps recorded in %.1f s\n", kRuns, kStepsPerRun, seconds_since(started));
+  std::printf("%d runs x %d steps recorded in %.1f s\n", kRuns, kStepsPerRun,
+              seconds_since(started));
 
   started = Clock::now();
   std::vector<lineage::TestCaseResult> batch;
   for (int t = 0; t < kTestResults; ++t) {
     const spec::Model& m = ws.models[static_cast<std::size_t>(t % (kDescendants + 1))];
-    batch.push_back({m.name, m.recipe_hash, {}, "negation-" + std::to_string(t % 20), t / 1000,
-                     "this is not a good movie", "negative", t % 7 ? "negative" : "positive", t % 7 != 0});
+    batch.push_back({m.name,
+                     m.recipe_hash,
+                     {},
+                     "negation-" + std::to_string(t % 20),
+                     t / 1000,
+                     "this is not a good movie",
+                     "negative",
+                     t % 7 ? "negative" : "positive",
+                     t % 7 != 0});
     if (batch.size() == 10000) {
       check(store.record_test_results(batch), "recording test results");
       batch.clear();
@@ -196,11 +215,26 @@ int main(int argc, char** argv) {
 
   const std::uintmax_t store_bytes = directory_bytes(dir);
   const double payload = static_cast<double>(trunk_params * 4 + adapter_bytes);
-  std::printf("store size: %.1f MB; trunk + adapters: %.1f MB; ratio %.3f\n", store_bytes / 1e6, payload / 1e6,
-              store_bytes / payload);
+  std::printf("store size: %.1f MB; trunk + adapters: %.1f MB; ratio %.3f\n", store_bytes / 1e6,
+              payload / 1e6, store_bytes / payload);
+  // The tensors alone (object files + inline bytes) against the same payload: the dedup
+  // figure. The rest of lineage.db is the history (runs, metrics, 1M test results).
+  auto inline_bytes =
+      store.db().query_int("SELECT coalesce(sum(length(inline_bytes)), 0) FROM objects");
+  check(inline_bytes.is_ok() ? Status::ok() : inline_bytes.status(), "summing inline objects");
+  const double tensor_bytes = static_cast<double>(directory_bytes(dir / "objects") + *inline_bytes);
+  std::printf(
+      "tensors stored: %.1f MB (files %.1f MB + inline %.1f MB); ratio to trunk + adapters %.3f\n",
+      tensor_bytes / 1e6, directory_bytes(dir / "objects") / 1e6, *inline_bytes / 1e6,
+      tensor_bytes / payload);
+  std::printf("lineage.db: %.1f MB\n", std::filesystem::file_size(dir / "lineage.db") / 1e6);
 
-  const double tree_ms = median_ms([&] { check(store.models().is_ok() ? Status::ok() : Status(StatusCode::kInternal, "tree"), "tree"); });
-  const double log_ms = median_ms([&] { check(store.runs("", 20).is_ok() ? Status::ok() : Status(StatusCode::kInternal, "log"), "log"); });
+  const double tree_ms = median_ms([&] {
+    check(store.models().is_ok() ? Status::ok() : Status(StatusCode::kInternal, "tree"), "tree");
+  });
+  const double log_ms = median_ms([&] {
+    check(store.runs("", 20).is_ok() ? Status::ok() : Status(StatusCode::kInternal, "log"), "log");
+  });
   const double show_ms = median_ms([&] {
     // What `scion lineage show lora-7` reads: ancestry, datasets, every run with its
     // metrics, and the sharing.
@@ -212,6 +246,7 @@ int main(int argc, char** argv) {
     }
     (void)store.sharing("lora-7");
   });
-  std::printf("warm queries (median of 3): tree %.1f ms, log %.1f ms, show %.1f ms\n", tree_ms, log_ms, show_ms);
+  std::printf("warm queries (median of 3): tree %.1f ms, log %.1f ms, show %.1f ms\n", tree_ms,
+              log_ms, show_ms);
   return 0;
 }

@@ -34,11 +34,13 @@ int run_fsck(const GlobalOptions& global) {
   } else {
     const bool tty = stdout_is_tty();
     for (const auto& p : report->problems) {
-      std::cout << paint("damaged", Color::kRed, tty) << "  " << p.subject << ": " << p.message << '\n';
+      std::cout << paint("damaged", Color::kRed, tty) << "  " << p.subject << ": " << p.message
+                << '\n';
     }
     if (global.verbosity >= 0) {
       for (const auto& n : report->notes) {
-        std::cout << paint("note", Color::kCyan, tty) << "     " << n.subject << ": " << n.message << '\n';
+        std::cout << paint("note", Color::kCyan, tty) << "     " << n.subject << ": " << n.message
+                  << '\n';
       }
     }
     std::cout << "checked " << report->objects_checked << " objects ("
@@ -55,7 +57,8 @@ int run_fsck(const GlobalOptions& global) {
 }  // namespace
 
 void add_fsck_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
-  CLI::App* cmd = app.add_subcommand("fsck", "Verify every stored tensor's digest and every reference");
+  CLI::App* cmd =
+      app.add_subcommand("fsck", "Verify every stored tensor's digest and every reference");
   cmd->footer(
       "Reports damage and never repairs it. Exit 0: the store is sound; 1: problems found.\n"
       "Example: scion fsck --store examples/sentiment/.scion");

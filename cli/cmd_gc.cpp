@@ -28,9 +28,8 @@ int run_gc(const GlobalOptions& global, bool dry_run) {
     for (const auto& file : report->removed_files) std::cout << "file   " << file << '\n';
   }
   std::cout << (dry_run ? "would remove " : "removed ") << report->removed_objects.size()
-            << " unreferenced object(s) and " << report->removed_files.size()
-            << " stray file(s), " << (dry_run ? "freeing " : "freed ")
-            << human_bytes(report->bytes_freed) << '\n';
+            << " unreferenced object(s) and " << report->removed_files.size() << " stray file(s), "
+            << (dry_run ? "freeing " : "freed ") << human_bytes(report->bytes_freed) << '\n';
   return kExitOk;
 }
 

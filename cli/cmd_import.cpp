@@ -20,7 +20,9 @@ struct ImportOptions {
   std::string model;
 };
 
-std::string shape_text(const std::vector<std::int64_t>& shape) { return nlohmann::json(shape).dump(); }
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  return nlohmann::json(shape).dump();
+}
 
 // Every mismatch between the checkpoint and the table, so one run shows them all.
 std::vector<std::string> mismatches(const std::vector<runtime::ParameterSpec>& table,
@@ -41,7 +43,8 @@ std::vector<std::string> mismatches(const std::vector<runtime::ParameterSpec>& t
     in_file.erase(it);
   }
   for (const auto& [name, t] : in_file) {
-    problems.push_back("extra tensor '" + name + "' " + shape_text(t->shape) + " is not a parameter of the model");
+    problems.push_back("extra tensor '" + name + "' " + shape_text(t->shape) +
+                       " is not a parameter of the model");
   }
   return problems;
 }
@@ -56,8 +59,8 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
   }
   if (!model->is_base()) {
     return fail(invalid_argument("model '" + opts.model + "' (" + model->location.file + ":" +
-                                 std::to_string(model->location.line) + ") is a descendant of '" + model->from +
-                                 "'; only base models can be imported"));
+                                 std::to_string(model->location.line) + ") is a descendant of '" +
+                                 model->from + "'; only base models can be imported"));
   }
   auto checkpoint = lineage::read_safetensors(lineage::default_env(), opts.file);
   if (!checkpoint.is_ok()) return fail(checkpoint.status());
@@ -65,10 +68,11 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
   const auto problems = mismatches(table, checkpoint->contents);
   if (!problems.empty()) {
     for (const auto& p : problems) std::cerr << "  " << opts.file << ": " << p << '\n';
-    return fail(spec_error("'" + opts.file + "' does not fit model '" + opts.model + "' as declared at " +
-                           model->location.file + ":" + std::to_string(model->location.line) + " (" +
-                           std::to_string(problems.size()) +
-                           " problem(s) above); fix the architecture in the spec or convert the checkpoint"));
+    return fail(spec_error(
+        "'" + opts.file + "' does not fit model '" + opts.model + "' as declared at " +
+        model->location.file + ":" + std::to_string(model->location.line) + " (" +
+        std::to_string(problems.size()) +
+        " problem(s) above); fix the architecture in the spec or convert the checkpoint"));
   }
 
   std::map<std::string, const lineage::SafetensorsTensor*> by_name;
@@ -96,10 +100,14 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
     return fail(committed);
   }
   if (global.json) {
-    print_json({{"model", opts.model}, {"file", opts.file}, {"run", *run}, {"tensors", writes.size()}, {"bytes", bytes}});
+    print_json({{"model", opts.model},
+                {"file", opts.file},
+                {"run", *run},
+                {"tensors", writes.size()},
+                {"bytes", bytes}});
   } else {
-    std::cout << "imported " << writes.size() << " tensors (" << human_bytes(bytes) << ") from " << opts.file
-              << " as '" << opts.model << "' (run #" << *run << ")\n";
+    std::cout << "imported " << writes.size() << " tensors (" << human_bytes(bytes) << ") from "
+              << opts.file << " as '" << opts.model << "' (run #" << *run << ")\n";
   }
   return kExitOk;
 }
@@ -108,13 +116,20 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
 
 void add_import_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
   auto opts = std::make_shared<ImportOptions>();
-  CLI::App* cmd = app.add_subcommand("import", "Import a pretrained base model from a safetensors file");
-  cmd->add_option("FILE", opts->file, "The safetensors checkpoint")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--as", opts->model, "The base model in the spec it provides")->required()->option_text("MODEL");
-  cmd->footer("Tensor names and shapes must match the model's parameter table exactly\n"
-              "(see runtime/parameter_table.h); every mismatch is listed.\n"
-              "Example: scion import bert-tiny.safetensors --as trunk");
-  cmd->callback([&global, &action, opts] { action = [&global, opts] { return run_import(global, *opts); }; });
+  CLI::App* cmd =
+      app.add_subcommand("import", "Import a pretrained base model from a safetensors file");
+  cmd->add_option("FILE", opts->file, "The safetensors checkpoint")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--as", opts->model, "The base model in the spec it provides")
+      ->required()
+      ->option_text("MODEL");
+  cmd->footer(
+      "Tensor names and shapes must match the model's parameter table exactly\n"
+      "(see runtime/parameter_table.h); every mismatch is listed.\n"
+      "Example: scion import bert-tiny.safetensors --as trunk");
+  cmd->callback(
+      [&global, &action, opts] { action = [&global, opts] { return run_import(global, *opts); }; });
 }
 
 }  // namespace scion::cli

@@ -2,8 +2,8 @@
 // store, joined with the spec where there is one. tree, log and export are here;
 // show and diff in cmd_lineage_show.cpp.
 #include <iomanip>
-#include <set>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "cli/cmd_lineage_support.h"
@@ -48,8 +48,10 @@ std::string sharing_label(const FamilyNode& node) {
   const auto& m = *node.stored;
   std::ostringstream out;
   out << m.parameter_count << " tensors";
-  if (!m.parent.empty()) out << ": " << m.shared_with_parent << " shared with " << m.parent << ", ";
-  else out << ": ";
+  if (!m.parent.empty())
+    out << ": " << m.shared_with_parent << " shared with " << m.parent << ", ";
+  else
+    out << ": ";
   out << m.own_count << " own";
   return out.str();
 }
@@ -63,8 +65,8 @@ Color status_color(const std::string& status) {
 
 void print_subtree(const std::vector<FamilyNode>& nodes, const FamilyNode& node,
                    const std::string& prefix, const std::string& connector, bool tty) {
-  std::cout << prefix << connector << paint(node.name, Color::kBold, tty) << "  ["
-            << node.method << "]  " << paint(node.status, status_color(node.status), tty);
+  std::cout << prefix << connector << paint(node.name, Color::kBold, tty) << "  [" << node.method
+            << "]  " << paint(node.status, status_color(node.status), tty);
   const std::string sharing = sharing_label(node);
   if (!sharing.empty()) std::cout << "  (" << sharing << ")";
   std::cout << '\n';
@@ -72,10 +74,12 @@ void print_subtree(const std::vector<FamilyNode>& nodes, const FamilyNode& node,
   for (const FamilyNode& n : nodes) {
     if (n.parent == node.name) children.push_back(&n);
   }
-  const std::string child_prefix =
-      prefix + (connector.empty() ? "" : connector == "└── " ? "    " : "│   ");
+  const std::string child_prefix = prefix + (connector.empty()     ? ""
+                                             : connector == "└── " ? "    "
+                                                                   : "│   ");
   for (std::size_t i = 0; i < children.size(); ++i) {
-    print_subtree(nodes, *children[i], child_prefix, i + 1 == children.size() ? "└── " : "├── ", tty);
+    print_subtree(nodes, *children[i], child_prefix, i + 1 == children.size() ? "└── " : "├── ",
+                  tty);
   }
 }
 
@@ -86,13 +90,15 @@ nlohmann::json node_json(const FamilyNode& node) {
     out["parameters"] = node.stored->parameter_count;
     out["own_parameters"] = node.stored->own_count;
     out["shared_with_parent"] = node.stored->shared_with_parent;
-    out["recipe_hash"] = node.stored->recipe_hash ? nlohmann::json(*node.stored->recipe_hash) : nlohmann::json();
+    out["recipe_hash"] =
+        node.stored->recipe_hash ? nlohmann::json(*node.stored->recipe_hash) : nlohmann::json();
   }
   return out;
 }
 
 // The nodes of the subtree rooted at `root` (every node when root is empty).
-Result<std::vector<FamilyNode>> subtree(const std::vector<FamilyNode>& nodes, const std::string& root) {
+Result<std::vector<FamilyNode>> subtree(const std::vector<FamilyNode>& nodes,
+                                        const std::string& root) {
   if (root.empty()) return nodes;
   std::set<std::string> inside{root};
   std::vector<FamilyNode> out;
@@ -140,24 +146,29 @@ int run_log(const GlobalOptions& global, const std::string& model, std::int64_t 
     return kExitOk;
   }
   const bool tty = stdout_is_tty();
-  std::cout << std::left << std::setw(7) << "RUN" << std::setw(20) << "MODEL" << std::setw(8) << "KIND"
-            << std::setw(13) << "STATUS" << std::setw(26) << "STARTED" << std::setw(10) << "DURATION"
-            << std::setw(8) << "STEPS" << "FINAL LOSS\n";
+  std::cout << std::left << std::setw(7) << "RUN" << std::setw(20) << "MODEL" << std::setw(8)
+            << "KIND" << std::setw(13) << "STATUS" << std::setw(26) << "STARTED" << std::setw(10)
+            << "DURATION" << std::setw(8) << "STEPS"
+            << "FINAL LOSS\n";
   for (const auto& r : *runs) {
     const std::string status = lineage::run_status_name(r.status);
-    const Color color = r.status == lineage::RunStatus::kFinished ? Color::kGreen
+    const Color color = r.status == lineage::RunStatus::kFinished  ? Color::kGreen
                         : r.status == lineage::RunStatus::kRunning ? Color::kCyan
                                                                    : Color::kRed;
     std::ostringstream loss;
-    if (r.final_loss) loss << std::fixed << std::setprecision(4) << *r.final_loss;
-    else loss << "-";
-    std::cout << std::left << std::setw(7) << ("#" + std::to_string(r.id)) << std::setw(20) << r.model
-              << std::setw(8) << lineage::run_kind_name(r.kind)
-              << paint(status, color, tty) << std::string(13 - std::min<std::size_t>(12, status.size()), ' ')
-              << std::setw(26) << r.started_at << std::setw(10) << human_duration(r.duration_s)
-              << std::setw(8) << r.steps << loss.str() << '\n';
+    if (r.final_loss)
+      loss << std::fixed << std::setprecision(4) << *r.final_loss;
+    else
+      loss << "-";
+    std::cout << std::left << std::setw(7) << ("#" + std::to_string(r.id)) << std::setw(20)
+              << r.model << std::setw(8) << lineage::run_kind_name(r.kind)
+              << paint(status, color, tty)
+              << std::string(13 - std::min<std::size_t>(12, status.size()), ' ') << std::setw(26)
+              << r.started_at << std::setw(10) << human_duration(r.duration_s) << std::setw(8)
+              << r.steps << loss.str() << '\n';
   }
-  if (runs->empty()) std::cout << "no runs recorded" << (model.empty() ? "" : " for '" + model + "'") << '\n';
+  if (runs->empty())
+    std::cout << "no runs recorded" << (model.empty() ? "" : " for '" + model + "'") << '\n';
   return kExitOk;
 }
 
@@ -180,7 +191,9 @@ int run_export_graph(const GlobalOptions& global, const std::string& format) {
     std::cout << "digraph scion {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n";
     for (const FamilyNode& n : nodes) {
       std::cout << "  \"" << n.name << "\" [label=\"" << quoted_label(n) << "\""
-                << (n.status == "out of date" ? ", color=orange" : n.status == "not trained" ? ", style=dashed" : "")
+                << (n.status == "out of date"   ? ", color=orange"
+                    : n.status == "not trained" ? ", style=dashed"
+                                                : "")
                 << "];\n";
     }
     for (const FamilyNode& n : nodes) {
@@ -205,16 +218,21 @@ int run_export_graph(const GlobalOptions& global, const std::string& format) {
 }  // namespace
 
 void add_lineage_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
-  CLI::App* cmd = app.add_subcommand("lineage", "Query the family tree, runs and sharing in the store");
+  CLI::App* cmd =
+      app.add_subcommand("lineage", "Query the family tree, runs and sharing in the store");
   cmd->require_subcommand(1);
   cmd->footer("Example: scion lineage tree");
 
   auto tree_root = std::make_shared<std::string>();
-  CLI::App* tree = cmd->add_subcommand("tree", "Family tree: method, status and shared parameters of each model");
+  CLI::App* tree = cmd->add_subcommand(
+      "tree", "Family tree: method, status and shared parameters of each model");
   tree->add_option("MODEL", *tree_root, "Show only this model and its descendants");
-  tree->footer("Status: trained | not trained | out of date (spec recipe differs from the stored one).\n"
-               "Example: scion lineage tree sst2");
-  tree->callback([&global, &action, tree_root] { action = [&global, tree_root] { return run_tree(global, *tree_root); }; });
+  tree->footer(
+      "Status: trained | not trained | out of date (spec recipe differs from the stored one).\n"
+      "Example: scion lineage tree sst2");
+  tree->callback([&global, &action, tree_root] {
+    action = [&global, tree_root] { return run_tree(global, *tree_root); };
+  });
 
   auto show_model = std::make_shared<std::string>();
   CLI::App* show = cmd->add_subcommand("show", "One model: ancestry, recipes, data, runs, sharing");
@@ -239,7 +257,8 @@ void add_lineage_command(CLI::App& app, const GlobalOptions& global, CommandActi
   });
 
   auto diff_a = std::make_shared<std::string>(), diff_b = std::make_shared<std::string>();
-  CLI::App* diff = cmd->add_subcommand("diff", "Parameters and recipe fields that differ between two models");
+  CLI::App* diff =
+      cmd->add_subcommand("diff", "Parameters and recipe fields that differ between two models");
   diff->add_option("A", *diff_a, "First model")->required();
   diff->add_option("B", *diff_b, "Second model")->required();
   diff->footer("Example: scion lineage diff sst2 sst2-negation");
@@ -248,7 +267,8 @@ void add_lineage_command(CLI::App& app, const GlobalOptions& global, CommandActi
   });
 
   auto format = std::make_shared<std::string>("dot");
-  CLI::App* exp = cmd->add_subcommand("export", "The family as a graph: Graphviz dot, Mermaid or JSON");
+  CLI::App* exp =
+      cmd->add_subcommand("export", "The family as a graph: Graphviz dot, Mermaid or JSON");
   exp->add_option("--format", *format, "dot | mermaid | json (default dot)")
       ->check(CLI::IsMember({"dot", "mermaid", "json"}));
   exp->footer("Example: scion lineage export --format dot | dot -Tsvg > family.svg");

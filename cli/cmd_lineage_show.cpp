@@ -31,7 +31,8 @@ Result<json> step_json(lineage::LineageStore& store, const lineage::StoredModel&
   if (!datasets.is_ok()) return datasets.status();
   json data = json::array();
   for (const auto& d : *datasets) {
-    data.push_back({{"path", d.path}, {"digest", d.digest}, {"rows", d.rows}, {"format", d.format}});
+    data.push_back(
+        {{"path", d.path}, {"digest", d.digest}, {"rows", d.rows}, {"format", d.format}});
   }
   json step = stored_model_to_json(m);
   step["method"] = lineage::method_label(m.adaptation);
@@ -44,32 +45,45 @@ Result<json> step_json(lineage::LineageStore& store, const lineage::StoredModel&
 void print_show(const json& doc, bool tty) {
   std::cout << paint("model " + doc["model"].get<std::string>(), Color::kBold, tty) << '\n';
   std::cout << "ancestry:";
-  for (const auto& step : doc["ancestry"]) std::cout << (step == doc["ancestry"][0] ? " " : " <- ") << step["name"].get<std::string>();
+  for (const auto& step : doc["ancestry"])
+    std::cout << (step == doc["ancestry"][0] ? " " : " <- ") << step["name"].get<std::string>();
   std::cout << "\n\n";
   for (const auto& step : doc["ancestry"]) {
-    std::cout << paint(step["name"].get<std::string>(), Color::kBold, tty) << "  [" << step["method"].get<std::string>() << "]\n";
-    std::cout << "  recipe      " << (step["recipe_hash"].is_null() ? "(no parameters stored)" : step["recipe_hash"].get<std::string>()) << '\n';
-    if (!step["adaptation"].empty()) std::cout << "  adaptation  " << step["adaptation"].dump() << '\n';
-    if (!step["hyperparameters"].empty()) std::cout << "  training    " << step["hyperparameters"].dump() << '\n';
+    std::cout << paint(step["name"].get<std::string>(), Color::kBold, tty) << "  ["
+              << step["method"].get<std::string>() << "]\n";
+    std::cout << "  recipe      "
+              << (step["recipe_hash"].is_null() ? "(no parameters stored)"
+                                                : step["recipe_hash"].get<std::string>())
+              << '\n';
+    if (!step["adaptation"].empty())
+      std::cout << "  adaptation  " << step["adaptation"].dump() << '\n';
+    if (!step["hyperparameters"].empty())
+      std::cout << "  training    " << step["hyperparameters"].dump() << '\n';
     for (const auto& d : step["datasets"]) {
-      std::cout << "  data        " << d["path"].get<std::string>() << "  sha256 " << d["digest"].get<std::string>().substr(0, 16)
-                << "  " << d["rows"] << " rows\n";
+      std::cout << "  data        " << d["path"].get<std::string>() << "  sha256 "
+                << d["digest"].get<std::string>().substr(0, 16) << "  " << d["rows"] << " rows\n";
     }
-    std::cout << "  parameters  " << step["parameters"] << " tensors, " << step["own_parameters"] << " own\n";
+    std::cout << "  parameters  " << step["parameters"] << " tensors, " << step["own_parameters"]
+              << " own\n";
   }
   std::cout << "\nruns (newest first):\n";
   for (const auto& r : doc["runs"]) {
-    std::cout << "  #" << r["id"] << "  " << r["kind"].get<std::string>() << "  " << r["status"].get<std::string>() << "  "
-              << r["started_at"].get<std::string>() << "  " << human_duration(r["duration_s"].get<double>()) << "  "
-              << r["steps"] << " steps";
-    if (!r["final_loss"].is_null()) std::cout << "  final loss " << std::fixed << std::setprecision(4) << r["final_loss"].get<double>();
+    std::cout << "  #" << r["id"] << "  " << r["kind"].get<std::string>() << "  "
+              << r["status"].get<std::string>() << "  " << r["started_at"].get<std::string>()
+              << "  " << human_duration(r["duration_s"].get<double>()) << "  " << r["steps"]
+              << " steps";
+    if (!r["final_loss"].is_null())
+      std::cout << "  final loss " << std::fixed << std::setprecision(4)
+                << r["final_loss"].get<double>();
     if (!r["final_validation"].empty()) std::cout << "  " << r["final_validation"].dump();
-    if (!r["message"].get<std::string>().empty()) std::cout << "  (" << r["message"].get<std::string>() << ")";
+    if (!r["message"].get<std::string>().empty())
+      std::cout << "  (" << r["message"].get<std::string>() << ")";
     std::cout << '\n';
   }
   if (doc["runs"].empty()) std::cout << "  none\n";
   std::cout << "\nshares tensors with:\n";
-  for (const auto& [other, count] : doc["shares"].items()) std::cout << "  " << other << ": " << count << " tensors\n";
+  for (const auto& [other, count] : doc["shares"].items())
+    std::cout << "  " << other << ": " << count << " tensors\n";
   if (doc["shares"].empty()) std::cout << "  no other model\n";
 }
 
@@ -124,13 +138,15 @@ namespace {
 // Leaves of a JSON value as "a.b.c" -> value, for field-by-field comparison.
 void flatten(const json& value, const std::string& path, std::map<std::string, json>& out) {
   if (value.is_object() && !value.empty()) {
-    for (const auto& [key, child] : value.items()) flatten(child, path.empty() ? key : path + "." + key, out);
+    for (const auto& [key, child] : value.items())
+      flatten(child, path.empty() ? key : path + "." + key, out);
   } else {
     out[path] = value;
   }
 }
 
-Result<std::map<std::string, json>> recipe_fields(lineage::LineageStore& store, const lineage::StoredModel& m) {
+Result<std::map<std::string, json>> recipe_fields(lineage::LineageStore& store,
+                                                  const lineage::StoredModel& m) {
   auto runs = store.runs(m.name, 0);
   if (!runs.is_ok()) return runs.status();
   auto finished = last_finished_run(*runs);
@@ -153,8 +169,10 @@ int run_lineage_diff(const GlobalOptions& global, const std::string& a, const st
   auto model_b = (*store)->find_model(b);
   if (!model_a.is_ok()) return fail(model_a.status());
   if (!model_b.is_ok()) return fail(model_b.status());
-  for (const auto& [name, found] : {std::pair{a, model_a->has_value()}, std::pair{b, model_b->has_value()}}) {
-    if (!found) return fail(not_found("model '" + name + "' is not in the store; see 'scion lineage tree'"));
+  for (const auto& [name, found] :
+       {std::pair{a, model_a->has_value()}, std::pair{b, model_b->has_value()}}) {
+    if (!found)
+      return fail(not_found("model '" + name + "' is not in the store; see 'scion lineage tree'"));
   }
   auto params_a = (*store)->parameters(a);
   auto params_b = (*store)->parameters(b);
@@ -162,7 +180,8 @@ int run_lineage_diff(const GlobalOptions& global, const std::string& a, const st
   if (!params_b.is_ok()) return fail(params_b.status());
   std::map<std::string, const lineage::StoredParameter*> in_b;
   for (const auto& p : *params_b) in_b[p.name] = &p;
-  json shared = json::array(), differ = json::array(), only_a = json::array(), only_b = json::array();
+  json shared = json::array(), differ = json::array(), only_a = json::array(),
+       only_b = json::array();
   for (const auto& p : *params_a) {
     auto it = in_b.find(p.name);
     if (it == in_b.end()) {
@@ -189,13 +208,19 @@ int run_lineage_diff(const GlobalOptions& global, const std::string& a, const st
   }
 
   if (global.json) {
-    print_json({{"a", a}, {"b", b}, {"shared", shared}, {"differ", differ}, {"only_in_a", only_a},
-                {"only_in_b", only_b}, {"recipe", recipe}});
+    print_json({{"a", a},
+                {"b", b},
+                {"shared", shared},
+                {"differ", differ},
+                {"only_in_a", only_a},
+                {"only_in_b", only_b},
+                {"recipe", recipe}});
     return kExitOk;
   }
   const bool tty = stdout_is_tty();
-  std::cout << paint("parameters", Color::kBold, tty) << ": " << shared.size() << " shared, " << differ.size()
-            << " differ, " << only_a.size() << " only in " << a << ", " << only_b.size() << " only in " << b << '\n';
+  std::cout << paint("parameters", Color::kBold, tty) << ": " << shared.size() << " shared, "
+            << differ.size() << " differ, " << only_a.size() << " only in " << a << ", "
+            << only_b.size() << " only in " << b << '\n';
   const bool all = global.verbosity > 0;
   auto list = [&](const char* label, const json& names) {
     std::size_t shown = 0;
@@ -213,7 +238,8 @@ int run_lineage_diff(const GlobalOptions& global, const std::string& a, const st
   if (all) list("=", shared);
   std::cout << paint("recipe", Color::kBold, tty) << ": " << recipe.size() << " field(s) differ\n";
   for (const auto& r : recipe) {
-    std::cout << "  " << r["field"].get<std::string>() << ": " << r["a"].dump() << " -> " << r["b"].dump() << '\n';
+    std::cout << "  " << r["field"].get<std::string>() << ": " << r["a"].dump() << " -> "
+              << r["b"].dump() << '\n';
   }
   return kExitOk;
 }

@@ -11,7 +11,8 @@
 
 namespace scion::cli {
 
-Result<std::unique_ptr<lineage::LineageStore>> open_store(const GlobalOptions& global, bool create) {
+Result<std::unique_ptr<lineage::LineageStore>> open_store(const GlobalOptions& global,
+                                                          bool create) {
   lineage::StoreOptions options;
   options.create = create;
   return lineage::LineageStore::open(global.store_path(), options);

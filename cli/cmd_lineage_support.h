@@ -4,9 +4,8 @@
 #pragma once
 
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli/global_options.h"
 #include "lineage/records.h"
@@ -22,8 +21,8 @@ Result<std::unique_ptr<lineage::LineageStore>> open_store(const GlobalOptions& g
 // Prints the error and returns its exit code.
 int fail(const Status& status);
 
-std::string human_bytes(std::int64_t bytes);     // "1.5 MiB"
-std::string human_duration(double seconds);     // "3.2 s", "4m05s", "2h03m"
+std::string human_bytes(std::int64_t bytes);  // "1.5 MiB"
+std::string human_duration(double seconds);   // "3.2 s", "4m05s", "2h03m"
 
 nlohmann::json run_to_json(const lineage::RunRecord& run);
 nlohmann::json stored_model_to_json(const lineage::StoredModel& model);
@@ -31,7 +30,8 @@ nlohmann::json stored_model_to_json(const lineage::StoredModel& model);
 // The workspace spec named by the global options, or nullopt with the reason in `why`
 // (no spec file, or the spec has errors). The lineage queries work without it, but only
 // with it can they tell "out of date" and list models not trained yet.
-std::optional<spec::Workspace> load_workspace_if_valid(const GlobalOptions& global, std::string& why);
+std::optional<spec::Workspace> load_workspace_if_valid(const GlobalOptions& global,
+                                                       std::string& why);
 
 // The spec's loaded workspace, or exit code 2 after printing every diagnostic.
 Result<spec::Workspace> load_workspace_or_report(const GlobalOptions& global);

@@ -8,7 +8,8 @@
 
 namespace scion::cli {
 
-std::optional<spec::Workspace> load_workspace_if_valid(const GlobalOptions& global, std::string& why) {
+std::optional<spec::Workspace> load_workspace_if_valid(const GlobalOptions& global,
+                                                       std::string& why) {
   const std::filesystem::path path = global.spec_file;
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
@@ -28,7 +29,8 @@ Result<spec::Workspace> load_workspace_or_report(const GlobalOptions& global) {
   spec::LoadResult loaded = spec::load_workspace(global.spec_file);
   if (loaded.workspace) return std::move(*loaded.workspace);
   for (const auto& diagnostic : loaded.errors) std::cerr << diagnostic.to_string() << '\n';
-  return spec_error("the spec '" + global.spec_file + "' has " + std::to_string(loaded.errors.size()) +
+  return spec_error("the spec '" + global.spec_file + "' has " +
+                    std::to_string(loaded.errors.size()) +
                     " error(s) (listed above); fix them and retry");
 }
 

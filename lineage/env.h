@@ -39,9 +39,11 @@ class Env {
   virtual ~Env() = default;
 
   // Creates or truncates `path`.
-  virtual Result<std::unique_ptr<WritableFile>> new_writable_file(const std::filesystem::path& path) = 0;
+  virtual Result<std::unique_ptr<WritableFile>> new_writable_file(
+      const std::filesystem::path& path) = 0;
   // Atomically replaces `to` with `from` (rename(2)).
-  virtual Status rename_file(const std::filesystem::path& from, const std::filesystem::path& to) = 0;
+  virtual Status rename_file(const std::filesystem::path& from,
+                             const std::filesystem::path& to) = 0;
   // fsyncs a directory so that renames and creations inside it are durable.
   virtual Status sync_dir(const std::filesystem::path& dir) = 0;
   virtual Status remove_file(const std::filesystem::path& path) = 0;
@@ -49,7 +51,8 @@ class Env {
   virtual bool file_exists(const std::filesystem::path& path) = 0;
   virtual Result<std::unique_ptr<MappedRegion>> map_file(const std::filesystem::path& path) = 0;
   // Regular files under `dir`, recursively; empty when `dir` does not exist.
-  virtual Result<std::vector<std::filesystem::path>> list_files(const std::filesystem::path& dir) = 0;
+  virtual Result<std::vector<std::filesystem::path>> list_files(
+      const std::filesystem::path& dir) = 0;
 };
 
 // The process-wide POSIX Env.

@@ -21,8 +21,9 @@ Status check_sqlite(SqliteDb& db, FsckReport& report) {
     if (!row.is_ok()) return row.status();
     if (!*row) break;
     if (integrity->column_text(0) != "ok") {
-      report.problems.push_back({"lineage.db", "SQLite integrity check: " + integrity->column_text(0) +
-                                                   "; restore lineage.db from a backup"});
+      report.problems.push_back(
+          {"lineage.db", "SQLite integrity check: " + integrity->column_text(0) +
+                             "; restore lineage.db from a backup"});
     }
   }
   auto foreign = db.prepare("PRAGMA foreign_key_check");
@@ -31,14 +32,16 @@ Status check_sqlite(SqliteDb& db, FsckReport& report) {
     auto row = foreign->step();
     if (!row.is_ok()) return row.status();
     if (!*row) break;
-    report.problems.push_back({"table " + foreign->column_text(0) + " row " + foreign->column_text(1),
-                               "refers to a missing row of table " + foreign->column_text(2)});
+    report.problems.push_back(
+        {"table " + foreign->column_text(0) + " row " + foreign->column_text(1),
+         "refers to a missing row of table " + foreign->column_text(2)});
   }
   return Status::ok();
 }
 
 Status check_objects(LineageStore& store, FsckReport& report, std::set<std::string>& file_rows) {
-  auto stmt = store.db().prepare("SELECT digest, size, inline_bytes IS NOT NULL, inline_bytes FROM objects");
+  auto stmt = store.db().prepare(
+      "SELECT digest, size, inline_bytes IS NOT NULL, inline_bytes FROM objects");
   if (!stmt.is_ok()) return stmt.status();
   for (;;) {
     auto row = stmt->step();
@@ -56,22 +59,25 @@ Status check_objects(LineageStore& store, FsckReport& report, std::set<std::stri
       file_rows.insert(digest);
       auto mapped = store.objects().map(digest);
       if (!mapped.is_ok()) {
-        report.problems.push_back({subject, "its file " + store.objects().path_for(digest).string() +
-                                                " is missing or unreadable (" + mapped.status().message() +
-                                                "); the models using it must be retrained or re-imported"});
+        report.problems.push_back(
+            {subject, "its file " + store.objects().path_for(digest).string() +
+                          " is missing or unreadable (" + mapped.status().message() +
+                          "); the models using it must be retrained or re-imported"});
         continue;
       }
       region = std::move(*mapped);
       bytes = region->bytes();
     }
     report.bytes_checked += static_cast<std::int64_t>(bytes.size());
-    const std::string where = region ? " (" + store.objects().path_for(digest).string() + ")" : " (inline)";
+    const std::string where =
+        region ? " (" + store.objects().path_for(digest).string() + ")" : " (inline)";
     if (static_cast<std::int64_t>(bytes.size()) != size) {
-      report.problems.push_back({subject, "has " + std::to_string(bytes.size()) + " bytes, recorded " +
-                                              std::to_string(size) + where});
+      report.problems.push_back({subject, "has " + std::to_string(bytes.size()) +
+                                              " bytes, recorded " + std::to_string(size) + where});
     } else if (sha256_hex(bytes) != digest) {
-      report.problems.push_back({subject, "content does not match its SHA-256 digest" + where +
-                                              "; the models using it must be retrained or re-imported"});
+      report.problems.push_back(
+          {subject, "content does not match its SHA-256 digest" + where +
+                        "; the models using it must be retrained or re-imported"});
     }
   }
   return Status::ok();
@@ -87,7 +93,8 @@ Status check_parameters(LineageStore& store, FsckReport& report) {
     if (!row.is_ok()) return row.status();
     if (!*row) break;
     ++report.parameters_checked;
-    const std::string subject = "model '" + stmt->column_text(0) + "' parameter '" + stmt->column_text(1) + "'";
+    const std::string subject =
+        "model '" + stmt->column_text(0) + "' parameter '" + stmt->column_text(1) + "'";
     if (stmt->column_is_null(5)) {
       report.problems.push_back({subject, "refers to object " + short_digest(stmt->column_text(2)) +
                                               ", which the store does not have"});
@@ -97,7 +104,8 @@ Status check_parameters(LineageStore& store, FsckReport& report) {
     std::uint64_t numel = 1;
     bool valid = shape.is_array();
     for (const nlohmann::json& dim : shape) {
-      valid = valid && dim.is_number_unsigned() && !__builtin_mul_overflow(numel, dim.get<std::uint64_t>(), &numel);
+      valid = valid && dim.is_number_unsigned() &&
+              !__builtin_mul_overflow(numel, dim.get<std::uint64_t>(), &numel);
     }
     auto dtype = parse_dtype(stmt->column_text(3));
     if (!valid || !dtype) {
@@ -111,7 +119,8 @@ Status check_parameters(LineageStore& store, FsckReport& report) {
   return Status::ok();
 }
 
-Status check_files(LineageStore& store, FsckReport& report, const std::set<std::string>& file_rows) {
+Status check_files(LineageStore& store, FsckReport& report,
+                   const std::set<std::string>& file_rows) {
   auto listing = store.objects().list();
   if (!listing.is_ok()) return listing.status();
   for (const std::string& digest : listing->digests) {
@@ -122,26 +131,30 @@ Status check_files(LineageStore& store, FsckReport& report, const std::set<std::
     }
   }
   for (const auto& temp : listing->temporaries) {
-    report.notes.push_back({"file " + temp.string(), "is a temporary file of an interrupted write; "
-                                                     "'scion gc' removes it once it is an hour old"});
+    report.notes.push_back({"file " + temp.string(),
+                            "is a temporary file of an interrupted write; "
+                            "'scion gc' removes it once it is an hour old"});
   }
   for (const auto& stray : listing->strays) {
-    report.problems.push_back({"file " + stray.string(), "does not belong in objects/ (not named by a "
-                                                         "digest); move it out of the store"});
+    report.problems.push_back({"file " + stray.string(),
+                               "does not belong in objects/ (not named by a "
+                               "digest); move it out of the store"});
   }
   return Status::ok();
 }
 
 Status check_runs(LineageStore& store, FsckReport& report) {
   auto stmt = store.db().prepare(
-      "SELECT r.id, m.name FROM runs r JOIN models m ON m.id = r.model_id WHERE r.status = 'running'");
+      "SELECT r.id, m.name FROM runs r JOIN models m ON m.id = r.model_id WHERE r.status = "
+      "'running'");
   if (!stmt.is_ok()) return stmt.status();
   for (;;) {
     auto row = stmt->step();
     if (!row.is_ok()) return row.status();
     if (!*row) break;
-    report.notes.push_back({"run " + std::to_string(stmt->column_int(0)) + " of '" + stmt->column_text(1) + "'",
-                            "is still marked running: in progress now, or stopped by a crash"});
+    report.notes.push_back(
+        {"run " + std::to_string(stmt->column_int(0)) + " of '" + stmt->column_text(1) + "'",
+         "is still marked running: in progress now, or stopped by a crash"});
   }
   return Status::ok();
 }
@@ -201,7 +214,8 @@ Result<GcReport> collect_garbage(LineageStore& store, bool dry_run, std::int64_t
   const std::time_t now = std::time(nullptr);
   for (const auto& temp : listing->temporaries) {
     struct stat st;
-    if (::stat(temp.c_str(), &st) == 0 && now - st.st_mtime >= temp_age_seconds) files.push_back(temp);
+    if (::stat(temp.c_str(), &st) == 0 && now - st.st_mtime >= temp_age_seconds)
+      files.push_back(temp);
   }
   for (const auto& file : files) {
     struct stat st;

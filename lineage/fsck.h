@@ -41,6 +41,7 @@ struct GcReport {
 // Removes objects no parameter refers to, object files without a row, and temporary
 // files older than `temp_age_seconds` (younger ones may belong to a write in progress).
 // Holds the store's write lock throughout, so writers never reference a removed object.
-Result<GcReport> collect_garbage(LineageStore& store, bool dry_run, std::int64_t temp_age_seconds = 3600);
+Result<GcReport> collect_garbage(LineageStore& store, bool dry_run,
+                                 std::int64_t temp_age_seconds = 3600);
 
 }  // namespace scion::lineage

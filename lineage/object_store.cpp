@@ -41,7 +41,8 @@ Result<ObjectStore::Listing> ObjectStore::list() const {
     const std::string digest = folder + file.filename().string();
     if (is_temporary_object_file(file)) {
       listing.temporaries.push_back(file);
-    } else if (folder.size() == 2 && file.parent_path().parent_path() == dir_ && is_digest(digest)) {
+    } else if (folder.size() == 2 && file.parent_path().parent_path() == dir_ &&
+               is_digest(digest)) {
       listing.digests.push_back(digest);
     } else {
       listing.strays.push_back(file);

@@ -35,9 +35,9 @@ class ObjectStore {
   Status remove(const std::string& digest);
 
   struct Listing {
-    std::vector<std::string> digests;                  // well-named object files
-    std::vector<std::filesystem::path> temporaries;    // left by interrupted writes
-    std::vector<std::filesystem::path> strays;         // anything else
+    std::vector<std::string> digests;                // well-named object files
+    std::vector<std::filesystem::path> temporaries;  // left by interrupted writes
+    std::vector<std::filesystem::path> strays;       // anything else
   };
   Result<Listing> list() const;
 

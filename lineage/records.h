@@ -7,12 +7,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "lineage/dtype.h"
 
@@ -112,10 +111,10 @@ struct StoredModel {
   std::optional<std::string> recipe_hash;  // nullopt: no parameters stored yet
   nlohmann::json adaptation;
   nlohmann::json architecture;
-  std::string created_at, updated_at;      // ISO 8601 UTC
-  std::int64_t parameter_count = 0;        // tensors
-  std::int64_t own_count = 0;              // tensors introduced by this model
-  std::int64_t shared_with_parent = 0;     // tensors identical (name and digest) to the parent's
+  std::string created_at, updated_at;   // ISO 8601 UTC
+  std::int64_t parameter_count = 0;     // tensors
+  std::int64_t own_count = 0;           // tensors introduced by this model
+  std::int64_t shared_with_parent = 0;  // tensors identical (name and digest) to the parent's
 };
 
 struct StoredParameter {
@@ -143,8 +142,8 @@ struct RunRecord {
   std::string scion_version;
   nlohmann::json hyperparameters;
   std::string message;
-  std::int64_t steps = 0;              // metric rows recorded
-  std::optional<double> final_loss;    // loss at the last recorded step
+  std::int64_t steps = 0;            // metric rows recorded
+  std::optional<double> final_loss;  // loss at the last recorded step
 };
 
 }  // namespace scion::lineage

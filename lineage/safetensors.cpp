@@ -45,7 +45,8 @@ Result<SafetensorsTensor> parse_entry(const std::string& source, const std::stri
   if (!shape_it->is_array()) return bad_file(source, where + " has a shape that is not a list");
   std::uint64_t numel = 1;
   for (const json& dim : *shape_it) {
-    if (!dim.is_number_unsigned() || dim.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+    if (!dim.is_number_unsigned() ||
+        dim.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
       return bad_file(source, where + " has a shape entry that is not a non-negative integer");
     }
     const std::uint64_t d = dim.get<std::uint64_t>();
@@ -55,7 +56,8 @@ Result<SafetensorsTensor> parse_entry(const std::string& source, const std::stri
     tensor.shape.push_back(static_cast<std::int64_t>(d));
   }
   std::uint64_t expected_bytes = 0;
-  if (__builtin_mul_overflow(numel, static_cast<std::uint64_t>(dtype_size(*dtype)), &expected_bytes)) {
+  if (__builtin_mul_overflow(numel, static_cast<std::uint64_t>(dtype_size(*dtype)),
+                             &expected_bytes)) {
     return bad_file(source, where + " is too large");
   }
   const json& offsets = *offsets_it;
@@ -149,7 +151,8 @@ Status write_safetensors(Env& env, const std::filesystem::path& path,
   // Pad with spaces so the tensor data starts 8-byte aligned, as the format recommends.
   header_text.append((8 - header_text.size() % 8) % 8, ' ');
   std::byte length[8];
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<std::byte>((header_text.size() >> (8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    length[i] = static_cast<std::byte>((header_text.size() >> (8 * i)) & 0xff);
 
   std::vector<std::span<const std::byte>> pieces;
   pieces.emplace_back(length, 8);

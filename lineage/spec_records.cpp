@@ -8,27 +8,36 @@ using nlohmann::json;
 
 const char* name_of(spec::BottleneckPlacement p) {
   switch (p) {
-    case spec::BottleneckPlacement::kAfterAttention: return "after_attention";
-    case spec::BottleneckPlacement::kAfterFfn: return "after_ffn";
-    case spec::BottleneckPlacement::kBoth: return "both";
+    case spec::BottleneckPlacement::kAfterAttention:
+      return "after_attention";
+    case spec::BottleneckPlacement::kAfterFfn:
+      return "after_ffn";
+    case spec::BottleneckPlacement::kBoth:
+      return "both";
   }
   return "?";
 }
 
 const char* name_of(spec::PromptInit init) {
   switch (init) {
-    case spec::PromptInit::kRandom: return "random";
-    case spec::PromptInit::kText: return "text";
-    case spec::PromptInit::kVocab: return "vocab";
+    case spec::PromptInit::kRandom:
+      return "random";
+    case spec::PromptInit::kText:
+      return "text";
+    case spec::PromptInit::kVocab:
+      return "vocab";
   }
   return "?";
 }
 
 const char* name_of(spec::Pooling pooling) {
   switch (pooling) {
-    case spec::Pooling::kCls: return "cls";
-    case spec::Pooling::kMean: return "mean";
-    case spec::Pooling::kLast: return "last";
+    case spec::Pooling::kCls:
+      return "cls";
+    case spec::Pooling::kMean:
+      return "mean";
+    case spec::Pooling::kLast:
+      return "last";
   }
   return "?";
 }
@@ -38,15 +47,20 @@ const char* name_of(spec::Pooling pooling) {
 json adaptation_json(const spec::Adaptation& a) {
   json out = json::object();
   if (a.lora) {
-    out["lora"] = {{"rank", a.lora->rank}, {"alpha", a.lora->alpha}, {"dropout", a.lora->dropout},
-                   {"targets", a.lora->targets}, {"layers", a.lora->layers}};
+    out["lora"] = {{"rank", a.lora->rank},
+                   {"alpha", a.lora->alpha},
+                   {"dropout", a.lora->dropout},
+                   {"targets", a.lora->targets},
+                   {"layers", a.lora->layers}};
   }
   if (a.prefix) {
-    out["prefix"] = {{"virtual_tokens", a.prefix->virtual_tokens}, {"layers", a.prefix->layers},
+    out["prefix"] = {{"virtual_tokens", a.prefix->virtual_tokens},
+                     {"layers", a.prefix->layers},
                      {"reparam_hidden", a.prefix->reparam_hidden}};
   }
   if (a.prompt) {
-    out["prompt"] = {{"virtual_tokens", a.prompt->virtual_tokens}, {"init", name_of(a.prompt->init)},
+    out["prompt"] = {{"virtual_tokens", a.prompt->virtual_tokens},
+                     {"init", name_of(a.prompt->init)},
                      {"init_text", a.prompt->init_text}};
   }
   if (a.bottleneck) {
@@ -55,8 +69,8 @@ json adaptation_json(const spec::Adaptation& a) {
                          {"layers", a.bottleneck->layers}};
   }
   if (a.head) {
-    out["head"] = {{"task", a.head->task}, {"labels", a.head->labels},
-                   {"pooling", name_of(a.head->pooling)}};
+    out["head"] = {
+        {"task", a.head->task}, {"labels", a.head->labels}, {"pooling", name_of(a.head->pooling)}};
   }
   if (a.bitfit) out["bitfit"] = json::object();
   if (a.full) out["full"] = json::object();

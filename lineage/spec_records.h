@@ -4,9 +4,8 @@
 // records the same fields.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "lineage/records.h"
 #include "spec/workspace.h"

@@ -18,8 +18,8 @@ Statement& Statement::bind(int index, double value) {
   return note_bind(sqlite3_bind_double(stmt_, index, value));
 }
 Statement& Statement::bind(int index, std::string_view value) {
-  return note_bind(sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
-                                       SQLITE_UTF8));
+  return note_bind(
+      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
 }
 Statement& Statement::bind_blob(int index, std::span<const std::byte> value) {
   // A zero-length blob must still be a blob, not NULL: pass a non-null pointer.
@@ -115,10 +115,9 @@ Status SqliteDb::error(int rc, std::string_view what) const {
   const int primary = rc & 0xff;
   const std::string where = "store database '" + path_.string() + "'";
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
-    return Status(StatusCode::kBusy,
-                  "store busy: another scion process held " + where +
-                      " for more than " + std::to_string(busy_timeout_ms_) +
-                      " ms; wait for it to finish (or stop it) and retry");
+    return Status(StatusCode::kBusy, "store busy: another scion process held " + where +
+                                         " for more than " + std::to_string(busy_timeout_ms_) +
+                                         " ms; wait for it to finish (or stop it) and retry");
   }
   const char* detail = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
   if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) {

@@ -89,7 +89,8 @@ Result<std::unique_ptr<LineageStore>> LineageStore::open(const fs::path& dir,
   }
   auto db = SqliteDb::open(db_path, options.create, options.busy_timeout_ms);
   if (!db.is_ok()) return db.status();
-  const char* journal = on_local_disk(dir) ? "PRAGMA journal_mode = WAL" : "PRAGMA journal_mode = DELETE";
+  const char* journal =
+      on_local_disk(dir) ? "PRAGMA journal_mode = WAL" : "PRAGMA journal_mode = DELETE";
   SCION_RETURN_IF_ERROR((*db)->exec(journal));
   // FULL: a commit is durable when it returns, also in WAL mode.
   SCION_RETURN_IF_ERROR((*db)->exec("PRAGMA synchronous = FULL"));
@@ -216,8 +217,7 @@ Status LineageStore::append_metrics(std::int64_t run_id, const StepMetrics& metr
 }
 
 Status LineageStore::finish_run(std::int64_t run_id, RunStatus status, const std::string& message) {
-  auto stmt = db_->prepare(
-      "UPDATE runs SET status = ?, finished_at = ?, message = ? WHERE id = ?");
+  auto stmt = db_->prepare("UPDATE runs SET status = ?, finished_at = ?, message = ? WHERE id = ?");
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, run_status_name(status))
       .bind(2, std::string_view(utc_now()))
@@ -264,10 +264,12 @@ Status LineageStore::commit_model(std::int64_t run_id, const ModelRecord& model,
                               std::to_string(*expected));
     }
     if (!names.insert(p.name).second) {
-      return invalid_argument("parameter '" + p.name + "' appears twice for model '" + model.name + "'");
+      return invalid_argument("parameter '" + p.name + "' appears twice for model '" + model.name +
+                              "'");
     }
     digests.push_back(is_digest(p.digest) ? p.digest : sha256_hex(p.bytes));
-    if (p.bytes.size() >= options_.inline_limit) SCION_RETURN_IF_ERROR(objects_.put(digests.back(), p.bytes));
+    if (p.bytes.size() >= options_.inline_limit)
+      SCION_RETURN_IF_ERROR(objects_.put(digests.back(), p.bytes));
   }
 
   // 2. One transaction refers to them.
@@ -346,7 +348,8 @@ Status LineageStore::record_test_results(const std::vector<TestCaseResult>& resu
   return (*tx)->commit();
 }
 
-Status LineageStore::record_assertion_violations(const std::vector<AssertionViolation>& violations) {
+Status LineageStore::record_assertion_violations(
+    const std::vector<AssertionViolation>& violations) {
   auto tx = Transaction::begin(*db_);
   if (!tx.is_ok()) return tx.status();
   auto stmt = db_->prepare(

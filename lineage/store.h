@@ -26,11 +26,11 @@
 namespace scion::lineage {
 
 struct StoreOptions {
-  Env* env = nullptr;            // nullptr: default_env()
-  bool create = true;            // create the directory and database when missing
-  int busy_timeout_ms = 10000;   // how long to wait for another process's write lock
+  Env* env = nullptr;                    // nullptr: default_env()
+  bool create = true;                    // create the directory and database when missing
+  int busy_timeout_ms = 10000;           // how long to wait for another process's write lock
   std::size_t inline_limit = 64 * 1024;  // tensors smaller than this live in lineage.db
-  bool verify_on_load = true;    // check each tensor's digest when loading parameters
+  bool verify_on_load = true;            // check each tensor's digest when loading parameters
 };
 
 class LineageStore {

@@ -51,13 +51,17 @@ std::vector<StoredModel> parents_first(std::vector<StoredModel> models) {
 
 }  // namespace
 
-Result<LoadedParameter> LineageStore::load_object(const std::string& name, const std::string& digest) {
-  auto stmt = db_->prepare("SELECT size, inline_bytes IS NOT NULL, inline_bytes FROM objects WHERE digest = ?");
+Result<LoadedParameter> LineageStore::load_object(const std::string& name,
+                                                  const std::string& digest) {
+  auto stmt = db_->prepare(
+      "SELECT size, inline_bytes IS NOT NULL, inline_bytes FROM objects WHERE digest = ?");
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, std::string_view(digest));
   auto row = stmt->step();
   if (!row.is_ok()) return row.status();
-  if (!*row) return corruption("parameter '" + name + "' refers to object " + digest + ", which the store does not have; run 'scion fsck'");
+  if (!*row)
+    return corruption("parameter '" + name + "' refers to object " + digest +
+                      ", which the store does not have; run 'scion fsck'");
   const std::int64_t size = stmt->column_int(0);
   LoadedParameter loaded;
   if (stmt->column_int(1) != 0) {
@@ -298,8 +302,8 @@ Result<std::vector<DatasetRecord>> LineageStore::datasets_of(const std::string& 
     auto row = stmt->step();
     if (!row.is_ok()) return row.status();
     if (!*row) break;
-    out.push_back({stmt->column_text(0), stmt->column_text(1), stmt->column_int(2),
-                   stmt->column_text(3)});
+    out.push_back(
+        {stmt->column_text(0), stmt->column_text(1), stmt->column_int(2), stmt->column_text(3)});
   }
   return out;
 }

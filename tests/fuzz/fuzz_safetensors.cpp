@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& tensor : parsed->tensors) {
     for (std::byte b : tensor.bytes) checksum += std::to_integer<unsigned>(b);
   }
-  for (const auto& [key, value] : parsed->metadata) checksum += static_cast<unsigned>(key.size() + value.size());
+  for (const auto& [key, value] : parsed->metadata)
+    checksum += static_cast<unsigned>(key.size() + value.size());
   // Keep the reads: the optimiser may not drop a loop whose result is observed.
   volatile unsigned sink = checksum;
   (void)sink;

@@ -22,19 +22,24 @@ namespace {
 
 // Commits `count` versions of model `name` (8 large tensors each, new bytes every time).
 // Returns 0 on success, 2 on a busy store, 1 on any other error. Runs in child processes.
-int write_models(const std::filesystem::path& dir, const std::string& name, int count, std::uint32_t seed) {
+int write_models(const std::filesystem::path& dir, const std::string& name, int count,
+                 std::uint32_t seed) {
   auto store = LineageStore::open(dir);
   if (!store.is_ok()) return store.status().code() == StatusCode::kBusy ? 2 : 1;
   for (int i = 0; i < count; ++i) {
     std::vector<std::vector<std::byte>> tensors;
     std::vector<ParameterWrite> params;
     for (int t = 0; t < 8; ++t) tensors.push_back(random_bytes(200 * 1024, seed + 100 * i + t));
-    for (int t = 0; t < 8; ++t) params.push_back(f32_parameter(std::string("w").append(std::to_string(t)), tensors[t], name));
-    auto run = (*store)->start_run(model_record(name), {RunKind::kTrain, std::string(64, 'a'), {}, seed, {}});
+    for (int t = 0; t < 8; ++t)
+      params.push_back(f32_parameter(std::string("w").append(std::to_string(t)), tensors[t], name));
+    auto run = (*store)->start_run(model_record(name),
+                                   {RunKind::kTrain, std::string(64, 'a'), {}, seed, {}});
     if (!run.is_ok()) return run.status().code() == StatusCode::kBusy ? 2 : 1;
     Status status = (*store)->commit_model(*run, model_record(name), params);
     if (!status.is_ok()) {
-      if (status.code() == StatusCode::kBusy && status.message().find("store busy") != std::string::npos) return 2;
+      if (status.code() == StatusCode::kBusy &&
+          status.message().find("store busy") != std::string::npos)
+        return 2;
       std::fprintf(stderr, "child error: %s\n", status.message().c_str());
       return 1;
     }
@@ -64,7 +69,8 @@ void require_consistent(const std::filesystem::path& dir) {
 
 }  // namespace
 
-TEST_CASE("kill -9 in the middle of writing models leaves a store fsck passes", "[lineage][reliability]") {
+TEST_CASE("kill -9 in the middle of writing models leaves a store fsck passes",
+          "[lineage][reliability]") {
   for (int delay_ms : {5, 30, 80, 150}) {
     TempDir dir;
     // A committed model first, so there is an old state to keep.
@@ -83,7 +89,8 @@ TEST_CASE("kill -9 in the middle of writing models leaves a store fsck passes", 
   }
 }
 
-TEST_CASE("two processes writing one store both succeed or one reports busy", "[lineage][reliability]") {
+TEST_CASE("two processes writing one store both succeed or one reports busy",
+          "[lineage][reliability]") {
   TempDir dir;
   REQUIRE(LineageStore::open(dir.path()).is_ok());  // create it once, then race
   pid_t first = fork();
@@ -99,7 +106,8 @@ TEST_CASE("two processes writing one store both succeed or one reports busy", "[
   require_consistent(dir.path());
 }
 
-TEST_CASE("a writer that cannot get the lock in time gets a clear busy error", "[lineage][reliability]") {
+TEST_CASE("a writer that cannot get the lock in time gets a clear busy error",
+          "[lineage][reliability]") {
   TempDir dir;
   auto holder = LineageStore::open(dir.path());
   REQUIRE(holder.is_ok());
@@ -159,14 +167,16 @@ TEST_CASE("another application's SQLite file is not taken for a store", "[lineag
   TempDir dir;
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open((dir.path() / "lineage.db").c_str(), &db) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db, "CREATE TABLE t (x); PRAGMA application_id = 42", nullptr, nullptr, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "CREATE TABLE t (x); PRAGMA application_id = 42", nullptr, nullptr,
+                       nullptr) == SQLITE_OK);
   sqlite3_close(db);
   auto store = LineageStore::open(dir.path());
   REQUIRE_FALSE(store.is_ok());
   CHECK(store.status().message().find("not a scion store") != std::string::npos);
 }
 
-TEST_CASE("a full disk during an object write loses nothing already committed", "[lineage][reliability]") {
+TEST_CASE("a full disk during an object write loses nothing already committed",
+          "[lineage][reliability]") {
   TempDir dir;
   FaultInjectionEnv env;
   StoreOptions options;
@@ -176,8 +186,10 @@ TEST_CASE("a full disk during an object write loses nothing already committed", 
   const auto old_bytes = random_bytes(300 * 1024, 1);
   auto run = (*store)->start_run(model_record("m"), {});
   REQUIRE(run.is_ok());
-  REQUIRE((*store)->commit_model(*run, model_record("m", "", std::string(64, '1')),
-                                 {f32_parameter("w", old_bytes, "m")}).is_ok());
+  REQUIRE((*store)
+              ->commit_model(*run, model_record("m", "", std::string(64, '1')),
+                             {f32_parameter("w", old_bytes, "m")})
+              .is_ok());
 
   const auto new_bytes = random_bytes(300 * 1024, 2);
   auto retrain = (*store)->start_run(model_record("m"), {});
@@ -200,7 +212,8 @@ TEST_CASE("a full disk during an object write loses nothing already committed", 
   require_consistent(dir.path());
 }
 
-TEST_CASE("a crash between writing and renaming an object leaves no object under its name", "[lineage][reliability]") {
+TEST_CASE("a crash between writing and renaming an object leaves no object under its name",
+          "[lineage][reliability]") {
   TempDir dir;
   FaultInjectionEnv env;
   StoreOptions options;
@@ -211,7 +224,8 @@ TEST_CASE("a crash between writing and renaming an object leaves no object under
   auto run = (*store)->start_run(model_record("m"), {});
   REQUIRE(run.is_ok());
   env.fail_renames = true;
-  CHECK_FALSE((*store)->commit_model(*run, model_record("m"), {f32_parameter("w", bytes, "m")}).is_ok());
+  CHECK_FALSE(
+      (*store)->commit_model(*run, model_record("m"), {f32_parameter("w", bytes, "m")}).is_ok());
   CHECK_FALSE((*store)->objects().contains(sha256_hex(bytes)));
   auto parameter_rows = (*store)->db().query_int("SELECT count(*) FROM parameters");
   REQUIRE(parameter_rows.is_ok());

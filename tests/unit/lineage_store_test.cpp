@@ -42,8 +42,10 @@ TEST_CASE("a new store identifies itself and turns on its pragmas", "[lineage]")
   CHECK(mode->column_text(0) == "wal");
   CHECK(std::filesystem::is_directory(dir.path() / ".scion" / "objects"));
   // Tables are STRICT: a text in an INTEGER column is refused.
-  CHECK_FALSE(store->db().exec("INSERT INTO datasets VALUES ('" + std::string(64, 'b') +
-                               "', 'x', 'many', 'jsonl')").is_ok());
+  CHECK_FALSE(store->db()
+                  .exec("INSERT INTO datasets VALUES ('" + std::string(64, 'b') +
+                        "', 'x', 'many', 'jsonl')")
+                  .is_ok());
 }
 
 TEST_CASE("opening without create reports a missing store clearly", "[lineage]") {
@@ -61,11 +63,14 @@ TEST_CASE("parameters round-trip, small ones inline and large ones as files", "[
   auto store = open_store(dir.path());
   const auto small = random_bytes(1024, 1);
   const auto large = random_bytes(256 * 1024, 2);
-  auto run = store->start_run(model_record("trunk"), {RunKind::kImport, std::string(64, 'a'), {}, 7, {}});
+  auto run =
+      store->start_run(model_record("trunk"), {RunKind::kImport, std::string(64, 'a'), {}, 7, {}});
   REQUIRE(run.is_ok());
-  REQUIRE(store->commit_model(*run, model_record("trunk"),
-                              {f32_parameter("ln.bias", small, "trunk"),
-                               f32_parameter("tok_emb.weight", large, "trunk")}).is_ok());
+  REQUIRE(store
+              ->commit_model(*run, model_record("trunk"),
+                             {f32_parameter("ln.bias", small, "trunk"),
+                              f32_parameter("tok_emb.weight", large, "trunk")})
+              .is_ok());
 
   auto loaded = store->load_parameters("trunk");
   REQUIRE(loaded.is_ok());
@@ -92,14 +97,18 @@ TEST_CASE("identical tensors are stored once and descendants share them", "[line
   const auto trunk = random_bytes(128 * 1024, 3);
   const auto adapter_a = random_bytes(512, 4);
   const auto adapter_b = random_bytes(512, 5);
-  auto commit = [&](const std::string& name, const std::string& parent, std::vector<ParameterWrite> ps) {
-    auto run = store->start_run(model_record(name, parent), {RunKind::kAdapt, std::string(64, 'a'), {}, 0, {}});
+  auto commit = [&](const std::string& name, const std::string& parent,
+                    std::vector<ParameterWrite> ps) {
+    auto run = store->start_run(model_record(name, parent),
+                                {RunKind::kAdapt, std::string(64, 'a'), {}, 0, {}});
     REQUIRE(run.is_ok());
     REQUIRE(store->commit_model(*run, model_record(name, parent), ps).is_ok());
   };
   commit("base", "", {f32_parameter("w", trunk, "base")});
-  commit("a", "base", {f32_parameter("w", trunk, "base", false), f32_parameter("lora.a", adapter_a, "a")});
-  commit("b", "base", {f32_parameter("w", trunk, "base", false), f32_parameter("lora.b", adapter_b, "b")});
+  commit("a", "base",
+         {f32_parameter("w", trunk, "base", false), f32_parameter("lora.a", adapter_a, "a")});
+  commit("b", "base",
+         {f32_parameter("w", trunk, "base", false), f32_parameter("lora.b", adapter_b, "b")});
 
   CHECK(count(*store, "SELECT count(*) FROM objects") == 3);
   auto listing = store->objects().list();
@@ -132,12 +141,14 @@ TEST_CASE("runs record metrics, end states and order newest first", "[lineage]")
   auto store = open_store(dir.path());
   const std::string data_digest = sha256_hex(random_bytes(10, 6));
   REQUIRE(store->record_dataset({data_digest, "data/train.jsonl", 100, "jsonl"}).is_ok());
-  auto first = store->start_run(model_record("m"), {RunKind::kTrain, std::string(64, 'c'), data_digest, 1, {{"lr", 0.01}}});
+  auto first = store->start_run(
+      model_record("m"), {RunKind::kTrain, std::string(64, 'c'), data_digest, 1, {{"lr", 0.01}}});
   REQUIRE(first.is_ok());
   REQUIRE(store->append_metrics(*first, {1, 2.5, 0.01, {}}).is_ok());
   REQUIRE(store->append_metrics(*first, {2, 1.5, 0.01, {{"val_loss", 1.7}}}).is_ok());
   REQUIRE(store->finish_run(*first, RunStatus::kInterrupted, "stopped by Ctrl-C").is_ok());
-  auto second = store->start_run(model_record("m"), {RunKind::kTrain, std::string(64, 'c'), data_digest, 1, {}});
+  auto second = store->start_run(model_record("m"),
+                                 {RunKind::kTrain, std::string(64, 'c'), data_digest, 1, {}});
   REQUIRE(second.is_ok());
   REQUIRE(store->finish_run(*second, RunStatus::kFailed, "diverged").is_ok());
 
@@ -167,11 +178,15 @@ TEST_CASE("test-case results and assertion violations are kept per model version
   auto store = open_store(dir.path());
   REQUIRE(store->start_run(model_record("m"), {}).is_ok());
   const std::string v1(64, '1'), v2(64, '2');
-  REQUIRE(store->record_test_results({{"m", v1, {}, "negation", 0, "not good", "negative", "negative", true},
-                                      {"m", v1, {}, "negation", 1, "not bad", "positive", "negative", false},
-                                      {"m", v2, {}, "negation", 0, "not good", "negative", "negative", true}})
+  REQUIRE(store
+              ->record_test_results(
+                  {{"m", v1, {}, "negation", 0, "not good", "negative", "negative", true},
+                   {"m", v1, {}, "negation", 1, "not bad", "positive", "negative", false},
+                   {"m", v2, {}, "negation", 0, "not good", "negative", "negative", true}})
               .is_ok());
-  REQUIRE(store->record_assertion_violations({{"m", v2, {}, "low_confidence", "meh", {{"p", 0.51}}}}).is_ok());
+  REQUIRE(
+      store->record_assertion_violations({{"m", v2, {}, "low_confidence", "meh", {{"p", 0.51}}}})
+          .is_ok());
   auto v1_results = store->test_results("m", v1);
   REQUIRE(v1_results.is_ok());
   REQUIRE(v1_results->size() == 2);
@@ -183,7 +198,8 @@ TEST_CASE("test-case results and assertion violations are kept per model version
   REQUIRE(violations.is_ok());
   REQUIRE(violations->size() == 1);
   CHECK(violations->front().detail["p"] == 0.51);
-  CHECK(store->record_test_results({{"nobody", v1, {}, "t", 0, "", "", "", true}}).code() == StatusCode::kNotFound);
+  CHECK(store->record_test_results({{"nobody", v1, {}, "t", 0, "", "", "", true}}).code() ==
+        StatusCode::kNotFound);
 }
 
 TEST_CASE("a parameter whose bytes disagree with its shape is refused", "[lineage]") {

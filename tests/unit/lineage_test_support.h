@@ -71,7 +71,8 @@ class FaultInjectionEnv final : public Env {
   std::int64_t bytes_until_disk_full = -1;  // < 0: never
   bool fail_renames = false;
 
-  Result<std::unique_ptr<WritableFile>> new_writable_file(const std::filesystem::path& path) override {
+  Result<std::unique_ptr<WritableFile>> new_writable_file(
+      const std::filesystem::path& path) override {
     auto file = default_env().new_writable_file(path);
     if (!file.is_ok()) return file.status();
     return std::unique_ptr<WritableFile>(std::make_unique<FaultyFile>(*this, std::move(*file)));
@@ -81,9 +82,15 @@ class FaultInjectionEnv final : public Env {
     return default_env().rename_file(from, to);
   }
   Status sync_dir(const std::filesystem::path& dir) override { return default_env().sync_dir(dir); }
-  Status remove_file(const std::filesystem::path& path) override { return default_env().remove_file(path); }
-  Status create_dirs(const std::filesystem::path& dir) override { return default_env().create_dirs(dir); }
-  bool file_exists(const std::filesystem::path& path) override { return default_env().file_exists(path); }
+  Status remove_file(const std::filesystem::path& path) override {
+    return default_env().remove_file(path);
+  }
+  Status create_dirs(const std::filesystem::path& dir) override {
+    return default_env().create_dirs(dir);
+  }
+  bool file_exists(const std::filesystem::path& path) override {
+    return default_env().file_exists(path);
+  }
   Result<std::unique_ptr<MappedRegion>> map_file(const std::filesystem::path& path) override {
     return default_env().map_file(path);
   }
@@ -100,7 +107,8 @@ class FaultInjectionEnv final : public Env {
       if (env_.bytes_until_disk_full >= 0) {
         if (static_cast<std::int64_t>(data.size()) > env_.bytes_until_disk_full) {
           // Write what fits, as a real full disk does, then fail.
-          Status partial = inner_->append(data.first(static_cast<std::size_t>(env_.bytes_until_disk_full)));
+          Status partial =
+              inner_->append(data.first(static_cast<std::size_t>(env_.bytes_until_disk_full)));
           env_.bytes_until_disk_full = 0;
           if (!partial.is_ok()) return partial;
           return io_error("injected: No space left on device");
