@@ -19,6 +19,9 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global, CommandAction&
 void add_export_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_fsck_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_gc_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_train_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_adapt_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_run_command(CLI::App&, const GlobalOptions&, CommandAction&);
 
 namespace {
 
@@ -27,6 +30,9 @@ const std::vector<AddCommand>& all_commands() {
   static const std::vector<AddCommand> commands = {
       add_validate_command,
       add_plan_command,
+      add_train_command,
+      add_adapt_command,
+      add_run_command,
       add_export_command,
       add_fsck_command,
       add_gc_command,

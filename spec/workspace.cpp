@@ -4,6 +4,16 @@
 
 namespace scion::spec {
 
+const char* dataset_format_name(DatasetFormat format) {
+  switch (format) {
+    case DatasetFormat::kJsonl: return "jsonl";
+    case DatasetFormat::kCsv: return "csv";
+    case DatasetFormat::kTsv: return "tsv";
+    case DatasetFormat::kText: return "text";
+  }
+  return "jsonl";
+}
+
 const Model* Workspace::find_model(std::string_view name) const {
   for (const Model& m : models)
     if (m.name == name) return &m;

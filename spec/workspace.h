@@ -173,6 +173,7 @@ struct Model {
 // ---- Data --------------------------------------------------------------------------------
 
 enum class DatasetFormat { kJsonl, kCsv, kTsv, kText };
+const char* dataset_format_name(DatasetFormat format);  // "jsonl", "csv", "tsv", "text"
 
 struct Dataset {
   std::string name;

@@ -1,0 +1,65 @@
+// `scion train`, `scion adapt` and `scion run`: train what is out of date.
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/training_session.h"
+
+namespace scion::cli {
+namespace {
+
+// Options the three commands share.
+struct TrainOptions {
+  std::vector<std::string> models;
+  bool force = false;
+};
+
+CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* description,
+                                  const char* example, TrainOptions& options) {
+  CLI::App* cmd = app.add_subcommand(name, description);
+  cmd->add_option("models", options.models, "Models to train (default: every one in scope)");
+  cmd->add_flag("--force", options.force, "Retrain models whose recipe is already trained");
+  cmd->footer(example);
+  return cmd;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
+  static TrainOptions options;
+  CLI::App* cmd = add_training_subcommand(
+      app, "train", "Pretrain or fully train base models (masked LM for encoders, causal LM for decoders)",
+      "Example: scion -C examples/sentiment train base", options);
+  cmd->callback([&global, &action] {
+    action = [&global] {
+      return run_training(global, {TrainScope::kBases, options.models, options.force});
+    };
+  });
+}
+
+void add_adapt_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
+  static TrainOptions options;
+  CLI::App* cmd = add_training_subcommand(
+      app, "adapt",
+      "Train descendants, parents first; descendants of one frozen trunk train co-batched",
+      "Example: scion -C examples/sentiment adapt review-lora review-prefix", options);
+  cmd->callback([&global, &action] {
+    action = [&global] {
+      return run_training(global, {TrainScope::kDescendants, options.models, options.force});
+    };
+  });
+}
+
+void add_run_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
+  static TrainOptions options;
+  CLI::App* cmd = add_training_subcommand(
+      app, "run", "Do everything out of date in dependency order: train bases, adapt descendants",
+      "Example: scion -C examples/sentiment run", options);
+  cmd->callback([&global, &action] {
+    action = [&global] {
+      return run_training(global, {TrainScope::kAll, options.models, options.force});
+    };
+  });
+}
+
+}  // namespace scion::cli

@@ -1,0 +1,422 @@
+#include "cli/training_session.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fmt/format.h>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "cli/cmd_lineage_support.h"
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "lineage/spec_records.h"
+#include "runtime/data/training_data.h"
+#include "runtime/parameter_binding.h"
+#include "runtime/text/tokenizer.h"
+#include "runtime/training/family_trainer.h"
+#include "spec/recipe_hash.h"
+
+namespace scion::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) { g_interrupted.store(true); }
+
+// A model waiting to train, and why it is in or out.
+struct Pending {
+  const spec::Model* model;
+};
+
+// What one model's training produced, for the summary.
+struct ModelOutcome {
+  std::string name;
+  std::string status;  // trained | up to date | interrupted | failed
+  std::int64_t run_id = 0;
+  std::int64_t steps = 0;
+  double final_loss = 0;
+  std::optional<double> val_loss, val_accuracy;
+  double seconds = 0;
+};
+
+struct GroupOutcome {
+  std::vector<std::string> models;
+  double seconds = 0;
+  double tokens_per_second = 0;
+};
+
+bool in_scope(const spec::Model& m, TrainScope scope) {
+  if (scope == TrainScope::kAll) return true;
+  return (scope == TrainScope::kBases) == m.is_base();
+}
+
+// Whether `model` trains any trunk parameter, which forces it into a group of its own.
+bool trains_trunk(const spec::Workspace& ws, const spec::Model& model) {
+  for (const runtime::ParameterSpec& p : runtime::parameter_table(ws, model))
+    if (p.trainable && p.introduced_by == model.name && !runtime::is_new_parameter(p.name, model))
+      return true;
+  return model.is_base();
+}
+
+class Session {
+ public:
+  Session(const GlobalOptions& global, spec::Workspace ws, std::unique_ptr<lineage::LineageStore> store)
+      : global_(global), ws_(std::move(ws)), store_(std::move(store)),
+        backend_(runtime::make_cpu_backend()) {}
+
+  int run(const TrainRequest& request);
+
+ private:
+  Result<std::vector<const spec::Model*>> select(const TrainRequest& request);
+  Result<bool> up_to_date(const spec::Model& model);
+  std::vector<std::vector<const spec::Model*>> group(const std::vector<const spec::Model*>& wave);
+  Status train_group(const std::vector<const spec::Model*>& group, lineage::RunKind kind);
+  Result<std::shared_ptr<const data::TokenizedDataset>> dataset_for(const spec::Model& model);
+  Status load_inherited(const spec::Model& model, const runtime::ParameterBinding& binding,
+                        std::map<std::string, std::string>& digests);
+  Status commit(runtime::TrainingJob& job, std::int64_t run_id,
+                const std::map<std::string, std::string>& inherited_digests);
+  void progress(const runtime::StepReport& report, std::size_t group_size);
+  void print_summary();
+
+  const GlobalOptions& global_;
+  spec::Workspace ws_;
+  std::unique_ptr<lineage::LineageStore> store_;
+  std::unique_ptr<runtime::Backend> backend_;
+  std::map<std::string, std::shared_ptr<const data::TokenizedDataset>> datasets_;
+  std::vector<ModelOutcome> outcomes_;
+  std::vector<GroupOutcome> groups_;
+};
+
+Result<bool> Session::up_to_date(const spec::Model& model) {
+  auto stored = store_->find_model(model.name);
+  if (!stored) return stored.status();
+  return stored->has_value() && (*stored)->recipe_hash == model.recipe_hash;
+}
+
+Result<std::vector<const spec::Model*>> Session::select(const TrainRequest& request) {
+  std::vector<const spec::Model*> chosen;
+  for (const std::string& name : request.models) {
+    const spec::Model* m = ws_.find_model(name);
+    if (!m) return not_found("no model '" + name + "' in " + ws_.spec_path.string());
+    if (!in_scope(*m, request.scope))
+      return invalid_argument("'" + name + "' is " +
+                              (m->is_base() ? "a base: train it with `scion train`"
+                                            : "a descendant: train it with `scion adapt`"));
+    chosen.push_back(m);
+  }
+  if (request.models.empty())
+    for (const spec::Model& m : ws_.models)
+      if (in_scope(m, request.scope)) chosen.push_back(&m);
+  std::vector<const spec::Model*> pending;
+  for (const spec::Model* m : chosen) {
+    if (!m->training) {
+      if (m->is_base() && !m->import_path.empty()) {
+        auto fresh = up_to_date(*m);
+        if (!fresh) return fresh.status();
+        if (!*fresh)
+          return invalid_argument("base '" + m->name + "' is imported, not trained: run `scion import " +
+                                  m->import_path + " --as " + m->name + "` first");
+      }
+      continue;
+    }
+    auto fresh = up_to_date(*m);
+    if (!fresh) return fresh.status();
+    if (*fresh && !request.force) {
+      outcomes_.push_back({.name = m->name, .status = "up to date"});
+      continue;
+    }
+    pending.push_back(m);
+  }
+  return pending;
+}
+
+// Descendants of one base whose trunk stays frozen form one group; the rest go alone.
+std::vector<std::vector<const spec::Model*>> Session::group(
+    const std::vector<const spec::Model*>& wave) {
+  std::map<std::string, std::vector<const spec::Model*>> by_base;
+  std::vector<std::vector<const spec::Model*>> groups;
+  for (const spec::Model* m : wave) {
+    if (trains_trunk(ws_, *m)) {
+      groups.push_back({m});
+    } else {
+      by_base[ws_.ancestry(*m).back()->name].push_back(m);
+    }
+  }
+  for (auto& [base, members] : by_base) groups.push_back(members);
+  return groups;
+}
+
+Result<std::shared_ptr<const data::TokenizedDataset>> Session::dataset_for(const spec::Model& model) {
+  const spec::TrainingSpec& recipe = *model.training;
+  const spec::Architecture& arch = ws_.architecture_of(model);
+  const int max_length = recipe.max_length > 0 ? recipe.max_length : arch.max_length;
+  const std::string key = fmt::format("{}/{}/{}", recipe.dataset, static_cast<int>(recipe.objective),
+                                      max_length);
+  if (auto it = datasets_.find(key); it != datasets_.end()) return it->second;
+  auto tokenizer = text::make_tokenizer(arch.tokenizer, ws_.root_dir);
+  if (!tokenizer) return tokenizer.status();
+  const spec::Dataset& dataset = *ws_.find_dataset(recipe.dataset);
+  auto data = data::load_tokenized_dataset(dataset, **tokenizer, recipe.objective, max_length);
+  if (!data) return data.status();
+  SCION_RETURN_IF_ERROR(store_->record_dataset(
+      {dataset.digest, dataset.path.string(), static_cast<std::int64_t>((*data)->rows.size()),
+       spec::dataset_format_name(dataset.format)}));
+  datasets_[key] = *data;
+  return *data;
+}
+
+// Copies the parent's stored values into every inherited parameter of `model`.
+Status Session::load_inherited(const spec::Model& model, const runtime::ParameterBinding& binding,
+                               std::map<std::string, std::string>& digests) {
+  if (model.is_base()) return Status::ok();
+  auto parent = store_->load_parameters(model.from);
+  if (!parent) return parent.status();
+  for (const runtime::ParameterSpec& p : runtime::parameter_table(ws_, model)) {
+    if (runtime::is_new_parameter(p.name, model)) continue;
+    auto it = parent->find(p.name);
+    const runtime::Tensor* view = binding.find(p.name);
+    if (it == parent->end() || view == nullptr)
+      return corruption("parameter '" + p.name + "' of '" + model.from +
+                        "' is missing from the store; retrain it with `scion adapt " + model.from +
+                        " --force`");
+    if (it->second.bytes.size() != view->bytes() || it->second.dtype != lineage::DType::kF32)
+      return corruption("stored parameter '" + p.name + "' of '" + model.from +
+                        "' does not match the spec's shape " + runtime::shape_string(p.shape));
+    std::memcpy(view->data, it->second.bytes.data(), view->bytes());
+    digests[p.name] = it->second.digest;
+  }
+  return Status::ok();
+}
+
+Status Session::commit(runtime::TrainingJob& job, std::int64_t run_id,
+                       const std::map<std::string, std::string>& inherited_digests) {
+  std::vector<lineage::ParameterWrite> writes;
+  for (const runtime::ParameterSpec& p : job.table()) {
+    const runtime::Tensor* view = job.parameters().find(p.name);
+    lineage::ParameterWrite w;
+    w.name = p.name;
+    w.shape = p.shape;
+    w.bytes = {static_cast<const std::byte*>(view->data), view->bytes()};
+    w.trainable = p.trainable;
+    w.introduced_by = p.introduced_by;
+    if (!p.trainable)
+      if (auto it = inherited_digests.find(p.name); it != inherited_digests.end()) w.digest = it->second;
+    writes.push_back(std::move(w));
+  }
+  return store_->commit_model(run_id, lineage::model_record_for(ws_, job.model()), writes);
+}
+
+void Session::progress(const runtime::StepReport& r, std::size_t group_size) {
+  if (global_.verbosity < 0) return;
+  const bool tty = stderr_is_tty();
+  const runtime::TrainingJob& job = *r.job;
+  const bool last = r.step >= job.total_steps() || job.stopped_early();
+  std::string line = fmt::format("  {:<20} step {:>5}/{:<5} loss {:.4f}  lr {:.2e}",
+                                 job.model().name, r.step, job.total_steps(), r.loss, r.lr);
+  if (r.validation) {
+    line += fmt::format("  val_loss {:.4f}", r.validation->loss);
+    if (r.validation->accuracy) line += fmt::format("  val_acc {:.3f}", *r.validation->accuracy);
+  }
+  // On a terminal, one line per job is rewritten in place for a single job; otherwise
+  // log every validation and the last step, so logs stay short.
+  if (tty && group_size == 1 && !last && !r.validation) {
+    std::cerr << "\r" << line << std::flush;
+  } else if (r.validation || last || global_.verbosity > 0) {
+    std::cerr << (tty && group_size == 1 ? "\r" : "") << line << "\n";
+  }
+}
+
+Status Session::train_group(const std::vector<const spec::Model*>& members, lineage::RunKind kind) {
+  const auto start = Clock::now();
+  runtime::ParameterStore pool(*backend_);
+  std::vector<std::unique_ptr<runtime::TrainingJob>> jobs;
+  std::vector<std::map<std::string, std::string>> digests(members.size());
+  std::map<const runtime::TrainingJob*, std::int64_t> run_ids;
+  std::map<const runtime::TrainingJob*, std::size_t> index_of;
+
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const spec::Model& model = *members[i];
+    runtime::ParameterBinding binding = pool.add_model(ws_, model);
+    SCION_RETURN_IF_ERROR(load_inherited(model, binding, digests[i]));
+    runtime::initialize_new_parameters(ws_, model, binding, model.training->seed);
+    auto data = dataset_for(model);
+    if (!data) return data.status();
+    auto job = runtime::TrainingJob::create(ws_, model, binding, *data, *backend_);
+    if (!job) return job.status();
+    lineage::RunStart run{.kind = kind,
+                          .recipe_hash = model.recipe_hash,
+                          .dataset_digest = ws_.find_dataset(model.training->dataset)->digest,
+                          .seed = model.training->seed,
+                          .hyperparameters = spec::canonical_recipe(ws_, model)};
+    auto run_id = store_->start_run(lineage::model_record_for(ws_, model), run);
+    if (!run_id) return run_id.status();
+    run_ids[job->get()] = *run_id;
+    index_of[job->get()] = i;
+    outcomes_.push_back({.name = model.name, .status = "running", .run_id = *run_id});
+    jobs.push_back(std::move(*job));
+  }
+  const std::size_t first_outcome = outcomes_.size() - members.size();
+  auto outcome_of = [&](const runtime::TrainingJob& job) -> ModelOutcome& {
+    return outcomes_[first_outcome + index_of.at(&job)];
+  };
+
+  std::vector<std::string> names;
+  for (const spec::Model* m : members) names.push_back(m->name);
+  if (global_.verbosity >= 0)
+    std::cerr << paint(members.size() > 1 ? "co-batched group" : "training", Color::kBold, stderr_is_tty())
+              << ": " << fmt::format("{}", fmt::join(names, ", ")) << "\n";
+
+  std::int64_t tokens = 0;
+  runtime::TrainerCallbacks callbacks;
+  callbacks.on_step = [&](const runtime::StepReport& r) -> Status {
+    tokens += r.tokens;
+    ModelOutcome& outcome = outcome_of(*r.job);
+    outcome.steps = r.step;
+    outcome.final_loss = r.loss;
+    lineage::StepMetrics metrics{.step = r.step, .loss = r.loss, .lr = r.lr};
+    if (r.validation) {
+      outcome.val_loss = r.validation->loss;
+      metrics.validation["val_loss"] = r.validation->loss;
+      if (r.validation->accuracy) {
+        outcome.val_accuracy = r.validation->accuracy;
+        metrics.validation["val_accuracy"] = *r.validation->accuracy;
+      }
+    }
+    progress(r, members.size());
+    return store_->append_metrics(run_ids.at(r.job), metrics);
+  };
+  callbacks.on_job_finished = [&](runtime::TrainingJob& job) -> Status {
+    ModelOutcome& outcome = outcome_of(job);
+    outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    SCION_RETURN_IF_ERROR(commit(job, run_ids.at(&job), digests[index_of.at(&job)]));
+    outcome.status = "trained";
+    return Status::ok();
+  };
+
+  std::vector<runtime::TrainingJob*> raw;
+  for (auto& job : jobs) raw.push_back(job.get());
+  runtime::FamilyTrainer trainer(*backend_);
+  Status status = trainer.run(raw, callbacks, &g_interrupted);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  groups_.push_back({names, seconds, seconds > 0 ? static_cast<double>(tokens) / seconds : 0});
+  if (!status.is_ok()) {
+    const bool interrupted = status.code() == StatusCode::kCancelled;
+    for (auto& job : jobs) {
+      ModelOutcome& outcome = outcome_of(*job);
+      if (outcome.status == "trained") continue;
+      outcome.status = interrupted ? "interrupted" : "failed";
+      // Best effort: the run row says how it ended; the store is consistent either way.
+      (void)store_->finish_run(run_ids.at(job.get()),
+                               interrupted ? lineage::RunStatus::kInterrupted : lineage::RunStatus::kFailed,
+                               status.message());
+    }
+  }
+  return status;
+}
+
+void Session::print_summary() {
+  if (global_.json) {
+    nlohmann::json models = nlohmann::json::array(), groups = nlohmann::json::array();
+    for (const ModelOutcome& o : outcomes_) {
+      nlohmann::json m = {{"model", o.name}, {"status", o.status}};
+      if (o.run_id) {
+        m["run"] = o.run_id;
+        m["steps"] = o.steps;
+        m["final_loss"] = o.final_loss;
+        m["seconds"] = o.seconds;
+      }
+      if (o.val_loss) m["val_loss"] = *o.val_loss;
+      if (o.val_accuracy) m["val_accuracy"] = *o.val_accuracy;
+      models.push_back(m);
+    }
+    for (const GroupOutcome& g : groups_)
+      groups.push_back({{"models", g.models}, {"seconds", g.seconds}, {"tokens_per_second", g.tokens_per_second}});
+    print_json({{"models", models}, {"groups", groups}});
+    return;
+  }
+  const bool tty = stdout_is_tty();
+  for (const GroupOutcome& g : groups_)
+    std::cout << fmt::format("{} {} in {} ({:.0f} tokens/s)\n",
+                             g.models.size() > 1 ? "co-batched" : "trained",
+                             fmt::join(g.models, ", "), human_duration(g.seconds), g.tokens_per_second);
+  for (const ModelOutcome& o : outcomes_) {
+    std::string detail;
+    if (o.run_id) detail = fmt::format("run {}, {} steps, loss {:.4f}", o.run_id, o.steps, o.final_loss);
+    if (o.val_loss) detail += fmt::format(", val_loss {:.4f}", *o.val_loss);
+    if (o.val_accuracy) detail += fmt::format(", val_acc {:.3f}", *o.val_accuracy);
+    const Color color = o.status == "trained" ? Color::kGreen
+                        : o.status == "up to date" ? Color::kDim : Color::kRed;
+    std::cout << fmt::format("  {:<20} {}", o.name, paint(o.status, color, tty))
+              << (detail.empty() ? "" : "  " + detail) << "\n";
+  }
+}
+
+int Session::run(const TrainRequest& request) {
+  auto pending = select(request);
+  if (!pending) return fail(pending.status());
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+
+  // Waves: a model is ready once its parent's parameters for the current recipe are in
+  // the store (stored earlier, or trained by an earlier wave).
+  std::vector<const spec::Model*> waiting = *pending;
+  std::set<std::string> waiting_names;
+  for (const spec::Model* m : waiting) waiting_names.insert(m->name);
+  Status status;
+  while (!waiting.empty() && status.is_ok()) {
+    std::vector<const spec::Model*> wave, later;
+    for (const spec::Model* m : waiting) {
+      bool ready = m->is_base();
+      if (!ready && !waiting_names.count(m->from)) {
+        auto fresh = up_to_date(*ws_.find_model(m->from));
+        if (!fresh) return fail(fresh.status());
+        if (!*fresh) {
+          status = invalid_argument("'" + m->name + "' needs its parent '" + m->from +
+                                    "' trained first: run `scion run`, or `scion " +
+                                    (ws_.find_model(m->from)->is_base() ? "train " : "adapt ") + m->from + "`");
+          break;
+        }
+        ready = true;
+      }
+      (ready ? wave : later).push_back(m);
+    }
+    if (!status.is_ok()) break;
+    for (const auto& members : group(wave)) {
+      const auto kind = members.front()->is_base() ? lineage::RunKind::kTrain : lineage::RunKind::kAdapt;
+      status = train_group(members, kind);
+      if (!status.is_ok()) break;
+    }
+    for (const spec::Model* m : wave) waiting_names.erase(m->name);
+    waiting = std::move(later);
+  }
+  print_summary();
+  if (!status.is_ok()) {
+    if (status.code() == StatusCode::kCancelled) {
+      print_warning("interrupted: finished models are stored; the rest are marked interrupted");
+      return kExitInterrupted;
+    }
+    return fail(status);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_training(const GlobalOptions& global, const TrainRequest& request) {
+  auto ws = load_workspace_or_report(global);
+  if (!ws) return kExitUsage;
+  auto store = open_store(global, /*create=*/true);
+  if (!store) return fail(store.status());
+  Session session(global, std::move(*ws), std::move(*store));
+  return session.run(request);
+}
+
+}  // namespace scion::cli

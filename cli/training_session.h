@@ -1,0 +1,34 @@
+// TrainingSession: what `scion train`, `scion adapt` and `scion run` share.
+//
+// It decides what is out of date (a model whose recipe hash has no stored parameters),
+// orders the work in waves (a model runs once its parent's parameters are in the store),
+// groups each wave into co-batched groups (descendants of one base whose trunk stays
+// frozen train together; a model that trains its trunk trains alone), runs each group
+// through runtime::FamilyTrainer, and records every run, its metrics and the finished
+// parameters in the lineage store (parameters and run status in one transaction).
+// Ctrl-C stops between steps: finished models are kept, unfinished runs are marked
+// interrupted, and the store stays consistent.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/global_options.h"
+#include "spec/status.h"
+
+namespace scion::cli {
+
+enum class TrainScope { kBases, kDescendants, kAll };
+
+struct TrainRequest {
+  TrainScope scope = TrainScope::kAll;
+  std::vector<std::string> models;  // empty: every model in scope
+  bool force = false;               // retrain models that are up to date
+};
+
+// Runs the request; prints progress on stderr and a summary on stdout (JSON with --json).
+// Returns the process exit code.
+int run_training(const GlobalOptions& global, const TrainRequest& request);
+
+}  // namespace scion::cli

@@ -1,0 +1,80 @@
+#include "runtime/training/family_trainer.h"
+
+#include <algorithm>
+
+namespace scion::runtime {
+
+Status FamilyTrainer::run(const std::vector<TrainingJob*>& jobs, const TrainerCallbacks& callbacks,
+                          const std::atomic<bool>* cancel) {
+  std::vector<TrainingJob*> active;
+  for (TrainingJob* job : jobs) {
+    if (!job->finished()) {
+      active.push_back(job);
+    } else if (callbacks.on_job_finished) {
+      SCION_RETURN_IF_ERROR(callbacks.on_job_finished(*job));
+    }
+  }
+  while (!active.empty()) {
+    if (cancel && cancel->load()) return {StatusCode::kCancelled, "training interrupted"};
+    SCION_RETURN_IF_ERROR(step(active, callbacks));
+    std::vector<TrainingJob*> still_active;
+    for (TrainingJob* job : active) {
+      if (!job->finished()) {
+        still_active.push_back(job);
+      } else if (callbacks.on_job_finished) {
+        SCION_RETURN_IF_ERROR(callbacks.on_job_finished(*job));
+      }
+    }
+    active = std::move(still_active);
+  }
+  return Status::ok();
+}
+
+Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
+                           const TrainerCallbacks& callbacks) {
+  const std::size_t n = active.size();
+  std::vector<double> loss_sum(n, 0.0);
+  std::vector<std::int64_t> tokens(n, 0);
+  for (TrainingJob* job : active) job->zero_grad();
+
+  // Micro-batch m carries every job that accumulates more than m micro-batches.
+  int max_micro = 0;
+  for (TrainingJob* job : active) max_micro = std::max(max_micro, job->micro_batches_per_step());
+  for (int m = 0; m < max_micro; ++m) {
+    std::vector<std::size_t> members;
+    std::vector<data::Batch> batches;
+    batches.reserve(n);  // segments point into these batches
+    FamilyBatch family{.training = true};
+    for (std::size_t j = 0; j < n; ++j) {
+      if (active[j]->micro_batches_per_step() <= m) continue;
+      members.push_back(j);
+      batches.push_back(active[j]->next_batch());
+      family.segments.push_back(active[j]->segment_for(batches.back(), active[j]->dropout_seed(m)));
+      tokens[j] += static_cast<std::int64_t>(batches.back().batch_size) * batches.back().length;
+    }
+    auto out = net_.forward(family);
+    if (!out) return out.status();
+    SCION_RETURN_IF_ERROR(net_.backward());
+    for (std::size_t s = 0; s < members.size(); ++s) loss_sum[members[s]] += (*out)[s].loss;
+  }
+
+  for (std::size_t j = 0; j < n; ++j) {
+    TrainingJob& job = *active[j];
+    StepReport report;
+    report.job = &job;
+    report.lr = job.apply_step();
+    report.step = job.steps_done();
+    report.loss = static_cast<float>(loss_sum[j] / job.micro_batches_per_step());
+    report.tokens = tokens[j];
+    if (job.validation_due()) {
+      auto validation = job.validate(net_);
+      if (!validation) return validation.status();
+      job.record_validation(*validation);
+      report.validation = *validation;
+    }
+    if (callbacks.on_step) SCION_RETURN_IF_ERROR(callbacks.on_step(report));
+  }
+  return Status::ok();
+}
+
+}  // namespace scion::runtime

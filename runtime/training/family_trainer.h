@@ -1,0 +1,56 @@
+// FamilyTrainer: trains a group of jobs that share one frozen trunk, co-batched.
+//
+// Each step gathers the next micro-batch of every active job into one FamilyBatch (one
+// segment per job), runs the frozen trunk once over all rows, applies each job's adapters
+// to its own rows and back-propagates each job's loss into its own trainable parameters
+// (SegmentedTransformer). Then every job takes its own optimizer step at its own
+// learning rate. Jobs keep their own data order, batch size, gradient accumulation,
+// schedule, step count and early stopping; a job that finishes leaves the batch and the
+// rest go on. Because each segment's loss and gradients are exactly those of the job
+// alone, co-batched training gives the parameters of training each job by itself.
+//
+// A group may hold a job that trains its trunk (a base, BitFit, full fine-tuning) only
+// when it is the group's only job. The trainer borrows jobs and backend. Not thread-safe.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "runtime/training/training_job.h"
+
+namespace scion::runtime {
+
+struct StepReport {
+  TrainingJob* job = nullptr;
+  std::int64_t step = 0;  // 1-based: the optimizer step just taken
+  float loss = 0;         // mean over the step's micro-batches
+  float lr = 0;
+  std::int64_t tokens = 0;  // tokens of this job in the step
+  std::optional<ValidationResult> validation;  // when one ran after this step
+};
+
+struct TrainerCallbacks {
+  std::function<Status(const StepReport&)> on_step;        // after each job's step
+  std::function<Status(TrainingJob&)> on_job_finished;     // when a job leaves the group
+};
+
+class FamilyTrainer {
+ public:
+  explicit FamilyTrainer(Backend& backend) : backend_(backend), net_(backend) {}
+
+  // Runs every job to its end. Checks `cancel` between steps and returns kCancelled when
+  // it is set, leaving unfinished jobs as they are. A callback's error stops the run.
+  Status run(const std::vector<TrainingJob*>& jobs, const TrainerCallbacks& callbacks,
+             const std::atomic<bool>* cancel = nullptr);
+
+ private:
+  // One optimizer step of every job in `active`.
+  Status step(const std::vector<TrainingJob*>& active, const TrainerCallbacks& callbacks);
+
+  Backend& backend_;
+  SegmentedTransformer net_;
+};
+
+}  // namespace scion::runtime

@@ -1,0 +1,105 @@
+// TrainingJob: one model being trained, with everything that is its own.
+//
+// A job holds the model's resolved weights (views into a ParameterStore shared by the whole
+// group, so a frozen trunk is held once), its own gradients, optimizer state, learning-rate
+// schedule, data stream (own seed, batch size and order), validation rows and
+// early-stopping state. FamilyTrainer (family_trainer.h) runs several jobs that share one
+// frozen trunk through co-batched steps; training a model alone is a group of one.
+// The job borrows the workspace, model and backend, which must outlive it. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/data/batch_stream.h"
+#include "runtime/data/shuffle.h"
+#include "runtime/model_weights.h"
+#include "runtime/optimizer.h"
+#include "runtime/parameter_binding.h"
+#include "runtime/parameter_table.h"
+#include "runtime/transformer.h"
+#include "spec/status.h"
+#include "spec/workspace.h"
+
+namespace scion::runtime {
+
+// One validation pass of a job.
+struct ValidationResult {
+  double loss = 0;
+  std::optional<double> accuracy;  // classification only
+};
+
+class TrainingJob {
+ public:
+  // `params` binds every name of the model's parameter table to initialised values (the
+  // inherited ones loaded, the new ones from initialize_new_parameters). The training
+  // spec's dataset is `data`; a validation split is taken from it when the recipe asks.
+  // Errors: kSpecError for a recipe the data cannot serve (see BatchStream::create).
+  static Result<std::unique_ptr<TrainingJob>> create(const spec::Workspace& workspace,
+                                                     const spec::Model& model,
+                                                     const ParameterBinding& params,
+                                                     std::shared_ptr<const data::TokenizedDataset> data,
+                                                     Backend& backend);
+
+  const spec::Model& model() const { return model_; }
+  const spec::TrainingSpec& recipe() const { return *model_.training; }
+  const std::vector<ParameterSpec>& table() const { return table_; }
+  const ParameterBinding& parameters() const { return params_; }
+  const ModelWeights& weights() const { return weights_; }
+
+  std::int64_t total_steps() const { return total_steps_; }
+  std::int64_t steps_done() const { return optimizer_->steps_taken(); }
+  bool stopped_early() const { return stopped_early_; }
+  bool finished() const { return stopped_early_ || steps_done() >= total_steps_; }
+  int micro_batches_per_step() const { return recipe().grad_accumulation; }
+  std::int64_t train_rows() const { return static_cast<std::int64_t>(train_rows_.size()); }
+  std::int64_t validation_rows() const { return static_cast<std::int64_t>(validation_rows_.size()); }
+
+  // The next micro-batch of this job's own data order.
+  data::Batch next_batch() { return stream_.next(); }
+  // A segment over `batch` (which must outlive the forward/backward that uses it).
+  Segment segment_for(const data::Batch& batch, std::uint64_t dropout_seed) const;
+  // Dropout seed of micro-batch `micro` of the next step: depends only on the job's seed
+  // and position, so co-batched and solo training draw the same masks.
+  std::uint64_t dropout_seed(int micro) const;
+
+  void zero_grad() { grads_->zero(); }
+  // Averages the accumulated gradients over the micro-batches, clips, and updates the
+  // parameters at the scheduled learning rate. Returns that learning rate.
+  float apply_step();
+  float learning_rate() const;
+
+  // Whether a validation pass is due after the step just taken: every `eval_every` steps,
+  // or at each epoch boundary, and always after the last step.
+  bool validation_due() const;
+  // Runs the validation rows through `net` (this job alone, no dropout).
+  Result<ValidationResult> validate(SegmentedTransformer& net);
+  // Feeds a validation result to early stopping; returns true when the job should stop.
+  bool record_validation(const ValidationResult& result);
+
+ private:
+  TrainingJob(const spec::Model& model, Backend& backend, data::BatchStream stream)
+      : model_(model), backend_(backend), stream_(std::move(stream)) {}
+
+  const spec::Model& model_;
+  Backend& backend_;
+  std::vector<ParameterSpec> table_;
+  ParameterBinding params_;
+  std::unique_ptr<GradientSet> grads_;
+  ModelWeights weights_;
+  std::unique_ptr<Optimizer> optimizer_;
+  data::BatchStream stream_;
+  std::shared_ptr<const data::TokenizedDataset> data_;
+  std::vector<std::int64_t> train_rows_, validation_rows_;
+  std::int64_t total_steps_ = 0;
+  std::int64_t steps_per_epoch_ = 1;
+
+  std::optional<double> best_metric_;
+  int evaluations_without_improvement_ = 0;
+  bool stopped_early_ = false;
+};
+
+}  // namespace scion::runtime
