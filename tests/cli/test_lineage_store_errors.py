@@ -6,7 +6,7 @@ from harness import check, run, temp_dir
 
 work = temp_dir()
 
-for command in (["fsck"], ["gc"], ["export", "m", "-o", "x.safetensors"]):
+for command in (["fsck"], ["gc"], ["lineage", "log"], ["export", "m", "-o", "x.safetensors"]):
     rc, _, err = run("--store", os.path.join(work, "none"), *command, cwd=work)
     check(rc == 2, f"{command} on a missing store exits 2, got {rc}: {err}")
     check("no scion store" in err, f"{command} names the missing store: {err!r}")
