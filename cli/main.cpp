@@ -22,6 +22,8 @@ void add_gc_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_train_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_adapt_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_run_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_import_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_lineage_command(CLI::App&, const GlobalOptions&, CommandAction&);
 
 namespace {
 
@@ -33,6 +35,8 @@ const std::vector<AddCommand>& all_commands() {
       add_train_command,
       add_adapt_command,
       add_run_command,
+      add_lineage_command,
+      add_import_command,
       add_export_command,
       add_fsck_command,
       add_gc_command,

@@ -171,7 +171,7 @@ Status write_file_atomically(Env& env, const fs::path& path,
     SCION_RETURN_IF_ERROR((*file)->sync());
     SCION_RETURN_IF_ERROR((*file)->close());
     SCION_RETURN_IF_ERROR(env.rename_file(temp, path));
-    return env.sync_dir(path.parent_path());
+    return env.sync_dir(path.has_parent_path() ? path.parent_path() : fs::path("."));
   }();
   if (!status.is_ok() && env.file_exists(temp)) env.remove_file(temp);
   return status;

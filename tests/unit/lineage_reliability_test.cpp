@@ -232,3 +232,34 @@ TEST_CASE("a crash between writing and renaming an object leaves no object under
   CHECK(*parameter_rows == 0);
   require_consistent(dir.path());
 }
+
+TEST_CASE("gc removes what a crash left and nothing a model uses", "[lineage][reliability]") {
+  TempDir dir;
+  REQUIRE(write_models(dir.path(), "m", 1, 5) == 0);
+  auto store = LineageStore::open(dir.path());
+  REQUIRE(store.is_ok());
+  // An object written but never committed, as a crash before the transaction leaves it.
+  const auto orphan = random_bytes(100 * 1024, 77);
+  const std::string orphan_digest = sha256_hex(orphan);
+  REQUIRE((*store)->objects().put(orphan_digest, orphan).is_ok());
+  auto before = check_store(**store);
+  REQUIRE(before.is_ok());
+  CHECK(before->ok());
+  REQUIRE(before->notes.size() == 1);
+  CHECK(before->notes[0].subject.find(orphan_digest.substr(2)) != std::string::npos);
+
+  auto dry = collect_garbage(**store, /*dry_run=*/true);
+  REQUIRE(dry.is_ok());
+  REQUIRE(dry->removed_files.size() == 1);
+  CHECK((*store)->objects().contains(orphan_digest));
+  auto gc = collect_garbage(**store, /*dry_run=*/false);
+  REQUIRE(gc.is_ok());
+  CHECK(gc->removed_files.size() == 1);
+  CHECK(gc->removed_objects.empty());
+  CHECK_FALSE((*store)->objects().contains(orphan_digest));
+  CHECK((*store)->load_parameters("m").is_ok());
+  auto after = check_store(**store);
+  REQUIRE(after.is_ok());
+  CHECK(after->ok());
+  CHECK(after->notes.empty());
+}
