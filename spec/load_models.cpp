@@ -159,13 +159,19 @@ std::optional<Architecture> load_architecture(SpecReader& r, const YamlNode& nod
 }
 
 std::vector<ModelEntry> load_model_heads(SpecReader& r, const YamlNode& section,
-                                         const std::filesystem::path& base_dir) {
+                                         FileResolver& files) {
   std::vector<ModelEntry> entries;
   if (!r.expect_map(section, "models", "a mapping from model names to models")) return entries;
   r.check_unique_names(section, "models", "model");
   std::set<std::string> seen;
   for (const auto& [key, value] : section.entries) {
     if (!key->is_scalar() || key->value.empty() || !seen.insert(key->value).second) continue;
+    if (entries.size() == kMaxModels) {
+      r.error(*key, join_path("models", key->value),
+              fmt::format("more than {} models", kMaxModels),
+              "; split the family into several workspaces");
+      break;
+    }
     ModelEntry e;
     e.model.name = key->value;
     e.model.location = r.location(*key);
@@ -187,7 +193,7 @@ std::vector<ModelEntry> load_model_heads(SpecReader& r, const YamlNode& section,
           std::string file;
           std::filesystem::path absolute;
           if (r.read_string(import, join_path(path, "import"), file) &&
-              resolve_file(r, *import, join_path(path, "import"), file, base_dir, absolute,
+              resolve_file(r, *import, join_path(path, "import"), file, files, absolute,
                            e.model.import_digest))
             e.model.import_path = absolute.string();
         }

@@ -17,6 +17,8 @@
 namespace scion::spec {
 namespace {
 
+using detail::kMaxGenerations;
+using detail::kMaxModels;
 using detail::ModelEntry;
 
 constexpr std::string_view kSections[] = {"datasets", "models", "share",
@@ -58,6 +60,24 @@ std::vector<std::size_t> order_parents_first(SpecReader& r, const std::vector<Mo
     }
   }
   return order;
+}
+
+// Reports models more than kMaxGenerations below their base.
+void check_generations(SpecReader& r, const std::vector<ModelEntry>& entries,
+                       const std::map<std::string, std::size_t>& index,
+                       const std::vector<std::size_t>& order) {
+  std::vector<int> generation(entries.size(), 0);
+  for (std::size_t i : order) {  // parents first, so the parent's generation is known
+    const ModelEntry& e = entries[i];
+    const auto parent = index.find(e.model.from);
+    if (e.model.is_base() || parent == index.end()) continue;
+    generation[i] = generation[parent->second] + 1;
+    if (generation[i] == kMaxGenerations + 1)
+      r.error(*e.from_node, join_path(join_path("models", e.model.name), "from"),
+              fmt::format("'{}' is more than {} generations below its base", e.model.name,
+                          kMaxGenerations),
+              "; adapt from a nearer ancestor");
+  }
 }
 
 // The loaded ancestors of entry i, parent first, and the family's base architecture.
@@ -118,13 +138,14 @@ LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem:
   ws.spec_path = spec_path;
   ws.root_dir = base_dir;
 
-  if (const YamlNode* n = find(*root, "datasets")) detail::load_datasets(r, *n, base_dir, ws.datasets);
+  detail::FileResolver files{base_dir, {}};
+  if (const YamlNode* n = find(*root, "datasets")) detail::load_datasets(r, *n, files, ws.datasets);
   detail::Names names;
   for (const Dataset& d : ws.datasets) names.datasets.push_back(d.name);
 
   std::vector<ModelEntry> entries;
   if (const YamlNode* n = r.require(*root, "", "models", "the model family"))
-    entries = detail::load_model_heads(r, *n, base_dir);
+    entries = detail::load_model_heads(r, *n, files);
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     index[entries[i].model.name] = i;
@@ -135,6 +156,7 @@ LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem:
       detail::check_reference(r, *e.from_node, join_path(join_path("models", e.model.name), "from"),
                               e.model.from, names.models, "model");
   const std::vector<std::size_t> order = order_parents_first(r, entries, index);
+  check_generations(r, entries, index, order);
   for (std::size_t i : order) {
     const Architecture* arch = nullptr;
     const auto ancestors = ancestors_of(entries, i, index, &arch);
