@@ -73,8 +73,7 @@ void SpecReader::report_unknown(const YamlNode& node, const std::string& path,
                                 std::string_view what) {
   std::string hint = did_you_mean(word, known);
   if (hint.empty()) hint = " (expected one of: " + join_words(known) + ")";
-  const std::string shown = word.size() > 40 ? std::string(word.substr(0, 40)) + "..." : std::string(word);
-  error(node, path, fmt::format("unknown {} '{}'", what, shown), hint);
+  error(node, path, fmt::format("unknown {} '{}'", what, shorten(word)), hint);
 }
 
 void SpecReader::check_keys(const YamlNode& map, const std::string& path,

@@ -210,8 +210,17 @@ std::string describe(const YamlNode& node) {
     case YamlNode::Kind::kMap: return "a mapping";
     case YamlNode::Kind::kScalar: break;
   }
-  std::string shown = node.value.size() > 40 ? node.value.substr(0, 40) + "..." : node.value;
-  return "'" + shown + "'";
+  return fmt::format("'{}'", shorten(node.value));
+}
+
+std::string shorten(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::size_t cut = max_bytes;
+  // Back off continuation bytes (10xxxxxx) to the start of the character.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  std::string out(text.substr(0, cut));
+  out.append("...");
+  return out;
 }
 
 YamlParse parse_yaml(std::string_view text, const std::string& display_name,

@@ -53,7 +53,11 @@ struct YamlParse {
 YamlParse parse_yaml(std::string_view text, const std::string& display_name,
                      const YamlLimits& limits = {});
 
-// "a mapping", "a sequence", "a string 'x'", "null": for "expected X, got Y" messages.
+// "a mapping", "a list", "'x'", "nothing (null)": for "expected X, got Y" messages.
 std::string describe(const YamlNode& node);
+
+// `text` cut to at most `max_bytes` at a UTF-8 character boundary, with "..." when cut,
+// so that messages quoting user text stay valid UTF-8 (JSON output requires it).
+std::string shorten(std::string_view text, std::size_t max_bytes = 40);
 
 }  // namespace scion::spec

@@ -140,3 +140,21 @@ TEST_CASE("a lineage deeper than 64 generations is refused") {
   CHECK(refusal(yaml) == "scion.yaml:68:15: error: 'm65' is more than 64 generations below its "
                          "base at models.m65.from; adapt from a nearer ancestor");
 }
+
+TEST_CASE("long values quoted in messages are cut at a character boundary") {
+  // Regression: cutting "aéé..." after 40 bytes split an 'é' and made `validate --json`
+  // fail on invalid UTF-8.
+  std::string value = "a";
+  for (int i = 0; i < 30; ++i) value += "\xC3\xA9";
+  TempWorkspace ws;
+  const LoadResult r = ws.load("models:\n  b: {architecture: {layers: " + value + "}}\n");
+  std::string e;
+  for (const Diagnostic& d : r.errors)
+    if (d.key_path == "models.b.architecture.layers") e = d.to_string();
+  std::string expected_shown = "a";
+  for (int i = 0; i < 19; ++i) expected_shown += "\xC3\xA9";
+  CHECK(e.find("got '" + expected_shown + "...'") != std::string::npos);
+  CHECK_NOTHROW(nlohmann::json(e).dump());
+  CHECK(shorten("abc", 2) == "ab...");
+  CHECK(shorten("\xC3\xA9\xC3\xA9", 3) == "\xC3\xA9...");
+}
