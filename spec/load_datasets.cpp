@@ -81,8 +81,9 @@ void load_dataset(SpecReader& reader, const YamlNode& node, const std::string& p
   if (d.format == DatasetFormat::kText) {
     for (std::string_view key : {"text_field", "label_field", "labels"})
       if (const YamlNode* n = find(node, key))
-        reader.error(*n, join_path(path, key),
-                     fmt::format("'{}' does not apply to a text dataset (one example per line)", key));
+        reader.error(
+            *n, join_path(path, key),
+            fmt::format("'{}' does not apply to a text dataset (one example per line)", key));
   } else if (!d.labels.empty() && d.label_field.empty()) {
     reader.error(*labels, join_path(path, "labels"),
                  "labels given but label_field is empty; name the field that holds them");
@@ -109,8 +110,8 @@ bool check_reference(SpecReader& reader, const YamlNode& node, const std::string
 }
 
 bool resolve_file(SpecReader& reader, const YamlNode& node, const std::string& path,
-                  const std::string& value, FileResolver& files,
-                  std::filesystem::path& absolute, std::string& digest) {
+                  const std::string& value, FileResolver& files, std::filesystem::path& absolute,
+                  std::string& digest) {
   if (value.empty()) {
     reader.error(node, path, "expected a file path, got an empty string");
     return false;
@@ -119,7 +120,8 @@ bool resolve_file(SpecReader& reader, const YamlNode& node, const std::string& p
   const std::filesystem::path resolved = (files.base_dir / value).lexically_normal();
   const auto status = std::filesystem::status(resolved, ec);
   if (ec || !std::filesystem::exists(status)) {
-    reader.error(node, path, fmt::format("file '{}' not found (looked for {})", value, resolved.string()),
+    reader.error(node, path,
+                 fmt::format("file '{}' not found (looked for {})", value, resolved.string()),
                  "; create it or fix the path, which is relative to the spec's directory");
     return false;
   }

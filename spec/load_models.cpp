@@ -11,11 +11,11 @@
 namespace scion::spec::detail {
 namespace {
 
-constexpr std::string_view kModelKeys[] = {"architecture", "import", "from", "adapt",
-                                           "freeze", "unfreeze", "train"};
+constexpr std::string_view kModelKeys[] = {"architecture", "import",   "from", "adapt",
+                                           "freeze",       "unfreeze", "train"};
 constexpr std::string_view kArchitectureKeys[] = {
-    "type", "layers", "width", "heads", "ffn_width", "vocab_size", "tokenizer",
-    "max_length", "norm", "dropout", "tie_embeddings"};
+    "type",      "layers",     "width", "heads",   "ffn_width",     "vocab_size",
+    "tokenizer", "max_length", "norm",  "dropout", "tie_embeddings"};
 constexpr Choice<ArchitectureKind> kKinds[] = {{"encoder", ArchitectureKind::kEncoder},
                                                {"decoder", ArchitectureKind::kDecoder}};
 constexpr Choice<NormPlacement> kNorms[] = {{"pre", NormPlacement::kPre},
@@ -43,8 +43,9 @@ bool check_model_shape(SpecReader& r, const YamlNode& node, const std::string& p
     }
     const bool train = find(node, "train") != nullptr, import = find(node, "import") != nullptr;
     if (train == import) {
-      r.error(node, path, train ? "a base has both 'train' and 'import'; keep one"
-                                : "missing 'train' or 'import' (how the base gets its weights)");
+      r.error(node, path,
+              train ? "a base has both 'train' and 'import'; keep one"
+                    : "missing 'train' or 'import' (how the base gets its weights)");
       ok = false;
     }
   } else {
@@ -99,8 +100,8 @@ void settle_head_labels(SpecReader& r, ModelEntry& e, const std::vector<const Mo
       m.adaptation.head ? &m.adaptation.head->labels : inherited_labels(ancestors, datasets);
   if (m.is_base()) head_labels = &data->labels;
   if (head_labels == nullptr) {
-    r.error(*train, join_path(path, "train.objective"),
-            "objective classification needs a head", "; add adapt: {head: {}} to this model");
+    r.error(*train, join_path(path, "train.objective"), "objective classification needs a head",
+            "; add adapt: {head: {}} to this model");
   } else if (data->labels.empty()) {
     r.error(*train, join_path(path, "train.data"),
             fmt::format("dataset '{}' has no labels, but objective classification needs them",
@@ -167,8 +168,7 @@ std::vector<ModelEntry> load_model_heads(SpecReader& r, const YamlNode& section,
   for (const auto& [key, value] : section.entries) {
     if (!key->is_scalar() || key->value.empty() || !seen.insert(key->value).second) continue;
     if (entries.size() == kMaxModels) {
-      r.error(*key, join_path("models", key->value),
-              fmt::format("more than {} models", kMaxModels),
+      r.error(*key, join_path("models", key->value), fmt::format("more than {} models", kMaxModels),
               "; split the family into several workspaces");
       break;
     }

@@ -21,7 +21,7 @@ using detail::kMaxGenerations;
 using detail::kMaxModels;
 using detail::ModelEntry;
 
-constexpr std::string_view kSections[] = {"datasets", "models", "share",
+constexpr std::string_view kSections[] = {"datasets", "models",     "share",
                                           "tests",    "assertions", "lexicons"};
 
 // Depth-first order with parents first; reports each cycle through `from` once.
@@ -48,11 +48,13 @@ std::vector<std::size_t> order_parents_first(SpecReader& r, const std::vector<Mo
       std::size_t first = 0;
       while (chain[first] != at) ++first;
       std::string names;
-      for (std::size_t i = first; i < chain.size(); ++i) names += entries[chain[i]].model.name + " -> ";
+      for (std::size_t i = first; i < chain.size(); ++i)
+        names += entries[chain[i]].model.name + " -> ";
       names += entries[at].model.name;
       const ModelEntry& e = entries[at];
       r.error(*e.from_node, join_path(join_path("models", e.model.name), "from"),
-              fmt::format("cycle through 'from': {}", names), "; a model cannot descend from itself");
+              fmt::format("cycle through 'from': {}", names),
+              "; a model cannot descend from itself");
     }
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       marks[*it] = broken ? Mark::kBroken : Mark::kDone;
@@ -124,12 +126,15 @@ LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem:
   LoadResult result;
   const std::string& file = r.file();
   if (root == nullptr || root->is_null()) {
-    result.errors.push_back(Diagnostic::at(file, 1, 1, "the spec is empty; expected a mapping with at least 'models' "
-                             "(see docs/spec.md)"));
+    result.errors.push_back(
+        Diagnostic::at(file, 1, 1,
+                       "the spec is empty; expected a mapping with at least 'models' "
+                       "(see docs/spec.md)"));
     return result;
   }
-  if (!r.expect_map(*root, "", "a mapping with the top-level keys datasets, models, share, "
-                               "tests, assertions, lexicons")) {
+  if (!r.expect_map(*root, "",
+                    "a mapping with the top-level keys datasets, models, share, "
+                    "tests, assertions, lexicons")) {
     result.errors = r.take_errors();
     return result;
   }
@@ -174,9 +179,11 @@ LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem:
     if (const YamlNode* share = find(*root, "share")) check_share_cycles(r, *share, ws);
   }
   result.errors = r.take_errors();
-  std::stable_sort(result.errors.begin(), result.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
-    return std::tie(a.location.line, a.location.column) < std::tie(b.location.line, b.location.column);
-  });
+  std::stable_sort(result.errors.begin(), result.errors.end(),
+                   [](const Diagnostic& a, const Diagnostic& b) {
+                     return std::tie(a.location.line, a.location.column) <
+                            std::tie(b.location.line, b.location.column);
+                   });
   if (!result.errors.empty()) return result;
   for (Model& m : ws.models) m.recipe_hash = recipe_hash(ws, m);
   result.workspace = std::move(ws);
@@ -184,7 +191,8 @@ LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem:
 }
 
 LoadResult load_text(std::string_view yaml, const std::string& display_name,
-                     const std::filesystem::path& spec_path, const std::filesystem::path& base_dir) {
+                     const std::filesystem::path& spec_path,
+                     const std::filesystem::path& base_dir) {
   const YamlParse parsed = parse_yaml(yaml, display_name);
   if (parsed.error) {
     LoadResult result;
@@ -210,7 +218,8 @@ LoadResult load_workspace(const std::filesystem::path& spec_file) {
   std::error_code ec;
   const auto status = std::filesystem::status(spec_file, ec);
   if (ec || !std::filesystem::exists(status)) {
-    result.errors.push_back(Diagnostic::at(shown, 0, 0, "spec file not found; create it or point to it with -f FILE or -C DIR"));
+    result.errors.push_back(Diagnostic::at(
+        shown, 0, 0, "spec file not found; create it or point to it with -f FILE or -C DIR"));
     return result;
   }
   if (!std::filesystem::is_regular_file(status)) {
@@ -220,9 +229,11 @@ LoadResult load_workspace(const std::filesystem::path& spec_file) {
   const YamlLimits limits;
   const auto size = std::filesystem::file_size(spec_file, ec);
   if (!ec && size > limits.max_bytes) {
-    result.errors.push_back(Diagnostic::at(shown, 1, 1, fmt::format("the spec is {} bytes, over the limit of {} bytes; a "
-                                         "spec describes data, keep the data in files",
-                                         size, limits.max_bytes)));
+    result.errors.push_back(
+        Diagnostic::at(shown, 1, 1,
+                       fmt::format("the spec is {} bytes, over the limit of {} bytes; a "
+                                   "spec describes data, keep the data in files",
+                                   size, limits.max_bytes)));
     return result;
   }
   std::ifstream in(spec_file, std::ios::binary);

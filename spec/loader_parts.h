@@ -43,8 +43,8 @@ struct FileResolver {
 // Resolves `value`; reports a missing or non-regular file at `path` and otherwise returns
 // its absolute path and SHA-256.
 bool resolve_file(SpecReader& reader, const YamlNode& node, const std::string& path,
-                  const std::string& value, FileResolver& files,
-                  std::filesystem::path& absolute, std::string& digest);
+                  const std::string& value, FileResolver& files, std::filesystem::path& absolute,
+                  std::string& digest);
 
 void load_datasets(SpecReader& reader, const YamlNode& section, FileResolver& files,
                    std::vector<Dataset>& out);

@@ -6,9 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "runtime/parameter_table.h"
 #include "spec/loader.h"
