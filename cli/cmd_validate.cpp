@@ -39,9 +39,8 @@ int run_validate(const GlobalOptions& global) {
     return ws ? kExitOk : kExitUsage;
   }
   for (const spec::Diagnostic& d : result.errors) {
-    const std::string where = d.location.file + ":" + std::to_string(d.location.line) + ":" +
-                              std::to_string(d.location.column) + ": ";
-    std::cerr << where << paint("error", Color::kRed, stderr_is_tty()) << ": " << d.message << '\n';
+    std::cerr << d.where() << ": " << paint("error", Color::kRed, stderr_is_tty()) << ": "
+              << d.message << '\n';
   }
   if (!ws) {
     std::cerr << result.errors.size() << (result.errors.size() == 1 ? " error" : " errors")
