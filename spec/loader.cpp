@@ -121,6 +121,34 @@ void check_share_cycles(SpecReader& r, const YamlNode& section, const Workspace&
   }
 }
 
+// Reads the models section: heads first, then references, order and generations, then
+// each model's body once its ancestors are loaded. Returns the indices into `entries` of
+// the models that can be placed, parents first.
+std::vector<std::size_t> load_models(SpecReader& r, const YamlNode& root,
+                                     detail::FileResolver& files,
+                                     const std::vector<Dataset>& datasets,
+                                     std::vector<ModelEntry>& entries, detail::Names& names) {
+  if (const YamlNode* n = r.require(root, "", "models", "the model family"))
+    entries = detail::load_model_heads(r, *n, files);
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    index[entries[i].model.name] = i;
+    names.models.push_back(entries[i].model.name);
+  }
+  for (const ModelEntry& e : entries)
+    if (e.from_node && !e.model.from.empty())
+      detail::check_reference(r, *e.from_node, join_path(join_path("models", e.model.name), "from"),
+                              e.model.from, names.models, "model");
+  std::vector<std::size_t> order = order_parents_first(r, entries, index);
+  check_generations(r, entries, index, order);
+  for (std::size_t i : order) {
+    const Architecture* arch = nullptr;
+    const auto ancestors = ancestors_of(entries, i, index, &arch);
+    if (entries[i].shape_ok) detail::load_model_body(r, entries[i], arch, ancestors, datasets);
+  }
+  return order;
+}
+
 LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem::path& spec_path,
                      const std::filesystem::path& base_dir) {
   LoadResult result;
@@ -149,24 +177,7 @@ LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem:
   for (const Dataset& d : ws.datasets) names.datasets.push_back(d.name);
 
   std::vector<ModelEntry> entries;
-  if (const YamlNode* n = r.require(*root, "", "models", "the model family"))
-    entries = detail::load_model_heads(r, *n, files);
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    index[entries[i].model.name] = i;
-    names.models.push_back(entries[i].model.name);
-  }
-  for (const ModelEntry& e : entries)
-    if (e.from_node && !e.model.from.empty())
-      detail::check_reference(r, *e.from_node, join_path(join_path("models", e.model.name), "from"),
-                              e.model.from, names.models, "model");
-  const std::vector<std::size_t> order = order_parents_first(r, entries, index);
-  check_generations(r, entries, index, order);
-  for (std::size_t i : order) {
-    const Architecture* arch = nullptr;
-    const auto ancestors = ancestors_of(entries, i, index, &arch);
-    if (entries[i].shape_ok) detail::load_model_body(r, entries[i], arch, ancestors, ws.datasets);
-  }
+  const std::vector<std::size_t> order = load_models(r, *root, files, ws.datasets, entries, names);
 
   if (const YamlNode* n = find(*root, "share")) detail::load_shares(r, *n, names, ws.shares);
   if (const YamlNode* n = find(*root, "tests")) detail::load_tests(r, *n, names, ws.tests);
