@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <muParser.h>
 
-#include <cmath>
+#include <algorithm>
 
 namespace scion::assertions {
 namespace {
@@ -23,7 +23,8 @@ std::string without_position(std::string message) {
 }
 
 std::string parse_error(std::string_view where, std::string_view text, int position, const std::string& message) {
-  const int column = position < 0 ? 1 : position + 1;
+  // muparser may place "unexpected end" past the last character; point just after it.
+  const int column = std::clamp(position + 1, 1, static_cast<int>(text.size()) + 1);
   return fmt::format("{}: the expression does not parse at column {}: {}\n    {}\n    {}^", where, column,
                      without_position(message), text, std::string(static_cast<std::size_t>(column - 1), ' '));
 }
