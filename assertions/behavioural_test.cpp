@@ -243,7 +243,7 @@ Result<BehaviouralTest> compile_test(const spec::TestSpec& spec, const LexiconSe
   SCION_RETURN_IF_ERROR(read_expect(body, &test));
   SCION_RETURN_IF_ERROR(read_direction(body, &test));
   if (body.has("perturb")) {
-    auto p = Perturbation::compile(*body.find("perturb"), all_lexicons, fmt::format("{}: body", test.origin));
+    auto p = Perturbation::compile(*body.find("perturb"), all_lexicons, test.origin, "body.perturb");
     if (!p) return p.status();
     test.perturb = std::move(p.value());
   }

@@ -70,7 +70,7 @@ Result<ModelAssertion> ModelAssertion::compile(const spec::AssertionSpec& spec, 
     a.kind_ = AssertionKind::kPerturbationFlip;
     SCION_RETURN_IF_ERROR(body.check_keys({"perturb"}));
     if (!body.has("perturb")) return body.error("perturb", "is required, e.g. {kind: typos}");
-    auto p = Perturbation::compile(*body.find("perturb"), lexicons, fmt::format("{}: body", a.origin_));
+    auto p = Perturbation::compile(*body.find("perturb"), lexicons, a.origin_, "body.perturb");
     if (!p) return p.status();
     a.perturbation_ = std::move(p.value());
   } else if (spec.kind == "allowed_outputs") {

@@ -125,8 +125,8 @@ Status read_options(const BodyFields& f, const KindInfo& info, PerturbationOptio
 }  // namespace
 
 Result<Perturbation> Perturbation::compile(const nlohmann::json& body, const LexiconSet& lexicons,
-                                           std::string_view where) {
-  BodyFields f(body, std::string(where), "perturb");
+                                           std::string_view origin, std::string_view path) {
+  BodyFields f(body, std::string(origin), std::string(path));
   if (!body.is_object()) return f.error("", "expected a mapping such as {kind: negation}");
   auto kind = f.string("kind");
   if (!kind) return kind.status();
@@ -141,7 +141,7 @@ Result<Perturbation> Perturbation::compile(const nlohmann::json& body, const Lex
   PerturbationOptions options;
   options.name = *kind;
   SCION_RETURN_IF_ERROR(read_options(f, *info, &options));
-  return from_options(std::move(options), lexicons, where);
+  return from_options(std::move(options), lexicons, f.where(""));
 }
 
 Result<Perturbation> Perturbation::from_options(PerturbationOptions options, const LexiconSet& lexicons,
@@ -150,12 +150,11 @@ Result<Perturbation> Perturbation::from_options(PerturbationOptions options, con
   for (const std::string& name : options.lexicons) {
     const auto* entries = lexicons.find(name);
     if (entries == nullptr)
-      return spec_error(fmt::format("{}: perturb.lexicons: unknown lexicon '{}'; define it under `lexicons:`",
-                                    where, name));
+      return spec_error(fmt::format("{}.lexicons: unknown lexicon '{}'; define it under `lexicons:`", where, name));
     p.swap_lists_.push_back(*entries);
   }
   if (options.kind == PerturbationKind::kTypos && options.typo_ops.empty())
-    return spec_error(fmt::format("{}: perturb.ops: give at least one of swap, drop, duplicate", where));
+    return spec_error(fmt::format("{}.ops: give at least one of swap, drop, duplicate", where));
   if (options.mode.empty()) {
     // Programmatic options get the same defaults as the spec keys.
     switch (options.kind) {

@@ -51,12 +51,14 @@ struct PerturbationOptions {
 
 class Perturbation {
  public:
-  // Reads a `perturb:` object ({kind: negation, mode: add}). `where` prefixes errors
-  // (file:line and key path). Swap lexicons are resolved in `lexicons` now, so an unknown
-  // lexicon is an error here rather than at run time.
+  // Reads a `perturb:` object ({kind: negation, mode: add}). Errors read
+  // "<origin>: <path>.<key>: ..." (origin: file:line:col and owner; path: the object's key
+  // path). Swap lexicons are resolved in `lexicons` now, so an unknown lexicon is an
+  // error here rather than at run time.
   static Result<Perturbation> compile(const nlohmann::json& body, const LexiconSet& lexicons,
-                                      std::string_view where);
-  // Builds one from options directly (tests, programmatic use). Same checks as compile().
+                                      std::string_view origin, std::string_view path = "perturb");
+  // Builds one from options directly (tests, programmatic use). Same checks as compile();
+  // `where` prefixes errors.
   static Result<Perturbation> from_options(PerturbationOptions options, const LexiconSet& lexicons,
                                            std::string_view where);
 

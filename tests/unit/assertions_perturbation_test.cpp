@@ -10,7 +10,7 @@ using namespace scion::assertions;
 namespace {
 
 Perturbation make(const nlohmann::json& body, const LexiconSet& lexicons = LexiconSet::builtin()) {
-  auto p = Perturbation::compile(body, lexicons, "t.yaml:4:3: test 'p': body");
+  auto p = Perturbation::compile(body, lexicons, "t.yaml:4:3: test 'p'", "body.perturb");
   INFO((p.is_ok() ? std::string() : p.status().message()));
   REQUIRE(p.is_ok());
   return *p;
@@ -159,9 +159,9 @@ TEST_CASE("substitute: user pairs, whole words, optionally both ways", "[asserti
 TEST_CASE("perturbation spec errors name the key", "[assertions][perturb]") {
   const LexiconSet lex = LexiconSet::builtin();
   auto error_of = [&](const nlohmann::json& body) {
-    auto p = Perturbation::compile(body, lex, "t.yaml:4:3: test 'p': body");
+    auto p = Perturbation::compile(body, lex, "t.yaml:4:3: test 'p'", "body.perturb");
     REQUIRE_FALSE(p.is_ok());
-    CHECK_THAT(p.status().message(), Catch::StartsWith("t.yaml:4:3: test 'p': body"));
+    CHECK_THAT(p.status().message(), Catch::StartsWith("t.yaml:4:3: test 'p': body.perturb"));
     return p.status().message();
   };
   CHECK_THAT(error_of({{"kind", "typo"}}), Catch::Contains("perturb.kind: unknown perturbation 'typo'"));
@@ -169,8 +169,8 @@ TEST_CASE("perturbation spec errors name the key", "[assertions][perturb]") {
   CHECK_THAT(error_of({{"kind", "negation"}, {"mode", "ad"}}), Catch::Contains("perturb.mode: expected one of add"));
   CHECK_THAT(error_of({{"kind", "typos"}, {"count", 0}}), Catch::Contains("perturb.count"));
   CHECK_THAT(error_of({{"kind", "typos"}, {"ops", "flip"}}), Catch::Contains("unknown typo operation 'flip'"));
-  CHECK_THAT(error_of({{"kind", "swap"}}), Catch::Contains("perturb.lexicons: is required"));
-  CHECK_THAT(error_of({{"kind", "swap"}, {"lexicons", "fruit"}}), Catch::Contains("unknown lexicon 'fruit'"));
+  CHECK_THAT(error_of({{"kind", "swap"}}), Catch::Contains("body.perturb.lexicons: is required"));
+  CHECK_THAT(error_of({{"kind", "swap"}, {"lexicons", "fruit"}}), Catch::Contains("body.perturb.lexicons: unknown lexicon 'fruit'"));
   CHECK_THAT(error_of({{"kind", "substitute"}}), Catch::Contains("perturb.pairs: is required"));
   CHECK_THAT(error_of({{"kind", "case"}, {"colour", "red"}}), Catch::Contains("perturb.colour: unknown key"));
   CHECK_THAT(error_of("negation"), Catch::Contains("expected a mapping"));
