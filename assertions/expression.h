@@ -5,7 +5,7 @@
 // compile() checks the syntax without knowing any model and records the variables the
 // formula uses; evaluate() binds them from a VariableMap and fails, naming the variable
 // and what is available, if one is missing (a label the model does not have).
-// Comparisons yield 1 or 0; && || ?: and the usual functions (abs, min, max, log, ...)
+// Comparisons yield 1 or 0; && || ?: and the usual functions (abs, min, max, ln, ...)
 // are available. An Expression may be copied (the copy re-parses its text); evaluate()
 // is thread-safe (calls on one object are serialised).
 #pragma once

@@ -123,14 +123,11 @@ Result<Check> judge_one(const BehaviouralTest& test, const TestCase& c, const Mo
     case TestType::kDir: {
       if (test.direction) {
         auto moved = check_direction(test, original, *perturbed);
-        if (!moved || !moved->passed) return moved;
+        if (!moved || !moved->passed || test.expect.kind == Expectation::Kind::kNone) return moved;
       }
-      if (test.expect.kind != Expectation::Kind::kNone) {
-        auto met = check_expectation(test, c, *perturbed, nullptr);
-        if (met && !met->passed) met->reason = "after perturbation: " + met->reason;
-        return met;
-      }
-      return check_direction(test, original, *perturbed);
+      auto met = check_expectation(test, c, *perturbed, nullptr);
+      if (met && !met->passed) met->reason = "after perturbation: " + met->reason;
+      return met;
     }
   }
   return Check{};

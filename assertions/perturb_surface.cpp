@@ -73,8 +73,9 @@ std::optional<std::string> perturb_punctuation(std::string_view text, std::strin
     if (is_sentence_punctuation(text[i]) && !decimal_point) continue;
     stripped += text[i];
   }
-  // Stripping can leave a space before where the mark was ("yes , no"); trim the end only.
-  while (!stripped.empty() && stripped.back() == ' ' && (text.empty() || text.back() != ' ')) stripped.pop_back();
+  // "Great movie !" leaves a trailing space; drop it unless the input itself ended in one.
+  const bool input_ends_in_space = !text.empty() && text.back() == ' ';
+  while (!input_ends_in_space && !stripped.empty() && stripped.back() == ' ') stripped.pop_back();
   const bool can_strip = stripped != text;
   const std::size_t last = text.find_last_not_of(" \t\r\n");
   const bool can_add = last != std::string_view::npos && !is_sentence_punctuation(text[last]);

@@ -147,15 +147,15 @@ bool slots_distinct(const TextTemplate& t, const std::vector<std::size_t>& choic
   return true;
 }
 
-// Number of fills, saturated at `cap` + 1 so large products do not overflow.
-std::size_t product_size(const TextTemplate& t, std::size_t cap) {
+// True if the template has at most `cap` fills; checked by division so that large
+// products cannot overflow.
+bool product_fits(const TextTemplate& t, std::size_t cap) {
   std::size_t total = 1;
   for (const auto& slot : t.slots()) {
-    if (total > (cap + 1) / slot.values.size() + 1) return cap + 1;
+    if (total > cap / slot.values.size()) return false;  // lexicons are never empty
     total *= slot.values.size();
-    if (total > cap) return cap + 1;
   }
-  return total;
+  return true;
 }
 
 TemplateFill make_fill(const TextTemplate& t, std::size_t index, const std::vector<std::size_t>& choice) {
@@ -202,9 +202,9 @@ std::vector<TemplateFill> expand_templates(const std::vector<TextTemplate>& temp
   for (std::size_t i = 0; i < templates.size(); ++i) {
     const std::size_t remaining = max_cases - std::min(max_cases, out.size());
     const std::size_t templates_left = templates.size() - i;
-    const std::size_t budget = (remaining + templates_left - 1) / templates_left;
+    const std::size_t budget = remaining / templates_left + (remaining % templates_left != 0 ? 1 : 0);
     if (budget == 0) break;
-    if (product_size(templates[i], budget) <= budget)
+    if (product_fits(templates[i], budget))
       enumerate_all(templates[i], i, budget, &out);
     else
       sample_distinct(templates[i], i, budget, derive_seed(seed, i), &out);

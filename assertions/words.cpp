@@ -61,20 +61,6 @@ std::string match_case(std::string_view replacement, std::string_view original) 
   return out;
 }
 
-std::size_t find_phrase(std::string_view text, std::string_view phrase, std::size_t from) {
-  if (phrase.empty()) return std::string::npos;
-  const std::string lower_text = to_lower(text);
-  const std::string lower_phrase = to_lower(phrase);
-  for (std::size_t pos = lower_text.find(lower_phrase, from); pos != std::string::npos;
-       pos = lower_text.find(lower_phrase, pos + 1)) {
-    const std::size_t end = pos + phrase.size();
-    const bool starts = pos == 0 || !is_word_byte(text[pos - 1]);
-    const bool ends = end == text.size() || !is_word_byte(text[end]);
-    if (starts && ends) return pos;
-  }
-  return std::string::npos;
-}
-
 std::string replace_phrases(std::string_view text, const std::vector<std::string>& phrases,
                             const std::function<std::string(std::size_t, std::string_view)>& replace) {
   std::vector<std::size_t> order(phrases.size());

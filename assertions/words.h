@@ -1,6 +1,6 @@
 // Word-level text helpers shared by the perturbations: splitting a sentence into word
 // and non-word tokens that join back to the exact original, case matching, and
-// whole-word phrase search. ASCII letters and digits, any byte >= 0x80 (so UTF-8
+// whole-word phrase replacement. ASCII letters and digits, any byte >= 0x80 (so UTF-8
 // letters stay inside words) and apostrophes between word characters make up words.
 #pragma once
 
@@ -27,10 +27,6 @@ std::string to_upper(std::string_view text);
 // `replacement` written in the case pattern of `original`: ALL CAPS (two or more
 // letters, none lower case), Capitalised, or unchanged.
 std::string match_case(std::string_view replacement, std::string_view original);
-
-// Whole-word, case-insensitive occurrence of `phrase` in `text` at or after `from`;
-// std::string::npos if none. "Mexico City" matches as one phrase.
-std::size_t find_phrase(std::string_view text, std::string_view phrase, std::size_t from);
 
 // Scans `text` left to right. At each word start it tries `phrases`, longest first,
 // case-insensitively and as whole words; a match is replaced by

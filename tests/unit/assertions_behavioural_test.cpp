@@ -180,6 +180,18 @@ TEST_CASE("DIR: label direction with tolerance, confidence direction, expect aft
   const Verdict stays = judge(flips, c, before, &higher);
   CHECK(stays.outcome == Outcome::kFail);
   CHECK_THAT(stays.reason, Catch::StartsWith("after perturbation: predicted positive"));
+
+  // Both: the direction is checked first, then the expectation on the perturbed output.
+  const auto both = compile_ok("dir", {{"inputs", {"x"}},
+                                       {"perturb", {{"kind", "negation"}}},
+                                       {"direction", {{"label", "positive"}, {"change", "decrease"}}},
+                                       {"expect", {{"label", "negative"}}}});
+  CHECK(judge(both, c, before, &lower).outcome == Outcome::kPass);
+  const ModelOutput barely_lower = sentiment(0.35f, 0.65f);
+  const Verdict not_flipped = judge(both, c, before, &barely_lower);
+  CHECK(not_flipped.outcome == Outcome::kFail);
+  CHECK_THAT(not_flipped.reason, Catch::StartsWith("after perturbation"));
+  CHECK_THAT(judge(both, c, before, &higher).reason, Catch::Contains("expected a decrease"));
 }
 
 TEST_CASE("regression: parent counts only failures the parent does not share", "[assertions][judge]") {

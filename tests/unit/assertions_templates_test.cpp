@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include "assertions/lexicon.h"
@@ -174,4 +175,18 @@ TEST_CASE("template errors name the place and the column", "[assertions][templat
   CHECK_THAT(error_of("A {no-un} slot"), Catch::Contains("is not a lexicon name"));
   CHECK_THAT(error_of("   "), Catch::Contains("the template is empty"));
   CHECK_THAT(error_of(""), Catch::Contains("the template is empty"));
+}
+
+TEST_CASE("huge cross products are sampled without overflow", "[assertions][template]") {
+  const LexiconSet builtin = LexiconSet::builtin();
+  // 70^12 combinations do not fit in 64 bits.
+  const TextTemplate t = parse_ok("{name1} {name2} {name3} {name4} {name5} {name6} {name7} {name8} {name9} "
+                                  "{name10} {name11} {name12}",
+                                  builtin);
+  const auto fills = expand_templates({t}, 25, 11);
+  CHECK(fills.size() == 25);
+  // An unbounded budget enumerates a small template completely.
+  const TextTemplate small = parse_ok("{pos_adj}", builtin);
+  CHECK(expand_templates({small}, std::numeric_limits<std::size_t>::max(), 0).size() ==
+        builtin.find("pos_adj")->size());
 }
