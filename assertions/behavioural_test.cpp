@@ -14,10 +14,12 @@ namespace {
 
 constexpr std::int64_t kMaxCasesLimit = 1'000'000;
 
-Status read_test_lexicons(const BodyFields& body, const std::filesystem::path& root_dir, LexiconSet* lexicons) {
+Status read_test_lexicons(const BodyFields& body, const std::filesystem::path& root_dir,
+                          LexiconSet* lexicons) {
   const nlohmann::json* value = body.find("lexicons");
   if (value == nullptr) return Status::ok();
-  if (!value->is_object()) return body.error("lexicons", "expected a mapping {name: [entries] or \"file.txt\"}");
+  if (!value->is_object())
+    return body.error("lexicons", "expected a mapping {name: [entries] or \"file.txt\"}");
   for (const auto& [name, entries] : value->items()) {
     const std::string where = body.where("lexicons." + name);
     if (entries.is_string()) {
@@ -62,7 +64,8 @@ Status read_sources(const BodyFields& body, const LexiconSet& lexicons, Behaviou
     SCION_RETURN_IF_ERROR(data.check_keys({"dataset", "max_cases"}));
     auto dataset = data.string("dataset");
     if (!dataset) return dataset.status();
-    auto max_cases = data.integer("max_cases", 1, kMaxCasesLimit, static_cast<std::int64_t>(test->max_cases));
+    auto max_cases =
+        data.integer("max_cases", 1, kMaxCasesLimit, static_cast<std::int64_t>(test->max_cases));
     if (!max_cases) return max_cases.status();
     test->data = DataSource{*dataset, static_cast<std::size_t>(*max_cases)};
   }
@@ -74,7 +77,8 @@ Status read_sources(const BodyFields& body, const LexiconSet& lexicons, Behaviou
 // The slot names "{x}" used in a preference string.
 std::vector<std::string> slot_references(const std::string& text) {
   std::vector<std::string> keys;
-  for (std::size_t open = text.find('{'); open != std::string::npos; open = text.find('{', open + 1)) {
+  for (std::size_t open = text.find('{'); open != std::string::npos;
+       open = text.find('{', open + 1)) {
     const std::size_t close = text.find('}', open);
     if (close == std::string::npos) break;
     keys.push_back(text.substr(open + 1, close - open - 1));
@@ -84,14 +88,18 @@ std::vector<std::string> slot_references(const std::string& text) {
 
 Status check_preference_slots(const BodyFields& expect, const BehaviouralTest& test) {
   for (const char* key : {"prefer", "over"}) {
-    const std::string& text = std::string_view(key) == "prefer" ? test.expect.prefer : test.expect.over;
+    const std::string& text =
+        std::string_view(key) == "prefer" ? test.expect.prefer : test.expect.over;
     for (const std::string& slot : slot_references(text)) {
       if (!test.inputs.empty() || test.data)
-        return expect.error(key, fmt::format("uses slot '{{{}}}', but the test also has inputs without slots", slot));
+        return expect.error(
+            key,
+            fmt::format("uses slot '{{{}}}', but the test also has inputs without slots", slot));
       for (std::size_t t = 0; t < test.templates.size(); ++t) {
         const auto& slots = test.templates[t].slots();
         if (std::none_of(slots.begin(), slots.end(), [&](const auto& s) { return s.key == slot; }))
-          return expect.error(key, fmt::format("uses slot '{{{}}}', which template {} does not have", slot, t));
+          return expect.error(
+              key, fmt::format("uses slot '{{{}}}', which template {} does not have", slot, t));
       }
     }
   }
@@ -101,7 +109,8 @@ Status check_preference_slots(const BodyFields& expect, const BehaviouralTest& t
 Status read_expect(const BodyFields& body, BehaviouralTest* test) {
   if (!body.has("expect")) return Status::ok();
   const BodyFields expect = body.nested("expect");
-  SCION_RETURN_IF_ERROR(expect.check_keys({"label", "not_label", "predicate", "prefer", "over", "margin"}));
+  SCION_RETURN_IF_ERROR(
+      expect.check_keys({"label", "not_label", "predicate", "prefer", "over", "margin"}));
   Expectation& e = test->expect;
   int kinds = 0;
   if (expect.has("label")) {
@@ -143,8 +152,10 @@ Status read_expect(const BodyFields& body, BehaviouralTest* test) {
   }
   if (kinds != 1)
     return expect.error("", "give exactly one of label, not_label, predicate, or prefer + over");
-  if ((e.kind == Expectation::Kind::kLabel || e.kind == Expectation::Kind::kNotLabel) && e.labels.empty())
-    return expect.error(e.kind == Expectation::Kind::kLabel ? "label" : "not_label", "names no label");
+  if ((e.kind == Expectation::Kind::kLabel || e.kind == Expectation::Kind::kNotLabel) &&
+      e.labels.empty())
+    return expect.error(e.kind == Expectation::Kind::kLabel ? "label" : "not_label",
+                        "names no label");
   return Status::ok();
 }
 
@@ -165,7 +176,8 @@ Status read_direction(const BodyFields& body, BehaviouralTest* test) {
     d.label = *label;
     change = *c;
   } else {
-    if (f.has("change")) return f.error("change", "goes with `label`; with `confidence` write confidence: increase");
+    if (f.has("change"))
+      return f.error("change", "goes with `label`; with `confidence` write confidence: increase");
     auto c = f.choice("confidence", {"increase", "decrease"});
     if (!c) return c.status();
     d.quantity = Direction::Quantity::kConfidence;
@@ -186,20 +198,24 @@ Status check_type_rules(const BodyFields& body, const BehaviouralTest& test) {
     case TestType::kMft:
       if (!has_expect) return body.error("expect", "is required for an MFT test");
       if (test.perturb || test.direction || test.threshold)
-        return body.error("", "an MFT test takes no perturb, direction or threshold; use type inv or dir");
+        return body.error(
+            "", "an MFT test takes no perturb, direction or threshold; use type inv or dir");
       break;
     case TestType::kInv:
       if (!test.perturb) return body.error("perturb", "is required for an INV test");
-      if (has_expect || test.direction) return body.error("", "an INV test takes no expect or direction; use type dir");
+      if (has_expect || test.direction)
+        return body.error("", "an INV test takes no expect or direction; use type dir");
       break;
     case TestType::kDir:
       if (!test.perturb) return body.error("perturb", "is required for a DIR test");
-      if (!has_expect && !test.direction) return body.error("direction", "a DIR test needs `direction` or `expect`");
+      if (!has_expect && !test.direction)
+        return body.error("direction", "a DIR test needs `direction` or `expect`");
       if (test.threshold) return body.error("threshold", "applies to INV tests only");
       break;
   }
   if (test.expect.kind == Expectation::Kind::kPrefer && test.type != TestType::kMft)
-    return body.error("expect.prefer", "language-model preferences are MFT expectations; use type mft");
+    return body.error("expect.prefer",
+                      "language-model preferences are MFT expectations; use type mft");
   return Status::ok();
 }
 
@@ -207,9 +223,12 @@ Status check_type_rules(const BodyFields& body, const BehaviouralTest& test) {
 
 std::string_view test_type_name(TestType type) {
   switch (type) {
-    case TestType::kMft: return "mft";
-    case TestType::kInv: return "inv";
-    case TestType::kDir: return "dir";
+    case TestType::kMft:
+      return "mft";
+    case TestType::kInv:
+      return "inv";
+    case TestType::kDir:
+      return "dir";
   }
   return "?";
 }
@@ -218,18 +237,25 @@ Result<BehaviouralTest> compile_test(const spec::TestSpec& spec, const LexiconSe
                                      const std::filesystem::path& root_dir) {
   BehaviouralTest test;
   test.name = spec.name;
-  test.origin = fmt::format("{}:{}:{}: test '{}'", spec.location.file, spec.location.line, spec.location.column, spec.name);
+  test.origin = fmt::format("{}:{}:{}: test '{}'", spec.location.file, spec.location.line,
+                            spec.location.column, spec.name);
   test.capability = spec.capability;
   test.models = spec.models;
   test.max_failure_rate = spec.max_failure_rate;
   const BodyFields body(spec.body, test.origin, "body");
-  if (spec.type == "mft") test.type = TestType::kMft;
-  else if (spec.type == "inv") test.type = TestType::kInv;
-  else if (spec.type == "dir") test.type = TestType::kDir;
-  else return spec_error(fmt::format("{}: type: unknown test type '{}'; use mft, inv or dir", test.origin, spec.type));
+  if (spec.type == "mft")
+    test.type = TestType::kMft;
+  else if (spec.type == "inv")
+    test.type = TestType::kInv;
+  else if (spec.type == "dir")
+    test.type = TestType::kDir;
+  else
+    return spec_error(fmt::format("{}: type: unknown test type '{}'; use mft, inv or dir",
+                                  test.origin, spec.type));
 
-  SCION_RETURN_IF_ERROR(body.check_keys({"template", "templates", "inputs", "data", "lexicons", "max_cases", "seed",
-                                         "expect", "perturb", "direction", "threshold", "regression"}));
+  SCION_RETURN_IF_ERROR(
+      body.check_keys({"template", "templates", "inputs", "data", "lexicons", "max_cases", "seed",
+                       "expect", "perturb", "direction", "threshold", "regression"}));
   auto max_cases = body.integer("max_cases", 1, kMaxCasesLimit, 100);
   if (!max_cases) return max_cases.status();
   test.max_cases = static_cast<std::size_t>(*max_cases);
@@ -243,7 +269,8 @@ Result<BehaviouralTest> compile_test(const spec::TestSpec& spec, const LexiconSe
   SCION_RETURN_IF_ERROR(read_expect(body, &test));
   SCION_RETURN_IF_ERROR(read_direction(body, &test));
   if (body.has("perturb")) {
-    auto p = Perturbation::compile(*body.find("perturb"), all_lexicons, test.origin, "body.perturb");
+    auto p =
+        Perturbation::compile(*body.find("perturb"), all_lexicons, test.origin, "body.perturb");
     if (!p) return p.status();
     test.perturb = std::move(p.value());
   }
@@ -264,10 +291,12 @@ Result<BehaviouralTest> compile_test(const spec::TestSpec& spec, const LexiconSe
 
 namespace {
 
-std::string fill_slots(std::string text, const std::vector<std::pair<std::string, std::string>>& fills) {
+std::string fill_slots(std::string text,
+                       const std::vector<std::pair<std::string, std::string>>& fills) {
   for (const auto& [key, value] : fills) {
     const std::string ref = "{" + key + "}";
-    for (std::size_t at = text.find(ref); at != std::string::npos; at = text.find(ref, at + value.size()))
+    for (std::size_t at = text.find(ref); at != std::string::npos;
+         at = text.find(ref, at + value.size()))
       text.replace(at, ref.size(), value);
   }
   return text;
@@ -287,11 +316,13 @@ std::vector<std::size_t> sample_indices(std::size_t size, std::size_t count, std
 
 }  // namespace
 
-Result<CaseSet> generate_cases(const BehaviouralTest& test, std::span<const std::string> dataset_texts) {
+Result<CaseSet> generate_cases(const BehaviouralTest& test,
+                               std::span<const std::string> dataset_texts) {
   if (test.data && dataset_texts.empty())
-    return invalid_argument(fmt::format("{}: reads dataset '{}'; pass its texts to generate_cases (the dataset is "
-                                        "empty or was not read)",
-                                        test.origin, test.data->dataset));
+    return invalid_argument(
+        fmt::format("{}: reads dataset '{}'; pass its texts to generate_cases (the dataset is "
+                    "empty or was not read)",
+                    test.origin, test.data->dataset));
   const std::uint64_t seed = derive_seed(test.seed, stable_hash(test.name));
   std::vector<TestCase> raw;
   for (TemplateFill& fill : expand_templates(test.templates, test.max_cases, seed)) {
@@ -310,7 +341,8 @@ Result<CaseSet> generate_cases(const BehaviouralTest& test, std::span<const std:
   for (std::size_t i = 0; i < test.inputs.size() && raw.size() < test.max_cases; ++i)
     add_plain(test.inputs[i], fmt::format("inputs[{}]", i));
   if (test.data) {
-    for (std::size_t row : sample_indices(dataset_texts.size(), test.data->max_cases, derive_seed(seed, 1)))
+    for (std::size_t row :
+         sample_indices(dataset_texts.size(), test.data->max_cases, derive_seed(seed, 1)))
       add_plain(dataset_texts[row], fmt::format("data {}[{}]", test.data->dataset, row));
   }
   CaseSet set;

@@ -91,7 +91,7 @@ Result<BehaviouralTest> compile_test(const spec::TestSpec& spec, const LexiconSe
 
 // One input to run, and for INV/DIR its perturbed twin.
 struct TestCase {
-  std::string id;      // "<test>/<n>", stable for a given spec and seed
+  std::string id;  // "<test>/<n>", stable for a given spec and seed
   std::string input;
   std::optional<std::string> perturbed;
   std::string source;  // "template 0", "inputs[3]", "data reviews[17]"
@@ -109,6 +109,7 @@ struct CaseSet {
 // (REQUIRED when test.data is set: the dataset's texts, in file order), at most
 // max_cases in all (data.max_cases for the dataset part). INV/DIR inputs that the
 // perturbation cannot change are counted in not_applicable, not returned.
-Result<CaseSet> generate_cases(const BehaviouralTest& test, std::span<const std::string> dataset_texts = {});
+Result<CaseSet> generate_cases(const BehaviouralTest& test,
+                               std::span<const std::string> dataset_texts = {});
 
 }  // namespace scion::assertions

@@ -28,11 +28,13 @@ Status BodyFields::error(std::string_view key, std::string_view what) const {
 }
 
 Status BodyFields::check_keys(std::initializer_list<std::string_view> allowed) const {
-  if (!object_.is_object()) return error("", fmt::format("expected a mapping, got {}", json_type_name(object_)));
+  if (!object_.is_object())
+    return error("", fmt::format("expected a mapping, got {}", json_type_name(object_)));
   for (const auto& [key, value] : object_.items()) {
     bool known = false;
     for (std::string_view a : allowed) known = known || key == a;
-    if (!known) return error(key, fmt::format("unknown key; expected one of: {}", fmt::join(allowed, ", ")));
+    if (!known)
+      return error(key, fmt::format("unknown key; expected one of: {}", fmt::join(allowed, ", ")));
   }
   return Status::ok();
 }
@@ -45,17 +47,20 @@ const nlohmann::json* BodyFields::find(std::string_view key) const {
 
 bool BodyFields::has(std::string_view key) const { return find(key) != nullptr; }
 
-Result<std::string> BodyFields::string(std::string_view key, std::optional<std::string> fallback) const {
+Result<std::string> BodyFields::string(std::string_view key,
+                                       std::optional<std::string> fallback) const {
   const nlohmann::json* value = find(key);
   if (value == nullptr) {
     if (fallback) return *fallback;
     return error(key, "is required");
   }
-  if (!value->is_string()) return error(key, fmt::format("expected a string, got {}", json_type_name(*value)));
+  if (!value->is_string())
+    return error(key, fmt::format("expected a string, got {}", json_type_name(*value)));
   return value->get<std::string>();
 }
 
-Result<std::string> BodyFields::choice(std::string_view key, std::initializer_list<std::string_view> choices,
+Result<std::string> BodyFields::choice(std::string_view key,
+                                       std::initializer_list<std::string_view> choices,
                                        std::optional<std::string> fallback) const {
   auto value = string(key, std::move(fallback));
   if (!value.is_ok()) return value;
@@ -70,7 +75,8 @@ Result<double> BodyFields::number(std::string_view key, std::optional<double> fa
     if (fallback) return *fallback;
     return error(key, "is required");
   }
-  if (!value->is_number()) return error(key, fmt::format("expected a number, got {}", json_type_name(*value)));
+  if (!value->is_number())
+    return error(key, fmt::format("expected a number, got {}", json_type_name(*value)));
   return value->get<double>();
 }
 
@@ -81,9 +87,11 @@ Result<std::int64_t> BodyFields::integer(std::string_view key, std::int64_t min,
     if (fallback) return *fallback;
     return error(key, "is required");
   }
-  const bool integral = value->is_number_integer() ||
-                        (value->is_number_float() && std::floor(value->get<double>()) == value->get<double>());
-  if (!integral) return error(key, fmt::format("expected a whole number, got {}", json_type_name(*value)));
+  const bool integral =
+      value->is_number_integer() ||
+      (value->is_number_float() && std::floor(value->get<double>()) == value->get<double>());
+  if (!integral)
+    return error(key, fmt::format("expected a whole number, got {}", json_type_name(*value)));
   const double v = value->get<double>();
   if (v < static_cast<double>(min) || v > static_cast<double>(max))
     return error(key, fmt::format("{} is out of range; use {} to {}", v, min, max));
@@ -93,7 +101,8 @@ Result<std::int64_t> BodyFields::integer(std::string_view key, std::int64_t min,
 Result<bool> BodyFields::boolean(std::string_view key, bool fallback) const {
   const nlohmann::json* value = find(key);
   if (value == nullptr) return fallback;
-  if (!value->is_boolean()) return error(key, fmt::format("expected true or false, got {}", json_type_name(*value)));
+  if (!value->is_boolean())
+    return error(key, fmt::format("expected true or false, got {}", json_type_name(*value)));
   return value->get<bool>();
 }
 
@@ -102,10 +111,12 @@ Result<std::vector<std::string>> BodyFields::strings(std::string_view key) const
   std::vector<std::string> out;
   if (value == nullptr) return out;
   if (value->is_string()) return std::vector<std::string>{value->get<std::string>()};
-  if (!value->is_array()) return error(key, fmt::format("expected a list of strings, got {}", json_type_name(*value)));
+  if (!value->is_array())
+    return error(key, fmt::format("expected a list of strings, got {}", json_type_name(*value)));
   for (std::size_t i = 0; i < value->size(); ++i) {
     if (!(*value)[i].is_string())
-      return error(fmt::format("{}[{}]", key, i), fmt::format("expected a string, got {}", json_type_name((*value)[i])));
+      return error(fmt::format("{}[{}]", key, i),
+                   fmt::format("expected a string, got {}", json_type_name((*value)[i])));
     out.push_back((*value)[i].get<std::string>());
   }
   return out;

@@ -8,12 +8,11 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "spec/status.h"
 
@@ -33,7 +32,8 @@ class BodyFields {
 
   // Each getter returns `fallback` when the key is absent; without a fallback the key is
   // required.
-  Result<std::string> string(std::string_view key, std::optional<std::string> fallback = std::nullopt) const;
+  Result<std::string> string(std::string_view key,
+                             std::optional<std::string> fallback = std::nullopt) const;
   Result<std::string> choice(std::string_view key, std::initializer_list<std::string_view> choices,
                              std::optional<std::string> fallback = std::nullopt) const;
   Result<double> number(std::string_view key, std::optional<double> fallback = std::nullopt) const;

@@ -8,7 +8,8 @@
 namespace scion::assertions {
 namespace {
 
-constexpr const char* kNameChars = "0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.";
+constexpr const char* kNameChars =
+    "0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.";
 
 // muparser calls this for every name it has not seen; each becomes a slot in storage.
 double* create_variable(const char* name, void* storage) {
@@ -22,11 +23,13 @@ std::string without_position(std::string message) {
   return message;
 }
 
-std::string parse_error(std::string_view where, std::string_view text, int position, const std::string& message) {
+std::string parse_error(std::string_view where, std::string_view text, int position,
+                        const std::string& message) {
   // muparser may place "unexpected end" past the last character; point just after it.
   const int column = std::clamp(position + 1, 1, static_cast<int>(text.size()) + 1);
-  return fmt::format("{}: the expression does not parse at column {}: {}\n    {}\n    {}^", where, column,
-                     without_position(message), text, std::string(static_cast<std::size_t>(column - 1), ' '));
+  return fmt::format("{}: the expression does not parse at column {}: {}\n    {}\n    {}^", where,
+                     column, without_position(message), text,
+                     std::string(static_cast<std::size_t>(column - 1), ' '));
 }
 
 }  // namespace
@@ -39,7 +42,8 @@ Result<Expression> Expression::compile(std::string_view text, std::string_view w
   e.storage_ = std::make_unique<VariableMap>();
   e.mutex_ = std::make_unique<std::mutex>();
   if (e.text_.find_first_not_of(" \t") == std::string::npos)
-    return spec_error(fmt::format("{}: the expression is empty; write a formula such as \"confidence < 0.5\"", where));
+    return spec_error(fmt::format(
+        "{}: the expression is empty; write a formula such as \"confidence < 0.5\"", where));
   try {
     e.parser_->DefineNameChars(kNameChars);
     e.parser_->SetVarFactory(create_variable, e.storage_.get());
@@ -79,9 +83,10 @@ Result<double> Expression::evaluate(const VariableMap& values) const {
     if (it == values.end()) {
       std::vector<std::string_view> known;
       for (const auto& [k, v] : values) known.push_back(k);
-      return invalid_argument(fmt::format("{}: the expression \"{}\" uses '{}', which this output does not have; "
-                                          "available: {}",
-                                          where_, text_, name, fmt::join(known, ", ")));
+      return invalid_argument(
+          fmt::format("{}: the expression \"{}\" uses '{}', which this output does not have; "
+                      "available: {}",
+                      where_, text_, name, fmt::join(known, ", ")));
     }
     slot = it->second;
   }
@@ -96,7 +101,8 @@ void add_output_variables(const ModelOutput& output, std::string_view prefix, Va
   const std::string p(prefix);
   for (std::size_t i = 0; i < output.labels.size() && i < output.probabilities.size(); ++i)
     (*values)[p + "p." + output.labels[i]] = output.probabilities[i];
-  for (const auto& [continuation, logprob] : output.continuation_logprobs) (*values)[p + "lm." + continuation] = logprob;
+  for (const auto& [continuation, logprob] : output.continuation_logprobs)
+    (*values)[p + "lm." + continuation] = logprob;
   if (!output.is_classifier()) return;
   (*values)[p + "confidence"] = confidence(output);
   (*values)[p + "margin"] = margin(output);

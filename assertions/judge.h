@@ -34,7 +34,8 @@ struct Verdict {
 
 // Fails (invalid argument) when an output the test needs is missing, or a label or
 // variable the test names is not in the model's output.
-Result<Verdict> judge_case(const BehaviouralTest& test, const TestCase& test_case, const CaseOutputs& outputs);
+Result<Verdict> judge_case(const BehaviouralTest& test, const TestCase& test_case,
+                           const CaseOutputs& outputs);
 
 struct FailingExample {
   std::string case_id;
@@ -49,13 +50,13 @@ struct TestResult {
   std::string model;
   std::string type;  // mft | inv | dir
   std::string capability;
-  std::size_t cases = 0;           // judged cases
+  std::size_t cases = 0;  // judged cases
   std::size_t failures = 0;
   std::size_t inherited = 0;       // failures the parent shares (regression: parent)
   std::size_t not_applicable = 0;  // inputs the perturbation could not change
   double failure_rate = 0.0;       // failures / cases
   double max_failure_rate = 0.0;
-  bool passed = false;             // cases > 0 and failure_rate <= max_failure_rate
+  bool passed = false;                   // cases > 0 and failure_rate <= max_failure_rate
   std::vector<FailingExample> examples;  // the first few failures, in case order
 };
 

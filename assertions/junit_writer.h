@@ -16,7 +16,8 @@
 namespace scion::assertions {
 
 // The whole document, <?xml ...?> through </testsuites>.
-std::string junit_xml(const std::vector<TestResult>& results, std::string_view suite_name = "scion");
+std::string junit_xml(const std::vector<TestResult>& results,
+                      std::string_view suite_name = "scion");
 
 // Writes junit_xml() to `path` (through a temporary file renamed into place).
 Status write_junit_file(const std::filesystem::path& path, const std::vector<TestResult>& results,

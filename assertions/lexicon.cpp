@@ -10,7 +10,9 @@ namespace scion::assertions {
 
 bool is_lexicon_name(std::string_view name) {
   if (name.empty()) return false;
-  auto is_alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  auto is_alpha = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
   if (!is_alpha(name[0])) return false;
   for (char c : name)
     if (!is_alpha(c) && !(c >= '0' && c <= '9')) return false;
@@ -29,22 +31,27 @@ LexiconSet LexiconSet::builtin() {
 Result<LexiconSet> LexiconSet::for_workspace(const spec::Workspace& workspace) {
   LexiconSet set = builtin();
   for (const auto& [name, entries] : workspace.lexicons) {
-    Status s = set.add(name, entries, fmt::format("{}: lexicons.{}", workspace.spec_path.string(), name));
+    Status s =
+        set.add(name, entries, fmt::format("{}: lexicons.{}", workspace.spec_path.string(), name));
     if (!s.is_ok()) return s;
   }
   return set;
 }
 
-Status LexiconSet::add(const std::string& name, std::vector<std::string> entries, std::string_view origin) {
+Status LexiconSet::add(const std::string& name, std::vector<std::string> entries,
+                       std::string_view origin) {
   if (!is_lexicon_name(name))
-    return spec_error(fmt::format("{}: lexicon name '{}' is not an identifier; use letters, digits "
-                                  "and '_', starting with a letter",
-                                  origin, name));
+    return spec_error(
+        fmt::format("{}: lexicon name '{}' is not an identifier; use letters, digits "
+                    "and '_', starting with a letter",
+                    origin, name));
   if (entries.empty())
-    return spec_error(fmt::format("{}: lexicon '{}' is empty; give it at least one entry", origin, name));
+    return spec_error(
+        fmt::format("{}: lexicon '{}' is empty; give it at least one entry", origin, name));
   for (std::size_t i = 0; i < entries.size(); ++i)
     if (entries[i].empty())
-      return spec_error(fmt::format("{}: entry {} of lexicon '{}' is empty; remove it", origin, i, name));
+      return spec_error(
+          fmt::format("{}: entry {} of lexicon '{}' is empty; remove it", origin, i, name));
   lexicons_[name] = std::move(entries);
   return Status::ok();
 }
@@ -62,7 +69,8 @@ std::vector<std::string> LexiconSet::names() const {
 
 Result<std::vector<std::string>> read_lexicon_file(const std::filesystem::path& path) {
   std::ifstream in(path);
-  if (!in) return io_error(fmt::format("{}: cannot open the lexicon file; check the path", path.string()));
+  if (!in)
+    return io_error(fmt::format("{}: cannot open the lexicon file; check the path", path.string()));
   std::vector<std::string> entries;
   std::string line;
   while (std::getline(in, line)) {
@@ -73,7 +81,8 @@ Result<std::vector<std::string>> read_lexicon_file(const std::filesystem::path& 
   }
   if (in.bad()) return io_error(fmt::format("{}: reading the lexicon file failed", path.string()));
   if (entries.empty())
-    return spec_error(fmt::format("{}: the lexicon file has no entries; write one entry per line", path.string()));
+    return spec_error(fmt::format("{}: the lexicon file has no entries; write one entry per line",
+                                  path.string()));
   return entries;
 }
 

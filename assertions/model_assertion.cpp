@@ -11,25 +11,31 @@ namespace scion::assertions {
 
 std::string_view assertion_kind_name(AssertionKind kind) {
   switch (kind) {
-    case AssertionKind::kLowConfidence: return "low_confidence";
-    case AssertionKind::kParentDisagreement: return "parent_disagreement";
-    case AssertionKind::kPerturbationFlip: return "perturbation_flip";
-    case AssertionKind::kAllowedOutputs: return "allowed_outputs";
-    case AssertionKind::kExpression: return "expression";
+    case AssertionKind::kLowConfidence:
+      return "low_confidence";
+    case AssertionKind::kParentDisagreement:
+      return "parent_disagreement";
+    case AssertionKind::kPerturbationFlip:
+      return "perturbation_flip";
+    case AssertionKind::kAllowedOutputs:
+      return "allowed_outputs";
+    case AssertionKind::kExpression:
+      return "expression";
   }
   return "?";
 }
 
 namespace {
 
-Status read_allowed_outputs(const BodyFields& body, std::string* pattern, std::optional<std::regex>* regex,
-                            std::vector<std::string>* labels) {
+Status read_allowed_outputs(const BodyFields& body, std::string* pattern,
+                            std::optional<std::regex>* regex, std::vector<std::string>* labels) {
   SCION_RETURN_IF_ERROR(body.check_keys({"pattern", "labels", "ignore_case"}));
   auto p = body.string("pattern");
   if (!p) return p.status();
   auto l = body.strings("labels");
   if (!l) return l.status();
-  if (l->empty()) return body.error("labels", "is required: the labels allowed for matching inputs");
+  if (l->empty())
+    return body.error("labels", "is required: the labels allowed for matching inputs");
   auto ignore_case = body.boolean("ignore_case", false);
   if (!ignore_case) return ignore_case.status();
   try {
@@ -37,7 +43,9 @@ Status read_allowed_outputs(const BodyFields& body, std::string* pattern, std::o
     if (*ignore_case) flags |= std::regex::icase;
     *regex = std::regex(*p, flags);
   } catch (const std::regex_error& e) {
-    return body.error("pattern", fmt::format("\"{}\" is not a valid regular expression (ECMAScript): {}", *p, e.what()));
+    return body.error(
+        "pattern",
+        fmt::format("\"{}\" is not a valid regular expression (ECMAScript): {}", *p, e.what()));
   }
   *pattern = *p;
   *labels = std::move(l.value());
@@ -46,12 +54,13 @@ Status read_allowed_outputs(const BodyFields& body, std::string* pattern, std::o
 
 }  // namespace
 
-Result<ModelAssertion> ModelAssertion::compile(const spec::AssertionSpec& spec, const LexiconSet& lexicons) {
+Result<ModelAssertion> ModelAssertion::compile(const spec::AssertionSpec& spec,
+                                               const LexiconSet& lexicons) {
   ModelAssertion a;
   a.name_ = spec.name;
   a.models_ = spec.models;
-  a.origin_ = fmt::format("{}:{}:{}: assertion '{}'", spec.location.file, spec.location.line, spec.location.column,
-                          spec.name);
+  a.origin_ = fmt::format("{}:{}:{}: assertion '{}'", spec.location.file, spec.location.line,
+                          spec.location.column, spec.name);
   const BodyFields body(spec.body, a.origin_, "body");
   if (spec.kind == "low_confidence") {
     a.kind_ = AssertionKind::kLowConfidence;
@@ -85,9 +94,10 @@ Result<ModelAssertion> ModelAssertion::compile(const spec::AssertionSpec& spec, 
     if (!e) return e.status();
     a.expression_ = std::move(e.value());
   } else {
-    return spec_error(fmt::format("{}: kind: unknown assertion kind '{}'; use low_confidence, parent_disagreement, "
-                                  "perturbation_flip, allowed_outputs or expression",
-                                  a.origin_, spec.kind));
+    return spec_error(fmt::format(
+        "{}: kind: unknown assertion kind '{}'; use low_confidence, parent_disagreement, "
+        "perturbation_flip, allowed_outputs or expression",
+        a.origin_, spec.kind));
   }
   return a;
 }
@@ -119,12 +129,14 @@ Result<double> ModelAssertion::severity(const AssertionInput& in) const {
       if (in.perturbed == nullptr) return missing("perturbed input's");
       const std::string before = predicted_label(out);
       if (predicted_label(*in.perturbed) == before) return 0.0;
-      return std::max(0.0, confidence(*in.perturbed) - probability_of(*in.perturbed, before).value_or(0.0));
+      return std::max(
+          0.0, confidence(*in.perturbed) - probability_of(*in.perturbed, before).value_or(0.0));
     }
     case AssertionKind::kAllowedOutputs: {
       if (!std::regex_search(in.text.begin(), in.text.end(), *regex_)) return 0.0;
       const std::string label = predicted_label(out);
-      if (std::find(allowed_labels_.begin(), allowed_labels_.end(), label) != allowed_labels_.end()) return 0.0;
+      if (std::find(allowed_labels_.begin(), allowed_labels_.end(), label) != allowed_labels_.end())
+        return 0.0;
       return confidence(out);
     }
     case AssertionKind::kExpression: {

@@ -32,7 +32,13 @@
 
 namespace scion::assertions {
 
-enum class AssertionKind { kLowConfidence, kParentDisagreement, kPerturbationFlip, kAllowedOutputs, kExpression };
+enum class AssertionKind {
+  kLowConfidence,
+  kParentDisagreement,
+  kPerturbationFlip,
+  kAllowedOutputs,
+  kExpression
+};
 
 // What one assertion sees for one input. Pointers are borrowed.
 struct AssertionInput {
@@ -46,7 +52,8 @@ class ModelAssertion {
  public:
   // Errors name the assertion's file:line:col and key path; an expression that does not
   // parse gives its column.
-  static Result<ModelAssertion> compile(const spec::AssertionSpec& spec, const LexiconSet& lexicons);
+  static Result<ModelAssertion> compile(const spec::AssertionSpec& spec,
+                                        const LexiconSet& lexicons);
 
   const std::string& name() const { return name_; }
   AssertionKind kind() const { return kind_; }

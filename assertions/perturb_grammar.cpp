@@ -18,25 +18,26 @@ struct Contraction {
 
 // "it's" and "he's" also stand for "it has"; expansion picks "is", the common reading.
 constexpr std::array<Contraction, 45> kContractions = {{
-    {"isn't", "is not"},       {"aren't", "are not"},     {"wasn't", "was not"},
-    {"weren't", "were not"},   {"don't", "do not"},       {"doesn't", "does not"},
-    {"didn't", "did not"},     {"can't", "cannot"},       {"couldn't", "could not"},
-    {"won't", "will not"},     {"wouldn't", "would not"}, {"shouldn't", "should not"},
-    {"haven't", "have not"},   {"hasn't", "has not"},     {"hadn't", "had not"},
-    {"mustn't", "must not"},   {"I'm", "I am"},           {"you're", "you are"},
-    {"we're", "we are"},       {"they're", "they are"},   {"it's", "it is"},
-    {"he's", "he is"},         {"she's", "she is"},       {"that's", "that is"},
-    {"there's", "there is"},   {"what's", "what is"},     {"who's", "who is"},
-    {"I've", "I have"},        {"you've", "you have"},    {"we've", "we have"},
-    {"they've", "they have"},  {"I'll", "I will"},        {"you'll", "you will"},
-    {"we'll", "we will"},      {"they'll", "they will"},  {"he'll", "he will"},
-    {"she'll", "she will"},    {"it'll", "it will"},      {"I'd", "I would"},
-    {"you'd", "you would"},    {"he'd", "he would"},      {"she'd", "she would"},
-    {"we'd", "we would"},      {"they'd", "they would"},  {"let's", "let us"},
+    {"isn't", "is not"},      {"aren't", "are not"},     {"wasn't", "was not"},
+    {"weren't", "were not"},  {"don't", "do not"},       {"doesn't", "does not"},
+    {"didn't", "did not"},    {"can't", "cannot"},       {"couldn't", "could not"},
+    {"won't", "will not"},    {"wouldn't", "would not"}, {"shouldn't", "should not"},
+    {"haven't", "have not"},  {"hasn't", "has not"},     {"hadn't", "had not"},
+    {"mustn't", "must not"},  {"I'm", "I am"},           {"you're", "you are"},
+    {"we're", "we are"},      {"they're", "they are"},   {"it's", "it is"},
+    {"he's", "he is"},        {"she's", "she is"},       {"that's", "that is"},
+    {"there's", "there is"},  {"what's", "what is"},     {"who's", "who is"},
+    {"I've", "I have"},       {"you've", "you have"},    {"we've", "we have"},
+    {"they've", "they have"}, {"I'll", "I will"},        {"you'll", "you will"},
+    {"we'll", "we will"},     {"they'll", "they will"},  {"he'll", "he will"},
+    {"she'll", "she will"},   {"it'll", "it will"},      {"I'd", "I would"},
+    {"you'd", "you would"},   {"he'd", "he would"},      {"she'd", "she would"},
+    {"we'd", "we would"},     {"they'd", "they would"},  {"let's", "let us"},
 }};
 
 // Replaces every whole-word occurrence of each `from` (longest first) with its `to`.
-std::string replace_all(std::string_view text, const std::vector<std::pair<std::string, std::string>>& rules) {
+std::string replace_all(std::string_view text,
+                        const std::vector<std::pair<std::string, std::string>>& rules) {
   std::vector<std::string> phrases;
   for (const auto& rule : rules) phrases.push_back(rule.first);
   return replace_phrases(text, phrases, [&](std::size_t index, std::string_view matched) {
@@ -45,9 +46,9 @@ std::string replace_all(std::string_view text, const std::vector<std::pair<std::
 }
 
 const std::set<std::string>& auxiliaries_taking_not() {
-  static const std::set<std::string> words = {"is",    "are",   "was",   "were",  "am",   "will",
+  static const std::set<std::string> words = {"is",    "are",    "was",   "were", "am",    "will",
                                               "would", "should", "could", "must", "might", "may",
-                                              "shall", "do",    "does",  "did"};
+                                              "shall", "do",     "does",  "did"};
   return words;
 }
 
@@ -111,8 +112,10 @@ std::optional<std::string> remove_negation(std::vector<Token> tokens) {
     }
     if (w == "not" && i >= 2 && tokens[i - 2].is_word) {
       const std::string before = to_lower(tokens[i - 2].text);
-      if (auxiliaries_taking_not().count(before) || before == "has" || before == "have" || before == "had") {
-        tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(i) - 1, tokens.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      if (auxiliaries_taking_not().count(before) || before == "has" || before == "have" ||
+          before == "had") {
+        tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(i) - 1,
+                     tokens.begin() + static_cast<std::ptrdiff_t>(i) + 1);
         return join_tokens(tokens);
       }
     }

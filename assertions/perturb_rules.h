@@ -14,8 +14,8 @@
 namespace scion::assertions {
 
 // perturb_surface.cpp
-std::optional<std::string> perturb_typos(std::string_view text, int count, const std::vector<TypoOp>& ops,
-                                         std::uint64_t seed);
+std::optional<std::string> perturb_typos(std::string_view text, int count,
+                                         const std::vector<TypoOp>& ops, std::uint64_t seed);
 std::optional<std::string> perturb_punctuation(std::string_view text, std::string_view mode,
                                                std::string_view mark);
 std::optional<std::string> perturb_case(std::string_view text, std::string_view mode);
@@ -25,13 +25,14 @@ std::optional<std::string> perturb_contractions(std::string_view text, std::stri
 std::optional<std::string> perturb_negation(std::string_view text, std::string_view mode);
 
 // perturb_swaps.cpp
-std::optional<std::string> perturb_swap(std::string_view text, const std::vector<std::vector<std::string>>& lists,
+std::optional<std::string> perturb_swap(std::string_view text,
+                                        const std::vector<std::vector<std::string>>& lists,
                                         std::uint64_t seed);
 std::optional<std::string> perturb_numbers(std::string_view text,
                                            const std::vector<std::vector<std::string>>& word_lists,
                                            std::uint64_t seed);
-std::optional<std::string> perturb_substitute(std::string_view text,
-                                              const std::vector<std::pair<std::string, std::string>>& pairs,
-                                              bool both_directions);
+std::optional<std::string> perturb_substitute(
+    std::string_view text, const std::vector<std::pair<std::string, std::string>>& pairs,
+    bool both_directions);
 
 }  // namespace scion::assertions

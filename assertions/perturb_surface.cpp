@@ -20,7 +20,8 @@ std::vector<std::size_t> typo_positions(const std::string& text, TypoOp op) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (!is_letter(text[i])) continue;
     if (op == TypoOp::kSwap) {
-      if (i + 1 < text.size() && is_letter(text[i + 1]) && text[i] != text[i + 1]) positions.push_back(i);
+      if (i + 1 < text.size() && is_letter(text[i + 1]) && text[i] != text[i + 1])
+        positions.push_back(i);
       continue;
     }
     const bool letter_before = i > 0 && is_letter(text[i - 1]);
@@ -32,18 +33,26 @@ std::vector<std::size_t> typo_positions(const std::string& text, TypoOp op) {
 
 void apply_typo(std::string& text, TypoOp op, std::size_t i) {
   switch (op) {
-    case TypoOp::kSwap: std::swap(text[i], text[i + 1]); break;
-    case TypoOp::kDrop: text.erase(i, 1); break;
-    case TypoOp::kDuplicate: text.insert(i, 1, text[i]); break;
+    case TypoOp::kSwap:
+      std::swap(text[i], text[i + 1]);
+      break;
+    case TypoOp::kDrop:
+      text.erase(i, 1);
+      break;
+    case TypoOp::kDuplicate:
+      text.insert(i, 1, text[i]);
+      break;
   }
 }
 
-bool is_sentence_punctuation(char c) { return std::string_view(".,!?;:").find(c) != std::string_view::npos; }
+bool is_sentence_punctuation(char c) {
+  return std::string_view(".,!?;:").find(c) != std::string_view::npos;
+}
 
 }  // namespace
 
-std::optional<std::string> perturb_typos(std::string_view text, int count, const std::vector<TypoOp>& ops,
-                                         std::uint64_t seed) {
+std::optional<std::string> perturb_typos(std::string_view text, int count,
+                                         const std::vector<TypoOp>& ops, std::uint64_t seed) {
   SeededRandom rng(seed);
   std::string out(text);
   for (int n = 0; n < count; ++n) {

@@ -13,7 +13,8 @@ namespace scion::assertions {
 namespace {
 
 // A draw from `list` other than `original` (case-insensitive); empty if there is none.
-std::string other_entry(const std::vector<std::string>& list, std::string_view original, SeededRandom& rng) {
+std::string other_entry(const std::vector<std::string>& list, std::string_view original,
+                        SeededRandom& rng) {
   std::vector<const std::string*> candidates;
   const std::string lower_original = to_lower(original);
   for (const std::string& entry : list)
@@ -24,7 +25,8 @@ std::string other_entry(const std::vector<std::string>& list, std::string_view o
 
 // Swaps entries of `lists`; one original always gets the same replacement in a text, so
 // "Maria ... Maria" stays one person.
-std::string swap_entries(std::string_view text, const std::vector<std::vector<std::string>>& lists, SeededRandom& rng) {
+std::string swap_entries(std::string_view text, const std::vector<std::vector<std::string>>& lists,
+                         SeededRandom& rng) {
   std::vector<std::string> phrases;
   std::vector<std::size_t> list_of;
   for (std::size_t l = 0; l < lists.size(); ++l)
@@ -38,7 +40,10 @@ std::string swap_entries(std::string_view text, const std::vector<std::vector<st
     auto it = chosen.find(key);
     if (it == chosen.end()) {
       std::string replacement = other_entry(lists[list_of[index]], matched, rng);
-      it = chosen.emplace(key, replacement.empty() ? std::string(matched) : match_case(replacement, matched)).first;
+      it = chosen
+               .emplace(key, replacement.empty() ? std::string(matched)
+                                                 : match_case(replacement, matched))
+               .first;
     }
     return it->second;
   });
@@ -63,7 +68,8 @@ bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0;
 
 }  // namespace
 
-std::optional<std::string> perturb_swap(std::string_view text, const std::vector<std::vector<std::string>>& lists,
+std::optional<std::string> perturb_swap(std::string_view text,
+                                        const std::vector<std::vector<std::string>>& lists,
                                         std::uint64_t seed) {
   SeededRandom rng(seed);
   std::string out = swap_entries(text, lists, rng);
@@ -104,9 +110,9 @@ std::optional<std::string> perturb_numbers(std::string_view text,
   return out;
 }
 
-std::optional<std::string> perturb_substitute(std::string_view text,
-                                              const std::vector<std::pair<std::string, std::string>>& pairs,
-                                              bool both_directions) {
+std::optional<std::string> perturb_substitute(
+    std::string_view text, const std::vector<std::pair<std::string, std::string>>& pairs,
+    bool both_directions) {
   std::vector<std::string> from;
   std::vector<std::string> to;
   for (const auto& [a, b] : pairs) {

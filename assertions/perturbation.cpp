@@ -39,16 +39,21 @@ Status read_typos(const BodyFields& f, PerturbationOptions* o) {
   if (ops->empty()) return Status::ok();
   o->typo_ops.clear();
   for (const std::string& op : *ops) {
-    if (op == "swap") o->typo_ops.push_back(TypoOp::kSwap);
-    else if (op == "drop") o->typo_ops.push_back(TypoOp::kDrop);
-    else if (op == "duplicate") o->typo_ops.push_back(TypoOp::kDuplicate);
-    else return f.error("ops", fmt::format("unknown typo operation '{}'; use swap, drop or duplicate", op));
+    if (op == "swap")
+      o->typo_ops.push_back(TypoOp::kSwap);
+    else if (op == "drop")
+      o->typo_ops.push_back(TypoOp::kDrop);
+    else if (op == "duplicate")
+      o->typo_ops.push_back(TypoOp::kDuplicate);
+    else
+      return f.error("ops",
+                     fmt::format("unknown typo operation '{}'; use swap, drop or duplicate", op));
   }
   return Status::ok();
 }
 
-Status read_mode(const BodyFields& f, PerturbationOptions* o, std::initializer_list<std::string_view> modes,
-                 std::string fallback) {
+Status read_mode(const BodyFields& f, PerturbationOptions* o,
+                 std::initializer_list<std::string_view> modes, std::string fallback) {
   auto mode = f.choice("mode", modes, std::move(fallback));
   if (!mode) return mode.status();
   o->mode = *mode;
@@ -57,7 +62,8 @@ Status read_mode(const BodyFields& f, PerturbationOptions* o, std::initializer_l
 
 Status read_pairs(const BodyFields& f, PerturbationOptions* o) {
   const nlohmann::json* pairs = f.find("pairs");
-  if (pairs == nullptr) return f.error("pairs", "is required: a mapping {from: to} or a list of [from, to]");
+  if (pairs == nullptr)
+    return f.error("pairs", "is required: a mapping {from: to} or a list of [from, to]");
   if (pairs->is_object()) {
     for (const auto& [from, to] : pairs->items()) {
       if (!to.is_string()) return f.error(fmt::format("pairs.{}", from), "expected a string");
@@ -112,7 +118,8 @@ Status read_options(const BodyFields& f, const KindInfo& info, PerturbationOptio
       if (!lexicons) return lexicons.status();
       if (!lexicons->empty()) o->lexicons = *lexicons;
       if (o->lexicons.empty() && info.kind == PerturbationKind::kSwap)
-        return f.error("lexicons", "is required for kind swap: the lexicons whose entries are swapped");
+        return f.error("lexicons",
+                       "is required for kind swap: the lexicons whose entries are swapped");
       return Status::ok();
     }
     case PerturbationKind::kSubstitute:
@@ -136,7 +143,8 @@ Result<Perturbation> Perturbation::compile(const nlohmann::json& body, const Lex
   if (info == nullptr) {
     std::vector<std::string_view> names;
     for (const KindInfo& k : kinds()) names.push_back(k.name);
-    return f.error("kind", fmt::format("unknown perturbation '{}'; use one of: {}", *kind, fmt::join(names, ", ")));
+    return f.error("kind", fmt::format("unknown perturbation '{}'; use one of: {}", *kind,
+                                       fmt::join(names, ", ")));
   }
   PerturbationOptions options;
   options.name = *kind;
@@ -144,13 +152,15 @@ Result<Perturbation> Perturbation::compile(const nlohmann::json& body, const Lex
   return from_options(std::move(options), lexicons, f.where(""));
 }
 
-Result<Perturbation> Perturbation::from_options(PerturbationOptions options, const LexiconSet& lexicons,
+Result<Perturbation> Perturbation::from_options(PerturbationOptions options,
+                                                const LexiconSet& lexicons,
                                                 std::string_view where) {
   Perturbation p;
   for (const std::string& name : options.lexicons) {
     const auto* entries = lexicons.find(name);
     if (entries == nullptr)
-      return spec_error(fmt::format("{}.lexicons: unknown lexicon '{}'; define it under `lexicons:`", where, name));
+      return spec_error(fmt::format(
+          "{}.lexicons: unknown lexicon '{}'; define it under `lexicons:`", where, name));
     p.swap_lists_.push_back(*entries);
   }
   if (options.kind == PerturbationKind::kTypos && options.typo_ops.empty())
@@ -158,11 +168,20 @@ Result<Perturbation> Perturbation::from_options(PerturbationOptions options, con
   if (options.mode.empty()) {
     // Programmatic options get the same defaults as the spec keys.
     switch (options.kind) {
-      case PerturbationKind::kPunctuation: options.mode = "any"; break;
-      case PerturbationKind::kContractions: options.mode = "any"; break;
-      case PerturbationKind::kNegation: options.mode = "add"; break;
-      case PerturbationKind::kCase: options.mode = "lower"; break;
-      default: break;
+      case PerturbationKind::kPunctuation:
+        options.mode = "any";
+        break;
+      case PerturbationKind::kContractions:
+        options.mode = "any";
+        break;
+      case PerturbationKind::kNegation:
+        options.mode = "add";
+        break;
+      case PerturbationKind::kCase:
+        options.mode = "lower";
+        break;
+      default:
+        break;
     }
   }
   p.options_ = std::move(options);
@@ -172,14 +191,22 @@ Result<Perturbation> Perturbation::from_options(PerturbationOptions options, con
 std::optional<std::string> Perturbation::apply(std::string_view text, std::uint64_t seed) const {
   const PerturbationOptions& o = options_;
   switch (o.kind) {
-    case PerturbationKind::kTypos: return perturb_typos(text, o.count, o.typo_ops, seed);
-    case PerturbationKind::kPunctuation: return perturb_punctuation(text, o.mode, o.mark);
-    case PerturbationKind::kContractions: return perturb_contractions(text, o.mode);
-    case PerturbationKind::kNegation: return perturb_negation(text, o.mode);
-    case PerturbationKind::kSwap: return perturb_swap(text, swap_lists_, seed);
-    case PerturbationKind::kNumbers: return perturb_numbers(text, swap_lists_, seed);
-    case PerturbationKind::kCase: return perturb_case(text, o.mode);
-    case PerturbationKind::kSubstitute: return perturb_substitute(text, o.pairs, o.both_directions);
+    case PerturbationKind::kTypos:
+      return perturb_typos(text, o.count, o.typo_ops, seed);
+    case PerturbationKind::kPunctuation:
+      return perturb_punctuation(text, o.mode, o.mark);
+    case PerturbationKind::kContractions:
+      return perturb_contractions(text, o.mode);
+    case PerturbationKind::kNegation:
+      return perturb_negation(text, o.mode);
+    case PerturbationKind::kSwap:
+      return perturb_swap(text, swap_lists_, seed);
+    case PerturbationKind::kNumbers:
+      return perturb_numbers(text, swap_lists_, seed);
+    case PerturbationKind::kCase:
+      return perturb_case(text, o.mode);
+    case PerturbationKind::kSubstitute:
+      return perturb_substitute(text, o.pairs, o.both_directions);
   }
   return std::nullopt;
 }

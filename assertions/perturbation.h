@@ -10,13 +10,12 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "assertions/lexicon.h"
 #include "spec/status.h"
@@ -38,15 +37,15 @@ enum class TypoOp { kSwap, kDrop, kDuplicate };
 
 struct PerturbationOptions {
   PerturbationKind kind = PerturbationKind::kTypos;
-  std::string name;                 // the `kind:` as written ("names", "locations", ...)
-  int count = 1;                    // typos per input
+  std::string name;  // the `kind:` as written ("names", "locations", ...)
+  int count = 1;     // typos per input
   std::vector<TypoOp> typo_ops = {TypoOp::kSwap, TypoOp::kDrop, TypoOp::kDuplicate};
-  std::string mode;                 // punctuation: strip|add|any; contractions: expand|contract|any;
-                                    // negation: add|remove|any; case: upper|lower|title
-  std::string mark = ".";           // punctuation add
+  std::string mode;        // punctuation: strip|add|any; contractions: expand|contract|any;
+                           // negation: add|remove|any; case: upper|lower|title
+  std::string mark = ".";  // punctuation add
   std::vector<std::string> lexicons;  // swap / numbers: lexicons whose entries are swapped
   std::vector<std::pair<std::string, std::string>> pairs;  // substitute: from -> to
-  bool both_directions = false;     // substitute: also to -> from
+  bool both_directions = false;                            // substitute: also to -> from
 };
 
 class Perturbation {

@@ -19,7 +19,8 @@ std::vector<Token> split_words(std::string_view text) {
     std::size_t j = i + 1;
     while (j < text.size()) {
       // An apostrophe joins two word characters: "isn't", "O'Brien".
-      const bool joins = word && text[j] == '\'' && j + 1 < text.size() && is_word_byte(text[j + 1]);
+      const bool joins =
+          word && text[j] == '\'' && j + 1 < text.size() && is_word_byte(text[j + 1]);
       if (!joins && is_word_byte(text[j]) != word) break;
       ++j;
     }
@@ -61,16 +62,19 @@ std::string match_case(std::string_view replacement, std::string_view original) 
   return out;
 }
 
-std::string replace_phrases(std::string_view text, const std::vector<std::string>& phrases,
-                            const std::function<std::string(std::size_t, std::string_view)>& replace) {
+std::string replace_phrases(
+    std::string_view text, const std::vector<std::string>& phrases,
+    const std::function<std::string(std::size_t, std::string_view)>& replace) {
   std::vector<std::size_t> order(phrases.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return phrases[a].size() > phrases[b].size(); });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return phrases[a].size() > phrases[b].size();
+  });
   auto matches_at = [&](std::size_t pos, const std::string& phrase) {
     if (phrase.empty() || pos + phrase.size() > text.size()) return false;
     for (std::size_t k = 0; k < phrase.size(); ++k)
-      if (std::tolower(static_cast<unsigned char>(text[pos + k])) != std::tolower(static_cast<unsigned char>(phrase[k])))
+      if (std::tolower(static_cast<unsigned char>(text[pos + k])) !=
+          std::tolower(static_cast<unsigned char>(phrase[k])))
         return false;
     const std::size_t end = pos + phrase.size();
     return end == text.size() || !is_word_byte(text[end]);

@@ -31,7 +31,8 @@ std::string match_case(std::string_view replacement, std::string_view original);
 // Scans `text` left to right. At each word start it tries `phrases`, longest first,
 // case-insensitively and as whole words; a match is replaced by
 // replace(index of the phrase in `phrases`, the matched text). Returns the new text.
-std::string replace_phrases(std::string_view text, const std::vector<std::string>& phrases,
-                            const std::function<std::string(std::size_t, std::string_view)>& replace);
+std::string replace_phrases(
+    std::string_view text, const std::vector<std::string>& phrases,
+    const std::function<std::string(std::size_t, std::string_view)>& replace);
 
 }  // namespace scion::assertions

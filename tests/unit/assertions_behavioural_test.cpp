@@ -70,19 +70,27 @@ TEST_CASE("an MFT test generates template cases with their fills", "[assertions]
 }
 
 TEST_CASE("label, not_label and predicate expectations judge MFT cases", "[assertions][judge]") {
-  const TestCase c{.id = "t/0", .input = "fine", .perturbed = {}, .source = "inputs[0]", .fills = {}, .prefer = {}, .over = {}};
+  const TestCase c{.id = "t/0",
+                   .input = "fine",
+                   .perturbed = {},
+                   .source = "inputs[0]",
+                   .fills = {},
+                   .prefer = {},
+                   .over = {}};
   const auto label = compile_ok("mft", {{"inputs", {"fine"}}, {"expect", {{"label", "positive"}}}});
   CHECK(judge(label, c, sentiment(0.2f, 0.8f)).outcome == Outcome::kPass);
   const Verdict fail = judge(label, c, sentiment(0.7f, 0.3f));
   CHECK(fail.outcome == Outcome::kFail);
   CHECK_THAT(fail.reason, Catch::Contains("predicted negative (0.700), expected positive"));
 
-  const auto not_label = compile_ok("mft", {{"inputs", {"fine"}}, {"expect", {{"not_label", "negative"}}}});
+  const auto not_label =
+      compile_ok("mft", {{"inputs", {"fine"}}, {"expect", {{"not_label", "negative"}}}});
   CHECK(judge(not_label, c, sentiment(0.2f, 0.8f)).outcome == Outcome::kPass);
   CHECK(judge(not_label, c, sentiment(0.9f, 0.1f)).outcome == Outcome::kFail);
 
   const auto predicate = compile_ok(
-      "mft", {{"inputs", {"fine"}}, {"expect", {{"predicate", "p.positive > 0.6 && margin > 0.1 && length == 4"}}}});
+      "mft", {{"inputs", {"fine"}},
+              {"expect", {{"predicate", "p.positive > 0.6 && margin > 0.1 && length == 4"}}}});
   CHECK(judge(predicate, c, sentiment(0.3f, 0.7f)).outcome == Outcome::kPass);
   CHECK(judge(predicate, c, sentiment(0.45f, 0.55f)).outcome == Outcome::kFail);
 
@@ -93,13 +101,16 @@ TEST_CASE("label, not_label and predicate expectations judge MFT cases", "[asser
   const ModelOutput out = sentiment(0.5f, 0.5f);
   auto unknown = judge_case(other, c, CaseOutputs{&out, nullptr, nullptr, nullptr});
   REQUIRE_FALSE(unknown.is_ok());
-  CHECK_THAT(unknown.status().message(), Catch::Contains("'neutral'") && Catch::Contains("negative, positive"));
+  CHECK_THAT(unknown.status().message(),
+             Catch::Contains("'neutral'") && Catch::Contains("negative, positive"));
 }
 
-TEST_CASE("language-model preference fills slots and compares log-likelihoods", "[assertions][judge]") {
-  const auto t = compile_ok("mft", {{"template", "The {profession} said that"},
-                                    {"max_cases", 2},
-                                    {"expect", {{"prefer", " the {profession} was right"}, {"over", " it rained"}}}});
+TEST_CASE("language-model preference fills slots and compares log-likelihoods",
+          "[assertions][judge]") {
+  const auto t = compile_ok(
+      "mft", {{"template", "The {profession} said that"},
+              {"max_cases", 2},
+              {"expect", {{"prefer", " the {profession} was right"}, {"over", " it rained"}}}});
   auto cases = generate_cases(t);
   REQUIRE(cases.is_ok());
   const TestCase& c = cases->cases[0];
@@ -111,11 +122,13 @@ TEST_CASE("language-model preference fills slots and compares log-likelihoods", 
   CHECK(judge(t, c, lm).outcome == Outcome::kFail);
   lm.continuation_logprobs.erase(c.over);
   CHECK_FALSE(judge_case(t, c, CaseOutputs{&lm, nullptr, nullptr, nullptr}).is_ok());
-  CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"prefer", "{name}"}, {"over", "b"}}}}),
-             Catch::Contains("body.expect.prefer: uses slot '{name}'"));
+  CHECK_THAT(
+      compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"prefer", "{name}"}, {"over", "b"}}}}),
+      Catch::Contains("body.expect.prefer: uses slot '{name}'"));
 }
 
-TEST_CASE("INV: the label must not change; threshold bounds the probability move", "[assertions][judge]") {
+TEST_CASE("INV: the label must not change; threshold bounds the probability move",
+          "[assertions][judge]") {
   const auto t = compile_ok("inv", {{"inputs", {"The food is good.", "Nothing to negate"}},
                                     {"perturb", {{"kind", "typos"}}}});
   auto cases = generate_cases(t);
@@ -133,16 +146,18 @@ TEST_CASE("INV: the label must not change; threshold bounds the probability move
   CHECK_THAT(v.reason, Catch::Contains("prediction changed: positive (0.900) -> negative (0.600)"));
   CHECK_FALSE(judge_case(t, c, CaseOutputs{&before, nullptr, nullptr, nullptr}).is_ok());
 
-  const auto strict = compile_ok("inv", {{"inputs", {"a b"}}, {"perturb", {{"kind", "typos"}}}, {"threshold", 0.1}});
+  const auto strict = compile_ok(
+      "inv", {{"inputs", {"a b"}}, {"perturb", {{"kind", "typos"}}}, {"threshold", 0.1}});
   CHECK(judge(strict, c, before, &same).outcome == Outcome::kFail);
   const ModelOutput close = sentiment(0.15f, 0.85f);
   CHECK(judge(strict, c, before, &close).outcome == Outcome::kPass);
 }
 
 TEST_CASE("INV/DIR skip inputs the perturbation cannot change", "[assertions][test]") {
-  const auto t = compile_ok("dir", {{"inputs", {"The food is good.", "I loved it.", "It was fine."}},
-                                    {"perturb", {{"kind", "negation"}}},
-                                    {"direction", {{"label", "positive"}, {"change", "decrease"}}}});
+  const auto t =
+      compile_ok("dir", {{"inputs", {"The food is good.", "I loved it.", "It was fine."}},
+                         {"perturb", {{"kind", "negation"}}},
+                         {"direction", {{"label", "positive"}, {"change", "decrease"}}}});
   auto cases = generate_cases(t);
   REQUIRE(cases.is_ok());
   CHECK(cases->not_applicable == 1);
@@ -152,11 +167,19 @@ TEST_CASE("INV/DIR skip inputs the perturbation cannot change", "[assertions][te
   CHECK(cases->cases[1].id == "t/2");  // ids keep the input's position
 }
 
-TEST_CASE("DIR: label direction with tolerance, confidence direction, expect after", "[assertions][judge]") {
-  const TestCase c{.id = "t/0", .input = "x", .perturbed = "y", .source = "inputs[0]", .fills = {}, .prefer = {}, .over = {}};
-  const auto down = compile_ok("dir", {{"inputs", {"x"}},
-                                       {"perturb", {{"kind", "negation"}}},
-                                       {"direction", {{"label", "positive"}, {"change", "decrease"}, {"tolerance", 0.05}}}});
+TEST_CASE("DIR: label direction with tolerance, confidence direction, expect after",
+          "[assertions][judge]") {
+  const TestCase c{.id = "t/0",
+                   .input = "x",
+                   .perturbed = "y",
+                   .source = "inputs[0]",
+                   .fills = {},
+                   .prefer = {},
+                   .over = {}};
+  const auto down = compile_ok(
+      "dir", {{"inputs", {"x"}},
+              {"perturb", {{"kind", "negation"}}},
+              {"direction", {{"label", "positive"}, {"change", "decrease"}, {"tolerance", 0.05}}}});
   const ModelOutput before = sentiment(0.3f, 0.7f);
   const ModelOutput lower = sentiment(0.6f, 0.4f);
   const ModelOutput slightly_higher = sentiment(0.27f, 0.73f);
@@ -182,10 +205,11 @@ TEST_CASE("DIR: label direction with tolerance, confidence direction, expect aft
   CHECK_THAT(stays.reason, Catch::StartsWith("after perturbation: predicted positive"));
 
   // Both: the direction is checked first, then the expectation on the perturbed output.
-  const auto both = compile_ok("dir", {{"inputs", {"x"}},
-                                       {"perturb", {{"kind", "negation"}}},
-                                       {"direction", {{"label", "positive"}, {"change", "decrease"}}},
-                                       {"expect", {{"label", "negative"}}}});
+  const auto both =
+      compile_ok("dir", {{"inputs", {"x"}},
+                         {"perturb", {{"kind", "negation"}}},
+                         {"direction", {{"label", "positive"}, {"change", "decrease"}}},
+                         {"expect", {{"label", "negative"}}}});
   CHECK(judge(both, c, before, &lower).outcome == Outcome::kPass);
   const ModelOutput barely_lower = sentiment(0.35f, 0.65f);
   const Verdict not_flipped = judge(both, c, before, &barely_lower);
@@ -194,9 +218,17 @@ TEST_CASE("DIR: label direction with tolerance, confidence direction, expect aft
   CHECK_THAT(judge(both, c, before, &higher).reason, Catch::Contains("expected a decrease"));
 }
 
-TEST_CASE("regression: parent counts only failures the parent does not share", "[assertions][judge]") {
-  const auto t = compile_ok("mft", {{"inputs", {"x"}}, {"expect", {{"label", "positive"}}}, {"regression", "parent"}});
-  const TestCase c{.id = "t/0", .input = "x", .perturbed = {}, .source = "inputs[0]", .fills = {}, .prefer = {}, .over = {}};
+TEST_CASE("regression: parent counts only failures the parent does not share",
+          "[assertions][judge]") {
+  const auto t = compile_ok(
+      "mft", {{"inputs", {"x"}}, {"expect", {{"label", "positive"}}}, {"regression", "parent"}});
+  const TestCase c{.id = "t/0",
+                   .input = "x",
+                   .perturbed = {},
+                   .source = "inputs[0]",
+                   .fills = {},
+                   .prefer = {},
+                   .over = {}};
   const ModelOutput good = sentiment(0.1f, 0.9f);
   const ModelOutput bad = sentiment(0.9f, 0.1f);
   auto v = [&](const ModelOutput& child, const ModelOutput* parent) {
@@ -210,11 +242,14 @@ TEST_CASE("regression: parent counts only failures the parent does not share", "
 }
 
 TEST_CASE("summaries count failures and keep the first examples", "[assertions][judge]") {
-  const auto t = compile_ok("inv", {{"inputs", {"ab", "cd", "ef", "gh"}}, {"perturb", {{"kind", "typos"}}}});
+  const auto t =
+      compile_ok("inv", {{"inputs", {"ab", "cd", "ef", "gh"}}, {"perturb", {{"kind", "typos"}}}});
   auto cases = generate_cases(t);
   REQUIRE(cases->cases.size() == 4);
-  const std::vector<Verdict> verdicts = {{Outcome::kPass, ""}, {Outcome::kFail, "flip 1"},
-                                         {Outcome::kInherited, "old"}, {Outcome::kFail, "flip 2"}};
+  const std::vector<Verdict> verdicts = {{Outcome::kPass, ""},
+                                         {Outcome::kFail, "flip 1"},
+                                         {Outcome::kInherited, "old"},
+                                         {Outcome::kFail, "flip 2"}};
   const TestResult r = summarize(t, "review", *cases, verdicts, 1);
   CHECK(r.model == "review");
   CHECK(r.type == "inv");
@@ -228,11 +263,12 @@ TEST_CASE("summaries count failures and keep the first examples", "[assertions][
   CHECK(r.examples[0].reason == "flip 1");
   CHECK_FALSE(r.examples[0].perturbed.empty());
   const TestResult ok = summarize(t, "review", *cases, {{}, {}, {}, {Outcome::kFail, "x"}});
-  CHECK(ok.passed);  // 0.25 <= 0.25
+  CHECK(ok.passed);                                      // 0.25 <= 0.25
   CHECK_FALSE(summarize(t, "m", CaseSet{}, {}).passed);  // nothing judged
 }
 
-TEST_CASE("dataset inputs: a seeded sample of the texts the evaluator reads", "[assertions][test]") {
+TEST_CASE("dataset inputs: a seeded sample of the texts the evaluator reads",
+          "[assertions][test]") {
   const auto t = compile_ok("inv", {{"data", {{"dataset", "reviews"}, {"max_cases", 3}}},
                                     {"perturb", {{"kind", "case"}, {"mode", "upper"}}}});
   REQUIRE(t.data.has_value());
@@ -262,29 +298,41 @@ TEST_CASE("test-local lexicons, lists or files", "[assertions][test]") {
 }
 
 TEST_CASE("test spec errors name the test, the key and the column", "[assertions][test]") {
-  CHECK_THAT(compile_error("mft", {{"template", "The {nun} is good."}, {"expect", {{"label", "positive"}}}}),
+  CHECK_THAT(compile_error(
+                 "mft", {{"template", "The {nun} is good."}, {"expect", {{"label", "positive"}}}}),
              Catch::Contains("body.template, column 5: unknown lexicon 'nun'"));
-  CHECK_THAT(compile_error("mft", {{"templates", {"ok", "The {noun is"}}, {"expect", {{"label", "positive"}}}}),
+  CHECK_THAT(compile_error("mft", {{"templates", {"ok", "The {noun is"}},
+                                   {"expect", {{"label", "positive"}}}}),
              Catch::Contains("body.templates[1], column 5: '{' is not closed"));
   CHECK_THAT(compile_error("mft", {{"template", ""}, {"expect", {{"label", "positive"}}}}),
              Catch::Contains("the template is empty"));
   CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"predicate", "p.positive >"}}}}),
              Catch::Contains("body.expect.predicate: the expression does not parse at column 13"));
-  CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}}), Catch::Contains("body.expect: is required"));
-  CHECK_THAT(compile_error("mft", {{"expect", {{"label", "x"}}}}), Catch::Contains("gives no inputs"));
-  CHECK_THAT(compile_error("inv", {{"inputs", {"x"}}}), Catch::Contains("body.perturb: is required"));
+  CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}}),
+             Catch::Contains("body.expect: is required"));
+  CHECK_THAT(compile_error("mft", {{"expect", {{"label", "x"}}}}),
+             Catch::Contains("gives no inputs"));
+  CHECK_THAT(compile_error("inv", {{"inputs", {"x"}}}),
+             Catch::Contains("body.perturb: is required"));
   CHECK_THAT(compile_error("dir", {{"inputs", {"x"}}, {"perturb", {{"kind", "typos"}}}}),
              Catch::Contains("needs `direction` or `expect`"));
   CHECK_THAT(compile_error("xyz", {{"inputs", {"x"}}}), Catch::Contains("unknown test type 'xyz'"));
-  CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"label", "a"}}}, {"maxcases", 3}}),
-             Catch::Contains("body.maxcases: unknown key"));
-  CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"label", "a"}, {"not_label", "b"}}}}),
-             Catch::Contains("exactly one of"));
-  CHECK_THAT(compile_error("dir", {{"inputs", {"x"}}, {"perturb", {{"kind", "typos"}}},
-                                   {"direction", {{"label", "a"}, {"change", "up"}}}}),
-             Catch::Contains("body.direction.change: expected one of increase, decrease; got 'up'"));
-  CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"label", "a"}}}, {"max_cases", -1}}),
-             Catch::Contains("body.max_cases"));
-  CHECK_THAT(compile_error("inv", {{"inputs", {"x"}}, {"perturb", {{"kind", "typos"}}}, {"regression", "child"}}),
-             Catch::Contains("body.regression: expected one of parent"));
+  CHECK_THAT(
+      compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"label", "a"}}}, {"maxcases", 3}}),
+      Catch::Contains("body.maxcases: unknown key"));
+  CHECK_THAT(
+      compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"label", "a"}, {"not_label", "b"}}}}),
+      Catch::Contains("exactly one of"));
+  CHECK_THAT(
+      compile_error("dir", {{"inputs", {"x"}},
+                            {"perturb", {{"kind", "typos"}}},
+                            {"direction", {{"label", "a"}, {"change", "up"}}}}),
+      Catch::Contains("body.direction.change: expected one of increase, decrease; got 'up'"));
+  CHECK_THAT(
+      compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"label", "a"}}}, {"max_cases", -1}}),
+      Catch::Contains("body.max_cases"));
+  CHECK_THAT(
+      compile_error("inv",
+                    {{"inputs", {"x"}}, {"perturb", {{"kind", "typos"}}}, {"regression", "child"}}),
+      Catch::Contains("body.regression: expected one of parent"));
 }

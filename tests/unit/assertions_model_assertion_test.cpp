@@ -1,7 +1,6 @@
 // Model assertions: each kind's severity on synthetic outputs, expression variables
 // (p.<label>, parent.*, margin, entropy, length, ...), and errors with their location.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "assertions/expression.h"
@@ -21,14 +20,16 @@ spec::AssertionSpec make_spec(std::string kind, nlohmann::json body) {
 }
 
 ModelAssertion compile_ok(std::string kind, nlohmann::json body) {
-  auto a = ModelAssertion::compile(make_spec(std::move(kind), std::move(body)), LexiconSet::builtin());
+  auto a =
+      ModelAssertion::compile(make_spec(std::move(kind), std::move(body)), LexiconSet::builtin());
   INFO((a.is_ok() ? std::string() : a.status().message()));
   REQUIRE(a.is_ok());
   return *a;
 }
 
 std::string compile_error(std::string kind, nlohmann::json body) {
-  auto a = ModelAssertion::compile(make_spec(std::move(kind), std::move(body)), LexiconSet::builtin());
+  auto a =
+      ModelAssertion::compile(make_spec(std::move(kind), std::move(body)), LexiconSet::builtin());
   REQUIRE_FALSE(a.is_ok());
   CHECK(a.status().code() == StatusCode::kSpecError);
   CHECK_THAT(a.status().message(), Catch::StartsWith("scion.yaml:21:5: assertion 'check'"));
@@ -71,10 +72,12 @@ TEST_CASE("low_confidence: severity is the gap below the threshold", "[assertion
   CHECK(severity(a, {"x", &lost}) == Approx(0.3));
   CHECK_FALSE(a.needs_parent());
   CHECK(a.perturbation() == nullptr);
-  CHECK(compile_ok("low_confidence", nlohmann::json::object()).severity({"x", &unsure}).value() == Approx(0.1));
+  CHECK(compile_ok("low_confidence", nlohmann::json::object()).severity({"x", &unsure}).value() ==
+        Approx(0.1));
 }
 
-TEST_CASE("parent_disagreement: by label name, parent confidence or probability gap", "[assertions][assertion]") {
+TEST_CASE("parent_disagreement: by label name, parent confidence or probability gap",
+          "[assertions][assertion]") {
   const auto by_confidence = compile_ok("parent_disagreement", nlohmann::json::object());
   const auto by_gap = compile_ok("parent_disagreement", {{"severity", "probability_gap"}});
   CHECK(by_confidence.needs_parent());
@@ -88,7 +91,8 @@ TEST_CASE("parent_disagreement: by label name, parent confidence or probability 
   CHECK_FALSE(by_confidence.severity({"x", &child}).is_ok());
 }
 
-TEST_CASE("perturbation_flip: the perturbed prediction's margin over the old label", "[assertions][assertion]") {
+TEST_CASE("perturbation_flip: the perturbed prediction's margin over the old label",
+          "[assertions][assertion]") {
   const auto a = compile_ok("perturbation_flip", {{"perturb", {{"kind", "typos"}, {"count", 2}}}});
   REQUIRE(a.perturbation() != nullptr);
   CHECK(a.perturbation()->apply("The service was great", 1).has_value());
@@ -101,8 +105,9 @@ TEST_CASE("perturbation_flip: the perturbed prediction's margin over the old lab
 }
 
 TEST_CASE("allowed_outputs: matching inputs must get an allowed label", "[assertions][assertion]") {
-  const auto a = compile_ok("allowed_outputs", {{"pattern", "\\brefund\\b"}, {"labels", {"negative", "neutral"}},
-                                                {"ignore_case", true}});
+  const auto a = compile_ok(
+      "allowed_outputs",
+      {{"pattern", "\\brefund\\b"}, {"labels", {"negative", "neutral"}}, {"ignore_case", true}});
   const ModelOutput positive = three(0.1f, 0.1f, 0.8f);
   const ModelOutput negative = three(0.8f, 0.1f, 0.1f);
   CHECK(severity(a, {"I want a REFUND now", &positive}) == Approx(0.8));
@@ -110,11 +115,14 @@ TEST_CASE("allowed_outputs: matching inputs must get an allowed label", "[assert
   CHECK(severity(a, {"refunds are easy", &positive}) == 0.0);  // no whole-word match
   CHECK_THAT(compile_error("allowed_outputs", {{"pattern", "(unclosed"}, {"labels", "x"}}),
              Catch::Contains("body.pattern: \"(unclosed\" is not a valid regular expression"));
-  CHECK_THAT(compile_error("allowed_outputs", {{"pattern", "x"}}), Catch::Contains("body.labels: is required"));
+  CHECK_THAT(compile_error("allowed_outputs", {{"pattern", "x"}}),
+             Catch::Contains("body.labels: is required"));
 }
 
-TEST_CASE("expression: the formula's value over named quantities is the severity", "[assertions][assertion]") {
-  const auto a = compile_ok("expression", {{"expression", "(confidence < 0.6) * (1 - margin) + (length > 10)"}});
+TEST_CASE("expression: the formula's value over named quantities is the severity",
+          "[assertions][assertion]") {
+  const auto a = compile_ok("expression",
+                            {{"expression", "(confidence < 0.6) * (1 - margin) + (length > 10)"}});
   const ModelOutput unsure = three(0.3f, 0.2f, 0.5f);
   const ModelOutput sure = three(0.05f, 0.05f, 0.9f);
   CHECK(severity(a, {"short", &unsure}) == Approx(0.8));
@@ -122,13 +130,15 @@ TEST_CASE("expression: the formula's value over named quantities is the severity
   CHECK(severity(a, {"a much longer input", &sure}) == 1.0);
   CHECK_FALSE(a.needs_parent());
 
-  const auto drift = compile_ok("expression", {{"expression", "abs(p.positive - parent.p.positive) - 0.1"}});
+  const auto drift =
+      compile_ok("expression", {{"expression", "abs(p.positive - parent.p.positive) - 0.1"}});
   CHECK(drift.needs_parent());
   const ModelOutput parent = three(0.2f, 0.2f, 0.6f);
   CHECK(severity(drift, {"x", &sure, &parent}) == Approx(0.2));
   CHECK(severity(drift, {"x", &parent, &parent}) == 0.0);  // negative values clamp to 0
 
-  const auto index = compile_ok("expression", {{"expression", "label_index == 2 && num_labels == 3 && entropy > 0"}});
+  const auto index = compile_ok(
+      "expression", {{"expression", "label_index == 2 && num_labels == 3 && entropy > 0"}});
   CHECK(severity(index, {"x", &unsure}) == 1.0);
 
   // A label the model does not have names the variable and what is available.
@@ -138,17 +148,25 @@ TEST_CASE("expression: the formula's value over named quantities is the severity
   CHECK_THAT(s.status().message(), Catch::Contains("'p.joy'") && Catch::Contains("p.positive"));
 }
 
-TEST_CASE("expressions that do not parse name the assertion and the column", "[assertions][assertion]") {
+TEST_CASE("expressions that do not parse name the assertion and the column",
+          "[assertions][assertion]") {
   const std::string m = compile_error("expression", {{"expression", "confidence < (0.5 * margin"}});
   CHECK_THAT(m, Catch::Contains("body.expression: the expression does not parse at column"));
-  CHECK_THAT(compile_error("expression", {{"expression", "p.positive >"}}),
-             Catch::Contains("at column 13") && Catch::Contains("\n    p.positive >\n                ^"));
-  CHECK_THAT(compile_error("expression", {{"expression", "confidence $ 2"}}), Catch::Contains("at column 12"));
-  CHECK_THAT(compile_error("expression", {{"expression", " "}}), Catch::Contains("the expression is empty"));
-  CHECK_THAT(compile_error("expression", nlohmann::json::object()), Catch::Contains("body.expression: is required"));
-  CHECK_THAT(compile_error("sometimes", nlohmann::json::object()), Catch::Contains("unknown assertion kind 'sometimes'"));
-  CHECK_THAT(compile_error("low_confidence", {{"threshold", 2}}), Catch::Contains("body.threshold: must be in (0, 1]"));
-  CHECK_THAT(compile_error("perturbation_flip", nlohmann::json::object()), Catch::Contains("body.perturb: is required"));
+  CHECK_THAT(
+      compile_error("expression", {{"expression", "p.positive >"}}),
+      Catch::Contains("at column 13") && Catch::Contains("\n    p.positive >\n                ^"));
+  CHECK_THAT(compile_error("expression", {{"expression", "confidence $ 2"}}),
+             Catch::Contains("at column 12"));
+  CHECK_THAT(compile_error("expression", {{"expression", " "}}),
+             Catch::Contains("the expression is empty"));
+  CHECK_THAT(compile_error("expression", nlohmann::json::object()),
+             Catch::Contains("body.expression: is required"));
+  CHECK_THAT(compile_error("sometimes", nlohmann::json::object()),
+             Catch::Contains("unknown assertion kind 'sometimes'"));
+  CHECK_THAT(compile_error("low_confidence", {{"threshold", 2}}),
+             Catch::Contains("body.threshold: must be in (0, 1]"));
+  CHECK_THAT(compile_error("perturbation_flip", nlohmann::json::object()),
+             Catch::Contains("body.perturb: is required"));
 }
 
 TEST_CASE("an Expression copies and reports its variables", "[assertions][expression]") {

@@ -42,14 +42,16 @@ TEST_CASE("typos: swap, drop and duplicate adjacent letters, seeded", "[assertio
   const std::string sentence = "The service was wonderful.";
   CHECK(apply(typos, sentence, 9) == apply(typos, sentence, 9));
   bool seeds_differ = false;
-  for (std::uint64_t seed = 1; seed < 10; ++seed) seeds_differ |= apply(typos, sentence, seed) != apply(typos, sentence, 0);
+  for (std::uint64_t seed = 1; seed < 10; ++seed)
+    seeds_differ |= apply(typos, sentence, seed) != apply(typos, sentence, 0);
   CHECK(seeds_differ);
   // One-letter words cannot take a typo without vanishing; equal letters cannot swap.
   CHECK_FALSE(typos.apply("a I ! 7", 0).has_value());
   CHECK_FALSE(swap.apply("aa", 0).has_value());
 }
 
-TEST_CASE("punctuation: strip all marks (not decimal points) or add a final one", "[assertions][perturb]") {
+TEST_CASE("punctuation: strip all marks (not decimal points) or add a final one",
+          "[assertions][perturb]") {
   const auto strip = make({{"kind", "punctuation"}, {"mode", "strip"}});
   const auto add = make({{"kind", "punctuation"}, {"mode", "add"}, {"mark", "!"}});
   const auto any = make({{"kind", "punctuation"}});
@@ -88,7 +90,7 @@ TEST_CASE("negation: add at the first auxiliary and remove it again", "[assertio
   CHECK(apply(add, "It will work.") == "It will not work.");
   CHECK(apply(add, "It has been fun.") == "It has not been fun.");
   CHECK(apply(add, "IT IS GREAT") == "IT IS NOT GREAT");
-  CHECK_FALSE(add.apply("I loved the film.", 0).has_value());  // no auxiliary
+  CHECK_FALSE(add.apply("I loved the film.", 0).has_value());      // no auxiliary
   CHECK_FALSE(add.apply("The food is not good.", 0).has_value());  // already negated
 
   CHECK(apply(remove, "The food is not good.") == "The food is good.");
@@ -103,7 +105,8 @@ TEST_CASE("negation: add at the first auxiliary and remove it again", "[assertio
   CHECK(apply(any, "It is not good.") == "It is good.");
 }
 
-TEST_CASE("name, location and lexicon swaps use the lexicons consistently", "[assertions][perturb]") {
+TEST_CASE("name, location and lexicon swaps use the lexicons consistently",
+          "[assertions][perturb]") {
   LexiconSet lex = LexiconSet::builtin();
   REQUIRE(lex.add("name", {"Ana", "Wei"}, "test").is_ok());
   REQUIRE(lex.add("city", {"Paris", "Mexico City"}, "test").is_ok());
@@ -148,8 +151,8 @@ TEST_CASE("case: upper, lower and title", "[assertions][perturb]") {
 TEST_CASE("substitute: user pairs, whole words, optionally both ways", "[assertions][perturb]") {
   const auto one_way = make({{"kind", "substitute"}, {"pairs", {{"good", "great"}}}});
   CHECK(apply(one_way, "Good, good, goodness") == "Great, great, goodness");
-  const auto both = make(
-      {{"kind", "substitute"}, {"pairs", {{"good", "bad"}}}, {"both_directions", true}});
+  const auto both =
+      make({{"kind", "substitute"}, {"pairs", {{"good", "bad"}}}, {"both_directions", true}});
   CHECK(apply(both, "good or bad") == "bad or good");
   const auto mapping = make({{"kind", "substitute"}, {"pairs", {{"the movie", "the film"}}}});
   CHECK(apply(mapping, "I saw the movie.") == "I saw the film.");
@@ -164,14 +167,19 @@ TEST_CASE("perturbation spec errors name the key", "[assertions][perturb]") {
     CHECK_THAT(p.status().message(), Catch::StartsWith("t.yaml:4:3: test 'p': body.perturb"));
     return p.status().message();
   };
-  CHECK_THAT(error_of({{"kind", "typo"}}), Catch::Contains("perturb.kind: unknown perturbation 'typo'"));
+  CHECK_THAT(error_of({{"kind", "typo"}}),
+             Catch::Contains("perturb.kind: unknown perturbation 'typo'"));
   CHECK_THAT(error_of({{"mode", "add"}}), Catch::Contains("perturb.kind: is required"));
-  CHECK_THAT(error_of({{"kind", "negation"}, {"mode", "ad"}}), Catch::Contains("perturb.mode: expected one of add"));
+  CHECK_THAT(error_of({{"kind", "negation"}, {"mode", "ad"}}),
+             Catch::Contains("perturb.mode: expected one of add"));
   CHECK_THAT(error_of({{"kind", "typos"}, {"count", 0}}), Catch::Contains("perturb.count"));
-  CHECK_THAT(error_of({{"kind", "typos"}, {"ops", "flip"}}), Catch::Contains("unknown typo operation 'flip'"));
+  CHECK_THAT(error_of({{"kind", "typos"}, {"ops", "flip"}}),
+             Catch::Contains("unknown typo operation 'flip'"));
   CHECK_THAT(error_of({{"kind", "swap"}}), Catch::Contains("body.perturb.lexicons: is required"));
-  CHECK_THAT(error_of({{"kind", "swap"}, {"lexicons", "fruit"}}), Catch::Contains("body.perturb.lexicons: unknown lexicon 'fruit'"));
+  CHECK_THAT(error_of({{"kind", "swap"}, {"lexicons", "fruit"}}),
+             Catch::Contains("body.perturb.lexicons: unknown lexicon 'fruit'"));
   CHECK_THAT(error_of({{"kind", "substitute"}}), Catch::Contains("perturb.pairs: is required"));
-  CHECK_THAT(error_of({{"kind", "case"}, {"colour", "red"}}), Catch::Contains("perturb.colour: unknown key"));
+  CHECK_THAT(error_of({{"kind", "case"}, {"colour", "red"}}),
+             Catch::Contains("perturb.colour: unknown key"));
   CHECK_THAT(error_of("negation"), Catch::Contains("expected a mapping"));
 }

@@ -1,7 +1,6 @@
 // Lexicons and templates: built-ins, spec and file lexicons, slot syntax, articles,
 // cross product vs seeded sampling, and parse errors with their column.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -72,7 +71,8 @@ TEST_CASE("workspace lexicons add to and replace built-ins", "[assertions][lexic
   CHECK_FALSE(set2.add("2bad", {"x"}, "here").is_ok());
 }
 
-TEST_CASE("lexicon files: one entry per line, comments and blanks skipped", "[assertions][lexicon]") {
+TEST_CASE("lexicon files: one entry per line, comments and blanks skipped",
+          "[assertions][lexicon]") {
   const auto path = std::filesystem::temp_directory_path() / "scion_assertions_lexicon_test.txt";
   {
     std::ofstream out(path);
@@ -107,7 +107,8 @@ TEST_CASE("templates fill slots, articles, repeats and literal braces", "[assert
   CHECK(indefinite_article("European") == "a");
 }
 
-TEST_CASE("numbered slots are independent draws from one lexicon and differ", "[assertions][template]") {
+TEST_CASE("numbered slots are independent draws from one lexicon and differ",
+          "[assertions][template]") {
   const LexiconSet lex = small_lexicons();
   const TextTemplate t = parse_ok("{name1} met {name2}.", lex);
   REQUIRE(t.slots().size() == 2);
@@ -120,7 +121,8 @@ TEST_CASE("numbered slots are independent draws from one lexicon and differ", "[
   CHECK(fills.front().values[0] == std::pair<std::string, std::string>{"name1", "Ana"});
 }
 
-TEST_CASE("cross product when it fits, seeded distinct sampling when it does not", "[assertions][template]") {
+TEST_CASE("cross product when it fits, seeded distinct sampling when it does not",
+          "[assertions][template]") {
   const LexiconSet lex = small_lexicons();
   const TextTemplate t = parse_ok("{name} thinks the {noun} is {pos_adj}.", lex);
   const auto all = expand_templates({t}, 18, 7);
@@ -139,13 +141,14 @@ TEST_CASE("cross product when it fits, seeded distinct sampling when it does not
   }
   CHECK(distinct.size() == 5);
   bool differs = false;
-  for (std::size_t i = 0; i < sample_a.size(); ++i) differs = differs || sample_a[i].text != sample_c[i].text;
+  for (std::size_t i = 0; i < sample_a.size(); ++i)
+    differs = differs || sample_a[i].text != sample_c[i].text;
   CHECK(differs);
 }
 
 TEST_CASE("max_cases is shared between templates", "[assertions][template]") {
   const LexiconSet lex = small_lexicons();
-  const TextTemplate small = parse_ok("Hi {pos_adj}.", lex);  // 2 fills
+  const TextTemplate small = parse_ok("Hi {pos_adj}.", lex);         // 2 fills
   const TextTemplate big = parse_ok("{name} and the {noun}.", lex);  // 9 fills
   const auto fills = expand_templates({small, big}, 8, 3);
   REQUIRE(fills.size() == 8);
@@ -180,9 +183,10 @@ TEST_CASE("template errors name the place and the column", "[assertions][templat
 TEST_CASE("huge cross products are sampled without overflow", "[assertions][template]") {
   const LexiconSet builtin = LexiconSet::builtin();
   // 70^12 combinations do not fit in 64 bits.
-  const TextTemplate t = parse_ok("{name1} {name2} {name3} {name4} {name5} {name6} {name7} {name8} {name9} "
-                                  "{name10} {name11} {name12}",
-                                  builtin);
+  const TextTemplate t = parse_ok(
+      "{name1} {name2} {name3} {name4} {name5} {name6} {name7} {name8} {name9} "
+      "{name10} {name11} {name12}",
+      builtin);
   const auto fills = expand_templates({t}, 25, 11);
   CHECK(fills.size() == 25);
   // An unbounded budget enumerates a small template completely.
