@@ -336,3 +336,49 @@ TEST_CASE("test spec errors name the test, the key and the column", "[assertions
                     {{"inputs", {"x"}}, {"perturb", {{"kind", "typos"}}}, {"regression", "child"}}),
       Catch::Contains("body.regression: expected one of parent"));
 }
+
+namespace {
+
+// A stand-in sentiment model that only looks for positive adjectives: blind to negation.
+ModelOutput keyword_model(const std::string& text) {
+  static const LexiconSet lexicons = LexiconSet::builtin();
+  for (const std::string& adjective : *lexicons.find("pos_adj"))
+    if (text.find(adjective) != std::string::npos) return sentiment(0.1f, 0.9f);
+  return sentiment(0.8f, 0.2f);
+}
+
+}  // namespace
+
+TEST_CASE("the pieces compose: compile, generate, run, judge, summarise", "[assertions][test]") {
+  const auto mft = compile_ok("mft", {{"template", "The {noun} is {pos_adj}."},
+                                      {"max_cases", 30},
+                                      {"expect", {{"label", "positive"}}}});
+  const auto dir =
+      compile_ok("dir", {{"template", "The {noun} is {pos_adj}."},
+                         {"max_cases", 30},
+                         {"perturb", {{"kind", "negation"}}},
+                         {"direction", {{"label", "positive"}, {"change", "decrease"}}},
+                         {"expect", {{"label", "negative"}}}});
+  std::vector<TestResult> results;
+  for (const BehaviouralTest* test : {&mft, &dir}) {
+    auto cases = generate_cases(*test);
+    REQUIRE(cases.is_ok());
+    REQUIRE(cases->cases.size() == 30);
+    std::vector<Verdict> verdicts;
+    for (const TestCase& c : cases->cases) {
+      const ModelOutput original = keyword_model(c.input);
+      const ModelOutput perturbed = keyword_model(c.perturbed.value_or(""));
+      auto v = judge_case(*test, c, CaseOutputs{&original, &perturbed, nullptr, nullptr});
+      REQUIRE(v.is_ok());
+      verdicts.push_back(*v);
+    }
+    results.push_back(summarize(*test, "keywords", *cases, verdicts));
+  }
+  CHECK(results[0].passed);
+  CHECK(results[0].failures == 0);
+  // Negation does not move a keyword model: every DIR case fails, on its direction.
+  CHECK_FALSE(results[1].passed);
+  CHECK(results[1].failure_rate == 1.0);
+  REQUIRE(results[1].examples.size() == 3);
+  CHECK_THAT(results[1].examples[0].perturbed, Catch::Contains(" is not "));
+}
