@@ -242,7 +242,11 @@ Result<BehaviouralTest> compile_test(const spec::TestSpec& spec, const LexiconSe
   test.capability = spec.capability;
   test.models = spec.models;
   test.max_failure_rate = spec.max_failure_rate;
-  const BodyFields body(spec.body, test.origin, "body");
+  // Body keys sit beside type and capability in the spec, so errors use the spec's key path.
+  const BodyFields body(
+      spec.body,
+      fmt::format("{}:{}:{}", spec.location.file, spec.location.line, spec.location.column),
+      fmt::format("tests.{}", spec.name));
   if (spec.type == "mft")
     test.type = TestType::kMft;
   else if (spec.type == "inv")
@@ -250,8 +254,8 @@ Result<BehaviouralTest> compile_test(const spec::TestSpec& spec, const LexiconSe
   else if (spec.type == "dir")
     test.type = TestType::kDir;
   else
-    return spec_error(fmt::format("{}: type: unknown test type '{}'; use mft, inv or dir",
-                                  test.origin, spec.type));
+    return body.error("type",
+                      fmt::format("unknown test type '{}'; use mft, inv or dir", spec.type));
 
   SCION_RETURN_IF_ERROR(
       body.check_keys({"template", "templates", "inputs", "data", "lexicons", "max_cases", "seed",
@@ -269,8 +273,8 @@ Result<BehaviouralTest> compile_test(const spec::TestSpec& spec, const LexiconSe
   SCION_RETURN_IF_ERROR(read_expect(body, &test));
   SCION_RETURN_IF_ERROR(read_direction(body, &test));
   if (body.has("perturb")) {
-    auto p =
-        Perturbation::compile(*body.find("perturb"), all_lexicons, test.origin, "body.perturb");
+    auto p = Perturbation::compile(*body.find("perturb"), all_lexicons, body.origin(),
+                                   body.path() + ".perturb");
     if (!p) return p.status();
     test.perturb = std::move(p.value());
   }

@@ -1,6 +1,6 @@
 // BodyFields: typed reading of a spec `body:` object (JSON from YAML) with error messages
-// that name the place: "<file>:<line>:<col>: test 'negation': body.perturb.mode: expected
-// one of add, remove, any; got 'ad'".
+// that name the place: "<file>:<line>:<col>: tests.negation.perturb.mode: expected one of
+// add, remove, any; got 'ad'".
 //
 // The loader checks only that bodies are objects; every key's type and meaning is
 // checked here, where it is defined. A BodyFields refers to its JSON; keep the JSON alive.
@@ -20,8 +20,8 @@ namespace scion::assertions {
 
 class BodyFields {
  public:
-  // `origin`: the file:line:col and the owning test or assertion; `path`: the key path of
-  // `object` ("body", "body.perturb").
+  // `origin`: the file:line:col of the owning test or assertion; `path`: the key path of
+  // `object` in the spec ("tests.negation", "tests.negation.perturb").
   BodyFields(const nlohmann::json& object, std::string origin, std::string path);
 
   // Fails unless the JSON is an object whose keys are all in `allowed`.
@@ -45,6 +45,9 @@ class BodyFields {
 
   // A nested object's fields, with the path extended by `key`.
   BodyFields nested(std::string_view key) const;
+
+  const std::string& origin() const { return origin_; }
+  const std::string& path() const { return path_; }
 
   // An error at `key` (or at the object itself when `key` is empty).
   Status error(std::string_view key, std::string_view what) const;

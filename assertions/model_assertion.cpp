@@ -61,7 +61,11 @@ Result<ModelAssertion> ModelAssertion::compile(const spec::AssertionSpec& spec,
   a.models_ = spec.models;
   a.origin_ = fmt::format("{}:{}:{}: assertion '{}'", spec.location.file, spec.location.line,
                           spec.location.column, spec.name);
-  const BodyFields body(spec.body, a.origin_, "body");
+  // Body keys sit beside kind and models in the spec, so errors use the spec's key path.
+  const BodyFields body(
+      spec.body,
+      fmt::format("{}:{}:{}", spec.location.file, spec.location.line, spec.location.column),
+      fmt::format("assertions.{}", spec.name));
   if (spec.kind == "low_confidence") {
     a.kind_ = AssertionKind::kLowConfidence;
     SCION_RETURN_IF_ERROR(body.check_keys({"threshold"}));
@@ -79,7 +83,8 @@ Result<ModelAssertion> ModelAssertion::compile(const spec::AssertionSpec& spec,
     a.kind_ = AssertionKind::kPerturbationFlip;
     SCION_RETURN_IF_ERROR(body.check_keys({"perturb"}));
     if (!body.has("perturb")) return body.error("perturb", "is required, e.g. {kind: typos}");
-    auto p = Perturbation::compile(*body.find("perturb"), lexicons, a.origin_, "body.perturb");
+    auto p = Perturbation::compile(*body.find("perturb"), lexicons, body.origin(),
+                                   body.path() + ".perturb");
     if (!p) return p.status();
     a.perturbation_ = std::move(p.value());
   } else if (spec.kind == "allowed_outputs") {
@@ -94,10 +99,10 @@ Result<ModelAssertion> ModelAssertion::compile(const spec::AssertionSpec& spec,
     if (!e) return e.status();
     a.expression_ = std::move(e.value());
   } else {
-    return spec_error(fmt::format(
-        "{}: kind: unknown assertion kind '{}'; use low_confidence, parent_disagreement, "
-        "perturbation_flip, allowed_outputs or expression",
-        a.origin_, spec.kind));
+    return body.error("kind", fmt::format("unknown assertion kind '{}'; use low_confidence, "
+                                          "parent_disagreement, perturbation_flip, "
+                                          "allowed_outputs or expression",
+                                          spec.kind));
   }
   return a;
 }

@@ -13,11 +13,17 @@
 #include "cli/version.h"
 
 namespace scion::cli {
+
+void add_validate_command(CLI::App& app, const GlobalOptions& global, CommandAction& action);
+void add_plan_command(CLI::App& app, const GlobalOptions& global, CommandAction& action);
+
 namespace {
 
 // Subcommands, in the order `scion --help` lists them.
 const std::vector<AddCommand>& all_commands() {
   static const std::vector<AddCommand> commands = {
+      add_validate_command,
+      add_plan_command,
   };
   return commands;
 }

@@ -156,7 +156,8 @@ struct Model {
   // A base has an architecture (and either training or import_path); a descendant has
   // `from` and an adaptation. Exactly one of the two shapes holds.
   std::optional<Architecture> architecture;
-  std::string import_path;  // safetensors checkpoint for an imported base
+  std::string import_path;  // safetensors checkpoint for an imported base (absolute)
+  std::string import_digest;  // SHA-256 of that file's bytes, set by the loader
   std::string from;
 
   Adaptation adaptation;

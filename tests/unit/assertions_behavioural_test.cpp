@@ -32,7 +32,7 @@ std::string compile_error(std::string type, nlohmann::json body) {
   auto t = compile_test(make_spec(std::move(type), std::move(body)), LexiconSet::builtin(), "/tmp");
   REQUIRE_FALSE(t.is_ok());
   CHECK(t.status().code() == StatusCode::kSpecError);
-  CHECK_THAT(t.status().message(), Catch::StartsWith("scion.yaml:7:3: test 't'"));
+  CHECK_THAT(t.status().message(), Catch::StartsWith("scion.yaml:7:3: tests.t"));
   return t.status().message();
 }
 
@@ -124,7 +124,7 @@ TEST_CASE("language-model preference fills slots and compares log-likelihoods",
   CHECK_FALSE(judge_case(t, c, CaseOutputs{&lm, nullptr, nullptr, nullptr}).is_ok());
   CHECK_THAT(
       compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"prefer", "{name}"}, {"over", "b"}}}}),
-      Catch::Contains("body.expect.prefer: uses slot '{name}'"));
+      Catch::Contains("tests.t.expect.prefer: uses slot '{name}'"));
 }
 
 TEST_CASE("INV: the label must not change; threshold bounds the probability move",
@@ -294,32 +294,33 @@ TEST_CASE("test-local lexicons, lists or files", "[assertions][test]") {
   CHECK_THAT(compile_error("mft", {{"template", "{fruit}"},
                                    {"lexicons", {{"fruit", "no_such_file.txt"}}},
                                    {"expect", {{"label", "x"}}}}),
-             Catch::Contains("body.lexicons.fruit") && Catch::Contains("/tmp/no_such_file.txt"));
+             Catch::Contains("tests.t.lexicons.fruit") && Catch::Contains("/tmp/no_such_file.txt"));
 }
 
 TEST_CASE("test spec errors name the test, the key and the column", "[assertions][test]") {
   CHECK_THAT(compile_error(
                  "mft", {{"template", "The {nun} is good."}, {"expect", {{"label", "positive"}}}}),
-             Catch::Contains("body.template, column 5: unknown lexicon 'nun'"));
+             Catch::Contains("tests.t.template, column 5: unknown lexicon 'nun'"));
   CHECK_THAT(compile_error("mft", {{"templates", {"ok", "The {noun is"}},
                                    {"expect", {{"label", "positive"}}}}),
-             Catch::Contains("body.templates[1], column 5: '{' is not closed"));
+             Catch::Contains("tests.t.templates[1], column 5: '{' is not closed"));
   CHECK_THAT(compile_error("mft", {{"template", ""}, {"expect", {{"label", "positive"}}}}),
              Catch::Contains("the template is empty"));
-  CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"predicate", "p.positive >"}}}}),
-             Catch::Contains("body.expect.predicate: the expression does not parse at column 13"));
+  CHECK_THAT(
+      compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"predicate", "p.positive >"}}}}),
+      Catch::Contains("tests.t.expect.predicate: the expression does not parse at column 13"));
   CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}}),
-             Catch::Contains("body.expect: is required"));
+             Catch::Contains("tests.t.expect: is required"));
   CHECK_THAT(compile_error("mft", {{"expect", {{"label", "x"}}}}),
              Catch::Contains("gives no inputs"));
   CHECK_THAT(compile_error("inv", {{"inputs", {"x"}}}),
-             Catch::Contains("body.perturb: is required"));
+             Catch::Contains("tests.t.perturb: is required"));
   CHECK_THAT(compile_error("dir", {{"inputs", {"x"}}, {"perturb", {{"kind", "typos"}}}}),
              Catch::Contains("needs `direction` or `expect`"));
   CHECK_THAT(compile_error("xyz", {{"inputs", {"x"}}}), Catch::Contains("unknown test type 'xyz'"));
   CHECK_THAT(
       compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"label", "a"}}}, {"maxcases", 3}}),
-      Catch::Contains("body.maxcases: unknown key"));
+      Catch::Contains("tests.t.maxcases: unknown key"));
   CHECK_THAT(
       compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"label", "a"}, {"not_label", "b"}}}}),
       Catch::Contains("exactly one of"));
@@ -327,14 +328,14 @@ TEST_CASE("test spec errors name the test, the key and the column", "[assertions
       compile_error("dir", {{"inputs", {"x"}},
                             {"perturb", {{"kind", "typos"}}},
                             {"direction", {{"label", "a"}, {"change", "up"}}}}),
-      Catch::Contains("body.direction.change: expected one of increase, decrease; got 'up'"));
+      Catch::Contains("tests.t.direction.change: expected one of increase, decrease; got 'up'"));
   CHECK_THAT(
       compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"label", "a"}}}, {"max_cases", -1}}),
-      Catch::Contains("body.max_cases"));
+      Catch::Contains("tests.t.max_cases"));
   CHECK_THAT(
       compile_error("inv",
                     {{"inputs", {"x"}}, {"perturb", {{"kind", "typos"}}}, {"regression", "child"}}),
-      Catch::Contains("body.regression: expected one of parent"));
+      Catch::Contains("tests.t.regression: expected one of parent"));
 }
 
 namespace {

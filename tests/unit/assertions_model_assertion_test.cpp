@@ -32,7 +32,7 @@ std::string compile_error(std::string kind, nlohmann::json body) {
       ModelAssertion::compile(make_spec(std::move(kind), std::move(body)), LexiconSet::builtin());
   REQUIRE_FALSE(a.is_ok());
   CHECK(a.status().code() == StatusCode::kSpecError);
-  CHECK_THAT(a.status().message(), Catch::StartsWith("scion.yaml:21:5: assertion 'check'"));
+  CHECK_THAT(a.status().message(), Catch::StartsWith("scion.yaml:21:5: assertions.check"));
   return a.status().message();
 }
 
@@ -113,10 +113,11 @@ TEST_CASE("allowed_outputs: matching inputs must get an allowed label", "[assert
   CHECK(severity(a, {"I want a REFUND now", &positive}) == Approx(0.8));
   CHECK(severity(a, {"I want a refund now", &negative}) == 0.0);
   CHECK(severity(a, {"refunds are easy", &positive}) == 0.0);  // no whole-word match
-  CHECK_THAT(compile_error("allowed_outputs", {{"pattern", "(unclosed"}, {"labels", "x"}}),
-             Catch::Contains("body.pattern: \"(unclosed\" is not a valid regular expression"));
+  CHECK_THAT(
+      compile_error("allowed_outputs", {{"pattern", "(unclosed"}, {"labels", "x"}}),
+      Catch::Contains("assertions.check.pattern: \"(unclosed\" is not a valid regular expression"));
   CHECK_THAT(compile_error("allowed_outputs", {{"pattern", "x"}}),
-             Catch::Contains("body.labels: is required"));
+             Catch::Contains("assertions.check.labels: is required"));
 }
 
 TEST_CASE("expression: the formula's value over named quantities is the severity",
@@ -151,7 +152,8 @@ TEST_CASE("expression: the formula's value over named quantities is the severity
 TEST_CASE("expressions that do not parse name the assertion and the column",
           "[assertions][assertion]") {
   const std::string m = compile_error("expression", {{"expression", "confidence < (0.5 * margin"}});
-  CHECK_THAT(m, Catch::Contains("body.expression: the expression does not parse at column"));
+  CHECK_THAT(
+      m, Catch::Contains("assertions.check.expression: the expression does not parse at column"));
   CHECK_THAT(
       compile_error("expression", {{"expression", "p.positive >"}}),
       Catch::Contains("at column 13") && Catch::Contains("\n    p.positive >\n                ^"));
@@ -160,13 +162,13 @@ TEST_CASE("expressions that do not parse name the assertion and the column",
   CHECK_THAT(compile_error("expression", {{"expression", " "}}),
              Catch::Contains("the expression is empty"));
   CHECK_THAT(compile_error("expression", nlohmann::json::object()),
-             Catch::Contains("body.expression: is required"));
+             Catch::Contains("assertions.check.expression: is required"));
   CHECK_THAT(compile_error("sometimes", nlohmann::json::object()),
              Catch::Contains("unknown assertion kind 'sometimes'"));
   CHECK_THAT(compile_error("low_confidence", {{"threshold", 2}}),
-             Catch::Contains("body.threshold: must be in (0, 1]"));
+             Catch::Contains("assertions.check.threshold: must be in (0, 1]"));
   CHECK_THAT(compile_error("perturbation_flip", nlohmann::json::object()),
-             Catch::Contains("body.perturb: is required"));
+             Catch::Contains("assertions.check.perturb: is required"));
 }
 
 TEST_CASE("an Expression copies and reports its variables", "[assertions][expression]") {

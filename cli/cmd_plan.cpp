@@ -1,0 +1,279 @@
+// `scion plan`: the family as a tree, with each model's methods, inheritance, parameter
+// counts, training-memory estimate, and which models can be co-batched over one frozen
+// trunk. Reads the spec only; nothing is trained or stored.
+//
+// Memory is an fp32 estimate for one training step (docs/cli.md, "scion plan"):
+//   parameters   4 bytes x every parameter (frozen ones are read in the forward pass)
+//   gradients    4 bytes x trainable parameters
+//   optimizer    AdamW 8 bytes (two moments), SGD with momentum 4, plain SGD 0, x trainable
+//   activations  4 bytes x batch x length x layers x (10 width + 2 ffn_width + 2 heads length)
+//                the tensors one transformer block keeps for backward (llm.c's layout:
+//                ln1, qkv, attention output, projection, residual, ln2, two ffn tensors,
+//                ffn output, residual: 10 C + 2 F per token, plus pre- and post-softmax
+//                scores of H x T per token).
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "runtime/parameter_table.h"
+#include "spec/loader.h"
+#include "spec/parameter_checks.h"
+
+namespace scion::cli {
+namespace {
+
+using runtime::ParameterSpec;
+using spec::Model;
+using spec::Workspace;
+
+struct Memory {
+  std::int64_t parameters = 0, gradients = 0, optimizer_state = 0, activations = 0;
+  std::int64_t total() const { return parameters + gradients + optimizer_state + activations; }
+};
+
+struct ModelPlan {
+  const Model* model = nullptr;
+  std::vector<std::string> methods;
+  std::int64_t total = 0, trainable = 0;
+  std::vector<std::pair<std::string, std::int64_t>> inherited;  // (introduced by, frozen count)
+  std::optional<Memory> memory;  // absent for an imported base, which is not trained
+  std::set<std::pair<std::string, std::string>> frozen;  // (name, introduced_by)
+};
+
+std::vector<std::string> methods_of(const Model& m) {
+  if (m.is_base()) return {m.import_path.empty() ? "pretrain" : "import"};
+  const spec::Adaptation& a = m.adaptation;
+  std::vector<std::string> out;
+  const std::pair<bool, const char*> all[] = {
+      {a.lora.has_value(), "lora"},         {a.prefix.has_value(), "prefix"},
+      {a.prompt.has_value(), "prompt"},     {a.bottleneck.has_value(), "bottleneck"},
+      {a.bitfit.has_value(), "bitfit"},     {a.full.has_value(), "full"},
+      {a.head.has_value(), "head"}};
+  for (const auto& [on, name] : all)
+    if (on) out.push_back(name);
+  return out;
+}
+
+Memory estimate_memory(const Workspace& ws, const Model& m, std::int64_t total,
+                       std::int64_t trainable) {
+  const spec::Architecture& a = ws.architecture_of(m);
+  const spec::TrainingSpec& t = *m.training;
+  const spec::OptimizerSpec& o = t.optimizer;
+  const std::int64_t optimizer_bytes =
+      o.kind == spec::OptimizerKind::kAdamW ? 8 : (o.momentum > 0 ? 4 : 0);
+  const std::int64_t B = t.batch_size, T = t.max_length > 0 ? t.max_length : a.max_length;
+  const std::int64_t per_token = 10LL * a.width + 2LL * a.ffn_width + 2LL * a.heads * T;
+  Memory mem;
+  mem.parameters = 4 * total;
+  mem.gradients = 4 * trainable;
+  mem.optimizer_state = optimizer_bytes * trainable;
+  mem.activations = 4 * B * T * a.layers * per_token;
+  return mem;
+}
+
+ModelPlan plan_model(const Workspace& ws, const Model& m) {
+  ModelPlan p;
+  p.model = &m;
+  p.methods = methods_of(m);
+  std::map<std::string, std::int64_t> frozen_by_origin;
+  for (const ParameterSpec& param : runtime::parameter_table(ws, m)) {
+    p.total += param.numel();
+    if (param.trainable) {
+      p.trainable += param.numel();
+    } else {
+      frozen_by_origin[param.introduced_by] += param.numel();
+      p.frozen.insert({param.name, param.introduced_by});
+    }
+  }
+  // Ancestors in order from the base down, so the list reads like the lineage.
+  const auto chain = ws.ancestry(m);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+    if (frozen_by_origin.count((*it)->name))
+      p.inherited.emplace_back((*it)->name, frozen_by_origin[(*it)->name]);
+  if (m.training) p.memory = estimate_memory(ws, m, p.total, p.trainable);
+  return p;
+}
+
+// Descendants with the same frozen inherited parameters (same names, same origin) can
+// run one forward pass through them for all their rows.
+std::vector<std::vector<const ModelPlan*>> cobatch_groups(const std::vector<ModelPlan>& plans) {
+  std::map<std::set<std::pair<std::string, std::string>>, std::vector<const ModelPlan*>> groups;
+  std::vector<const std::set<std::pair<std::string, std::string>>*> order;
+  for (const ModelPlan& p : plans) {
+    if (p.model->is_base() || !p.model->training) continue;
+    auto [it, added] = groups.try_emplace(p.frozen);
+    if (added) order.push_back(&it->first);
+    it->second.push_back(&p);
+  }
+  std::vector<std::vector<const ModelPlan*>> out;
+  for (const auto* key : order) out.push_back(groups.at(*key));
+  return out;
+}
+
+std::string with_commas(std::int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string bytes_text(std::int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) value /= 1024, ++unit;
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+std::string join(const std::vector<std::string>& words, const char* separator) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : separator) + w;
+  return out;
+}
+
+std::vector<std::string> detail_lines(const ModelPlan& p) {
+  const Model& m = *p.model;
+  std::vector<std::string> lines;
+  if (m.is_base()) {
+    const spec::Architecture& a = *m.architecture;
+    lines.push_back(fmt::format("{} L={} width={} heads={} ffn={} max_length={} vocab={}",
+                                a.kind == spec::ArchitectureKind::kEncoder ? "encoder" : "decoder",
+                                a.layers, a.width, a.heads, a.ffn_width, a.max_length,
+                                a.vocab_size));
+  } else {
+    std::vector<std::string> from;
+    for (const auto& [origin, count] : p.inherited)
+      from.push_back(fmt::format("{} from {}", with_commas(count), origin));
+    lines.push_back(fmt::format("parent {}; inherits frozen: {}", m.from,
+                                from.empty() ? "nothing" : join(from, ", ")));
+  }
+  lines.push_back(fmt::format("trains {} of {} parameters ({:.2f}%)", with_commas(p.trainable),
+                              with_commas(p.total),
+                              p.total ? 100.0 * static_cast<double>(p.trainable) /
+                                            static_cast<double>(p.total)
+                                      : 0.0));
+  if (p.memory) {
+    const Memory& mem = *p.memory;
+    lines.push_back(fmt::format(
+        "training memory ~{}: parameters {}, gradients {}, optimizer {}, activations {}",
+        bytes_text(mem.total()), bytes_text(mem.parameters), bytes_text(mem.gradients),
+        bytes_text(mem.optimizer_state), bytes_text(mem.activations)));
+  } else {
+    lines.push_back("imported, not trained");
+  }
+  return lines;
+}
+
+void print_tree(const std::vector<ModelPlan>& plans, const ModelPlan& p,
+                const std::string& prefix, bool root, bool last) {
+  std::vector<const ModelPlan*> children;
+  for (const ModelPlan& c : plans)
+    if (c.model->from == p.model->name) children.push_back(&c);
+  const bool tty = stdout_is_tty();
+  std::cout << prefix << (root ? "" : last ? "└── " : "├── ")
+            << paint(p.model->name, Color::kBold, tty) << "  "
+            << paint(join(p.methods, " + "), Color::kCyan, tty) << '\n';
+  const std::string below = prefix + (root ? "" : last ? "    " : "│   ");
+  for (const std::string& line : detail_lines(p))
+    std::cout << below << (children.empty() ? "    " : "│   ") << paint(line, Color::kDim, tty)
+              << '\n';
+  for (std::size_t i = 0; i < children.size(); ++i)
+    print_tree(plans, *children[i], below, false, i + 1 == children.size());
+}
+
+nlohmann::json plan_json(const Workspace& ws, const std::vector<ModelPlan>& plans,
+                         const std::vector<std::vector<const ModelPlan*>>& groups) {
+  nlohmann::json models = nlohmann::json::array();
+  for (const ModelPlan& p : plans) {
+    const Model& m = *p.model;
+    nlohmann::json inherits = nlohmann::json::array();
+    for (const auto& [origin, count] : p.inherited)
+      inherits.push_back({{"from", origin}, {"parameters", count}});
+    nlohmann::json memory = nullptr;
+    if (p.memory)
+      memory = {{"parameters", p.memory->parameters}, {"gradients", p.memory->gradients},
+                {"optimizer_state", p.memory->optimizer_state},
+                {"activations", p.memory->activations}, {"total", p.memory->total()}};
+    models.push_back({{"name", m.name},
+                      {"parent", m.is_base() ? nlohmann::json() : nlohmann::json(m.from)},
+                      {"base", ws.ancestry(m).back()->name},
+                      {"methods", p.methods},
+                      {"recipe_hash", m.recipe_hash},
+                      {"parameters", {{"total", p.total}, {"trainable", p.trainable}}},
+                      {"inherits", inherits},
+                      {"memory_bytes", memory}});
+  }
+  nlohmann::json cobatch = nlohmann::json::array();
+  for (const auto& group : groups) {
+    nlohmann::json names = nlohmann::json::array();
+    for (const ModelPlan* p : group) names.push_back(p->model->name);
+    std::int64_t frozen = 0;
+    for (const auto& [origin, count] : group.front()->inherited) frozen += count;
+    cobatch.push_back({{"models", names}, {"frozen_parameters", frozen}});
+  }
+  return {{"spec", ws.spec_path.string()}, {"models", models}, {"cobatch_groups", cobatch}};
+}
+
+void print_groups(const std::vector<std::vector<const ModelPlan*>>& groups) {
+  std::cout << "\nco-batching (descendants with the same frozen inherited parameters):\n";
+  bool any = false;
+  for (const auto& group : groups) {
+    if (group.size() < 2) continue;
+    any = true;
+    std::vector<std::string> names;
+    for (const ModelPlan* p : group) names.push_back(p->model->name);
+    std::int64_t frozen = 0;
+    for (const auto& [origin, count] : group.front()->inherited) frozen += count;
+    std::cout << "  " << join(names, ", ") << "  share " << with_commas(frozen)
+              << " frozen parameters\n";
+  }
+  for (const auto& group : groups)
+    if (group.size() == 1)
+      std::cout << "  " << group.front()->model->name << "  alone (no other descendant freezes the same parameters)\n";
+  if (!any && groups.empty()) std::cout << "  no descendants to train\n";
+}
+
+int run_plan(const GlobalOptions& global) {
+  spec::LoadResult result = spec::load_workspace(global.spec_file);
+  spec::check_parameters(result);
+  if (!result.workspace) {
+    for (const spec::Diagnostic& d : result.errors) std::cerr << d.to_string() << '\n';
+    std::cerr << "the spec has errors; run 'scion validate' for details\n";
+    return kExitUsage;
+  }
+  const Workspace& ws = *result.workspace;
+  std::vector<ModelPlan> plans;
+  for (const Model& m : ws.models) plans.push_back(plan_model(ws, m));
+  const auto groups = cobatch_groups(plans);
+  if (global.json) {
+    print_json(plan_json(ws, plans, groups));
+    return kExitOk;
+  }
+  for (const ModelPlan& p : plans)
+    if (p.model->is_base()) print_tree(plans, p, "", true, true);
+  print_groups(groups);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Show the family tree: methods, inheritance, parameters, memory, co-batching");
+  cmd->footer(
+      "Memory is an fp32 estimate per training step; docs/cli.md explains each term.\n"
+      "Exit codes: 0 ok, 2 the spec has errors.\n"
+      "Examples:   scion -C examples/sentiment plan\n"
+      "            scion plan --json | jq '.models[] | {name, parameters}'");
+  cmd->callback([&global, &action] { action = [&global] { return run_plan(global); }; });
+}
+
+}  // namespace scion::cli

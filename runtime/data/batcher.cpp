@@ -1,0 +1,121 @@
+#include "runtime/data/batcher.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace scion::data {
+namespace {
+
+using Sequence = std::vector<std::int32_t>;
+
+// [open] content[:capacity] [close]
+Sequence frame(const Sequence& content, std::int32_t open, std::int32_t close, int capacity) {
+  const std::size_t kept = std::min(content.size(), static_cast<std::size_t>(capacity));
+  Sequence framed;
+  framed.reserve(kept + 2);
+  framed.push_back(open);
+  framed.insert(framed.end(), content.begin(), content.begin() + static_cast<std::ptrdiff_t>(kept));
+  framed.push_back(close);
+  return framed;
+}
+
+const Sequence& row_of(const TokenizedDataset& data, std::int64_t row) {
+  assert(row >= 0 && row < data.row_count());
+  return data.rows[static_cast<std::size_t>(row)];
+}
+
+// Pads `inputs` (and `targets`, when given) into a batch; fills tokens, mask, lengths, rows.
+Batch pad(const std::vector<Sequence>& inputs, const std::vector<Sequence>* targets,
+          std::span<const std::int64_t> rows, const TokenizedDataset& data,
+          const PaddingOptions& padding) {
+  Batch batch;
+  batch.batch_size = static_cast<int>(inputs.size());
+  std::size_t longest = 0;
+  for (const Sequence& s : inputs) longest = std::max(longest, s.size());
+  batch.length = padding.pad_to_max_length ? padding.max_length : static_cast<int>(longest);
+  const auto T = static_cast<std::size_t>(batch.length);
+  batch.tokens.assign(inputs.size() * T, data.specials.pad);
+  batch.attention_mask.assign(inputs.size() * T, 0);
+  if (targets) batch.targets.assign(inputs.size() * T, kIgnoreIndex);
+  for (std::size_t b = 0; b < inputs.size(); ++b) {
+    const Sequence& in = inputs[b];
+    std::copy(in.begin(), in.end(), batch.tokens.begin() + static_cast<std::ptrdiff_t>(b * T));
+    std::fill_n(batch.attention_mask.begin() + static_cast<std::ptrdiff_t>(b * T), in.size(), 1);
+    if (targets) {
+      const Sequence& out = (*targets)[b];
+      std::copy(out.begin(), out.end(), batch.targets.begin() + static_cast<std::ptrdiff_t>(b * T));
+    }
+    batch.lengths.push_back(static_cast<std::int32_t>(in.size()));
+  }
+  batch.rows.assign(rows.begin(), rows.end());
+  return batch;
+}
+
+std::int32_t random_normal_token(const TokenizedDataset& data, SeededRng& rng) {
+  for (;;) {
+    const auto id =
+        static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(data.vocab_size)));
+    if (!data.specials.is_special(id)) return id;
+  }
+}
+
+// Masks the content positions 1..size-2 of `tokens` in place; returns the targets.
+Sequence mask_row(Sequence& tokens, const TokenizedDataset& data, float probability,
+                  SeededRng& rng) {
+  Sequence targets(tokens.size(), kIgnoreIndex);
+  if (tokens.size() <= 2) return targets;
+  std::vector<std::size_t> chosen;
+  for (std::size_t pos = 1; pos + 1 < tokens.size(); ++pos)
+    if (rng.uniform01() < probability) chosen.push_back(pos);
+  if (chosen.empty()) chosen.push_back(1 + static_cast<std::size_t>(rng.below(tokens.size() - 2)));
+  for (std::size_t pos : chosen) {
+    targets[pos] = tokens[pos];
+    const double r = rng.uniform01();
+    if (r < 0.8)
+      tokens[pos] = data.specials.mask;
+    else if (r < 0.9)
+      tokens[pos] = random_normal_token(data, rng);
+  }
+  return targets;
+}
+
+}  // namespace
+
+Batch make_classification_batch(const TokenizedDataset& data, std::span<const std::int64_t> rows,
+                                const PaddingOptions& padding) {
+  assert(data.labelled());
+  std::vector<Sequence> inputs;
+  const int capacity = content_capacity(false, padding.max_length);
+  for (std::int64_t row : rows)
+    inputs.push_back(frame(row_of(data, row), data.specials.cls, data.specials.sep, capacity));
+  Batch batch = pad(inputs, nullptr, rows, data, padding);
+  for (std::int64_t row : rows) batch.labels.push_back(data.labels[static_cast<std::size_t>(row)]);
+  return batch;
+}
+
+Batch make_masked_lm_batch(const TokenizedDataset& data, std::span<const std::int64_t> rows,
+                           const PaddingOptions& padding, float mask_probability, SeededRng& rng) {
+  assert(data.specials.mask != text::kNoToken);
+  assert(mask_probability > 0.0f && mask_probability <= 1.0f);
+  std::vector<Sequence> inputs, targets;
+  const int capacity = content_capacity(false, padding.max_length);
+  for (std::int64_t row : rows) {
+    inputs.push_back(frame(row_of(data, row), data.specials.cls, data.specials.sep, capacity));
+    targets.push_back(mask_row(inputs.back(), data, mask_probability, rng));
+  }
+  return pad(inputs, &targets, rows, data, padding);
+}
+
+Batch make_causal_lm_batch(const TokenizedDataset& data, std::span<const std::int64_t> rows,
+                           const PaddingOptions& padding) {
+  std::vector<Sequence> inputs, targets;
+  const int capacity = content_capacity(true, padding.max_length);
+  for (std::int64_t row : rows) {
+    const Sequence full = frame(row_of(data, row), data.specials.cls, data.specials.sep, capacity);
+    inputs.emplace_back(full.begin(), full.end() - 1);
+    targets.emplace_back(full.begin() + 1, full.end());
+  }
+  return pad(inputs, &targets, rows, data, padding);
+}
+
+}  // namespace scion::data

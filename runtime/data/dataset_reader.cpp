@@ -1,0 +1,60 @@
+#include "runtime/data/dataset_reader.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "runtime/data/format_readers.h"
+
+namespace scion::data {
+
+Result<std::int32_t> LabelMap::index(std::string_view name, std::string_view where) const {
+  for (std::size_t i = 0; i < dataset_.labels.size(); ++i)
+    if (dataset_.labels[i] == name) return static_cast<std::int32_t>(i);
+  return spec_error(fmt::format("{}: unknown label '{}'; expected one of: {} (datasets.{}.labels)",
+                                where, name, fmt::join(dataset_.labels, ", "), dataset_.name));
+}
+
+Result<std::string> read_file_bytes(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return not_found(fmt::format("{}: no such file; check the dataset's path", path.string()));
+  if (std::filesystem::is_directory(path, ec))
+    return io_error(fmt::format("{}: is a directory, not a data file", path.string()));
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return io_error(
+        fmt::format("{}: cannot open the file for reading; check its permissions", path.string()));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) return io_error(fmt::format("{}: reading the file failed", path.string()));
+  std::string contents = std::move(bytes).str();
+  if (contents.empty())
+    return spec_error(
+        fmt::format("{}: the file is empty; a dataset needs at least one example", path.string()));
+  return contents;
+}
+
+Result<ExampleSet> read_dataset(const spec::Dataset& dataset) {
+  const std::string file = dataset.path.string();
+  auto contents = read_file_bytes(dataset.path);
+  if (!contents) return contents.status();
+  switch (dataset.format) {
+    case spec::DatasetFormat::kJsonl:
+      return parse_jsonl(*contents, file, dataset);
+    case spec::DatasetFormat::kCsv:
+      return parse_delimited(*contents, ',', file, dataset);
+    case spec::DatasetFormat::kTsv:
+      return parse_delimited(*contents, '\t', file, dataset);
+    case spec::DatasetFormat::kText:
+      return parse_text_lines(*contents, file);
+  }
+  return internal_error(fmt::format("{}: unhandled dataset format", file));
+}
+
+Result<std::string> read_corpus(const std::filesystem::path& path) { return read_file_bytes(path); }
+
+}  // namespace scion::data

@@ -1,0 +1,47 @@
+// Dataset readers: load the examples of a spec::Dataset (JSONL, CSV, TSV or plain text)
+// into memory as (text, label) pairs.
+//
+// Field names come from the spec (text_field, label_field). A dataset is labelled when its
+// spec lists labels; each label is then mapped by name to its position in that list (a
+// numeric or boolean JSON label is matched by its text, so 1 matches the label "1").
+// Unlabelled datasets ignore label_field. Plain text has one example per non-blank line
+// and no labels; read_corpus() reads it whole for language-model pretraining (see
+// runtime/data/tokenized_dataset.h for cutting it into windows).
+//
+// Every error is a Status, never an exception: kNotFound (missing file), kIoError
+// (unreadable), kSpecError for bad data with file:line (and :column for CSV/TSV syntax and
+// JSON syntax) and what to change. The functions are pure; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "spec/status.h"
+#include "spec/workspace.h"
+
+namespace scion::data {
+
+inline constexpr std::int32_t kNoLabel = -1;
+
+struct Example {
+  std::string text;
+  std::int32_t label = kNoLabel;  // index into spec::Dataset::labels; kNoLabel if unlabelled
+  int line = 0;                   // 1-based line where the example starts in its file
+};
+
+struct ExampleSet {
+  std::vector<Example> examples;
+  bool labelled = false;
+  // The row count recorded in the lineage store.
+  std::int64_t rows() const { return static_cast<std::int64_t>(examples.size()); }
+};
+
+// REQUIRES: dataset.path is absolute or relative to the working directory.
+Result<ExampleSet> read_dataset(const spec::Dataset& dataset);
+
+// The whole text of a plain-text corpus. Errors as read_dataset (empty file included).
+Result<std::string> read_corpus(const std::filesystem::path& path);
+
+}  // namespace scion::data

@@ -1,0 +1,61 @@
+// SeededRng: the one random-number generator behind every data decision (validation
+// split, epoch order, masked-LM masking), specified exactly so that the same seed gives the
+// same numbers on every platform and compiler. std::shuffle and the std distributions are
+// not used: their outputs are implementation-defined.
+//
+// Generator: SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number
+// generators", OOPSLA 2014): state += 0x9e3779b97f4a7c15; output = mix64(state), with
+//   mix64(z): z = (z ^ z>>30) * 0xbf58476d1ce4e5b9; z = (z ^ z>>27) * 0x94d049bb133111eb;
+//             return z ^ z>>31.
+// Streams: each decision draws from its own stream so that, for example, the order of
+// epoch 7 can be computed without replaying epochs 0..6. The stream (seed, purpose, index)
+// starts from state mix64(mix64(mix64(seed) + purpose) + index), all arithmetic mod 2^64.
+// Bounded integers: below(n) rejects outputs under 2^64 mod n and returns output mod n,
+// which is exactly uniform. uniform01(): (output >> 11) * 2^-53, in [0, 1).
+// A SeededRng is a small value; copy it to fork the sequence. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+
+namespace scion::data {
+
+// What a stream is for; the values are part of the format (they change every order).
+enum class RngPurpose : std::uint64_t {
+  kValidationSplit = 1,
+  kEpochOrder = 2,
+  kMasking = 3,
+};
+
+constexpr std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+class SeededRng {
+ public:
+  constexpr SeededRng(std::uint64_t seed, RngPurpose purpose, std::uint64_t index)
+      : state_(mix64(mix64(mix64(seed) + static_cast<std::uint64_t>(purpose)) + index)) {}
+
+  constexpr std::uint64_t next() {
+    state_ += 0x9e3779b97f4a7c15ULL;
+    return mix64(state_);
+  }
+
+  // Uniform in [0, bound). REQUIRES: bound > 0.
+  constexpr std::uint64_t below(std::uint64_t bound) {
+    const std::uint64_t threshold = (0 - bound) % bound;  // 2^64 mod bound
+    for (;;) {
+      const std::uint64_t x = next();
+      if (x >= threshold) return x % bound;
+    }
+  }
+
+  // Uniform in [0, 1) with 53 random bits.
+  constexpr double uniform01() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+ private:
+  std::uint64_t state_;
+};
+
+}  // namespace scion::data

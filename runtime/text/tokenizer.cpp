@@ -1,0 +1,32 @@
+#include "runtime/text/tokenizer.h"
+
+#include "runtime/text/byte_tokenizer.h"
+#include "runtime/text/wordpiece_tokenizer.h"
+
+namespace scion::text {
+
+Result<std::unique_ptr<Tokenizer>> make_tokenizer(const spec::TokenizerSpec& spec,
+                                                  const std::filesystem::path& root_dir) {
+  switch (spec.kind) {
+    case spec::TokenizerKind::kByte:
+      return std::unique_ptr<Tokenizer>(std::make_unique<ByteTokenizer>());
+    case spec::TokenizerKind::kWordPiece: {
+      if (spec.vocab_file.empty())
+        return spec_error(
+            "tokenizer.vocab_file: a WordPiece tokenizer needs a vocabulary file "
+            "(vocab.txt, one token per line)");
+      auto loaded = WordPieceTokenizer::load(root_dir / spec.vocab_file);
+      if (!loaded) return loaded.status();
+      return std::unique_ptr<Tokenizer>(std::move(loaded).value());
+    }
+    case spec::TokenizerKind::kBpe:
+      break;
+  }
+  return spec_error("tokenizer.kind: bpe is not implemented yet; use byte or wordpiece");
+}
+
+int required_vocab_size(spec::TokenizerKind kind) {
+  return kind == spec::TokenizerKind::kByte ? byte_tokenizer_vocab_size() : 0;
+}
+
+}  // namespace scion::text

@@ -1,0 +1,46 @@
+// WordPiece: BERT's subword tokenizer over a vocabulary file (vocab.txt).
+//
+// The file holds one token per line; a token's id is its 0-based line number. Pieces that
+// continue a word start with "##". The vocabulary must contain [PAD], [UNK], [CLS], [SEP]
+// and [MASK]. Encoding first splits the text into words at ASCII whitespace and around
+// each ASCII punctuation character, lower-cases ASCII letters when the vocabulary holds no
+// upper-case ASCII letter (an "uncased" vocabulary), then splits each word greedily into
+// the longest pieces found in the vocabulary, left to right. A word with no such split, or
+// longer than 100 bytes, becomes one [UNK]. Non-ASCII text is kept as is (no accent
+// stripping or CJK splitting); pieces only end on UTF-8 character boundaries.
+// Immutable after load(); thread-safe.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/text/tokenizer.h"
+
+namespace scion::text {
+
+class WordPieceTokenizer final : public Tokenizer {
+ public:
+  // Errors: kNotFound (file missing or unreadable), kSpecError naming file:line (empty
+  // line, duplicate token) or naming the missing special token.
+  static Result<std::unique_ptr<WordPieceTokenizer>> load(const std::filesystem::path& vocab_file);
+
+  std::vector<std::int32_t> encode(std::string_view text) const override;
+  std::string decode(const std::vector<std::int32_t>& ids) const override;
+  int vocab_size() const override { return static_cast<int>(tokens_.size()); }
+  const SpecialTokens& special_tokens() const override { return specials_; }
+
+  bool lower_cases() const { return lower_case_; }
+
+ private:
+  WordPieceTokenizer() = default;
+  void encode_word(std::string_view word, std::vector<std::int32_t>& ids) const;
+  std::int32_t find(const std::string& token) const;
+
+  std::vector<std::string> tokens_;                    // id -> token
+  std::unordered_map<std::string, std::int32_t> ids_;  // token -> id
+  SpecialTokens specials_;
+  bool lower_case_ = false;
+};
+
+}  // namespace scion::text

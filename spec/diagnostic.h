@@ -1,0 +1,25 @@
+// Diagnostic: one problem found in a spec, with where it is and what to do about it.
+//
+// The loader collects every diagnostic it finds instead of stopping at the first, so a
+// user fixes a spec in one round. A diagnostic is a plain value.
+#pragma once
+
+#include <string>
+
+#include "spec/workspace.h"
+
+namespace scion::spec {
+
+struct Diagnostic {
+  SourceLocation location;
+  std::string key_path;  // e.g. models.review.adapt.lora.rank; empty for syntax errors
+  std::string message;   // complete sentence: what, at which key, and the expected value
+
+  // "file:line:col: error: <message>"
+  std::string to_string() const;
+
+  static Diagnostic at(std::string file, int line, int column, std::string message,
+                       std::string key_path = "");
+};
+
+}  // namespace scion::spec

@@ -1,0 +1,223 @@
+// The `adapt` mapping of a descendant: one entry per adaptation method.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "spec/loader_parts.h"
+
+namespace scion::spec::detail {
+namespace {
+
+constexpr std::string_view kMethods[] = {"lora", "prefix", "prompt", "bottleneck",
+                                         "head", "bitfit", "full"};
+constexpr std::string_view kLoraKeys[] = {"rank", "alpha", "dropout", "targets", "layers"};
+constexpr std::string_view kPrefixKeys[] = {"virtual_tokens", "layers", "reparam_hidden"};
+constexpr std::string_view kPromptKeys[] = {"virtual_tokens", "init", "text"};
+constexpr std::string_view kBottleneckKeys[] = {"reduction", "placement", "layers"};
+constexpr std::string_view kHeadKeys[] = {"task", "labels", "pooling"};
+
+constexpr Choice<PromptInit> kPromptInits[] = {
+    {"random", PromptInit::kRandom}, {"text", PromptInit::kText}, {"vocab", PromptInit::kVocab}};
+constexpr Choice<BottleneckPlacement> kPlacements[] = {
+    {"attention", BottleneckPlacement::kAfterAttention},
+    {"ffn", BottleneckPlacement::kAfterFfn},
+    {"both", BottleneckPlacement::kBoth}};
+constexpr Choice<Pooling> kPoolings[] = {
+    {"cls", Pooling::kCls}, {"mean", Pooling::kMean}, {"last", Pooling::kLast}};
+constexpr std::string_view kTasks[] = {"classification"};
+
+constexpr int kUnknownLimit = 1 << 20;  // bounds used when the architecture is unknown
+
+int width_of(const Architecture* a) { return a ? a->width : kUnknownLimit; }
+int layers_of(const Architecture* a) { return a ? a->layers : kUnknownLimit; }
+int max_length_of(const Architecture* a) { return a ? a->max_length : kUnknownLimit; }
+
+void read_layers(SpecReader& r, const YamlNode& node, const std::string& path,
+                 const Architecture* a, std::vector<int>& out) {
+  const int layers = layers_of(a);
+  r.read_int_list(find(node, "layers"), join_path(path, "layers"), out, 0, layers - 1,
+                  a ? fmt::format("a layer index from 0 to {} (the base has {} layers)", layers - 1,
+                                  layers)
+                    : std::string("a layer index of at least 0"));
+}
+
+// `method: {}`, `method: true`, `method:` (null) enable a method without settings;
+// `method: false` leaves it off. Returns whether the method is on.
+bool read_switch(SpecReader& r, const YamlNode& node, const std::string& path) {
+  if (node.is_null()) return true;
+  if (node.is_map()) {
+    r.check_keys(node, path, {});
+    return true;
+  }
+  bool on = false;
+  if (node.is_scalar() && !node.quoted && (node.value == "true" || node.value == "false")) {
+    r.read_bool(&node, path, on);
+    return on;
+  }
+  r.error(node, path, fmt::format("expected true, false or {{}}, got {}", describe(node)));
+  return false;
+}
+
+LoraSpec load_lora(SpecReader& r, const YamlNode& node, const std::string& path,
+                   const Architecture* a) {
+  LoraSpec s;
+  r.check_keys(node, path, kLoraKeys);
+  const int width = width_of(a);
+  r.read_int(find(node, "rank"), join_path(path, "rank"), s.rank, 1, width,
+             a ? fmt::format("an integer from 1 to {} (the base's width)", width)
+               : std::string("a positive integer"));
+  r.read_float(find(node, "alpha"), join_path(path, "alpha"), s.alpha, 0, true, 1e6, false,
+               "a number greater than 0");
+  r.read_float(find(node, "dropout"), join_path(path, "dropout"), s.dropout, 0, false, 1, true,
+               "a number from 0 to below 1");
+  if (const YamlNode* targets = find(node, "targets")) {
+    const std::string tpath = join_path(path, "targets");
+    std::vector<std::string> names;
+    if (r.read_string_list(targets, tpath, names)) {
+      std::set<std::string> seen;
+      bool ok = true;
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::vector<std::string_view> known(std::begin(kLinearTargets),
+                                                  std::end(kLinearTargets));
+        bool is_known = false;
+        for (std::string_view k : known) is_known = is_known || k == names[i];
+        if (!is_known) {
+          r.report_unknown(*targets->items[i], index_path(tpath, i), names[i], known,
+                           "LoRA target");
+          ok = false;
+        } else if (!seen.insert(names[i]).second) {
+          r.error(*targets->items[i], index_path(tpath, i),
+                  fmt::format("target '{}' is listed twice", names[i]));
+          ok = false;
+        }
+      }
+      if (names.empty()) {
+        r.error(*targets, tpath, "expected at least one target (q, k, v, o, ffn_in, ffn_out)");
+        ok = false;
+      }
+      if (ok) s.targets = names;
+    }
+  }
+  read_layers(r, node, path, a, s.layers);
+  return s;
+}
+
+int read_virtual_tokens(SpecReader& r, const YamlNode& node, const std::string& path,
+                        const Architecture* a) {
+  int tokens = 0;
+  const int limit = max_length_of(a) - 1;
+  if (const YamlNode* n = r.require(node, path, "virtual_tokens", "how many virtual tokens"))
+    r.read_int(n, join_path(path, "virtual_tokens"), tokens, 1, limit,
+               a ? fmt::format("an integer from 1 to {} (below the base's max_length)", limit)
+                 : std::string("a positive integer"));
+  return tokens;
+}
+
+PrefixSpec load_prefix(SpecReader& r, const YamlNode& node, const std::string& path,
+                       const Architecture* a) {
+  PrefixSpec s;
+  r.check_keys(node, path, kPrefixKeys);
+  s.virtual_tokens = read_virtual_tokens(r, node, path, a);
+  read_layers(r, node, path, a, s.layers);
+  r.read_int(find(node, "reparam_hidden"), join_path(path, "reparam_hidden"), s.reparam_hidden, 0,
+             1 << 16, "an integer from 0 (no reparametrisation) to 65536");
+  return s;
+}
+
+PromptSpec load_prompt(SpecReader& r, const YamlNode& node, const std::string& path,
+                       const Architecture* a) {
+  PromptSpec s;
+  r.check_keys(node, path, kPromptKeys);
+  s.virtual_tokens = read_virtual_tokens(r, node, path, a);
+  r.read_choice<PromptInit>(find(node, "init"), join_path(path, "init"), kPromptInits, s.init,
+                            "prompt init");
+  const YamlNode* text = find(node, "text");
+  r.read_string(text, join_path(path, "text"), s.init_text);
+  if (s.init == PromptInit::kText && (text == nullptr || s.init_text.empty()))
+    r.error(text ? *text : node, text ? join_path(path, "text") : path,
+            "init: text needs a non-empty 'text' to initialise the prompt from");
+  if (s.init != PromptInit::kText && text != nullptr)
+    r.error(*text, join_path(path, "text"), "'text' is used only with init: text");
+  return s;
+}
+
+BottleneckSpec load_bottleneck(SpecReader& r, const YamlNode& node, const std::string& path,
+                               const Architecture* a) {
+  BottleneckSpec s;
+  r.check_keys(node, path, kBottleneckKeys);
+  const int width = width_of(a);
+  if (a && s.reduction > width) s.reduction = width;  // default 16 on a width below 16
+  r.read_int(find(node, "reduction"), join_path(path, "reduction"), s.reduction, 1, width,
+             a ? fmt::format("an integer from 1 to {} (the base's width; hidden = width / "
+                             "reduction)",
+                             width)
+               : std::string("a positive integer"));
+  r.read_choice<BottleneckPlacement>(find(node, "placement"), join_path(path, "placement"),
+                                     kPlacements, s.placement, "bottleneck placement");
+  read_layers(r, node, path, a, s.layers);
+  return s;
+}
+
+HeadSpec load_head(SpecReader& r, const YamlNode& node, const std::string& path) {
+  HeadSpec s;
+  r.check_keys(node, path, kHeadKeys);
+  if (const YamlNode* task = find(node, "task")) {
+    std::string word;
+    if (r.read_string(task, join_path(path, "task"), word) && word != "classification")
+      r.report_unknown(*task, join_path(path, "task"), word, kTasks, "head task");
+  }
+  const YamlNode* labels = find(node, "labels");
+  const std::string lpath = join_path(path, "labels");
+  if (r.read_string_list(labels, lpath, s.labels) && labels) {
+    std::set<std::string> seen(s.labels.begin(), s.labels.end());
+    if (s.labels.size() < 2 || seen.size() != s.labels.size() || seen.count(""))
+      r.error(*labels, lpath, "expected at least two distinct, non-empty labels");
+  }
+  r.read_choice<Pooling>(find(node, "pooling"), join_path(path, "pooling"), kPoolings, s.pooling,
+                         "pooling");
+  return s;
+}
+
+}  // namespace
+
+void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& path,
+                     const Architecture* a, Adaptation& out) {
+  if (!r.expect_map(node, path, "a mapping from adaptation methods to their settings")) return;
+  r.check_keys(node, path, kMethods, "adaptation method");
+  const std::size_t errors_before = r.error_count();
+  bool any = false, unknown = false;
+  for (const auto& [key, value] : node.entries) {
+    if (!key->is_scalar()) continue;
+    const std::string& method = key->value;
+    const std::string mpath = join_path(path, method);
+    const bool settings = method != "bitfit" && method != "full";
+    if (settings && !r.expect_map(*value, mpath, "a mapping of " + method + " settings")) continue;
+    if (method == "lora") {
+      out.lora = load_lora(r, *value, mpath, a);
+    } else if (method == "prefix") {
+      out.prefix = load_prefix(r, *value, mpath, a);
+    } else if (method == "prompt") {
+      out.prompt = load_prompt(r, *value, mpath, a);
+    } else if (method == "bottleneck") {
+      out.bottleneck = load_bottleneck(r, *value, mpath, a);
+    } else if (method == "head") {
+      out.head = load_head(r, *value, mpath);
+    } else if (method == "bitfit") {
+      if (!read_switch(r, *value, mpath)) continue;
+      out.bitfit = BitfitSpec{};
+    } else if (method == "full") {
+      if (!read_switch(r, *value, mpath)) continue;
+      out.full = FullSpec{};
+    } else {
+      unknown = true;  // reported by check_keys
+      continue;
+    }
+    any = true;
+  }
+  if (!any && !unknown && r.error_count() == errors_before)
+    r.error(node, path,
+            "expected at least one adaptation method (lora, prefix, prompt, bottleneck, head, "
+            "bitfit, full)");
+}
+
+}  // namespace scion::spec::detail

@@ -1,0 +1,157 @@
+// The `datasets` section, and the file and name resolution the other sections share.
+#include <fmt/format.h>
+
+#include <set>
+#include <system_error>
+
+#include "spec/file_digest.h"
+#include "spec/loader_parts.h"
+
+namespace scion::spec::detail {
+namespace {
+
+constexpr std::string_view kDatasetKeys[] = {"path", "format", "text_field", "label_field",
+                                             "labels"};
+constexpr Choice<DatasetFormat> kFormats[] = {{"jsonl", DatasetFormat::kJsonl},
+                                              {"csv", DatasetFormat::kCsv},
+                                              {"tsv", DatasetFormat::kTsv},
+                                              {"text", DatasetFormat::kText}};
+
+std::vector<std::string_view> words_of(const std::vector<std::string>& names) {
+  return {names.begin(), names.end()};
+}
+
+// The format a file's extension implies, when it implies one.
+std::optional<DatasetFormat> format_from_extension(const std::filesystem::path& path) {
+  const std::string ext = path.extension().string();
+  if (ext == ".jsonl") return DatasetFormat::kJsonl;
+  if (ext == ".csv") return DatasetFormat::kCsv;
+  if (ext == ".tsv") return DatasetFormat::kTsv;
+  if (ext == ".txt") return DatasetFormat::kText;
+  return std::nullopt;
+}
+
+bool check_labels(SpecReader& reader, const YamlNode* node, const std::string& path,
+                  const std::vector<std::string>& labels) {
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i].empty()) {
+      reader.error(*node->items[i], index_path(path, i), "expected a non-empty label name");
+      return false;
+    }
+    if (!seen.insert(labels[i]).second) {
+      reader.error(*node->items[i], index_path(path, i),
+                   fmt::format("label '{}' is listed twice", labels[i]));
+      return false;
+    }
+  }
+  if (labels.size() == 1) {
+    reader.error(*node, path, "expected at least two labels, got one");
+    return false;
+  }
+  return true;
+}
+
+void load_dataset(SpecReader& reader, const YamlNode& node, const std::string& path,
+                  const std::filesystem::path& base_dir, Dataset& d) {
+  reader.check_keys(node, path, kDatasetKeys);
+  const YamlNode* path_node = reader.require(node, path, "path", "the data file");
+  std::string file;
+  if (path_node && reader.read_string(path_node, join_path(path, "path"), file))
+    resolve_file(reader, *path_node, join_path(path, "path"), file, base_dir, d.path, d.digest);
+
+  const YamlNode* format_node = find(node, "format");
+  if (format_node) {
+    reader.read_choice<DatasetFormat>(format_node, join_path(path, "format"), kFormats, d.format,
+                                      "dataset format");
+  } else if (auto implied = format_from_extension(file)) {
+    d.format = *implied;
+  } else if (path_node) {
+    reader.error(node, path,
+                 fmt::format("missing required key 'format' (the extension of '{}' does not "
+                             "imply one; use jsonl, csv, tsv or text)",
+                             file));
+  }
+  if (d.format == DatasetFormat::kText) d.label_field.clear();
+  reader.read_string(find(node, "text_field"), join_path(path, "text_field"), d.text_field);
+  reader.read_string(find(node, "label_field"), join_path(path, "label_field"), d.label_field);
+  const YamlNode* labels = find(node, "labels");
+  if (reader.read_string_list(labels, join_path(path, "labels"), d.labels) && labels)
+    check_labels(reader, labels, join_path(path, "labels"), d.labels);
+  if (d.format == DatasetFormat::kText) {
+    for (std::string_view key : {"text_field", "label_field", "labels"})
+      if (const YamlNode* n = find(node, key))
+        reader.error(*n, join_path(path, key),
+                     fmt::format("'{}' does not apply to a text dataset (one example per line)", key));
+  } else if (!d.labels.empty() && d.label_field.empty()) {
+    reader.error(*labels, join_path(path, "labels"),
+                 "labels given but label_field is empty; name the field that holds them");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string_view> Names::model_words() const { return words_of(models); }
+std::vector<std::string_view> Names::dataset_words() const { return words_of(datasets); }
+
+bool check_reference(SpecReader& reader, const YamlNode& node, const std::string& path,
+                     const std::string& name, const std::vector<std::string>& known,
+                     std::string_view kind) {
+  for (const std::string& k : known)
+    if (k == name) return true;
+  const auto words = words_of(known);
+  std::string hint = did_you_mean(name, words);
+  if (hint.empty())
+    hint = known.empty() ? fmt::format("; no {}s are defined", kind)
+                         : fmt::format(" (defined {}s: {})", kind, join_words(words));
+  reader.error(node, path, fmt::format("unknown {} '{}'", kind, name), hint);
+  return false;
+}
+
+bool resolve_file(SpecReader& reader, const YamlNode& node, const std::string& path,
+                  const std::string& value, const std::filesystem::path& base_dir,
+                  std::filesystem::path& absolute, std::string& digest) {
+  if (value.empty()) {
+    reader.error(node, path, "expected a file path, got an empty string");
+    return false;
+  }
+  std::error_code ec;
+  const std::filesystem::path resolved = (base_dir / value).lexically_normal();
+  const auto status = std::filesystem::status(resolved, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    reader.error(node, path, fmt::format("file '{}' not found (looked for {})", value, resolved.string()),
+                 "; create it or fix the path, which is relative to the spec's directory");
+    return false;
+  }
+  // Only regular files: a FIFO or a device would block or never end.
+  if (!std::filesystem::is_regular_file(status)) {
+    reader.error(node, path, fmt::format("'{}' is not a regular file", value));
+    return false;
+  }
+  auto sha = sha256_file(resolved);
+  if (!sha.is_ok()) {
+    reader.error(node, path, sha.status().message());
+    return false;
+  }
+  absolute = resolved;
+  digest = sha.value();
+  return true;
+}
+
+void load_datasets(SpecReader& reader, const YamlNode& section,
+                   const std::filesystem::path& base_dir, std::vector<Dataset>& out) {
+  if (!reader.expect_map(section, "datasets", "a mapping from dataset names to datasets")) return;
+  reader.check_unique_names(section, "datasets", "dataset");
+  std::set<std::string> seen;
+  for (const auto& [key, value] : section.entries) {
+    if (!key->is_scalar() || key->value.empty() || !seen.insert(key->value).second) continue;
+    const std::string path = join_path("datasets", key->value);
+    Dataset d;
+    d.name = key->value;
+    d.location = reader.location(*key);
+    if (reader.expect_map(*value, path)) load_dataset(reader, *value, path, base_dir, d);
+    out.push_back(std::move(d));
+  }
+}
+
+}  // namespace scion::spec::detail

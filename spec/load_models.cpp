@@ -1,0 +1,221 @@
+// The `models` section: bases (architecture + train or import) and descendants
+// (from + adapt + train), read in two passes so that a descendant's values can be
+// checked against its base's architecture.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
+
+#include "spec/loader_parts.h"
+
+namespace scion::spec::detail {
+namespace {
+
+constexpr std::string_view kModelKeys[] = {"architecture", "import", "from", "adapt",
+                                           "freeze", "unfreeze", "train"};
+constexpr std::string_view kArchitectureKeys[] = {
+    "type", "layers", "width", "heads", "ffn_width", "vocab_size", "tokenizer",
+    "max_length", "norm", "dropout", "tie_embeddings"};
+constexpr Choice<ArchitectureKind> kKinds[] = {{"encoder", ArchitectureKind::kEncoder},
+                                               {"decoder", ArchitectureKind::kDecoder}};
+constexpr Choice<NormPlacement> kNorms[] = {{"pre", NormPlacement::kPre},
+                                            {"post", NormPlacement::kPost}};
+constexpr Choice<TokenizerKind> kTokenizers[] = {{"byte", TokenizerKind::kByte},
+                                                 {"wordpiece", TokenizerKind::kWordPiece},
+                                                 {"bpe", TokenizerKind::kBpe}};
+
+// Reads a base's keys that a descendant must not have, and the reverse.
+bool check_model_shape(SpecReader& r, const YamlNode& node, const std::string& path, bool base) {
+  bool ok = true;
+  const auto forbid = [&](std::string_view key, const char* why) {
+    if (const YamlNode* n = find(node, key)) {
+      r.error(*n, join_path(path, key), fmt::format("'{}' is not allowed here", key), why);
+      ok = false;
+    }
+  };
+  if (base) {
+    forbid("adapt", " (only a descendant, with 'from', is adapted)");
+    if (!find(node, "architecture")) {
+      r.error(node, path,
+              "missing required key 'architecture' (a base model needs one; a descendant "
+              "names its parent with 'from')");
+      ok = false;
+    }
+    const bool train = find(node, "train") != nullptr, import = find(node, "import") != nullptr;
+    if (train == import) {
+      r.error(node, path, train ? "a base has both 'train' and 'import'; keep one"
+                                : "missing 'train' or 'import' (how the base gets its weights)");
+      ok = false;
+    }
+  } else {
+    forbid("architecture", " (a descendant inherits its base's architecture)");
+    forbid("import", " (only a base is imported)");
+    if (!find(node, "adapt")) {
+      r.error(node, path, "missing required key 'adapt' (how the descendant adapts its parent)");
+      ok = false;
+    }
+    if (!find(node, "train")) {
+      r.error(node, path, "missing required key 'train' (the recipe that trains the adaptation)");
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+// Labels the model's classification head outputs: the model's own head, else the nearest
+// ancestor's, else a base trained for classification takes its dataset's labels.
+const std::vector<std::string>* inherited_labels(const std::vector<const Model*>& ancestors,
+                                                 const std::vector<Dataset>& datasets) {
+  for (const Model* m : ancestors) {
+    if (m->adaptation.head) return &m->adaptation.head->labels;
+    if (m->is_base() && m->training && m->training->objective == Objective::kClassification)
+      for (const Dataset& d : datasets)
+        if (d.name == m->training->dataset) return &d.labels;
+  }
+  return nullptr;
+}
+
+// A head without labels takes its training data's; given labels must match the data's.
+void settle_head_labels(SpecReader& r, ModelEntry& e, const std::vector<const Model*>& ancestors,
+                        const std::vector<Dataset>& datasets) {
+  Model& m = e.model;
+  const std::string path = join_path("models", m.name);
+  const Dataset* data = nullptr;
+  if (m.training)
+    for (const Dataset& d : datasets)
+      if (d.name == m.training->dataset) data = &d;
+  const YamlNode* train = find(*e.node, "train");
+  if (m.adaptation.head && m.adaptation.head->labels.empty()) {
+    if (data && !data->labels.empty()) {
+      m.adaptation.head->labels = data->labels;
+    } else if (data) {
+      r.error(*find(*find(*e.node, "adapt"), "head"), join_path(path, "adapt.head"),
+              fmt::format("the head has no labels and its dataset '{}' lists none", data->name),
+              "; add labels: [...] to the head or to the dataset");
+    }
+  }
+  if (!m.training || m.training->objective != Objective::kClassification || !data) return;
+  const std::vector<std::string>* head_labels =
+      m.adaptation.head ? &m.adaptation.head->labels : inherited_labels(ancestors, datasets);
+  if (m.is_base()) head_labels = &data->labels;
+  if (head_labels == nullptr) {
+    r.error(*train, join_path(path, "train.objective"),
+            "objective classification needs a head", "; add adapt: {head: {}} to this model");
+  } else if (data->labels.empty()) {
+    r.error(*train, join_path(path, "train.data"),
+            fmt::format("dataset '{}' has no labels, but objective classification needs them",
+                        data->name),
+            "; add labels: [...] to the dataset");
+  } else if (*head_labels != data->labels) {
+    r.error(*train, join_path(path, "train.data"),
+            fmt::format("dataset '{}' has labels [{}] but the head outputs [{}]", data->name,
+                        fmt::join(data->labels, ", "), fmt::join(*head_labels, ", ")),
+            "; list the same labels in the same order");
+  }
+}
+
+}  // namespace
+
+std::optional<Architecture> load_architecture(SpecReader& r, const YamlNode& node,
+                                              const std::string& path) {
+  if (!r.expect_map(node, path, "a mapping describing the transformer")) return std::nullopt;
+  const std::size_t errors_before = r.error_count();
+  r.check_keys(node, path, kArchitectureKeys);
+  Architecture a;
+  const auto key = [&](std::string_view k) { return join_path(path, k); };
+  r.read_choice<ArchitectureKind>(find(node, "type"), key("type"), kKinds, a.kind,
+                                  "architecture type");
+  const auto required_int = [&](std::string_view k, int& out, int max, const char* what) {
+    if (const YamlNode* n = r.require(node, path, k, what))
+      r.read_int(n, key(k), out, 1, max, fmt::format("an integer from 1 to {}", max));
+  };
+  required_int("layers", a.layers, 1024, "the number of transformer blocks");
+  required_int("width", a.width, 1 << 16, "the model width");
+  required_int("heads", a.heads, 1 << 12, "the number of attention heads");
+  required_int("max_length", a.max_length, 1 << 20, "the longest sequence, in tokens");
+  a.ffn_width = 4 * a.width;
+  r.read_int(find(node, "ffn_width"), key("ffn_width"), a.ffn_width, 1, 1 << 20,
+             "an integer from 1 to 1048576");
+  if (const YamlNode* tok = find(node, "tokenizer")) {
+    if (r.read_choice<TokenizerKind>(tok, key("tokenizer"), kTokenizers, a.tokenizer.kind,
+                                     "tokenizer") &&
+        a.tokenizer.kind != TokenizerKind::kByte)
+      r.error(*tok, key("tokenizer"),
+              fmt::format("tokenizer '{}' is not supported yet", tok->value),
+              "; use tokenizer: byte");
+  }
+  r.read_int(find(node, "vocab_size"), key("vocab_size"), a.vocab_size, 256, 1 << 20,
+             "an integer from 256 (the byte tokenizer's 256 bytes) to 1048576");
+  r.read_choice<NormPlacement>(find(node, "norm"), key("norm"), kNorms, a.norm, "norm placement");
+  r.read_float(find(node, "dropout"), key("dropout"), a.dropout, 0, false, 1, true,
+               "a number from 0 to below 1");
+  r.read_bool(find(node, "tie_embeddings"), key("tie_embeddings"), a.tie_embeddings);
+  if (a.heads > 0 && a.width > 0 && a.width % a.heads != 0)
+    r.error(*find(node, "heads"), key("heads"),
+            fmt::format("heads ({}) must divide width ({})", a.heads, a.width),
+            "; choose a head count that divides the width");
+  if (r.error_count() != errors_before) return std::nullopt;
+  return a;
+}
+
+std::vector<ModelEntry> load_model_heads(SpecReader& r, const YamlNode& section,
+                                         const std::filesystem::path& base_dir) {
+  std::vector<ModelEntry> entries;
+  if (!r.expect_map(section, "models", "a mapping from model names to models")) return entries;
+  r.check_unique_names(section, "models", "model");
+  std::set<std::string> seen;
+  for (const auto& [key, value] : section.entries) {
+    if (!key->is_scalar() || key->value.empty() || !seen.insert(key->value).second) continue;
+    ModelEntry e;
+    e.model.name = key->value;
+    e.model.location = r.location(*key);
+    e.key = key.get();
+    e.node = value.get();
+    const std::string path = join_path("models", key->value);
+    if (r.expect_map(*value, path)) {
+      r.check_keys(*value, path, kModelKeys);
+      e.from_node = find(*value, "from");
+      if (e.from_node && r.read_string(e.from_node, join_path(path, "from"), e.model.from) &&
+          e.model.from.empty())
+        r.error(*e.from_node, join_path(path, "from"), "expected a model name, got ''");
+      const bool base = e.from_node == nullptr;
+      e.shape_ok = check_model_shape(r, *value, path, base);
+      if (base) {
+        if (const YamlNode* arch = find(*value, "architecture"))
+          e.model.architecture = load_architecture(r, *arch, join_path(path, "architecture"));
+        if (const YamlNode* import = find(*value, "import")) {
+          std::string file;
+          std::filesystem::path absolute;
+          if (r.read_string(import, join_path(path, "import"), file) &&
+              resolve_file(r, *import, join_path(path, "import"), file, base_dir, absolute,
+                           e.model.import_digest))
+            e.model.import_path = absolute.string();
+        }
+      }
+    }
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+void load_model_body(SpecReader& r, ModelEntry& e, const Architecture* arch,
+                     const std::vector<const Model*>& ancestors,
+                     const std::vector<Dataset>& datasets) {
+  if (!e.node->is_map()) return;
+  Model& m = e.model;
+  const std::string path = join_path("models", m.name);
+  if (const YamlNode* adapt = find(*e.node, "adapt"); adapt && !m.is_base())
+    load_adaptation(r, *adapt, join_path(path, "adapt"), arch, m.adaptation);
+  r.read_string_list(find(*e.node, "freeze"), join_path(path, "freeze"), m.freeze);
+  r.read_string_list(find(*e.node, "unfreeze"), join_path(path, "unfreeze"), m.unfreeze);
+  if (const YamlNode* train = find(*e.node, "train")) {
+    TrainingContext context;
+    context.arch = arch;
+    context.has_head = m.adaptation.head.has_value() || inherited_labels(ancestors, datasets);
+    context.datasets = &datasets;
+    m.training = load_training(r, *train, join_path(path, "train"), context);
+  }
+  settle_head_labels(r, e, ancestors, datasets);
+}
+
+}  // namespace scion::spec::detail

@@ -1,0 +1,170 @@
+// The `train` recipe of a model: data, objective, length, optimizer, schedule.
+#include <fmt/format.h>
+
+#include "spec/loader_parts.h"
+
+namespace scion::spec::detail {
+namespace {
+
+constexpr std::string_view kTrainKeys[] = {
+    "data",       "objective",        "steps",      "epochs",         "batch_size",
+    "grad_accumulation", "max_length", "validation_split", "eval_every", "mask_probability",
+    "optimizer",  "schedule",         "early_stopping", "seed"};
+constexpr std::string_view kOptimizerKeys[] = {"type", "lr", "weight_decay", "betas",
+                                               "eps", "momentum", "grad_clip"};
+constexpr std::string_view kScheduleKeys[] = {"type", "warmup_steps"};
+constexpr std::string_view kEarlyStoppingKeys[] = {"metric", "patience"};
+
+constexpr Choice<Objective> kObjectives[] = {{"mlm", Objective::kMaskedLm},
+                                             {"clm", Objective::kCausalLm},
+                                             {"classification", Objective::kClassification}};
+constexpr Choice<OptimizerKind> kOptimizers[] = {{"adamw", OptimizerKind::kAdamW},
+                                                 {"sgd", OptimizerKind::kSgd}};
+constexpr Choice<ScheduleKind> kSchedules[] = {{"constant", ScheduleKind::kConstant},
+                                               {"linear", ScheduleKind::kLinear},
+                                               {"cosine", ScheduleKind::kCosine}};
+constexpr std::string_view kMetrics[] = {"val_loss", "val_accuracy"};
+
+constexpr int kMaxCount = 1 << 30;
+
+void load_optimizer(SpecReader& r, const YamlNode& node, const std::string& path,
+                    OptimizerSpec& o) {
+  if (!r.expect_map(node, path)) return;
+  r.check_keys(node, path, kOptimizerKeys);
+  r.read_choice<OptimizerKind>(find(node, "type"), join_path(path, "type"), kOptimizers, o.kind,
+                               "optimizer");
+  r.read_float(find(node, "lr"), join_path(path, "lr"), o.lr, 0, true, 10, false,
+               "a learning rate greater than 0 and at most 10");
+  r.read_float(find(node, "weight_decay"), join_path(path, "weight_decay"), o.weight_decay, 0,
+               false, 10, false, "a number from 0 to 10");
+  if (const YamlNode* betas = find(node, "betas")) {
+    const std::string bpath = join_path(path, "betas");
+    if (!betas->is_sequence() || betas->items.size() != 2) {
+      r.error(*betas, bpath, fmt::format("expected a list of two numbers [beta1, beta2], got {}",
+                                         describe(*betas)));
+    } else {
+      const std::string expected = "a number from 0 to below 1";
+      r.read_float(betas->items[0].get(), index_path(bpath, 0), o.beta1, 0, false, 1, true, expected);
+      r.read_float(betas->items[1].get(), index_path(bpath, 1), o.beta2, 0, false, 1, true, expected);
+    }
+  }
+  r.read_float(find(node, "eps"), join_path(path, "eps"), o.eps, 0, true, 1, false,
+               "a number greater than 0 and at most 1");
+  r.read_float(find(node, "momentum"), join_path(path, "momentum"), o.momentum, 0, false, 1, true,
+               "a number from 0 to below 1");
+  r.read_float(find(node, "grad_clip"), join_path(path, "grad_clip"), o.grad_clip, 0, false, 1e6,
+               false, "a number of at least 0 (0: no clipping)");
+  const char* sgd_only = "momentum";
+  const YamlNode* misplaced = o.kind == OptimizerKind::kAdamW ? find(node, sgd_only) : nullptr;
+  if (misplaced)
+    r.error(*misplaced, join_path(path, sgd_only), "'momentum' applies only to type: sgd");
+  for (std::string_view adam_only : {"betas", "eps"})
+    if (const YamlNode* n = o.kind == OptimizerKind::kSgd ? find(node, adam_only) : nullptr)
+      r.error(*n, join_path(path, adam_only), fmt::format("'{}' applies only to type: adamw", adam_only));
+}
+
+void load_schedule(SpecReader& r, const YamlNode& node, const std::string& path, ScheduleSpec& s) {
+  if (!r.expect_map(node, path)) return;
+  r.check_keys(node, path, kScheduleKeys);
+  r.read_choice<ScheduleKind>(find(node, "type"), join_path(path, "type"), kSchedules, s.kind,
+                              "schedule");
+  r.read_int(find(node, "warmup_steps"), join_path(path, "warmup_steps"), s.warmup_steps, 0,
+             kMaxCount, "an integer of at least 0");
+}
+
+void load_early_stopping(SpecReader& r, const YamlNode& node, const std::string& path,
+                         EarlyStoppingSpec& e) {
+  if (!r.expect_map(node, path)) return;
+  r.check_keys(node, path, kEarlyStoppingKeys);
+  if (const YamlNode* metric = find(node, "metric")) {
+    std::string word;
+    if (r.read_string(metric, join_path(path, "metric"), word)) {
+      if (word == "val_loss" || word == "val_accuracy")
+        e.metric = word;
+      else
+        r.report_unknown(*metric, join_path(path, "metric"), word, kMetrics, "metric");
+    }
+  }
+  r.read_int(find(node, "patience"), join_path(path, "patience"), e.patience, 0, kMaxCount,
+             "an integer of at least 0 (0: no early stopping)");
+}
+
+// Checks that need several keys at once.
+void check_recipe(SpecReader& r, const YamlNode& node, const std::string& path,
+                  const TrainingSpec& t, const TrainingContext& c) {
+  const YamlNode* steps = find(node, "steps");
+  const YamlNode* epochs = find(node, "epochs");
+  if ((steps != nullptr) == (epochs != nullptr))
+    r.error(steps && epochs ? *epochs : node, steps && epochs ? join_path(path, "epochs") : path,
+            "expected exactly one of 'steps' or 'epochs'");
+  if (steps && t.schedule.warmup_steps > t.steps)
+    if (const YamlNode* sched = find(node, "schedule"))
+      r.error(*sched, join_path(path, "schedule.warmup_steps"),
+              fmt::format("warmup_steps ({}) exceeds steps ({})", t.schedule.warmup_steps, t.steps));
+  if (const YamlNode* mask = find(node, "mask_probability");
+      mask && t.objective != Objective::kMaskedLm)
+    r.error(*mask, join_path(path, "mask_probability"), "mask_probability applies only to objective: mlm");
+  if (t.early_stopping.patience > 0 && t.validation_split == 0.0f)
+    r.error(*find(node, "early_stopping"), join_path(path, "early_stopping"),
+            "early stopping needs held-out data; set validation_split above 0");
+  if (t.early_stopping.metric == "val_accuracy" && t.objective != Objective::kClassification)
+    r.error(*find(node, "early_stopping"), join_path(path, "early_stopping.metric"),
+            "val_accuracy needs objective: classification; use val_loss");
+
+  const YamlNode* objective = find(node, "objective");
+  const YamlNode& at = objective ? *objective : node;
+  const std::string opath = objective ? join_path(path, "objective") : path;
+  if (c.arch && t.objective == Objective::kMaskedLm && c.arch->kind != ArchitectureKind::kEncoder)
+    r.error(at, opath, "objective mlm needs an encoder; a decoder trains with clm");
+  if (c.arch && t.objective == Objective::kCausalLm && c.arch->kind != ArchitectureKind::kDecoder)
+    r.error(at, opath, "objective clm needs a decoder; an encoder trains with mlm");
+}
+
+}  // namespace
+
+std::optional<TrainingSpec> load_training(SpecReader& r, const YamlNode& node,
+                                          const std::string& path, const TrainingContext& c) {
+  if (!r.expect_map(node, path, "a mapping with the training recipe")) return std::nullopt;
+  r.check_keys(node, path, kTrainKeys);
+  TrainingSpec t;
+  if (c.has_head)
+    t.objective = Objective::kClassification;
+  else
+    t.objective = c.arch && c.arch->kind == ArchitectureKind::kDecoder ? Objective::kCausalLm
+                                                                       : Objective::kMaskedLm;
+  std::vector<std::string> dataset_names;
+  for (const Dataset& d : *c.datasets) dataset_names.push_back(d.name);
+  if (const YamlNode* data = r.require(node, path, "data", "the name of a dataset")) {
+    if (r.read_string(data, join_path(path, "data"), t.dataset))
+      check_reference(r, *data, join_path(path, "data"), t.dataset, dataset_names, "dataset");
+  }
+  r.read_choice<Objective>(find(node, "objective"), join_path(path, "objective"), kObjectives,
+                           t.objective, "objective");
+  r.read_int(find(node, "steps"), join_path(path, "steps"), t.steps, 1, kMaxCount,
+             "a positive integer");
+  r.read_int(find(node, "epochs"), join_path(path, "epochs"), t.epochs, 1, 100000,
+             "an integer from 1 to 100000");
+  r.read_int(find(node, "batch_size"), join_path(path, "batch_size"), t.batch_size, 1, 1 << 16,
+             "an integer from 1 to 65536");
+  r.read_int(find(node, "grad_accumulation"), join_path(path, "grad_accumulation"),
+             t.grad_accumulation, 1, 1 << 16, "an integer from 1 to 65536");
+  const int max_length = c.arch ? c.arch->max_length : kMaxCount;
+  r.read_int(find(node, "max_length"), join_path(path, "max_length"), t.max_length, 1, max_length,
+             c.arch ? fmt::format("an integer from 1 to {} (the base's max_length)", max_length)
+                    : std::string("a positive integer"));
+  r.read_float(find(node, "validation_split"), join_path(path, "validation_split"),
+               t.validation_split, 0, false, 1, true, "a fraction from 0 to below 1");
+  r.read_int(find(node, "eval_every"), join_path(path, "eval_every"), t.eval_every, 0, kMaxCount,
+             "an integer of at least 0 (0: once per epoch)");
+  r.read_float(find(node, "mask_probability"), join_path(path, "mask_probability"),
+               t.mask_probability, 0, true, 1, true, "a probability above 0 and below 1");
+  if (const YamlNode* n = find(node, "optimizer")) load_optimizer(r, *n, join_path(path, "optimizer"), t.optimizer);
+  if (const YamlNode* n = find(node, "schedule")) load_schedule(r, *n, join_path(path, "schedule"), t.schedule);
+  if (const YamlNode* n = find(node, "early_stopping"))
+    load_early_stopping(r, *n, join_path(path, "early_stopping"), t.early_stopping);
+  r.read_uint64(find(node, "seed"), join_path(path, "seed"), t.seed);
+  check_recipe(r, node, path, t, c);
+  return t;
+}
+
+}  // namespace scion::spec::detail

@@ -1,0 +1,113 @@
+#include "spec/recipe_hash.h"
+
+#include <algorithm>
+
+#include "spec/file_digest.h"
+
+namespace scion::spec {
+namespace {
+
+using nlohmann::json;
+
+json to_json(const Architecture& a) {
+  return {{"type", a.kind == ArchitectureKind::kEncoder ? "encoder" : "decoder"},
+          {"layers", a.layers},
+          {"width", a.width},
+          {"heads", a.heads},
+          {"ffn_width", a.ffn_width},
+          {"vocab_size", a.vocab_size},
+          {"max_length", a.max_length},
+          {"norm", a.norm == NormPlacement::kPre ? "pre" : "post"},
+          {"dropout", a.dropout},
+          {"tie_embeddings", a.tie_embeddings},
+          {"tokenizer", {{"kind", static_cast<int>(a.tokenizer.kind)}, {"vocab_file", a.tokenizer.vocab_file}}}};
+}
+
+json to_json(const Adaptation& ad) {
+  json out = json::object();
+  if (ad.lora)
+    out["lora"] = {{"rank", ad.lora->rank}, {"alpha", ad.lora->alpha},
+                   {"dropout", ad.lora->dropout}, {"targets", ad.lora->targets},
+                   {"layers", ad.lora->layers}};
+  if (ad.prefix)
+    out["prefix"] = {{"virtual_tokens", ad.prefix->virtual_tokens}, {"layers", ad.prefix->layers},
+                     {"reparam_hidden", ad.prefix->reparam_hidden}};
+  if (ad.prompt)
+    out["prompt"] = {{"virtual_tokens", ad.prompt->virtual_tokens},
+                     {"init", static_cast<int>(ad.prompt->init)}, {"text", ad.prompt->init_text}};
+  if (ad.bottleneck)
+    out["bottleneck"] = {{"reduction", ad.bottleneck->reduction},
+                         {"placement", static_cast<int>(ad.bottleneck->placement)},
+                         {"layers", ad.bottleneck->layers}};
+  if (ad.head)
+    out["head"] = {{"task", ad.head->task}, {"labels", ad.head->labels},
+                   {"pooling", static_cast<int>(ad.head->pooling)}};
+  if (ad.bitfit) out["bitfit"] = true;
+  if (ad.full) out["full"] = true;
+  return out;
+}
+
+json to_json(const Dataset& d) {
+  // The name and path are left out: moving or renaming a file keeps its identity.
+  return {{"digest", d.digest}, {"format", static_cast<int>(d.format)},
+          {"text_field", d.text_field}, {"label_field", d.label_field}, {"labels", d.labels}};
+}
+
+json to_json(const TrainingSpec& t, const Workspace& ws) {
+  const OptimizerSpec& o = t.optimizer;
+  const Dataset* data = ws.find_dataset(t.dataset);
+  return {{"data", data ? to_json(*data) : json()},
+          {"objective", static_cast<int>(t.objective)},
+          {"steps", t.steps},
+          {"epochs", t.epochs},
+          {"batch_size", t.batch_size},
+          {"grad_accumulation", t.grad_accumulation},
+          {"max_length", t.max_length},
+          {"validation_split", t.validation_split},
+          {"eval_every", t.eval_every},
+          {"mask_probability", t.mask_probability},
+          {"optimizer",
+           {{"type", static_cast<int>(o.kind)}, {"lr", o.lr}, {"weight_decay", o.weight_decay},
+            {"betas", {o.beta1, o.beta2}}, {"eps", o.eps}, {"momentum", o.momentum},
+            {"grad_clip", o.grad_clip}}},
+          {"schedule", {{"type", static_cast<int>(t.schedule.kind)}, {"warmup_steps", t.schedule.warmup_steps}}},
+          {"early_stopping", {{"metric", t.early_stopping.metric}, {"patience", t.early_stopping.patience}}},
+          // A string: JSON numbers lose precision above 2^53.
+          {"seed", std::to_string(t.seed)}};
+}
+
+// The shares `model` is in, each as its sorted modules and sorted partner names.
+json shares_of(const Workspace& ws, const Model& model) {
+  json out = json::array();
+  for (const Share& s : ws.shares) {
+    if (std::find(s.models.begin(), s.models.end(), model.name) == s.models.end()) continue;
+    std::vector<std::string> partners = s.models, modules = s.modules;
+    std::sort(partners.begin(), partners.end());
+    std::sort(modules.begin(), modules.end());
+    out.push_back({{"models", partners}, {"modules", modules}});
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+json canonical_recipe(const Workspace& ws, const Model& m) {
+  json recipe = {{"name", m.name}, {"freeze", m.freeze}, {"unfreeze", m.unfreeze},
+                 {"shares", shares_of(ws, m)}, {"recipe_version", 1}};
+  if (m.architecture) recipe["architecture"] = to_json(*m.architecture);
+  if (!m.import_digest.empty()) recipe["import_digest"] = m.import_digest;
+  if (!m.is_base()) {
+    const Model* parent = ws.find_model(m.from);
+    recipe["parent_recipe"] = parent ? parent->recipe_hash : "";
+    recipe["adapt"] = to_json(m.adaptation);
+  }
+  if (m.training) recipe["train"] = to_json(*m.training, ws);
+  return recipe;
+}
+
+std::string recipe_hash(const Workspace& ws, const Model& m) {
+  return sha256_hex(canonical_recipe(ws, m).dump());
+}
+
+}  // namespace scion::spec

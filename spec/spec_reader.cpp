@@ -1,0 +1,231 @@
+#include "spec/spec_reader.h"
+
+#include <charconv>
+#include <optional>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace scion::spec {
+namespace {
+
+std::optional<std::int64_t> parse_integer(std::string_view text) {
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_number(std::string_view text) {
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty() ||
+      !std::isfinite(value))
+    return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::string join_path(const std::string& path, std::string_view key) {
+  if (path.empty()) return std::string(key);
+  return path + "." + std::string(key);
+}
+
+std::string index_path(const std::string& path, std::size_t index) {
+  return fmt::format("{}[{}]", path, index);
+}
+
+std::string join_words(std::span<const std::string_view> words) {
+  std::string out;
+  for (std::string_view w : words) {
+    if (!out.empty()) out += ", ";
+    out += w;
+  }
+  return out;
+}
+
+const YamlNode* find(const YamlNode& map, std::string_view key) {
+  for (const auto& [k, v] : map.entries)
+    if (k->is_scalar() && k->value == key) return v.get();
+  return nullptr;
+}
+
+void SpecReader::error(const YamlNode& at, const std::string& path, const std::string& what,
+                       const std::string& hint) {
+  std::string message = what;
+  if (!path.empty()) message += " at " + path;
+  message += hint;
+  errors_.push_back({location(at), path, std::move(message)});
+}
+
+bool SpecReader::expect_map(const YamlNode& node, const std::string& path, std::string_view what) {
+  if (node.is_map()) return true;
+  error(node, path, fmt::format("expected {}, got {}", what, describe(node)));
+  return false;
+}
+
+void SpecReader::report_unknown(const YamlNode& node, const std::string& path,
+                                std::string_view word, std::span<const std::string_view> known,
+                                std::string_view what) {
+  std::string hint = did_you_mean(word, known);
+  if (hint.empty()) hint = " (expected one of: " + join_words(known) + ")";
+  const std::string shown = word.size() > 40 ? std::string(word.substr(0, 40)) + "..." : std::string(word);
+  error(node, path, fmt::format("unknown {} '{}'", what, shown), hint);
+}
+
+void SpecReader::check_keys(const YamlNode& map, const std::string& path,
+                            std::span<const std::string_view> allowed, std::string_view key_kind) {
+  std::set<std::string> seen;
+  for (const auto& [key, value] : map.entries) {
+    if (!key->is_scalar()) {
+      error(*key, path, fmt::format("expected a {} name, got {}", key_kind, describe(*key)));
+      continue;
+    }
+    const std::string key_path = join_path(path, key->value);
+    if (!seen.insert(key->value).second) {
+      error(*key, key_path, fmt::format("duplicate {} '{}'", key_kind, key->value),
+            "; each key may appear once");
+      continue;
+    }
+    bool known = false;
+    for (std::string_view a : allowed) known = known || a == key->value;
+    if (!known) report_unknown(*key, key_path, key->value, allowed, key_kind);
+  }
+}
+
+void SpecReader::check_unique_names(const YamlNode& map, const std::string& path,
+                                    std::string_view kind) {
+  std::set<std::string> seen;
+  for (const auto& [key, value] : map.entries) {
+    if (!key->is_scalar() || key->value.empty()) {
+      error(*key, path, fmt::format("expected a {} name, got {}", kind, describe(*key)));
+      continue;
+    }
+    if (!seen.insert(key->value).second)
+      error(*key, join_path(path, key->value), fmt::format("duplicate {} name '{}'", kind, key->value),
+            "; names must be unique");
+  }
+}
+
+const YamlNode* SpecReader::require(const YamlNode& map, const std::string& path,
+                                    std::string_view key, std::string_view expected) {
+  const YamlNode* node = find(map, key);
+  if (node == nullptr)
+    error(map, path, fmt::format("missing required key '{}' ({})", key, expected));
+  return node;
+}
+
+bool SpecReader::read_string(const YamlNode* node, const std::string& path, std::string& out) {
+  if (node == nullptr) return true;
+  if (!node->is_scalar()) {
+    error(*node, path, fmt::format("expected a string, got {}", describe(*node)));
+    return false;
+  }
+  out = node->value;
+  return true;
+}
+
+bool SpecReader::read_bool(const YamlNode* node, const std::string& path, bool& out) {
+  if (node == nullptr) return true;
+  if (node->is_scalar() && !node->quoted) {
+    const std::string& v = node->value;
+    if (v == "true" || v == "True" || v == "TRUE") return out = true, true;
+    if (v == "false" || v == "False" || v == "FALSE") return out = false, true;
+  }
+  error(*node, path, fmt::format("expected true or false, got {}", describe(*node)));
+  return false;
+}
+
+bool SpecReader::read_int(const YamlNode* node, const std::string& path, int& out,
+                          std::int64_t min, std::int64_t max, const std::string& expected) {
+  if (node == nullptr) return true;
+  const auto value = node->is_scalar() && !node->quoted ? parse_integer(node->value) : std::nullopt;
+  if (!value || *value < min || *value > max) {
+    error(*node, path, fmt::format("expected {}, got {}", expected, describe(*node)));
+    return false;
+  }
+  out = static_cast<int>(*value);
+  return true;
+}
+
+bool SpecReader::read_uint64(const YamlNode* node, const std::string& path, std::uint64_t& out) {
+  if (node == nullptr) return true;
+  std::uint64_t value = 0;
+  const std::string& text = node->value;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (!node->is_scalar() || node->quoted || text.empty() || ec != std::errc() ||
+      end != text.data() + text.size()) {
+    error(*node, path,
+          fmt::format("expected a non-negative integer below 2^64, got {}", describe(*node)));
+    return false;
+  }
+  out = value;
+  return true;
+}
+
+bool SpecReader::read_float(const YamlNode* node, const std::string& path, float& out, double min,
+                            bool min_exclusive, double max, bool max_exclusive,
+                            const std::string& expected) {
+  if (node == nullptr) return true;
+  const auto value = node->is_scalar() && !node->quoted ? parse_number(node->value) : std::nullopt;
+  const bool in_range = value && (min_exclusive ? *value > min : *value >= min) &&
+                        (max_exclusive ? *value < max : *value <= max);
+  if (!in_range) {
+    error(*node, path, fmt::format("expected {}, got {}", expected, describe(*node)));
+    return false;
+  }
+  out = static_cast<float>(*value);
+  return true;
+}
+
+bool SpecReader::read_string_list(const YamlNode* node, const std::string& path,
+                                  std::vector<std::string>& out) {
+  if (node == nullptr) return true;
+  if (!node->is_sequence()) {
+    error(*node, path, fmt::format("expected a list of strings, got {}", describe(*node)));
+    return false;
+  }
+  std::vector<std::string> values;
+  bool ok = true;
+  for (std::size_t i = 0; i < node->items.size(); ++i) {
+    std::string value;
+    ok = read_string(node->items[i].get(), index_path(path, i), value) && ok;
+    values.push_back(std::move(value));
+  }
+  if (ok) out = std::move(values);
+  return ok;
+}
+
+bool SpecReader::read_int_list(const YamlNode* node, const std::string& path,
+                               std::vector<int>& out, std::int64_t min, std::int64_t max,
+                               const std::string& expected) {
+  if (node == nullptr) return true;
+  if (!node->is_sequence()) {
+    error(*node, path, fmt::format("expected a list of integers, got {}", describe(*node)));
+    return false;
+  }
+  std::vector<int> values;
+  std::set<int> seen;
+  bool ok = true;
+  for (std::size_t i = 0; i < node->items.size(); ++i) {
+    int value = 0;
+    const std::string item_path = index_path(path, i);
+    if (!read_int(node->items[i].get(), item_path, value, min, max, expected)) {
+      ok = false;
+      continue;
+    }
+    if (!seen.insert(value).second) {
+      error(*node->items[i], item_path, fmt::format("{} is listed twice", value));
+      ok = false;
+    }
+    values.push_back(value);
+  }
+  if (ok) out = std::move(values);
+  return ok;
+}
+
+}  // namespace scion::spec

@@ -1,0 +1,257 @@
+#include "spec/yaml_tree.h"
+
+#include <yaml-cpp/anchor.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/mark.h>
+#include <yaml-cpp/parser.h>
+
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace scion::spec {
+namespace {
+
+// Thrown inside the event handler to stop yaml-cpp's parser; caught in parse_yaml.
+struct LimitExceeded {
+  int line, column;
+  std::string message;
+};
+
+class TreeBuilder : public YAML::EventHandler {
+ public:
+  explicit TreeBuilder(const YamlLimits& limits) : limits_(limits) {}
+
+  std::shared_ptr<const YamlNode> root() const { return root_; }
+  int documents() const { return documents_; }
+
+  void OnDocumentStart(const YAML::Mark&) override { ++documents_; }
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    add(make(YamlNode::Kind::kNull, mark), anchor);
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    auto node = make(YamlNode::Kind::kScalar, mark);
+    node->value = value;
+    node->quoted = tag != "?";
+    add(node, anchor);
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) fail(mark, "alias to an unknown anchor");
+    const std::shared_ptr<YamlNode>& target = it->second;
+    for (const Open& open : stack_)
+      if (open.node == target) fail(mark, "recursive alias: an anchor used inside itself");
+    count(mark, target->expanded_size);
+    attach(target, mark);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(make(YamlNode::Kind::kSequence, mark), anchor, mark);
+  }
+  void OnSequenceEnd() override { close(); }
+
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open(make(YamlNode::Kind::kMap, mark), anchor, mark);
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Open {
+    std::shared_ptr<YamlNode> node;
+    std::shared_ptr<const YamlNode> pending_key;  // maps: key waiting for its value
+  };
+
+  [[noreturn]] static void fail(const YAML::Mark& mark, std::string message) {
+    throw LimitExceeded{mark.line + 1, mark.column + 1, std::move(message)};
+  }
+
+  void count(const YAML::Mark& mark, std::size_t nodes) {
+    total_nodes_ += nodes;
+    if (total_nodes_ > limits_.max_nodes)
+      fail(mark, fmt::format("the spec expands to more than {} YAML nodes (aliases count once "
+                             "per use); write it out with fewer aliases",
+                             limits_.max_nodes));
+  }
+
+  std::shared_ptr<YamlNode> make(YamlNode::Kind kind, const YAML::Mark& mark) {
+    count(mark, 1);
+    auto node = std::make_shared<YamlNode>();
+    node->kind = kind;
+    node->line = mark.line + 1;
+    node->column = mark.column + 1;
+    return node;
+  }
+
+  void add(const std::shared_ptr<YamlNode>& node, YAML::anchor_t anchor) {
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = node;
+    attach(node, YAML::Mark());
+  }
+
+  void open(const std::shared_ptr<YamlNode>& node, YAML::anchor_t anchor, const YAML::Mark& mark) {
+    if (static_cast<int>(stack_.size()) >= limits_.max_depth)
+      fail(mark, fmt::format("the spec nests deeper than {} levels", limits_.max_depth));
+    add(node, anchor);
+    stack_.push_back({node, nullptr});
+  }
+
+  void close() {
+    std::shared_ptr<YamlNode> node = stack_.back().node;
+    stack_.pop_back();
+    // Size is known only now; aliases taken later count it in full.
+    std::size_t size = 1;
+    for (const auto& item : node->items) size += item->expanded_size;
+    for (const auto& [key, value] : node->entries) size += key->expanded_size + value->expanded_size;
+    node->expanded_size = size;
+  }
+
+  void attach(const std::shared_ptr<const YamlNode>& node, const YAML::Mark&) {
+    if (stack_.empty()) {
+      if (!root_) root_ = node;
+      return;
+    }
+    Open& parent = stack_.back();
+    if (parent.node->kind == YamlNode::Kind::kSequence) {
+      parent.node->items.push_back(node);
+    } else if (!parent.pending_key) {
+      parent.pending_key = node;
+    } else {
+      parent.node->entries.emplace_back(std::move(parent.pending_key), node);
+      parent.pending_key = nullptr;
+    }
+  }
+
+  const YamlLimits& limits_;
+  std::shared_ptr<const YamlNode> root_;
+  std::vector<Open> stack_;
+  std::map<YAML::anchor_t, std::shared_ptr<YamlNode>> anchors_;
+  std::size_t total_nodes_ = 0;
+  int documents_ = 0;
+};
+
+// Line and column (1-based) of a byte offset, counting columns in bytes.
+std::pair<int, int> position_of(std::string_view text, std::size_t offset) {
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+// Length of the UTF-8 sequence starting at text[i], or 0 when it is malformed
+// (overlong forms, surrogates and code points above U+10FFFF included).
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char b0 = byte(i);
+  if (b0 < 0x80) return 1;
+  std::size_t length;
+  unsigned min_second = 0x80, max_second = 0xBF;
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    length = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    length = 3;
+    if (b0 == 0xE0) min_second = 0xA0;
+    if (b0 == 0xED) max_second = 0x9F;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    length = 4;
+    if (b0 == 0xF0) min_second = 0x90;
+    if (b0 == 0xF4) max_second = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  if (byte(i + 1) < min_second || byte(i + 1) > max_second) return 0;
+  for (std::size_t k = 2; k < length; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  return length;
+}
+
+// The first byte that makes `text` unfit as a YAML spec: invalid UTF-8 or a control
+// character other than tab, newline and carriage return.
+std::optional<Diagnostic> check_text(std::string_view text, const std::string& file) {
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char b = static_cast<unsigned char>(text[i]);
+    std::string problem;
+    if ((b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7F) {
+      problem = fmt::format("control character 0x{:02X}: the spec looks like binary data; "
+                            "it must be UTF-8 text",
+                            b);
+    } else if (const std::size_t n = utf8_sequence_length(text, i); n == 0) {
+      problem = fmt::format("invalid UTF-8 (byte 0x{:02X}); save the spec as UTF-8", b);
+    } else {
+      i += n;
+      continue;
+    }
+    const auto [line, column] = position_of(text, i);
+    return Diagnostic::at(file, line, column, problem);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string describe(const YamlNode& node) {
+  switch (node.kind) {
+    case YamlNode::Kind::kNull: return "nothing (null)";
+    case YamlNode::Kind::kSequence: return "a list";
+    case YamlNode::Kind::kMap: return "a mapping";
+    case YamlNode::Kind::kScalar: break;
+  }
+  std::string shown = node.value.size() > 40 ? node.value.substr(0, 40) + "..." : node.value;
+  return "'" + shown + "'";
+}
+
+YamlParse parse_yaml(std::string_view text, const std::string& display_name,
+                     const YamlLimits& limits) {
+  YamlParse result;
+  if (text.size() > limits.max_bytes) {
+    result.error = Diagnostic::at(display_name, 1, 1, fmt::format("the spec is {} bytes, over the limit of {} bytes; "
+                                          "a spec describes data, keep the data in files",
+                                          text.size(), limits.max_bytes));
+    return result;
+  }
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // UTF-8 byte order mark
+  if (auto bad = check_text(text, display_name)) {
+    result.error = std::move(bad);
+    return result;
+  }
+  TreeBuilder builder(limits);
+  try {
+    std::istringstream stream{std::string(text)};
+    YAML::Parser parser(stream);
+    if (parser.HandleNextDocument(builder) && parser.HandleNextDocument(builder) &&
+        builder.documents() > 1) {
+      result.error = Diagnostic::at(display_name, 1, 1, "the spec holds more than one YAML document ('---'); "
+                                "put everything in one");
+      return result;
+    }
+  } catch (const LimitExceeded& e) {
+    result.error = Diagnostic::at(display_name, e.line, e.column, e.message);
+    return result;
+  } catch (const YAML::Exception& e) {
+    const bool known = !e.mark.is_null();
+    result.error = Diagnostic::at(display_name, known ? e.mark.line + 1 : 1,
+                                  known ? e.mark.column + 1 : 1, "invalid YAML: " + e.msg);
+    return result;
+  } catch (const std::exception& e) {
+    result.error = Diagnostic::at(display_name, 1, 1, std::string("cannot read the spec: ") + e.what());
+    return result;
+  }
+  result.root = builder.root();
+  return result;
+}
+
+}  // namespace scion::spec

@@ -1,0 +1,211 @@
+// Every class of spec error, with its exact message and location.
+#include <catch2/catch.hpp>
+
+#include "spec_test_workspace.h"
+
+using namespace scion::spec;
+using scion::spec::testing::kPrefix;
+using scion::spec::testing::TempWorkspace;
+
+namespace {
+
+std::vector<std::string> errors_of(const std::string& yaml) {
+  TempWorkspace ws;
+  const LoadResult r = ws.load(yaml);
+  std::vector<std::string> out;
+  for (const Diagnostic& d : r.errors) out.push_back(d.to_string());
+  CHECK(r.workspace.has_value() == out.empty());
+  return out;
+}
+
+// The single error a spec has (the test fails if it has another number of them).
+std::string error_of(const std::string& yaml) {
+  const auto errors = errors_of(yaml);
+  INFO(yaml);
+  for (const auto& e : errors) UNSCOPED_INFO(e);
+  REQUIRE(errors.size() == 1);
+  return errors[0];
+}
+
+std::string with_model(const std::string& model) { return std::string(kPrefix) + model; }
+
+}  // namespace
+
+TEST_CASE("an unknown adaptation method gets a spelling suggestion") {
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {lroa: {rank: 4}, head: {}}\n"
+                            "    train: {data: reviews, epochs: 1}\n")) ==
+        "scion.yaml:12:13: error: unknown adaptation method 'lroa' at models.review.adapt.lroa"
+        " \u2014 did you mean 'lora'?");
+}
+
+TEST_CASE("an unknown key with nothing close lists the keys allowed") {
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {head: {}}\n"
+                            "    zzz: 1\n"
+                            "    train: {data: reviews, epochs: 1}\n")) ==
+        "scion.yaml:13:5: error: unknown key 'zzz' at models.review.zzz (expected one of: "
+        "architecture, import, from, adapt, freeze, unfreeze, train)");
+}
+
+TEST_CASE("a misspelt value gets a suggestion") {
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {head: {pooling: maen}}\n"
+                            "    train: {data: reviews, epochs: 1}\n")) ==
+        "scion.yaml:12:29: error: unknown pooling 'maen' at models.review.adapt.head.pooling"
+        " \u2014 did you mean 'mean'?");
+}
+
+TEST_CASE("a wrong type says what was expected and what was found") {
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {lora: {rank: four}}\n"
+                            "    train: {data: reviews, epochs: 1}\n")) ==
+        "scion.yaml:12:26: error: expected an integer from 1 to 16 (the base's width), got "
+        "'four' at models.review.adapt.lora.rank");
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {lora: {targets: q}}\n"
+                            "    train: {data: reviews, epochs: 1}\n")) ==
+        "scion.yaml:12:29: error: expected a list of strings, got 'q' at "
+        "models.review.adapt.lora.targets");
+  CHECK(error_of("models: [a, b]\n") ==
+        "scion.yaml:1:9: error: expected a mapping from model names to models, got a list at "
+        "models");
+}
+
+TEST_CASE("a missing required key is reported at the mapping that lacks it") {
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {prefix: {layers: [0]}}\n"
+                            "    train: {data: reviews, epochs: 1}\n")) ==
+        "scion.yaml:12:21: error: missing required key 'virtual_tokens' (how many virtual "
+        "tokens) at models.review.adapt.prefix");
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {bitfit: true}\n")) ==
+        "scion.yaml:11:5: error: missing required key 'train' (the recipe that trains the "
+        "adaptation) at models.review");
+  CHECK(error_of("datasets: {}\n") ==
+        "scion.yaml:1:1: error: missing required key 'models' (the model family)");
+}
+
+TEST_CASE("references to undefined models and datasets") {
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: bsae\n"
+                            "    adapt: {bitfit: true}\n"
+                            "    train: {data: reviews, epochs: 1}\n")) ==
+        "scion.yaml:11:11: error: unknown model 'bsae' at models.review.from \u2014 did you "
+        "mean 'base'?");
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {bitfit: true}\n"
+                            "    train: {data: tweets, epochs: 1}\n")) ==
+        "scion.yaml:13:19: error: unknown dataset 'tweets' at models.review.train.data "
+        "(defined datasets: reviews, corpus)");
+  CHECK(error_of(with_model("tests:\n"
+                            "  t: {type: mft, capability: Negation, models: [ghost]}\n")) ==
+        "scion.yaml:11:49: error: unknown model 'ghost' at tests.t.models[0] (defined models: "
+        "base)");
+}
+
+TEST_CASE("a cycle through from is reported once, with the cycle spelt out") {
+  CHECK(error_of(with_model("  a: {from: b, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n"
+                            "  b: {from: a, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n")) ==
+        "scion.yaml:10:13: error: cycle through 'from': a -> b -> a at models.a.from; a model "
+        "cannot descend from itself");
+  CHECK(error_of(with_model("  a: {from: a, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n")) ==
+        "scion.yaml:10:13: error: cycle through 'from': a -> a at models.a.from; a model cannot "
+        "descend from itself");
+}
+
+TEST_CASE("a share between a model and its ancestor is a cycle through from and share") {
+  CHECK(error_of(with_model("  a: {from: base, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n"
+                            "share:\n"
+                            "  trunk: {models: [a, base], modules: ['blk.*']}\n")) ==
+        "scion.yaml:12:10: error: cycle through 'from' and 'share': share 'trunk' joins 'a' "
+        "with its ancestor 'base' at share.trunk.models; a descendant already inherits its "
+        "ancestors' modules, so share them only between models that do not descend from each "
+        "other");
+}
+
+TEST_CASE("out-of-range values name the allowed range") {
+  const auto review = [](const std::string& adapt, const std::string& train = "epochs: 1") {
+    return with_model("  review:\n"
+                      "    from: base\n"
+                      "    adapt: " + adapt + "\n"
+                      "    train: {data: reviews, " + train + "}\n");
+  };
+  CHECK(error_of(review("{lora: {rank: 17}}")) ==
+        "scion.yaml:12:26: error: expected an integer from 1 to 16 (the base's width), got '17' "
+        "at models.review.adapt.lora.rank");
+  CHECK(error_of(review("{lora: {rank: 0}}")) ==
+        "scion.yaml:12:26: error: expected an integer from 1 to 16 (the base's width), got '0' "
+        "at models.review.adapt.lora.rank");
+  CHECK(error_of(review("{prompt: {virtual_tokens: 0}}")) ==
+        "scion.yaml:12:38: error: expected an integer from 1 to 31 (below the base's "
+        "max_length), got '0' at models.review.adapt.prompt.virtual_tokens");
+  CHECK(error_of(review("{lora: {layers: [0, 2]}}")) ==
+        "scion.yaml:12:32: error: expected a layer index from 0 to 1 (the base has 2 layers), "
+        "got '2' at models.review.adapt.lora.layers[1]");
+  CHECK(error_of(review("{bitfit: true}", "epochs: 1, optimizer: {lr: 0}")) ==
+        "scion.yaml:13:55: error: expected a learning rate greater than 0 and at most 10, got "
+        "'0' at models.review.train.optimizer.lr");
+  CHECK(error_of(review("{bitfit: true}", "epochs: 1, optimizer: {lr: -0.1}")) ==
+        "scion.yaml:13:55: error: expected a learning rate greater than 0 and at most 10, got "
+        "'-0.1' at models.review.train.optimizer.lr");
+  CHECK(error_of("models:\n"
+                 "  base:\n"
+                 "    architecture: {layers: 2, width: 16, heads: 3, max_length: 32}\n"
+                 "    import: corpus.txt\n") ==
+        "scion.yaml:3:49: error: heads (3) must divide width (16) at "
+        "models.base.architecture.heads; choose a head count that divides the width");
+  CHECK(error_of(review("{bitfit: true}", "epochs: 1, steps: 3")) ==
+        "scion.yaml:13:36: error: expected exactly one of 'steps' or 'epochs' at "
+        "models.review.train.epochs");
+}
+
+TEST_CASE("duplicate names and duplicate keys") {
+  CHECK(error_of(with_model("  base: {from: base, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n")) ==
+        "scion.yaml:10:3: error: duplicate model name 'base' at models.base; names must be "
+        "unique");
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {bitfit: true}\n"
+                            "    train: {data: reviews, epochs: 1, epochs: 2}\n")) ==
+        "scion.yaml:13:39: error: duplicate key 'epochs' at models.review.train.epochs; each "
+        "key may appear once");
+}
+
+TEST_CASE("a missing data file is an error at its key") {
+  CHECK(error_of("datasets:\n  d: {path: nowhere.jsonl}\nmodels: {}\n")
+            .starts_with("scion.yaml:2:13: error: file 'nowhere.jsonl' not found (looked for "));
+}
+
+TEST_CASE("classification needs labels that match the data") {
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {head: {labels: [pos, neg]}}\n"
+                            "    train: {data: reviews, epochs: 1}\n")) ==
+        "scion.yaml:13:12: error: dataset 'reviews' has labels [negative, positive] but the "
+        "head outputs [pos, neg] at models.review.train.data; list the same labels in the "
+        "same order");
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {lora: {rank: 2}}\n"
+                            "    train: {data: reviews, epochs: 1, objective: classification}\n")) ==
+        "scion.yaml:13:12: error: objective classification needs a head at "
+        "models.review.train.objective; add adapt: {head: {}} to this model");
+}
+
+TEST_CASE("every error in a spec is reported, in file order") {
+  const auto errors = errors_of(with_model("  r1: {from: base, adapt: {lora: {rank: 0}}, train: {data: reviews, epochs: 1}}\n"
+                                           "  r2: {from: base, adapt: {bitfit: yes}, train: {data: nope, epochs: 1}}\n"));
+  REQUIRE(errors.size() == 3);
+  CHECK(errors[0].starts_with("scion.yaml:10:41: error: expected an integer from 1 to 16"));
+  CHECK(errors[1].starts_with("scion.yaml:11:36: error: expected true, false or {}, got 'yes'"));
+  CHECK(errors[2].starts_with("scion.yaml:11:56: error: unknown dataset 'nope'"));
+}

@@ -1,0 +1,127 @@
+// Recipe hashes ignore formatting and unrelated names, and follow every training change.
+#include <catch2/catch.hpp>
+
+#include "spec/recipe_hash.h"
+#include "spec_test_workspace.h"
+
+using namespace scion::spec;
+using scion::spec::testing::TempWorkspace;
+
+namespace {
+
+const char* kFamily =
+    "datasets:\n"
+    "  reviews: {path: reviews.jsonl, labels: [negative, positive]}\n"
+    "  corpus: {path: corpus.txt}\n"
+    "models:\n"
+    "  base:\n"
+    "    architecture: {layers: 2, width: 16, heads: 4, max_length: 32}\n"
+    "    train: {data: corpus, steps: 10, seed: 1}\n"
+    "  review:\n"
+    "    from: base\n"
+    "    adapt: {lora: {rank: 4, targets: [q, v]}, head: {}}\n"
+    "    train: {data: reviews, epochs: 2, optimizer: {lr: 0.01}, seed: 2}\n"
+    "  other:\n"
+    "    from: base\n"
+    "    adapt: {bitfit: true, head: {}}\n"
+    "    train: {data: reviews, epochs: 1}\n";
+
+std::map<std::string, std::string> hashes(const TempWorkspace& ws, const std::string& yaml) {
+  const LoadResult r = ws.load(yaml);
+  for (const Diagnostic& d : r.errors) UNSCOPED_INFO(d.to_string());
+  REQUIRE(r.workspace);
+  std::map<std::string, std::string> out;
+  for (const Model& m : r.workspace->models) out[m.name] = m.recipe_hash;
+  return out;
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("a recipe hash is lowercase hex SHA-256 and differs between models") {
+  TempWorkspace ws;
+  const auto h = hashes(ws, kFamily);
+  CHECK(h.at("base").size() == 64);
+  CHECK(h.at("base").find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(h.at("base") != h.at("review"));
+  CHECK(h.at("review") != h.at("other"));
+}
+
+TEST_CASE("reordering keys, reformatting and renaming unrelated things keep the hash") {
+  TempWorkspace ws;
+  const auto original = hashes(ws, kFamily);
+  // Flow style to block style, keys reordered, comments added, defaults spelt out.
+  const std::string reformatted = replaced(
+      kFamily,
+      "    adapt: {lora: {rank: 4, targets: [q, v]}, head: {}}\n"
+      "    train: {data: reviews, epochs: 2, optimizer: {lr: 0.01}, seed: 2}\n",
+      "    train:            # the recipe\n"
+      "      seed: 2\n"
+      "      optimizer:\n"
+      "        lr: 1.0e-2\n"
+      "        type: adamw\n"
+      "      epochs: 2\n"
+      "      data: reviews\n"
+      "    adapt:\n"
+      "      head: {pooling: cls}\n"
+      "      lora:\n"
+      "        targets: [q, v]\n"
+      "        rank: 4\n");
+  CHECK(hashes(ws, reformatted) == original);
+  // Renaming an unrelated model changes only that model's hash.
+  auto renamed = hashes(ws, replaced(kFamily, "  other:", "  unrelated:"));
+  CHECK(renamed.at("review") == original.at("review"));
+  CHECK(renamed.at("base") == original.at("base"));
+  // Renaming a dataset (and every reference to it) keeps the hash: data is its content.
+  std::string dataset_renamed = replaced(kFamily, "  reviews: {", "  films: {");
+  dataset_renamed = replaced(dataset_renamed, "{data: reviews, epochs: 2", "{data: films, epochs: 2");
+  dataset_renamed = replaced(dataset_renamed, "{data: reviews, epochs: 1", "{data: films, epochs: 1");
+  CHECK(hashes(ws, dataset_renamed) == original);
+}
+
+TEST_CASE("every training-relevant change changes the hash, and descendants follow") {
+  TempWorkspace ws;
+  const auto original = hashes(ws, kFamily);
+  const std::vector<std::pair<std::string, std::string>> changes = {
+      {"lr: 0.01", "lr: 0.02"},
+      {"seed: 2", "seed: 3"},
+      {"epochs: 2", "epochs: 3"},
+      {"rank: 4", "rank: 8"},
+      {"targets: [q, v]", "targets: [v, q]"},  // order of targets is part of the recipe
+      {"head: {}}", "head: {pooling: mean}}"},
+  };
+  for (const auto& [from, to] : changes) {
+    INFO(from << " -> " << to);
+    const auto changed = hashes(ws, replaced(kFamily, from, to));
+    CHECK(changed.at("review") != original.at("review"));
+    CHECK(changed.at("base") == original.at("base"));
+  }
+  // A change to the base changes every descendant through the parent's hash.
+  const auto base_changed = hashes(ws, replaced(kFamily, "seed: 1", "seed: 5"));
+  CHECK(base_changed.at("base") != original.at("base"));
+  CHECK(base_changed.at("review") != original.at("review"));
+  CHECK(base_changed.at("other") != original.at("other"));
+  // So does a change to the bytes of a data file.
+  ws.write("reviews.jsonl", "{\"text\": \"fine\", \"label\": \"positive\"}\n");
+  const auto data_changed = hashes(ws, kFamily);
+  CHECK(data_changed.at("review") != original.at("review"));
+  CHECK(data_changed.at("base") == original.at("base"));
+}
+
+TEST_CASE("the canonical recipe is typed JSON, not YAML text") {
+  TempWorkspace ws;
+  const LoadResult r = ws.load(kFamily);
+  REQUIRE(r.workspace);
+  const Workspace& w = *r.workspace;
+  const nlohmann::json recipe = canonical_recipe(w, *w.find_model("review"));
+  CHECK(recipe["parent_recipe"] == w.find_model("base")->recipe_hash);
+  CHECK(recipe["adapt"]["lora"]["rank"] == 4);
+  CHECK(recipe["train"]["seed"] == "2");
+  CHECK(recipe["train"]["data"]["digest"] == w.find_dataset("reviews")->digest);
+  CHECK_FALSE(recipe["train"]["data"].contains("path"));
+}
