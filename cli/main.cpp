@@ -16,6 +16,11 @@ namespace scion::cli {
 
 void add_validate_command(CLI::App& app, const GlobalOptions& global, CommandAction& action);
 void add_plan_command(CLI::App& app, const GlobalOptions& global, CommandAction& action);
+void add_export_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_fsck_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_gc_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_import_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_lineage_command(CLI::App&, const GlobalOptions&, CommandAction&);
 
 namespace {
 
@@ -24,6 +29,11 @@ const std::vector<AddCommand>& all_commands() {
   static const std::vector<AddCommand> commands = {
       add_validate_command,
       add_plan_command,
+      add_lineage_command,
+      add_import_command,
+      add_export_command,
+      add_fsck_command,
+      add_gc_command,
   };
   return commands;
 }

@@ -1,0 +1,100 @@
+// `scion export MODEL -o FILE.safetensors [--own-only]`: a model's parameters as a
+// safetensors checkpoint, with its lineage in the file's __metadata__.
+#include <iostream>
+
+#include "cli/cmd_lineage_support.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "lineage/safetensors.h"
+
+namespace scion::cli {
+
+namespace {
+
+struct ExportOptions {
+  std::string model;
+  std::string output;
+  bool own_only = false;
+};
+
+// __metadata__: safetensors allows only string values, so the lineage is a JSON string.
+Result<std::map<std::string, std::string>> lineage_metadata(lineage::LineageStore& store,
+                                                            const std::string& model,
+                                                            bool own_only) {
+  auto models = store.models();
+  if (!models.is_ok()) return models.status();
+  std::map<std::string, const lineage::StoredModel*> by_name;
+  for (const auto& m : *models) by_name[m.name] = &m;
+  nlohmann::json chain = nlohmann::json::array();
+  for (const lineage::StoredModel* m = by_name.at(model); m != nullptr;
+       m = m->parent.empty() ? nullptr : by_name.at(m->parent)) {
+    chain.push_back(
+        {{"name", m->name},
+         {"recipe_hash", m->recipe_hash ? nlohmann::json(*m->recipe_hash) : nlohmann::json()},
+         {"adaptation", m->adaptation}});
+  }
+  const lineage::StoredModel& self = *by_name.at(model);
+  return std::map<std::string, std::string>{{"format", "pt"},
+                                            {"scion.model", model},
+                                            {"scion.parent", self.parent},
+                                            {"scion.recipe_hash", self.recipe_hash.value_or("")},
+                                            {"scion.architecture", self.architecture.dump()},
+                                            {"scion.lineage", chain.dump()},
+                                            {"scion.own_only", own_only ? "true" : "false"},
+                                            {"scion.version", SCION_VERSION}};
+}
+
+int run_export(const GlobalOptions& global, const ExportOptions& opts) {
+  auto store = open_store(global, /*create=*/false);
+  if (!store.is_ok()) return fail(store.status());
+  auto params = (*store)->load_parameters(opts.model);
+  if (!params.is_ok()) return fail(params.status());
+  auto metadata = lineage_metadata(**store, opts.model, opts.own_only);
+  if (!metadata.is_ok()) return fail(metadata.status());
+  std::vector<lineage::SafetensorsTensor> tensors;
+  std::int64_t bytes = 0;
+  for (const auto& [name, p] : *params) {
+    if (opts.own_only && p.introduced_by != opts.model) continue;
+    tensors.push_back({name, p.dtype, p.shape, p.bytes});
+    bytes += static_cast<std::int64_t>(p.bytes.size());
+  }
+  if (tensors.empty()) {
+    return fail(not_found("model '" + opts.model +
+                          "' has no parameters of its own to export; "
+                          "drop --own-only to export all of them"));
+  }
+  Status written = lineage::write_safetensors((*store)->env(), opts.output, tensors, *metadata);
+  if (!written.is_ok()) return fail(written);
+  if (global.json) {
+    print_json({{"model", opts.model},
+                {"file", opts.output},
+                {"tensors", tensors.size()},
+                {"bytes", bytes},
+                {"own_only", opts.own_only}});
+  } else {
+    std::cout << "exported " << tensors.size() << " tensors (" << human_bytes(bytes) << ") of '"
+              << opts.model << "' to " << opts.output << '\n';
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_export_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
+  auto opts = std::make_shared<ExportOptions>();
+  CLI::App* cmd = app.add_subcommand("export", "Write a model's parameters to a safetensors file");
+  cmd->add_option("MODEL", opts->model, "The model to export")->required();
+  cmd->add_option("-o,--output", opts->output, "The safetensors file to write")
+      ->required()
+      ->option_text("FILE");
+  cmd->add_flag("--own-only", opts->own_only,
+                "Only the parameters this model introduced (its adapters)");
+  cmd->footer(
+      "The lineage (ancestry, recipe hashes, methods) goes into __metadata__.\n"
+      "Example: scion export sst2 -o sst2-adapter.safetensors --own-only");
+  cmd->callback(
+      [&global, &action, opts] { action = [&global, opts] { return run_export(global, *opts); }; });
+}
+
+}  // namespace scion::cli

@@ -1,0 +1,280 @@
+// `scion lineage tree|show|log|diff|export`: queries over the family recorded in the
+// store, joined with the spec where there is one. tree, log and export are here;
+// show and diff in cmd_lineage_show.cpp.
+#include <iomanip>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "cli/cmd_lineage_support.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+
+namespace scion::cli {
+
+int run_lineage_show(const GlobalOptions& global, const std::string& model);
+int run_lineage_diff(const GlobalOptions& global, const std::string& a, const std::string& b);
+
+namespace {
+
+// The store and (when valid) the spec, with the family they describe together.
+struct FamilyView {
+  std::unique_ptr<lineage::LineageStore> store;
+  std::optional<spec::Workspace> workspace;
+  std::string why_no_spec;
+  std::vector<FamilyNode> nodes;
+};
+
+Result<FamilyView> load_family(const GlobalOptions& global) {
+  FamilyView view;
+  view.workspace = load_workspace_if_valid(global, view.why_no_spec);
+  auto store = open_store(global, /*create=*/false);
+  std::vector<lineage::StoredModel> stored;
+  if (store.is_ok()) {
+    view.store = std::move(*store);
+    auto models = view.store->models();
+    if (!models.is_ok()) return models.status();
+    stored = std::move(*models);
+  } else if (store.status().code() != StatusCode::kNotFound || !view.workspace) {
+    return store.status();  // without a store, the spec alone still gives a tree
+  }
+  view.nodes = family(stored, view.workspace ? &*view.workspace : nullptr);
+  return view;
+}
+
+std::string sharing_label(const FamilyNode& node) {
+  if (!node.stored || node.stored->parameter_count == 0) return "";
+  const auto& m = *node.stored;
+  std::ostringstream out;
+  out << m.parameter_count << " tensors";
+  if (!m.parent.empty())
+    out << ": " << m.shared_with_parent << " shared with " << m.parent << ", ";
+  else
+    out << ": ";
+  out << m.own_count << " own";
+  return out.str();
+}
+
+Color status_color(const std::string& status) {
+  if (status == "trained") return Color::kGreen;
+  if (status == "out of date") return Color::kYellow;
+  if (status == "not trained") return Color::kDim;
+  return Color::kNone;
+}
+
+void print_subtree(const std::vector<FamilyNode>& nodes, const FamilyNode& node,
+                   const std::string& prefix, const std::string& connector, bool tty) {
+  std::cout << prefix << connector << paint(node.name, Color::kBold, tty) << "  [" << node.method
+            << "]  " << paint(node.status, status_color(node.status), tty);
+  const std::string sharing = sharing_label(node);
+  if (!sharing.empty()) std::cout << "  (" << sharing << ")";
+  std::cout << '\n';
+  std::vector<const FamilyNode*> children;
+  for (const FamilyNode& n : nodes) {
+    if (n.parent == node.name) children.push_back(&n);
+  }
+  const std::string child_prefix = prefix + (connector.empty()     ? ""
+                                             : connector == "└── " ? "    "
+                                                                   : "│   ");
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    print_subtree(nodes, *children[i], child_prefix, i + 1 == children.size() ? "└── " : "├── ",
+                  tty);
+  }
+}
+
+nlohmann::json node_json(const FamilyNode& node) {
+  nlohmann::json out = {{"name", node.name}, {"method", node.method}, {"status", node.status}};
+  out["parent"] = node.parent.empty() ? nlohmann::json() : nlohmann::json(node.parent);
+  if (node.stored) {
+    out["parameters"] = node.stored->parameter_count;
+    out["own_parameters"] = node.stored->own_count;
+    out["shared_with_parent"] = node.stored->shared_with_parent;
+    out["recipe_hash"] =
+        node.stored->recipe_hash ? nlohmann::json(*node.stored->recipe_hash) : nlohmann::json();
+  }
+  return out;
+}
+
+// The nodes of the subtree rooted at `root` (every node when root is empty).
+Result<std::vector<FamilyNode>> subtree(const std::vector<FamilyNode>& nodes,
+                                        const std::string& root) {
+  if (root.empty()) return nodes;
+  std::set<std::string> inside{root};
+  std::vector<FamilyNode> out;
+  for (const FamilyNode& n : nodes) {  // parents come first, so one pass suffices
+    if (n.name == root || inside.count(n.parent)) {
+      inside.insert(n.name);
+      out.push_back(n);
+    }
+  }
+  if (out.empty()) return not_found("model '" + root + "' is neither in the spec nor in the store");
+  return out;
+}
+
+int run_tree(const GlobalOptions& global, const std::string& root) {
+  auto view = load_family(global);
+  if (!view.is_ok()) return fail(view.status());
+  auto nodes = subtree(view->nodes, root);
+  if (!nodes.is_ok()) return fail(nodes.status());
+  if (global.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const FamilyNode& n : *nodes) out.push_back(node_json(n));
+    print_json({{"models", out}, {"spec", view->workspace.has_value()}});
+    return kExitOk;
+  }
+  if (!view->workspace && global.verbosity >= 0) {
+    print_note(view->why_no_spec + "; showing the store only (no 'not trained' or 'out of date')");
+  }
+  const bool tty = stdout_is_tty();
+  for (const FamilyNode& n : *nodes) {
+    if (n.name == root || (root.empty() && n.parent.empty())) print_subtree(*nodes, n, "", "", tty);
+  }
+  if (nodes->empty()) std::cout << "no models yet: the spec and the store are empty\n";
+  return kExitOk;
+}
+
+int run_log(const GlobalOptions& global, const std::string& model, std::int64_t limit) {
+  auto store = open_store(global, /*create=*/false);
+  if (!store.is_ok()) return fail(store.status());
+  auto runs = (*store)->runs(model, limit);
+  if (!runs.is_ok()) return fail(runs.status());
+  if (global.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : *runs) out.push_back(run_to_json(r));
+    print_json({{"runs", out}});
+    return kExitOk;
+  }
+  const bool tty = stdout_is_tty();
+  std::cout << std::left << std::setw(7) << "RUN" << std::setw(20) << "MODEL" << std::setw(8)
+            << "KIND" << std::setw(13) << "STATUS" << std::setw(26) << "STARTED" << std::setw(10)
+            << "DURATION" << std::setw(8) << "STEPS"
+            << "FINAL LOSS\n";
+  for (const auto& r : *runs) {
+    const std::string status = lineage::run_status_name(r.status);
+    const Color color = r.status == lineage::RunStatus::kFinished  ? Color::kGreen
+                        : r.status == lineage::RunStatus::kRunning ? Color::kCyan
+                                                                   : Color::kRed;
+    std::ostringstream loss;
+    if (r.final_loss)
+      loss << std::fixed << std::setprecision(4) << *r.final_loss;
+    else
+      loss << "-";
+    std::cout << std::left << std::setw(7) << ("#" + std::to_string(r.id)) << std::setw(20)
+              << r.model << std::setw(8) << lineage::run_kind_name(r.kind)
+              << paint(status, color, tty)
+              << std::string(13 - std::min<std::size_t>(12, status.size()), ' ') << std::setw(26)
+              << r.started_at << std::setw(10) << human_duration(r.duration_s) << std::setw(8)
+              << r.steps << loss.str() << '\n';
+  }
+  if (runs->empty())
+    std::cout << "no runs recorded" << (model.empty() ? "" : " for '" + model + "'") << '\n';
+  return kExitOk;
+}
+
+std::string quoted_label(const FamilyNode& n) {
+  return n.name + "\\n" + n.method + "\\n" + n.status;
+}
+
+int run_export_graph(const GlobalOptions& global, const std::string& format) {
+  auto view = load_family(global);
+  if (!view.is_ok()) return fail(view.status());
+  const auto& nodes = view->nodes;
+  if (format == "json") {
+    nlohmann::json models = nlohmann::json::array(), edges = nlohmann::json::array();
+    for (const FamilyNode& n : nodes) {
+      models.push_back(node_json(n));
+      if (!n.parent.empty()) edges.push_back({{"from", n.parent}, {"to", n.name}});
+    }
+    print_json({{"models", models}, {"edges", edges}});
+  } else if (format == "dot") {
+    std::cout << "digraph scion {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n";
+    for (const FamilyNode& n : nodes) {
+      std::cout << "  \"" << n.name << "\" [label=\"" << quoted_label(n) << "\""
+                << (n.status == "out of date"   ? ", color=orange"
+                    : n.status == "not trained" ? ", style=dashed"
+                                                : "")
+                << "];\n";
+    }
+    for (const FamilyNode& n : nodes) {
+      if (!n.parent.empty()) std::cout << "  \"" << n.parent << "\" -> \"" << n.name << "\";\n";
+    }
+    std::cout << "}\n";
+  } else {
+    std::cout << "graph TD\n";
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      std::cout << "  m" << i << "[\"" << nodes[i].name << "<br/>" << nodes[i].method << "<br/>"
+                << nodes[i].status << "\"]\n";
+    }
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      for (std::size_t j = 0; j < nodes.size(); ++j) {
+        if (nodes[j].parent == nodes[i].name) std::cout << "  m" << i << " --> m" << j << '\n';
+      }
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_lineage_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
+  CLI::App* cmd =
+      app.add_subcommand("lineage", "Query the family tree, runs and sharing in the store");
+  cmd->require_subcommand(1);
+  cmd->footer("Example: scion lineage tree");
+
+  auto tree_root = std::make_shared<std::string>();
+  CLI::App* tree = cmd->add_subcommand(
+      "tree", "Family tree: method, status and shared parameters of each model");
+  tree->add_option("MODEL", *tree_root, "Show only this model and its descendants");
+  tree->footer(
+      "Status: trained | not trained | out of date (spec recipe differs from the stored one).\n"
+      "Example: scion lineage tree sst2");
+  tree->callback([&global, &action, tree_root] {
+    action = [&global, tree_root] { return run_tree(global, *tree_root); };
+  });
+
+  auto show_model = std::make_shared<std::string>();
+  CLI::App* show = cmd->add_subcommand("show", "One model: ancestry, recipes, data, runs, sharing");
+  show->add_option("MODEL", *show_model, "The model")->required();
+  show->footer("Example: scion lineage show sst2-negation --json");
+  show->callback([&global, &action, show_model] {
+    action = [&global, show_model] { return run_lineage_show(global, *show_model); };
+  });
+
+  auto log_model = std::make_shared<std::string>();
+  auto log_limit = std::make_shared<std::int64_t>(20);
+  auto log_all = std::make_shared<bool>(false);
+  CLI::App* log = cmd->add_subcommand("log", "Runs, newest first: status, duration, final loss");
+  log->add_option("MODEL", *log_model, "Only this model's runs");
+  log->add_option("-n,--limit", *log_limit, "At most N runs (default 20)")->option_text("N");
+  log->add_flag("--all", *log_all, "Every run");
+  log->footer("Example: scion lineage log sst2 -n 5");
+  log->callback([&global, &action, log_model, log_limit, log_all] {
+    action = [&global, log_model, log_limit, log_all] {
+      return run_log(global, *log_model, *log_all ? 0 : *log_limit);
+    };
+  });
+
+  auto diff_a = std::make_shared<std::string>(), diff_b = std::make_shared<std::string>();
+  CLI::App* diff =
+      cmd->add_subcommand("diff", "Parameters and recipe fields that differ between two models");
+  diff->add_option("A", *diff_a, "First model")->required();
+  diff->add_option("B", *diff_b, "Second model")->required();
+  diff->footer("Example: scion lineage diff sst2 sst2-negation");
+  diff->callback([&global, &action, diff_a, diff_b] {
+    action = [&global, diff_a, diff_b] { return run_lineage_diff(global, *diff_a, *diff_b); };
+  });
+
+  auto format = std::make_shared<std::string>("dot");
+  CLI::App* exp =
+      cmd->add_subcommand("export", "The family as a graph: Graphviz dot, Mermaid or JSON");
+  exp->add_option("--format", *format, "dot | mermaid | json (default dot)")
+      ->check(CLI::IsMember({"dot", "mermaid", "json"}));
+  exp->footer("Example: scion lineage export --format dot | dot -Tsvg > family.svg");
+  exp->callback([&global, &action, format] {
+    action = [&global, format] { return run_export_graph(global, *format); };
+  });
+}
+
+}  // namespace scion::cli

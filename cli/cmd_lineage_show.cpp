@@ -1,0 +1,247 @@
+// `scion lineage show MODEL` and `scion lineage diff A B`.
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "cli/cmd_lineage_support.h"
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "lineage/spec_records.h"
+
+namespace scion::cli {
+
+namespace {
+
+using nlohmann::json;
+
+// The newest finished run of `model`, whose hyperparameters are the recipe's training part.
+std::optional<lineage::RunRecord> last_finished_run(const std::vector<lineage::RunRecord>& runs) {
+  for (const auto& r : runs) {
+    if (r.status == lineage::RunStatus::kFinished) return r;
+  }
+  return std::nullopt;
+}
+
+// One step of the ancestry: what the store knows about a model's recipe.
+Result<json> step_json(lineage::LineageStore& store, const lineage::StoredModel& m) {
+  auto runs = store.runs(m.name, 0);
+  if (!runs.is_ok()) return runs.status();
+  auto datasets = store.datasets_of(m.name);
+  if (!datasets.is_ok()) return datasets.status();
+  json data = json::array();
+  for (const auto& d : *datasets) {
+    data.push_back(
+        {{"path", d.path}, {"digest", d.digest}, {"rows", d.rows}, {"format", d.format}});
+  }
+  json step = stored_model_to_json(m);
+  step["method"] = lineage::method_label(m.adaptation);
+  step["datasets"] = data;
+  auto finished = last_finished_run(*runs);
+  step["hyperparameters"] = finished ? finished->hyperparameters : json::object();
+  return step;
+}
+
+void print_show(const json& doc, bool tty) {
+  std::cout << paint("model " + doc["model"].get<std::string>(), Color::kBold, tty) << '\n';
+  std::cout << "ancestry:";
+  for (const auto& step : doc["ancestry"])
+    std::cout << (step == doc["ancestry"][0] ? " " : " <- ") << step["name"].get<std::string>();
+  std::cout << "\n\n";
+  for (const auto& step : doc["ancestry"]) {
+    std::cout << paint(step["name"].get<std::string>(), Color::kBold, tty) << "  ["
+              << step["method"].get<std::string>() << "]\n";
+    std::cout << "  recipe      "
+              << (step["recipe_hash"].is_null() ? "(no parameters stored)"
+                                                : step["recipe_hash"].get<std::string>())
+              << '\n';
+    if (!step["adaptation"].empty())
+      std::cout << "  adaptation  " << step["adaptation"].dump() << '\n';
+    if (!step["hyperparameters"].empty())
+      std::cout << "  training    " << step["hyperparameters"].dump() << '\n';
+    for (const auto& d : step["datasets"]) {
+      std::cout << "  data        " << d["path"].get<std::string>() << "  sha256 "
+                << d["digest"].get<std::string>().substr(0, 16) << "  " << d["rows"] << " rows\n";
+    }
+    std::cout << "  parameters  " << step["parameters"] << " tensors, " << step["own_parameters"]
+              << " own\n";
+  }
+  std::cout << "\nruns (newest first):\n";
+  for (const auto& r : doc["runs"]) {
+    std::cout << "  #" << r["id"] << "  " << r["kind"].get<std::string>() << "  "
+              << r["status"].get<std::string>() << "  " << r["started_at"].get<std::string>()
+              << "  " << human_duration(r["duration_s"].get<double>()) << "  " << r["steps"]
+              << " steps";
+    if (!r["final_loss"].is_null())
+      std::cout << "  final loss " << std::fixed << std::setprecision(4)
+                << r["final_loss"].get<double>();
+    if (!r["final_validation"].empty()) std::cout << "  " << r["final_validation"].dump();
+    if (!r["message"].get<std::string>().empty())
+      std::cout << "  (" << r["message"].get<std::string>() << ")";
+    std::cout << '\n';
+  }
+  if (doc["runs"].empty()) std::cout << "  none\n";
+  std::cout << "\nshares tensors with:\n";
+  for (const auto& [other, count] : doc["shares"].items())
+    std::cout << "  " << other << ": " << count << " tensors\n";
+  if (doc["shares"].empty()) std::cout << "  no other model\n";
+}
+
+}  // namespace
+
+int run_lineage_show(const GlobalOptions& global, const std::string& model) {
+  auto store = open_store(global, /*create=*/false);
+  if (!store.is_ok()) return fail(store.status());
+  auto models = (*store)->models();
+  if (!models.is_ok()) return fail(models.status());
+  std::map<std::string, const lineage::StoredModel*> by_name;
+  for (const auto& m : *models) by_name[m.name] = &m;
+  if (!by_name.count(model)) {
+    return fail(not_found("model '" + model + "' is not in the store '" + (*store)->dir().string() +
+                          "'; see 'scion lineage tree' for the models it holds"));
+  }
+  json doc = {{"model", model}, {"ancestry", json::array()}};
+  for (const lineage::StoredModel* m = by_name[model]; m != nullptr;
+       m = m->parent.empty() ? nullptr : by_name[m->parent]) {
+    auto step = step_json(**store, *m);
+    if (!step.is_ok()) return fail(step.status());
+    doc["ancestry"].push_back(*step);
+  }
+  auto runs = (*store)->runs(model, 0);
+  if (!runs.is_ok()) return fail(runs.status());
+  doc["runs"] = json::array();
+  for (const auto& r : *runs) {
+    json run = run_to_json(r);
+    auto metrics = (*store)->run_metrics(r.id);
+    if (!metrics.is_ok()) return fail(metrics.status());
+    run["final_validation"] = json::object();
+    for (auto it = metrics->rbegin(); it != metrics->rend(); ++it) {
+      if (it->validation.empty()) continue;
+      run["final_validation"] = it->validation;
+      break;
+    }
+    doc["runs"].push_back(run);
+  }
+  auto shares = (*store)->sharing(model);
+  if (!shares.is_ok()) return fail(shares.status());
+  doc["shares"] = *shares;
+  if (global.json) {
+    print_json(doc);
+  } else {
+    print_show(doc, stdout_is_tty());
+  }
+  return kExitOk;
+}
+
+namespace {
+
+// Leaves of a JSON value as "a.b.c" -> value, for field-by-field comparison.
+void flatten(const json& value, const std::string& path, std::map<std::string, json>& out) {
+  if (value.is_object() && !value.empty()) {
+    for (const auto& [key, child] : value.items())
+      flatten(child, path.empty() ? key : path + "." + key, out);
+  } else {
+    out[path] = value;
+  }
+}
+
+Result<std::map<std::string, json>> recipe_fields(lineage::LineageStore& store,
+                                                  const lineage::StoredModel& m) {
+  auto runs = store.runs(m.name, 0);
+  if (!runs.is_ok()) return runs.status();
+  auto finished = last_finished_run(*runs);
+  json recipe = {{"parent", m.parent},
+                 {"recipe_hash", m.recipe_hash ? json(*m.recipe_hash) : json()},
+                 {"adaptation", m.adaptation},
+                 {"architecture", m.architecture},
+                 {"training", finished ? finished->hyperparameters : json::object()}};
+  std::map<std::string, json> out;
+  flatten(recipe, "", out);
+  return out;
+}
+
+}  // namespace
+
+int run_lineage_diff(const GlobalOptions& global, const std::string& a, const std::string& b) {
+  auto store = open_store(global, /*create=*/false);
+  if (!store.is_ok()) return fail(store.status());
+  auto model_a = (*store)->find_model(a);
+  auto model_b = (*store)->find_model(b);
+  if (!model_a.is_ok()) return fail(model_a.status());
+  if (!model_b.is_ok()) return fail(model_b.status());
+  for (const auto& [name, found] :
+       {std::pair{a, model_a->has_value()}, std::pair{b, model_b->has_value()}}) {
+    if (!found)
+      return fail(not_found("model '" + name + "' is not in the store; see 'scion lineage tree'"));
+  }
+  auto params_a = (*store)->parameters(a);
+  auto params_b = (*store)->parameters(b);
+  if (!params_a.is_ok()) return fail(params_a.status());
+  if (!params_b.is_ok()) return fail(params_b.status());
+  std::map<std::string, const lineage::StoredParameter*> in_b;
+  for (const auto& p : *params_b) in_b[p.name] = &p;
+  json shared = json::array(), differ = json::array(), only_a = json::array(),
+       only_b = json::array();
+  for (const auto& p : *params_a) {
+    auto it = in_b.find(p.name);
+    if (it == in_b.end()) {
+      only_a.push_back(p.name);
+    } else {
+      (it->second->digest == p.digest ? shared : differ).push_back(p.name);
+      in_b.erase(it);
+    }
+  }
+  for (const auto& [name, p] : in_b) only_b.push_back(name);
+
+  auto fields_a = recipe_fields(**store, **model_a);
+  auto fields_b = recipe_fields(**store, **model_b);
+  if (!fields_a.is_ok()) return fail(fields_a.status());
+  if (!fields_b.is_ok()) return fail(fields_b.status());
+  json recipe = json::array();
+  std::set<std::string> keys;
+  for (const auto& [k, v] : *fields_a) keys.insert(k);
+  for (const auto& [k, v] : *fields_b) keys.insert(k);
+  for (const std::string& k : keys) {
+    json va = fields_a->count(k) ? fields_a->at(k) : json();
+    json vb = fields_b->count(k) ? fields_b->at(k) : json();
+    if (va != vb) recipe.push_back({{"field", k}, {"a", va}, {"b", vb}});
+  }
+
+  if (global.json) {
+    print_json({{"a", a},
+                {"b", b},
+                {"shared", shared},
+                {"differ", differ},
+                {"only_in_a", only_a},
+                {"only_in_b", only_b},
+                {"recipe", recipe}});
+    return kExitOk;
+  }
+  const bool tty = stdout_is_tty();
+  std::cout << paint("parameters", Color::kBold, tty) << ": " << shared.size() << " shared, "
+            << differ.size() << " differ, " << only_a.size() << " only in " << a << ", "
+            << only_b.size() << " only in " << b << '\n';
+  const bool all = global.verbosity > 0;
+  auto list = [&](const char* label, const json& names) {
+    std::size_t shown = 0;
+    for (const auto& n : names) {
+      if (!all && shown++ == 20) {
+        std::cout << "  " << label << " ... " << names.size() - 20 << " more (-v lists all)\n";
+        break;
+      }
+      std::cout << "  " << label << " " << n.get<std::string>() << '\n';
+    }
+  };
+  list("~", differ);
+  list("-", only_a);
+  list("+", only_b);
+  if (all) list("=", shared);
+  std::cout << paint("recipe", Color::kBold, tty) << ": " << recipe.size() << " field(s) differ\n";
+  for (const auto& r : recipe) {
+    std::cout << "  " << r["field"].get<std::string>() << ": " << r["a"].dump() << " -> "
+              << r["b"].dump() << '\n';
+  }
+  return kExitOk;
+}
+
+}  // namespace scion::cli

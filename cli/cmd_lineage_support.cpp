@@ -1,0 +1,124 @@
+#include "cli/cmd_lineage_support.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "lineage/spec_records.h"
+
+namespace scion::cli {
+
+Result<std::unique_ptr<lineage::LineageStore>> open_store(const GlobalOptions& global,
+                                                          bool create) {
+  lineage::StoreOptions options;
+  options.create = create;
+  return lineage::LineageStore::open(global.store_path(), options);
+}
+
+int fail(const Status& status) {
+  print_error(status);
+  return exit_code_for(status);
+}
+
+std::string human_bytes(std::int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
+std::string human_duration(double seconds) {
+  char text[32];
+  if (seconds < 60) {
+    std::snprintf(text, sizeof text, "%.1f s", seconds);
+  } else if (seconds < 3600) {
+    const int s = static_cast<int>(seconds);
+    std::snprintf(text, sizeof text, "%dm%02ds", s / 60, s % 60);
+  } else {
+    const int m = static_cast<int>(seconds / 60);
+    std::snprintf(text, sizeof text, "%dh%02dm", m / 60, m % 60);
+  }
+  return text;
+}
+
+nlohmann::json run_to_json(const lineage::RunRecord& r) {
+  nlohmann::json out = {{"id", r.id},
+                        {"model", r.model},
+                        {"kind", lineage::run_kind_name(r.kind)},
+                        {"status", lineage::run_status_name(r.status)},
+                        {"recipe_hash", r.recipe_hash},
+                        {"started_at", r.started_at},
+                        {"duration_s", r.duration_s},
+                        {"seed", r.seed},
+                        {"host", r.host},
+                        {"scion_version", r.scion_version},
+                        {"hyperparameters", r.hyperparameters},
+                        {"steps", r.steps},
+                        {"message", r.message}};
+  out["finished_at"] = r.finished_at ? nlohmann::json(*r.finished_at) : nlohmann::json();
+  out["dataset_digest"] = r.dataset_digest ? nlohmann::json(*r.dataset_digest) : nlohmann::json();
+  out["final_loss"] = r.final_loss ? nlohmann::json(*r.final_loss) : nlohmann::json();
+  return out;
+}
+
+nlohmann::json stored_model_to_json(const lineage::StoredModel& m) {
+  nlohmann::json out = {{"name", m.name},
+                        {"adaptation", m.adaptation},
+                        {"architecture", m.architecture},
+                        {"created_at", m.created_at},
+                        {"updated_at", m.updated_at},
+                        {"parameters", m.parameter_count},
+                        {"own_parameters", m.own_count},
+                        {"shared_with_parent", m.shared_with_parent}};
+  out["parent"] = m.parent.empty() ? nlohmann::json() : nlohmann::json(m.parent);
+  out["recipe_hash"] = m.recipe_hash ? nlohmann::json(*m.recipe_hash) : nlohmann::json();
+  return out;
+}
+
+std::vector<FamilyNode> family(const std::vector<lineage::StoredModel>& stored,
+                               const spec::Workspace* workspace) {
+  std::map<std::string, FamilyNode> nodes;
+  for (const lineage::StoredModel& m : stored) {
+    FamilyNode& node = nodes[m.name];
+    node.name = m.name;
+    node.parent = m.parent;
+    node.method = lineage::method_label(m.adaptation);
+    node.stored = m;
+    node.status = !m.recipe_hash ? "not trained" : workspace ? "not in spec" : "trained";
+  }
+  if (workspace != nullptr) {
+    for (const spec::Model& m : workspace->models) {
+      FamilyNode& node = nodes[m.name];
+      node.name = m.name;
+      node.parent = m.from;
+      node.method = lineage::method_label(lineage::adaptation_json(m.adaptation));
+      if (!node.stored || !node.stored->recipe_hash) {
+        node.status = "not trained";
+      } else {
+        node.status = *node.stored->recipe_hash == m.recipe_hash ? "trained" : "out of date";
+      }
+    }
+  }
+  std::vector<FamilyNode> ordered;
+  std::function<void(const std::string&)> visit = [&](const std::string& parent) {
+    for (auto& [name, node] : nodes) {
+      if (node.parent == parent) {
+        ordered.push_back(node);
+        visit(name);
+      }
+    }
+  };
+  visit("");
+  return ordered;
+}
+
+}  // namespace scion::cli

@@ -1,0 +1,68 @@
+// Env: the file-system operations the lineage store performs, behind one interface.
+//
+// Every write of an object file goes through an Env, so tests can substitute one that
+// fails (disk full on the n-th write, a crash between write and rename) and check that
+// the store stays consistent. default_env() is the POSIX implementation; it is stateless
+// and thread-safe. An Env outlives every store that uses it; callers own custom Envs.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "spec/status.h"
+
+namespace scion::lineage {
+
+// A file opened for writing. Not thread-safe; close() or destroy it from one thread.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual Status append(std::span<const std::byte> data) = 0;
+  virtual Status sync() = 0;  // fsync: the bytes are durable when this returns ok
+  virtual Status close() = 0;
+};
+
+// A read-only view of a whole file, memory-mapped where the platform allows.
+// The bytes stay valid while the region lives.
+class MappedRegion {
+ public:
+  virtual ~MappedRegion() = default;
+  virtual std::span<const std::byte> bytes() const = 0;
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+
+  // Creates or truncates `path`.
+  virtual Result<std::unique_ptr<WritableFile>> new_writable_file(
+      const std::filesystem::path& path) = 0;
+  // Atomically replaces `to` with `from` (rename(2)).
+  virtual Status rename_file(const std::filesystem::path& from,
+                             const std::filesystem::path& to) = 0;
+  // fsyncs a directory so that renames and creations inside it are durable.
+  virtual Status sync_dir(const std::filesystem::path& dir) = 0;
+  virtual Status remove_file(const std::filesystem::path& path) = 0;
+  virtual Status create_dirs(const std::filesystem::path& dir) = 0;
+  virtual bool file_exists(const std::filesystem::path& path) = 0;
+  virtual Result<std::unique_ptr<MappedRegion>> map_file(const std::filesystem::path& path) = 0;
+  // Regular files under `dir`, recursively; empty when `dir` does not exist.
+  virtual Result<std::vector<std::filesystem::path>> list_files(
+      const std::filesystem::path& dir) = 0;
+};
+
+// The process-wide POSIX Env.
+Env& default_env();
+
+// Writes `data` to `path` so that no reader ever sees a partial file under that name:
+// a temporary file beside it is written, fsynced, renamed over `path`, and the directory
+// fsynced. On error the temporary file is removed (best effort) and `path` is untouched.
+// `pieces` are written one after another, so large files need not be joined in memory.
+Status write_file_atomically(Env& env, const std::filesystem::path& path,
+                             std::span<const std::span<const std::byte>> pieces);
+
+}  // namespace scion::lineage

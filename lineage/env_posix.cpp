@@ -1,0 +1,180 @@
+// The POSIX Env: open/write/fsync/rename and mmap.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "lineage/env.h"
+
+namespace scion::lineage {
+namespace {
+
+namespace fs = std::filesystem;
+
+Status errno_status(const std::string& what, const fs::path& path, int err) {
+  std::string hint;
+  if (err == ENOSPC) hint = "; free disk space and retry";
+  if (err == EACCES || err == EPERM) hint = "; check the permissions of the store directory";
+  return io_error(what + " '" + path.string() + "': " + std::strerror(err) + hint);
+}
+
+class PosixWritableFile final : public WritableFile {
+ public:
+  PosixWritableFile(fs::path path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  Status append(std::span<const std::byte> data) override {
+    const std::byte* p = data.data();
+    std::size_t left = data.size();
+    while (left > 0) {
+      ssize_t n = ::write(fd_, p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errno_status("cannot write", path_, errno);
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    return Status::ok();
+  }
+
+  Status sync() override {
+    if (::fsync(fd_) != 0) return errno_status("cannot fsync", path_, errno);
+    return Status::ok();
+  }
+
+  Status close() override {
+    int fd = fd_;
+    fd_ = -1;
+    if (fd >= 0 && ::close(fd) != 0) return errno_status("cannot close", path_, errno);
+    return Status::ok();
+  }
+
+ private:
+  fs::path path_;
+  int fd_;
+};
+
+class PosixMappedRegion final : public MappedRegion {
+ public:
+  PosixMappedRegion(void* base, std::size_t size) : base_(base), size_(size) {}
+  ~PosixMappedRegion() override {
+    if (size_ > 0) ::munmap(base_, size_);
+  }
+  std::span<const std::byte> bytes() const override {
+    return {static_cast<const std::byte*>(base_), size_};
+  }
+
+ private:
+  void* base_;
+  std::size_t size_;
+};
+
+class PosixEnv final : public Env {
+ public:
+  Result<std::unique_ptr<WritableFile>> new_writable_file(const fs::path& path) override {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return errno_status("cannot create", path, errno);
+    return std::unique_ptr<WritableFile>(std::make_unique<PosixWritableFile>(path, fd));
+  }
+
+  Status rename_file(const fs::path& from, const fs::path& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) return errno_status("cannot rename", from, errno);
+    return Status::ok();
+  }
+
+  Status sync_dir(const fs::path& dir) override {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errno_status("cannot open directory", dir, errno);
+    int rc = ::fsync(fd);
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) return errno_status("cannot fsync directory", dir, err);
+    return Status::ok();
+  }
+
+  Status remove_file(const fs::path& path) override {
+    if (::unlink(path.c_str()) != 0) return errno_status("cannot remove", path, errno);
+    return Status::ok();
+  }
+
+  Status create_dirs(const fs::path& dir) override {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return io_error("cannot create directory '" + dir.string() + "': " + ec.message());
+    return Status::ok();
+  }
+
+  bool file_exists(const fs::path& path) override {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0;
+  }
+
+  Result<std::unique_ptr<MappedRegion>> map_file(const fs::path& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno_status("cannot open", path, errno);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      int err = errno;
+      ::close(fd);
+      return errno_status("cannot stat", path, err);
+    }
+    const auto size = static_cast<std::size_t>(st.st_size);
+    void* base = nullptr;
+    if (size > 0) {
+      base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (base == MAP_FAILED) {
+        int err = errno;
+        ::close(fd);
+        return errno_status("cannot map", path, err);
+      }
+    }
+    ::close(fd);  // the mapping keeps the file alive
+    return std::unique_ptr<MappedRegion>(std::make_unique<PosixMappedRegion>(base, size));
+  }
+
+  Result<std::vector<fs::path>> list_files(const fs::path& dir) override {
+    std::vector<fs::path> files;
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) return files;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->is_regular_file(ec)) files.push_back(it->path());
+    }
+    if (ec) return io_error("cannot list '" + dir.string() + "': " + ec.message());
+    return files;
+  }
+};
+
+}  // namespace
+
+Env& default_env() {
+  static PosixEnv env;
+  return env;
+}
+
+Status write_file_atomically(Env& env, const fs::path& path,
+                             std::span<const std::span<const std::byte>> pieces) {
+  static std::atomic<unsigned> counter{0};
+  const fs::path temp = path.string() + ".tmp." + std::to_string(::getpid()) + "." +
+                        std::to_string(counter.fetch_add(1));
+  Status status = [&]() -> Status {
+    auto file = env.new_writable_file(temp);
+    if (!file.is_ok()) return file.status();
+    for (std::span<const std::byte> piece : pieces) SCION_RETURN_IF_ERROR((*file)->append(piece));
+    SCION_RETURN_IF_ERROR((*file)->sync());
+    SCION_RETURN_IF_ERROR((*file)->close());
+    SCION_RETURN_IF_ERROR(env.rename_file(temp, path));
+    return env.sync_dir(path.has_parent_path() ? path.parent_path() : fs::path("."));
+  }();
+  if (!status.is_ok() && env.file_exists(temp)) env.remove_file(temp);
+  return status;
+}
+
+}  // namespace scion::lineage

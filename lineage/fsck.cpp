@@ -1,0 +1,242 @@
+#include "lineage/fsck.h"
+
+#include <sys/stat.h>
+
+#include <ctime>
+#include <set>
+
+#include "lineage/digest.h"
+
+namespace scion::lineage {
+
+namespace {
+
+std::string short_digest(const std::string& digest) { return digest.substr(0, 12); }
+
+Status check_sqlite(SqliteDb& db, FsckReport& report) {
+  auto integrity = db.prepare("PRAGMA integrity_check");
+  if (!integrity.is_ok()) return integrity.status();
+  for (;;) {
+    auto row = integrity->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    if (integrity->column_text(0) != "ok") {
+      report.problems.push_back(
+          {"lineage.db", "SQLite integrity check: " + integrity->column_text(0) +
+                             "; restore lineage.db from a backup"});
+    }
+  }
+  auto foreign = db.prepare("PRAGMA foreign_key_check");
+  if (!foreign.is_ok()) return foreign.status();
+  for (;;) {
+    auto row = foreign->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    report.problems.push_back(
+        {"table " + foreign->column_text(0) + " row " + foreign->column_text(1),
+         "refers to a missing row of table " + foreign->column_text(2)});
+  }
+  return Status::ok();
+}
+
+Status check_objects(LineageStore& store, FsckReport& report, std::set<std::string>& file_rows) {
+  auto stmt = store.db().prepare(
+      "SELECT digest, size, inline_bytes IS NOT NULL, inline_bytes FROM objects");
+  if (!stmt.is_ok()) return stmt.status();
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    const std::string digest = stmt->column_text(0);
+    const std::int64_t size = stmt->column_int(1);
+    const std::string subject = "object " + short_digest(digest);
+    ++report.objects_checked;
+    std::span<const std::byte> bytes;
+    std::unique_ptr<MappedRegion> region;
+    if (stmt->column_int(2) != 0) {
+      bytes = stmt->column_blob(3);
+    } else {
+      file_rows.insert(digest);
+      auto mapped = store.objects().map(digest);
+      if (!mapped.is_ok()) {
+        report.problems.push_back(
+            {subject, "its file " + store.objects().path_for(digest).string() +
+                          " is missing or unreadable (" + mapped.status().message() +
+                          "); the models using it must be retrained or re-imported"});
+        continue;
+      }
+      region = std::move(*mapped);
+      bytes = region->bytes();
+    }
+    report.bytes_checked += static_cast<std::int64_t>(bytes.size());
+    const std::string where =
+        region ? " (" + store.objects().path_for(digest).string() + ")" : " (inline)";
+    if (static_cast<std::int64_t>(bytes.size()) != size) {
+      report.problems.push_back({subject, "has " + std::to_string(bytes.size()) +
+                                              " bytes, recorded " + std::to_string(size) + where});
+    } else if (sha256_hex(bytes) != digest) {
+      report.problems.push_back(
+          {subject, "content does not match its SHA-256 digest" + where +
+                        "; the models using it must be retrained or re-imported"});
+    }
+  }
+  return Status::ok();
+}
+
+Status check_parameters(LineageStore& store, FsckReport& report) {
+  auto stmt = store.db().prepare(
+      "SELECT m.name, p.name, p.digest, p.dtype, p.shape, o.size FROM parameters p "
+      "JOIN models m ON m.id = p.model_id LEFT JOIN objects o ON o.digest = p.digest");
+  if (!stmt.is_ok()) return stmt.status();
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    ++report.parameters_checked;
+    const std::string subject =
+        "model '" + stmt->column_text(0) + "' parameter '" + stmt->column_text(1) + "'";
+    if (stmt->column_is_null(5)) {
+      report.problems.push_back({subject, "refers to object " + short_digest(stmt->column_text(2)) +
+                                              ", which the store does not have"});
+      continue;
+    }
+    nlohmann::json shape = nlohmann::json::parse(stmt->column_text(4), nullptr, false);
+    std::uint64_t numel = 1;
+    bool valid = shape.is_array();
+    for (const nlohmann::json& dim : shape) {
+      valid = valid && dim.is_number_unsigned() &&
+              !__builtin_mul_overflow(numel, dim.get<std::uint64_t>(), &numel);
+    }
+    auto dtype = parse_dtype(stmt->column_text(3));
+    if (!valid || !dtype) {
+      report.problems.push_back({subject, "has an invalid shape or dtype record"});
+    } else if (numel * dtype_size(*dtype) != static_cast<std::uint64_t>(stmt->column_int(5))) {
+      report.problems.push_back({subject, "shape " + shape.dump() + " " + stmt->column_text(3) +
+                                              " does not fit its object of " +
+                                              std::to_string(stmt->column_int(5)) + " bytes"});
+    }
+  }
+  return Status::ok();
+}
+
+Status check_files(LineageStore& store, FsckReport& report,
+                   const std::set<std::string>& file_rows) {
+  auto listing = store.objects().list();
+  if (!listing.is_ok()) return listing.status();
+  for (const std::string& digest : listing->digests) {
+    if (!file_rows.count(digest)) {
+      report.notes.push_back({"object file " + store.objects().path_for(digest).string(),
+                              "is not recorded in lineage.db (left by an interrupted write); "
+                              "'scion gc' removes it"});
+    }
+  }
+  for (const auto& temp : listing->temporaries) {
+    report.notes.push_back({"file " + temp.string(),
+                            "is a temporary file of an interrupted write; "
+                            "'scion gc' removes it once it is an hour old"});
+  }
+  for (const auto& stray : listing->strays) {
+    report.problems.push_back({"file " + stray.string(),
+                               "does not belong in objects/ (not named by a "
+                               "digest); move it out of the store"});
+  }
+  return Status::ok();
+}
+
+Status check_runs(LineageStore& store, FsckReport& report) {
+  auto stmt = store.db().prepare(
+      "SELECT r.id, m.name FROM runs r JOIN models m ON m.id = r.model_id WHERE r.status = "
+      "'running'");
+  if (!stmt.is_ok()) return stmt.status();
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    report.notes.push_back(
+        {"run " + std::to_string(stmt->column_int(0)) + " of '" + stmt->column_text(1) + "'",
+         "is still marked running: in progress now, or stopped by a crash"});
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<FsckReport> check_store(LineageStore& store) {
+  FsckReport report;
+  // One read transaction: a consistent snapshot even while another process writes.
+  SCION_RETURN_IF_ERROR(store.db().exec("BEGIN"));
+  std::set<std::string> file_rows;
+  Status status = check_sqlite(store.db(), report);
+  if (status.is_ok()) status = check_objects(store, report, file_rows);
+  if (status.is_ok()) status = check_parameters(store, report);
+  if (status.is_ok()) status = check_runs(store, report);
+  if (status.is_ok()) status = check_files(store, report, file_rows);
+  (void)store.db().exec("COMMIT");
+  if (!status.is_ok()) return status;
+  return report;
+}
+
+Result<GcReport> collect_garbage(LineageStore& store, bool dry_run, std::int64_t temp_age_seconds) {
+  GcReport report;
+  report.dry_run = dry_run;
+  auto tx = Transaction::begin(store.db());
+  if (!tx.is_ok()) return tx.status();
+
+  auto unreferenced = store.db().prepare(
+      "SELECT digest, size, inline_bytes IS NULL FROM objects o "
+      "WHERE NOT EXISTS (SELECT 1 FROM parameters p WHERE p.digest = o.digest)");
+  if (!unreferenced.is_ok()) return unreferenced.status();
+  std::vector<std::string> file_objects;
+  for (;;) {
+    auto row = unreferenced->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    report.removed_objects.push_back(unreferenced->column_text(0));
+    report.bytes_freed += unreferenced->column_int(1);
+    if (unreferenced->column_int(2) != 0) file_objects.push_back(unreferenced->column_text(0));
+  }
+
+  auto recorded = store.db().prepare("SELECT digest FROM objects WHERE inline_bytes IS NULL");
+  if (!recorded.is_ok()) return recorded.status();
+  std::set<std::string> rows;
+  for (;;) {
+    auto row = recorded->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    rows.insert(recorded->column_text(0));
+  }
+  auto listing = store.objects().list();
+  if (!listing.is_ok()) return listing.status();
+  std::vector<std::filesystem::path> files;
+  for (const std::string& digest : listing->digests) {
+    if (!rows.count(digest)) files.push_back(store.objects().path_for(digest));
+  }
+  const std::time_t now = std::time(nullptr);
+  for (const auto& temp : listing->temporaries) {
+    struct stat st;
+    if (::stat(temp.c_str(), &st) == 0 && now - st.st_mtime >= temp_age_seconds)
+      files.push_back(temp);
+  }
+  for (const auto& file : files) {
+    struct stat st;
+    if (::stat(file.c_str(), &st) == 0) report.bytes_freed += st.st_size;
+    report.removed_files.push_back(file.string());
+  }
+  if (dry_run) return report;
+
+  auto remove = store.db().prepare("DELETE FROM objects WHERE digest = ?");
+  if (!remove.is_ok()) return remove.status();
+  for (const std::string& digest : report.removed_objects) {
+    remove->reset();
+    SCION_RETURN_IF_ERROR(remove->bind(1, std::string_view(digest)).run());
+  }
+  // Files go while the write lock is held: no writer can be referencing them meanwhile.
+  for (const std::string& digest : file_objects) {
+    if (store.objects().contains(digest)) SCION_RETURN_IF_ERROR(store.objects().remove(digest));
+  }
+  for (const auto& file : files) SCION_RETURN_IF_ERROR(store.env().remove_file(file));
+  SCION_RETURN_IF_ERROR((*tx)->commit());
+  return report;
+}
+
+}  // namespace scion::lineage

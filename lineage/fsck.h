@@ -1,0 +1,47 @@
+// Checking a store (`scion fsck`) and removing what nothing refers to (`scion gc`).
+//
+// check_store() reads everything and changes nothing: SQLite's integrity and foreign-key
+// checks, every object's size and SHA-256 digest, every parameter's reference and byte
+// count. Problems are damage; notes are harmless leftovers (unreferenced object files
+// from an interrupted write, runs still marked running) that gc or a new run clears.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lineage/store.h"
+
+namespace scion::lineage {
+
+struct FsckFinding {
+  std::string subject;  // what: "object 3fa9…", "model 'sst2' parameter 'head.weight'"
+  std::string message;  // what is wrong, and what to do
+};
+
+struct FsckReport {
+  std::vector<FsckFinding> problems;  // the store is damaged
+  std::vector<FsckFinding> notes;     // harmless; `scion gc` cleans them
+  std::int64_t objects_checked = 0;
+  std::int64_t bytes_checked = 0;
+  std::int64_t parameters_checked = 0;
+  bool ok() const { return problems.empty(); }
+};
+
+// REQUIRES: no transaction open on the store.
+Result<FsckReport> check_store(LineageStore& store);
+
+struct GcReport {
+  std::vector<std::string> removed_objects;  // digests no parameter referred to
+  std::vector<std::string> removed_files;    // paths under objects/ with no object row
+  std::int64_t bytes_freed = 0;
+  bool dry_run = false;
+};
+
+// Removes objects no parameter refers to, object files without a row, and temporary
+// files older than `temp_age_seconds` (younger ones may belong to a write in progress).
+// Holds the store's write lock throughout, so writers never reference a removed object.
+Result<GcReport> collect_garbage(LineageStore& store, bool dry_run,
+                                 std::int64_t temp_age_seconds = 3600);
+
+}  // namespace scion::lineage

@@ -1,0 +1,117 @@
+#include "lineage/spec_records.h"
+
+namespace scion::lineage {
+
+namespace {
+
+using nlohmann::json;
+
+const char* name_of(spec::BottleneckPlacement p) {
+  switch (p) {
+    case spec::BottleneckPlacement::kAfterAttention:
+      return "after_attention";
+    case spec::BottleneckPlacement::kAfterFfn:
+      return "after_ffn";
+    case spec::BottleneckPlacement::kBoth:
+      return "both";
+  }
+  return "?";
+}
+
+const char* name_of(spec::PromptInit init) {
+  switch (init) {
+    case spec::PromptInit::kRandom:
+      return "random";
+    case spec::PromptInit::kText:
+      return "text";
+    case spec::PromptInit::kVocab:
+      return "vocab";
+  }
+  return "?";
+}
+
+const char* name_of(spec::Pooling pooling) {
+  switch (pooling) {
+    case spec::Pooling::kCls:
+      return "cls";
+    case spec::Pooling::kMean:
+      return "mean";
+    case spec::Pooling::kLast:
+      return "last";
+  }
+  return "?";
+}
+
+}  // namespace
+
+json adaptation_json(const spec::Adaptation& a) {
+  json out = json::object();
+  if (a.lora) {
+    out["lora"] = {{"rank", a.lora->rank},
+                   {"alpha", a.lora->alpha},
+                   {"dropout", a.lora->dropout},
+                   {"targets", a.lora->targets},
+                   {"layers", a.lora->layers}};
+  }
+  if (a.prefix) {
+    out["prefix"] = {{"virtual_tokens", a.prefix->virtual_tokens},
+                     {"layers", a.prefix->layers},
+                     {"reparam_hidden", a.prefix->reparam_hidden}};
+  }
+  if (a.prompt) {
+    out["prompt"] = {{"virtual_tokens", a.prompt->virtual_tokens},
+                     {"init", name_of(a.prompt->init)},
+                     {"init_text", a.prompt->init_text}};
+  }
+  if (a.bottleneck) {
+    out["bottleneck"] = {{"reduction", a.bottleneck->reduction},
+                         {"placement", name_of(a.bottleneck->placement)},
+                         {"layers", a.bottleneck->layers}};
+  }
+  if (a.head) {
+    out["head"] = {
+        {"task", a.head->task}, {"labels", a.head->labels}, {"pooling", name_of(a.head->pooling)}};
+  }
+  if (a.bitfit) out["bitfit"] = json::object();
+  if (a.full) out["full"] = json::object();
+  return out;
+}
+
+json architecture_json(const spec::Architecture& a) {
+  return {{"kind", a.kind == spec::ArchitectureKind::kEncoder ? "encoder" : "decoder"},
+          {"layers", a.layers},
+          {"width", a.width},
+          {"heads", a.heads},
+          {"ffn_width", a.ffn_width},
+          {"vocab_size", a.vocab_size},
+          {"max_length", a.max_length},
+          {"norm", a.norm == spec::NormPlacement::kPre ? "pre" : "post"},
+          {"dropout", a.dropout},
+          {"tie_embeddings", a.tie_embeddings}};
+}
+
+ModelRecord model_record_for(const spec::Workspace& workspace, const spec::Model& model) {
+  ModelRecord record;
+  record.name = model.name;
+  record.parent = model.from;
+  record.recipe_hash = model.recipe_hash;
+  record.adaptation = adaptation_json(model.adaptation);
+  record.architecture = architecture_json(workspace.architecture_of(model));
+  return record;
+}
+
+std::string method_label(const json& adaptation) {
+  if (!adaptation.is_object() || adaptation.empty()) return "base";
+  std::string label;
+  for (const auto& [method, params] : adaptation.items()) {
+    if (!label.empty()) label += "+";
+    label += method;
+    if (method == "lora" && params.contains("rank")) label += " r=" + params["rank"].dump();
+    if ((method == "prefix" || method == "prompt") && params.contains("virtual_tokens")) {
+      label += " p=" + params["virtual_tokens"].dump();
+    }
+  }
+  return label;
+}
+
+}  // namespace scion::lineage

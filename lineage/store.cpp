@@ -1,0 +1,377 @@
+// Opening a store and writing to it. Queries are in store_queries.cpp.
+#include "lineage/store.h"
+
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <set>
+
+#include "lineage/digest.h"
+#include "lineage/schema.h"
+
+namespace scion::lineage {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// WAL needs shared memory between processes, which network file systems do not give.
+bool on_local_disk(const fs::path& dir) {
+  struct statfs info;
+  if (statfs(dir.c_str(), &info) != 0) return false;
+  switch (static_cast<unsigned long>(info.f_type)) {
+    case 0x6969UL:      // NFS
+    case 0x517BUL:      // SMB
+    case 0xFE534D42UL:  // SMB2
+    case 0xFF534D42UL:  // CIFS
+    case 0x65735546UL:  // FUSE (sshfs and friends)
+    case 0x00C36400UL:  // Ceph
+    case 0x01021997UL:  // 9P
+      return false;
+    default:
+      return true;
+  }
+}
+
+std::string host_name() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof buffer - 1) != 0) return "unknown";
+  return buffer;
+}
+
+Result<std::int64_t> checked_byte_count(const ParameterWrite& p) {
+  std::int64_t numel = 1;
+  for (std::int64_t dim : p.shape) {
+    if (dim < 0 || __builtin_mul_overflow(numel, dim, &numel)) {
+      return invalid_argument("parameter '" + p.name + "' has an invalid shape");
+    }
+  }
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(numel, static_cast<std::int64_t>(dtype_size(p.dtype)), &bytes)) {
+    return invalid_argument("parameter '" + p.name + "' is too large");
+  }
+  return bytes;
+}
+
+}  // namespace
+
+std::string utc_now() {
+  using namespace std::chrono;
+  const auto now = system_clock::now();
+  const std::time_t seconds = system_clock::to_time_t(now);
+  const auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[96];  // room for any int fields, so the compiler can prove no truncation
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(millis));
+  return text;
+}
+
+LineageStore::LineageStore(Env& env, fs::path dir, std::unique_ptr<SqliteDb> db,
+                           const StoreOptions& options)
+    : env_(env), dir_(dir), db_(std::move(db)), objects_(env, dir / "objects"), options_(options) {}
+
+Result<std::unique_ptr<LineageStore>> LineageStore::open(const fs::path& dir,
+                                                         const StoreOptions& options) {
+  Env& env = options.env != nullptr ? *options.env : default_env();
+  const fs::path db_path = dir / "lineage.db";
+  if (!env.file_exists(db_path)) {
+    if (!options.create) {
+      return not_found("no scion store at '" + dir.string() +
+                       "' (no lineage.db); run 'scion import' or 'scion run' to create one, "
+                       "or point --store at an existing store");
+    }
+    SCION_RETURN_IF_ERROR(env.create_dirs(dir / "objects"));
+  }
+  auto db = SqliteDb::open(db_path, options.create, options.busy_timeout_ms);
+  if (!db.is_ok()) return db.status();
+  const char* journal =
+      on_local_disk(dir) ? "PRAGMA journal_mode = WAL" : "PRAGMA journal_mode = DELETE";
+  SCION_RETURN_IF_ERROR((*db)->exec(journal));
+  // FULL: a commit is durable when it returns, also in WAL mode.
+  SCION_RETURN_IF_ERROR((*db)->exec("PRAGMA synchronous = FULL"));
+  SCION_RETURN_IF_ERROR(migrate(**db));
+  return std::unique_ptr<LineageStore>(new LineageStore(env, dir, std::move(*db), options));
+}
+
+Result<std::int64_t> LineageStore::model_id(const std::string& name) {
+  auto stmt = db_->prepare("SELECT id FROM models WHERE name = ?");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, std::string_view(name));
+  auto row = stmt->step();
+  if (!row.is_ok()) return row.status();
+  if (!*row) {
+    return not_found("model '" + name + "' is not in the store '" + dir_.string() +
+                     "'; train or import it first (scion run / scion import)");
+  }
+  return stmt->column_int(0);
+}
+
+// REQUIRES: a transaction is open. Inserts or updates the model's row, but not its
+// recipe hash: that belongs to the stored parameters and changes only in commit_model.
+Result<std::int64_t> LineageStore::upsert_model(const ModelRecord& model) {
+  std::optional<std::int64_t> parent;
+  if (!model.parent.empty()) {
+    auto id = model_id(model.parent);
+    if (!id.is_ok()) {
+      return not_found("cannot record model '" + model.name + "': its parent '" + model.parent +
+                       "' is not in the store; train or import '" + model.parent + "' first");
+    }
+    parent = *id;
+  }
+  auto stmt = db_->prepare(
+      "INSERT INTO models (name, parent_id, adaptation, architecture, created_at, updated_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?5) "
+      "ON CONFLICT (name) DO UPDATE SET parent_id = ?2, adaptation = ?3, architecture = ?4, "
+      "updated_at = ?5");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, std::string_view(model.name));
+  if (parent) {
+    stmt->bind(2, *parent);
+  } else {
+    stmt->bind_null(2);
+  }
+  stmt->bind(3, std::string_view(model.adaptation.dump()))
+      .bind(4, std::string_view(model.architecture.dump()))
+      .bind(5, std::string_view(utc_now()));
+  SCION_RETURN_IF_ERROR(stmt->run());
+  return model_id(model.name);
+}
+
+Status LineageStore::record_dataset(const DatasetRecord& dataset) {
+  if (!is_digest(dataset.digest)) {
+    return invalid_argument("dataset '" + dataset.path + "' has no valid SHA-256 digest");
+  }
+  auto stmt = db_->prepare(
+      "INSERT INTO datasets (digest, path, rows, format) VALUES (?, ?, ?, ?) "
+      "ON CONFLICT (digest) DO UPDATE SET path = excluded.path, rows = excluded.rows, "
+      "format = excluded.format");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, std::string_view(dataset.digest))
+      .bind(2, std::string_view(dataset.path))
+      .bind(3, dataset.rows)
+      .bind(4, std::string_view(dataset.format));
+  return stmt->run();
+}
+
+Result<std::int64_t> LineageStore::start_run(const ModelRecord& model, const RunStart& run) {
+  auto tx = Transaction::begin(*db_);
+  if (!tx.is_ok()) return tx.status();
+  auto id = upsert_model(model);
+  if (!id.is_ok()) return id.status();
+  auto stmt = db_->prepare(
+      "INSERT INTO runs (model_id, kind, status, recipe_hash, dataset_digest, started_at, seed, "
+      "host, scion_version, hyperparameters) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, *id)
+      .bind(2, run_kind_name(run.kind))
+      .bind(3, std::string_view(run.recipe_hash))
+      .bind_optional(4, run.dataset_digest)
+      .bind(5, std::string_view(utc_now()))
+      .bind(6, static_cast<std::int64_t>(run.seed))
+      .bind(7, std::string_view(host_name()))
+      .bind(8, SCION_VERSION)
+      .bind(9, std::string_view(run.hyperparameters.dump()));
+  Status inserted = stmt->run();
+  if (!inserted.is_ok() && run.dataset_digest) {
+    return not_found("run of '" + model.name + "' refers to dataset " + *run.dataset_digest +
+                     ", which is not recorded; call record_dataset first (" + inserted.message() +
+                     ")");
+  }
+  SCION_RETURN_IF_ERROR(inserted);
+  const std::int64_t run_id = db_->last_insert_rowid();
+  SCION_RETURN_IF_ERROR((*tx)->commit());
+  return run_id;
+}
+
+Status LineageStore::append_metrics(std::int64_t run_id, const StepMetrics& metrics) {
+  nlohmann::json validation = nlohmann::json::object();
+  for (const auto& [name, value] : metrics.validation) validation[name] = value;
+  auto stmt = db_->prepare(
+      "INSERT INTO run_metrics (run_id, step, loss, lr, validation) VALUES (?, ?, ?, ?, ?) "
+      "ON CONFLICT (run_id, step) DO UPDATE SET loss = excluded.loss, lr = excluded.lr, "
+      "validation = excluded.validation");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, run_id).bind(2, metrics.step);
+  if (metrics.loss) {
+    stmt->bind(3, *metrics.loss);
+  } else {
+    stmt->bind_null(3);
+  }
+  if (metrics.lr) {
+    stmt->bind(4, *metrics.lr);
+  } else {
+    stmt->bind_null(4);
+  }
+  stmt->bind(5, std::string_view(validation.dump()));
+  Status status = stmt->run();
+  if (!status.is_ok() && status.code() == StatusCode::kInternal) {
+    return not_found("cannot append metrics: run " + std::to_string(run_id) +
+                     " is not in the store");
+  }
+  return status;
+}
+
+Status LineageStore::finish_run(std::int64_t run_id, RunStatus status, const std::string& message) {
+  auto stmt = db_->prepare("UPDATE runs SET status = ?, finished_at = ?, message = ? WHERE id = ?");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, run_status_name(status))
+      .bind(2, std::string_view(utc_now()))
+      .bind(3, std::string_view(message))
+      .bind(4, run_id);
+  SCION_RETURN_IF_ERROR(stmt->run());
+  if (sqlite3_changes(db_->handle()) != 1) {
+    return not_found("run " + std::to_string(run_id) + " is not in the store");
+  }
+  return Status::ok();
+}
+
+// REQUIRES: a transaction is open. Adds the object's row; for a file object, makes sure
+// the file is (still) there under the write lock, so a concurrent `scion gc` cannot have
+// removed it between writing and referencing.
+Status LineageStore::insert_object(const std::string& digest, std::span<const std::byte> bytes) {
+  const bool is_inline = bytes.size() < options_.inline_limit;
+  if (!is_inline) SCION_RETURN_IF_ERROR(objects_.put(digest, bytes));
+  auto stmt = db_->prepare(
+      "INSERT INTO objects (digest, size, inline_bytes) VALUES (?, ?, ?) "
+      "ON CONFLICT (digest) DO NOTHING");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, std::string_view(digest)).bind(2, static_cast<std::int64_t>(bytes.size()));
+  if (is_inline) {
+    stmt->bind_blob(3, bytes);
+  } else {
+    stmt->bind_null(3);
+  }
+  return stmt->run();
+}
+
+Status LineageStore::commit_model(std::int64_t run_id, const ModelRecord& model,
+                                  const std::vector<ParameterWrite>& parameters) {
+  // 1. Validate and write the large objects, outside the transaction: other processes
+  //    can keep using the store meanwhile, and a crash here leaves only unreferenced files.
+  std::vector<std::string> digests;
+  std::set<std::string> names;
+  for (const ParameterWrite& p : parameters) {
+    auto expected = checked_byte_count(p);
+    if (!expected.is_ok()) return expected.status();
+    if (*expected != static_cast<std::int64_t>(p.bytes.size())) {
+      return invalid_argument("parameter '" + p.name + "' of model '" + model.name + "' has " +
+                              std::to_string(p.bytes.size()) + " bytes; its shape and dtype need " +
+                              std::to_string(*expected));
+    }
+    if (!names.insert(p.name).second) {
+      return invalid_argument("parameter '" + p.name + "' appears twice for model '" + model.name +
+                              "'");
+    }
+    digests.push_back(is_digest(p.digest) ? p.digest : sha256_hex(p.bytes));
+    if (p.bytes.size() >= options_.inline_limit)
+      SCION_RETURN_IF_ERROR(objects_.put(digests.back(), p.bytes));
+  }
+
+  // 2. One transaction refers to them.
+  auto tx = Transaction::begin(*db_);
+  if (!tx.is_ok()) return tx.status();
+  auto id = upsert_model(model);
+  if (!id.is_ok()) return id.status();
+  auto clear = db_->prepare("DELETE FROM parameters WHERE model_id = ?");
+  if (!clear.is_ok()) return clear.status();
+  SCION_RETURN_IF_ERROR(clear->bind(1, *id).run());
+  auto insert = db_->prepare(
+      "INSERT INTO parameters (model_id, name, digest, dtype, shape, trainable, introduced_by) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?)");
+  if (!insert.is_ok()) return insert.status();
+  for (std::size_t i = 0; i < parameters.size(); ++i) {
+    const ParameterWrite& p = parameters[i];
+    SCION_RETURN_IF_ERROR(insert_object(digests[i], p.bytes));
+    insert->reset();
+    insert->bind(1, *id)
+        .bind(2, std::string_view(p.name))
+        .bind(3, std::string_view(digests[i]))
+        .bind(4, dtype_name(p.dtype))
+        .bind(5, std::string_view(nlohmann::json(p.shape).dump()))
+        .bind(6, static_cast<std::int64_t>(p.trainable))
+        .bind(7, std::string_view(p.introduced_by.empty() ? model.name : p.introduced_by));
+    SCION_RETURN_IF_ERROR(insert->run());
+  }
+  auto recipe = db_->prepare("UPDATE models SET recipe_hash = ? WHERE id = ?");
+  if (!recipe.is_ok()) return recipe.status();
+  SCION_RETURN_IF_ERROR(recipe->bind(1, std::string_view(model.recipe_hash)).bind(2, *id).run());
+  auto run = db_->prepare(
+      "UPDATE runs SET status = 'finished', finished_at = ?, recipe_hash = ? "
+      "WHERE id = ? AND model_id = ?");
+  if (!run.is_ok()) return run.status();
+  SCION_RETURN_IF_ERROR(run->bind(1, std::string_view(utc_now()))
+                            .bind(2, std::string_view(model.recipe_hash))
+                            .bind(3, run_id)
+                            .bind(4, *id)
+                            .run());
+  if (sqlite3_changes(db_->handle()) != 1) {
+    return not_found("run " + std::to_string(run_id) + " of model '" + model.name +
+                     "' is not in the store; start it with start_run first");
+  }
+  return (*tx)->commit();
+}
+
+Status LineageStore::record_test_results(const std::vector<TestCaseResult>& results) {
+  auto tx = Transaction::begin(*db_);
+  if (!tx.is_ok()) return tx.status();
+  auto stmt = db_->prepare(
+      "INSERT INTO test_results (model_id, model_version, run_id, test, case_index, input, "
+      "expected, output, passed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!stmt.is_ok()) return stmt.status();
+  std::map<std::string, std::int64_t> ids;
+  for (const TestCaseResult& r : results) {
+    if (!ids.count(r.model)) {
+      auto id = model_id(r.model);
+      if (!id.is_ok()) return id.status();
+      ids[r.model] = *id;
+    }
+    stmt->reset();
+    stmt->bind(1, ids[r.model]).bind(2, std::string_view(r.model_version));
+    if (r.run_id) {
+      stmt->bind(3, *r.run_id);
+    } else {
+      stmt->bind_null(3);
+    }
+    stmt->bind(4, std::string_view(r.test))
+        .bind(5, r.case_index)
+        .bind(6, std::string_view(r.input))
+        .bind(7, std::string_view(r.expected))
+        .bind(8, std::string_view(r.output))
+        .bind(9, static_cast<std::int64_t>(r.passed));
+    SCION_RETURN_IF_ERROR(stmt->run());
+  }
+  return (*tx)->commit();
+}
+
+Status LineageStore::record_assertion_violations(
+    const std::vector<AssertionViolation>& violations) {
+  auto tx = Transaction::begin(*db_);
+  if (!tx.is_ok()) return tx.status();
+  auto stmt = db_->prepare(
+      "INSERT INTO assertion_violations (model_id, model_version, run_id, assertion, input, "
+      "detail) VALUES (?, ?, ?, ?, ?, ?)");
+  if (!stmt.is_ok()) return stmt.status();
+  for (const AssertionViolation& v : violations) {
+    auto id = model_id(v.model);
+    if (!id.is_ok()) return id.status();
+    stmt->reset();
+    stmt->bind(1, *id).bind(2, std::string_view(v.model_version));
+    if (v.run_id) {
+      stmt->bind(3, *v.run_id);
+    } else {
+      stmt->bind_null(3);
+    }
+    stmt->bind(4, std::string_view(v.assertion))
+        .bind(5, std::string_view(v.input))
+        .bind(6, std::string_view(v.detail.dump()));
+    SCION_RETURN_IF_ERROR(stmt->run());
+  }
+  return (*tx)->commit();
+}
+
+}  // namespace scion::lineage

@@ -1,0 +1,105 @@
+// LineageStore: one scion store directory (lineage.db + objects/), the record of every
+// model, its parameters, runs, metrics and test results. Format: docs/store.md.
+//
+// Crash safety: tensor bytes are written first (content-addressed, each object complete
+// before it gets its name), then ONE SQLite transaction records everything that refers
+// to them. A crash or Ctrl-C at any point leaves either the old or the new state; at
+// worst some unreferenced object files, which `scion gc` removes.
+//
+// Concurrency: several processes may open the same store. Writers wait up to
+// StoreOptions::busy_timeout_ms for each other and then fail with StatusCode::kBusy.
+// A LineageStore object is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lineage/env.h"
+#include "lineage/object_store.h"
+#include "lineage/records.h"
+#include "lineage/sqlite_db.h"
+
+namespace scion::lineage {
+
+struct StoreOptions {
+  Env* env = nullptr;                    // nullptr: default_env()
+  bool create = true;                    // create the directory and database when missing
+  int busy_timeout_ms = 10000;           // how long to wait for another process's write lock
+  std::size_t inline_limit = 64 * 1024;  // tensors smaller than this live in lineage.db
+  bool verify_on_load = true;            // check each tensor's digest when loading parameters
+};
+
+class LineageStore {
+ public:
+  // Opens the store in `dir`, creating or migrating it as needed. Refuses a store
+  // written by a newer scion (kVersionMismatch) and a database of another application.
+  static Result<std::unique_ptr<LineageStore>> open(const std::filesystem::path& dir,
+                                                    const StoreOptions& options = {});
+
+  const std::filesystem::path& dir() const { return dir_; }
+  SqliteDb& db() { return *db_; }
+  ObjectStore& objects() { return objects_; }
+  Env& env() { return env_; }
+
+  // ---- Writing -------------------------------------------------------------------------
+
+  Status record_dataset(const DatasetRecord& dataset);
+
+  // Records a run with status running and returns its id. Creates the model's row
+  // (without parameters) when the store does not know it yet; a descendant's parent
+  // must already be in the store.
+  Result<std::int64_t> start_run(const ModelRecord& model, const RunStart& run);
+  Status append_metrics(std::int64_t run_id, const StepMetrics& metrics);
+  // Ends a run as finished, failed or interrupted, with an optional message (the error).
+  Status finish_run(std::int64_t run_id, RunStatus status, const std::string& message = "");
+
+  // Stores `parameters` as the model's complete parameter set and marks `run_id`
+  // finished: objects first, then one transaction (model row, parameters, run status).
+  Status commit_model(std::int64_t run_id, const ModelRecord& model,
+                      const std::vector<ParameterWrite>& parameters);
+
+  Status record_test_results(const std::vector<TestCaseResult>& results);
+  Status record_assertion_violations(const std::vector<AssertionViolation>& violations);
+
+  // ---- Reading -------------------------------------------------------------------------
+
+  // name -> tensor for every stored parameter of `model`; large tensors are mmapped.
+  Result<LoadedParameters> load_parameters(const std::string& model);
+
+  Result<std::vector<StoredModel>> models();  // parents before children, then by name
+  Result<std::optional<StoredModel>> find_model(const std::string& name);
+  Result<std::vector<StoredParameter>> parameters(const std::string& model);
+  // Other models holding identical tensors (by digest): model name -> tensor count.
+  Result<std::map<std::string, std::int64_t>> sharing(const std::string& model);
+  // Newest first; `model` empty: every model. limit <= 0: no limit.
+  Result<std::vector<RunRecord>> runs(const std::string& model, std::int64_t limit);
+  Result<std::vector<StepMetrics>> run_metrics(std::int64_t run_id);
+  Result<std::vector<DatasetRecord>> datasets_of(const std::string& model);
+  Result<std::vector<TestCaseResult>> test_results(const std::string& model,
+                                                   const std::string& model_version);
+  Result<std::vector<AssertionViolation>> assertion_violations(const std::string& model,
+                                                               const std::string& model_version);
+
+ private:
+  LineageStore(Env& env, std::filesystem::path dir, std::unique_ptr<SqliteDb> db,
+               const StoreOptions& options);
+  Result<std::int64_t> model_id(const std::string& name);
+  Result<std::int64_t> upsert_model(const ModelRecord& model);
+  Status insert_object(const std::string& digest, std::span<const std::byte> bytes);
+  Result<LoadedParameter> load_object(const std::string& name, const std::string& digest);
+
+  Env& env_;
+  std::filesystem::path dir_;
+  std::unique_ptr<SqliteDb> db_;
+  ObjectStore objects_;
+  StoreOptions options_;
+};
+
+// Current UTC time as ISO 8601 with milliseconds: 2026-11-22T03:04:05.678Z.
+std::string utc_now();
+
+}  // namespace scion::lineage

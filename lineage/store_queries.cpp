@@ -1,0 +1,367 @@
+// Reading the store: parameters for the runtime, and the lineage queries behind
+// `scion lineage tree|show|log|diff`.
+#include <algorithm>
+#include <functional>
+
+#include "lineage/digest.h"
+#include "lineage/store.h"
+
+namespace scion::lineage {
+
+namespace {
+
+// The schema only guarantees valid JSON; a damaged shape reads as empty (fsck names it).
+std::vector<std::int64_t> parse_shape(const std::string& text) {
+  nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+  std::vector<std::int64_t> shape;
+  if (!value.is_array()) return shape;
+  for (const nlohmann::json& dim : value) {
+    if (!dim.is_number_integer()) return {};
+    shape.push_back(dim.get<std::int64_t>());
+  }
+  return shape;
+}
+
+nlohmann::json parse_json(const std::string& text) {
+  nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+  return value.is_discarded() ? nlohmann::json::object() : value;
+}
+
+std::optional<std::string> optional_text(const Statement& stmt, int column) {
+  if (stmt.column_is_null(column)) return std::nullopt;
+  return stmt.column_text(column);
+}
+
+// Children after their parents; siblings by name.
+std::vector<StoredModel> parents_first(std::vector<StoredModel> models) {
+  std::sort(models.begin(), models.end(),
+            [](const StoredModel& a, const StoredModel& b) { return a.name < b.name; });
+  std::vector<StoredModel> ordered;
+  std::function<void(const std::string&)> visit = [&](const std::string& parent) {
+    for (const StoredModel& m : models) {
+      if (m.parent == parent) {
+        ordered.push_back(m);
+        visit(m.name);
+      }
+    }
+  };
+  visit("");
+  return ordered;
+}
+
+}  // namespace
+
+Result<LoadedParameter> LineageStore::load_object(const std::string& name,
+                                                  const std::string& digest) {
+  auto stmt = db_->prepare(
+      "SELECT size, inline_bytes IS NOT NULL, inline_bytes FROM objects WHERE digest = ?");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, std::string_view(digest));
+  auto row = stmt->step();
+  if (!row.is_ok()) return row.status();
+  if (!*row)
+    return corruption("parameter '" + name + "' refers to object " + digest +
+                      ", which the store does not have; run 'scion fsck'");
+  const std::int64_t size = stmt->column_int(0);
+  LoadedParameter loaded;
+  if (stmt->column_int(1) != 0) {
+    std::span<const std::byte> blob = stmt->column_blob(2);
+    auto copy = std::make_shared<std::vector<std::byte>>(blob.begin(), blob.end());
+    loaded.bytes = *copy;
+    loaded.keepalive = copy;
+  } else {
+    auto region = objects_.map(digest);
+    if (!region.is_ok()) {
+      return corruption("object file of parameter '" + name + "' is missing or unreadable (" +
+                        region.status().message() + "); run 'scion fsck'");
+    }
+    std::shared_ptr<MappedRegion> shared(std::move(*region));
+    loaded.bytes = shared->bytes();
+    loaded.keepalive = shared;
+  }
+  if (static_cast<std::int64_t>(loaded.bytes.size()) != size ||
+      (options_.verify_on_load && sha256_hex(loaded.bytes) != digest)) {
+    return corruption("object " + digest + " (parameter '" + name +
+                      "') does not match its digest: the store is damaged. Run 'scion fsck' "
+                      "and retrain or re-import the model");
+  }
+  return loaded;
+}
+
+Result<LoadedParameters> LineageStore::load_parameters(const std::string& model) {
+  auto id = model_id(model);
+  if (!id.is_ok()) return id.status();
+  auto stmt = db_->prepare(
+      "SELECT name, digest, dtype, shape, trainable, introduced_by FROM parameters "
+      "WHERE model_id = ? ORDER BY name");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, *id);
+  struct Row {
+    std::string name, digest, dtype, shape, introduced_by;
+    bool trainable;
+  };
+  std::vector<Row> rows;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    rows.push_back({stmt->column_text(0), stmt->column_text(1), stmt->column_text(2),
+                    stmt->column_text(3), stmt->column_text(5), stmt->column_int(4) != 0});
+  }
+  if (rows.empty()) {
+    return not_found("model '" + model + "' has no stored parameters; train or import it first");
+  }
+  LoadedParameters loaded;
+  std::map<std::string, LoadedParameter> by_digest;  // one mapping per distinct tensor
+  for (const Row& r : rows) {
+    if (!by_digest.count(r.digest)) {
+      auto object = load_object(r.name, r.digest);
+      if (!object.is_ok()) return object.status();
+      by_digest[r.digest] = std::move(*object);
+    }
+    LoadedParameter p = by_digest[r.digest];
+    p.dtype = parse_dtype(r.dtype).value_or(DType::kF32);  // the schema admits only known names
+    p.shape = parse_shape(r.shape);
+    p.digest = r.digest;
+    p.trainable = r.trainable;
+    p.introduced_by = r.introduced_by;
+    loaded.emplace(r.name, std::move(p));
+  }
+  return loaded;
+}
+
+Result<std::vector<StoredModel>> LineageStore::models() {
+  auto stmt = db_->prepare(R"sql(
+    SELECT m.name, coalesce(parent.name, ''), m.recipe_hash, m.adaptation, m.architecture,
+           m.created_at, m.updated_at,
+           (SELECT count(*) FROM parameters p WHERE p.model_id = m.id),
+           (SELECT count(*) FROM parameters p WHERE p.model_id = m.id AND p.introduced_by = m.name),
+           (SELECT count(*) FROM parameters p JOIN parameters pp
+              ON pp.model_id = m.parent_id AND pp.name = p.name AND pp.digest = p.digest
+            WHERE p.model_id = m.id)
+    FROM models m LEFT JOIN models parent ON parent.id = m.parent_id)sql");
+  if (!stmt.is_ok()) return stmt.status();
+  std::vector<StoredModel> models;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    StoredModel m;
+    m.name = stmt->column_text(0);
+    m.parent = stmt->column_text(1);
+    m.recipe_hash = optional_text(*stmt, 2);
+    m.adaptation = parse_json(stmt->column_text(3));
+    m.architecture = parse_json(stmt->column_text(4));
+    m.created_at = stmt->column_text(5);
+    m.updated_at = stmt->column_text(6);
+    m.parameter_count = stmt->column_int(7);
+    m.own_count = stmt->column_int(8);
+    m.shared_with_parent = stmt->column_int(9);
+    models.push_back(std::move(m));
+  }
+  return parents_first(std::move(models));
+}
+
+Result<std::optional<StoredModel>> LineageStore::find_model(const std::string& name) {
+  auto all = models();
+  if (!all.is_ok()) return all.status();
+  for (StoredModel& m : *all) {
+    if (m.name == name) return std::optional<StoredModel>(std::move(m));
+  }
+  return std::optional<StoredModel>();
+}
+
+Result<std::vector<StoredParameter>> LineageStore::parameters(const std::string& model) {
+  auto id = model_id(model);
+  if (!id.is_ok()) return id.status();
+  auto stmt = db_->prepare(
+      "SELECT p.name, p.digest, p.dtype, p.shape, p.trainable, p.introduced_by, o.size "
+      "FROM parameters p JOIN objects o ON o.digest = p.digest WHERE p.model_id = ? "
+      "ORDER BY p.name");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, *id);
+  std::vector<StoredParameter> out;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    out.push_back({stmt->column_text(0), stmt->column_text(1),
+                   parse_dtype(stmt->column_text(2)).value_or(DType::kF32),
+                   parse_shape(stmt->column_text(3)), stmt->column_int(4) != 0,
+                   stmt->column_text(5), stmt->column_int(6)});
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::int64_t>> LineageStore::sharing(const std::string& model) {
+  auto id = model_id(model);
+  if (!id.is_ok()) return id.status();
+  auto stmt = db_->prepare(
+      "SELECT other.name, count(DISTINCT p.name) FROM parameters p "
+      "JOIN parameters q ON q.digest = p.digest AND q.model_id <> p.model_id "
+      "JOIN models other ON other.id = q.model_id WHERE p.model_id = ? GROUP BY other.name");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, *id);
+  std::map<std::string, std::int64_t> out;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    out[stmt->column_text(0)] = stmt->column_int(1);
+  }
+  return out;
+}
+
+Result<std::vector<RunRecord>> LineageStore::runs(const std::string& model, std::int64_t limit) {
+  std::optional<std::int64_t> id;
+  if (!model.empty()) {
+    auto found = model_id(model);
+    if (!found.is_ok()) return found.status();
+    id = *found;
+  }
+  std::string sql = R"sql(
+    SELECT r.id, m.name, r.kind, r.status, r.recipe_hash, r.dataset_digest, r.started_at,
+           r.finished_at,
+           (julianday(coalesce(r.finished_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))
+              - julianday(r.started_at)) * 86400.0,
+           r.seed, r.host, r.scion_version, r.hyperparameters, r.message,
+           (SELECT count(*) FROM run_metrics x WHERE x.run_id = r.id),
+           (SELECT x.loss FROM run_metrics x WHERE x.run_id = r.id AND x.loss IS NOT NULL
+            ORDER BY x.step DESC LIMIT 1)
+    FROM runs r JOIN models m ON m.id = r.model_id)sql";
+  sql += id ? " WHERE r.model_id = ?1" : " WHERE ?1 IS NULL";
+  sql += " ORDER BY r.started_at DESC, r.id DESC LIMIT ?2";
+  auto stmt = db_->prepare(sql);
+  if (!stmt.is_ok()) return stmt.status();
+  if (id) {
+    stmt->bind(1, *id);
+  } else {
+    stmt->bind_null(1);
+  }
+  stmt->bind(2, limit > 0 ? limit : std::int64_t{-1});
+  std::vector<RunRecord> out;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    RunRecord r;
+    r.id = stmt->column_int(0);
+    r.model = stmt->column_text(1);
+    r.kind = parse_run_kind(stmt->column_text(2)).value_or(RunKind::kTrain);
+    r.status = parse_run_status(stmt->column_text(3)).value_or(RunStatus::kRunning);
+    r.recipe_hash = stmt->column_text(4);
+    r.dataset_digest = optional_text(*stmt, 5);
+    r.started_at = stmt->column_text(6);
+    r.finished_at = optional_text(*stmt, 7);
+    r.duration_s = stmt->column_double(8);
+    r.seed = stmt->column_int(9);
+    r.host = stmt->column_text(10);
+    r.scion_version = stmt->column_text(11);
+    r.hyperparameters = parse_json(stmt->column_text(12));
+    r.message = stmt->column_text(13);
+    r.steps = stmt->column_int(14);
+    if (!stmt->column_is_null(15)) r.final_loss = stmt->column_double(15);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Result<std::vector<StepMetrics>> LineageStore::run_metrics(std::int64_t run_id) {
+  auto stmt = db_->prepare(
+      "SELECT step, loss, lr, validation FROM run_metrics WHERE run_id = ? ORDER BY step");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, run_id);
+  std::vector<StepMetrics> out;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    StepMetrics m;
+    m.step = stmt->column_int(0);
+    if (!stmt->column_is_null(1)) m.loss = stmt->column_double(1);
+    if (!stmt->column_is_null(2)) m.lr = stmt->column_double(2);
+    const nlohmann::json validation = parse_json(stmt->column_text(3));
+    for (const auto& [name, value] : validation.items()) {
+      if (value.is_number()) m.validation[name] = value.get<double>();
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Result<std::vector<DatasetRecord>> LineageStore::datasets_of(const std::string& model) {
+  auto id = model_id(model);
+  if (!id.is_ok()) return id.status();
+  auto stmt = db_->prepare(
+      "SELECT DISTINCT d.digest, d.path, d.rows, d.format FROM runs r "
+      "JOIN datasets d ON d.digest = r.dataset_digest WHERE r.model_id = ? ORDER BY d.path");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, *id);
+  std::vector<DatasetRecord> out;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    out.push_back(
+        {stmt->column_text(0), stmt->column_text(1), stmt->column_int(2), stmt->column_text(3)});
+  }
+  return out;
+}
+
+Result<std::vector<TestCaseResult>> LineageStore::test_results(const std::string& model,
+                                                               const std::string& model_version) {
+  auto id = model_id(model);
+  if (!id.is_ok()) return id.status();
+  auto stmt = db_->prepare(
+      "SELECT model_version, run_id, test, case_index, input, expected, output, passed "
+      "FROM test_results WHERE model_id = ?1 AND (?2 = '' OR model_version = ?2) "
+      "ORDER BY test, case_index, id");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, *id).bind(2, std::string_view(model_version));
+  std::vector<TestCaseResult> out;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    TestCaseResult r;
+    r.model = model;
+    r.model_version = stmt->column_text(0);
+    if (!stmt->column_is_null(1)) r.run_id = stmt->column_int(1);
+    r.test = stmt->column_text(2);
+    r.case_index = stmt->column_int(3);
+    r.input = stmt->column_text(4);
+    r.expected = stmt->column_text(5);
+    r.output = stmt->column_text(6);
+    r.passed = stmt->column_int(7) != 0;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Result<std::vector<AssertionViolation>> LineageStore::assertion_violations(
+    const std::string& model, const std::string& model_version) {
+  auto id = model_id(model);
+  if (!id.is_ok()) return id.status();
+  auto stmt = db_->prepare(
+      "SELECT model_version, run_id, assertion, input, detail FROM assertion_violations "
+      "WHERE model_id = ?1 AND (?2 = '' OR model_version = ?2) ORDER BY assertion, id");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, *id).bind(2, std::string_view(model_version));
+  std::vector<AssertionViolation> out;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    AssertionViolation v;
+    v.model = model;
+    v.model_version = stmt->column_text(0);
+    if (!stmt->column_is_null(1)) v.run_id = stmt->column_int(1);
+    v.assertion = stmt->column_text(2);
+    v.input = stmt->column_text(3);
+    v.detail = parse_json(stmt->column_text(4));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace scion::lineage

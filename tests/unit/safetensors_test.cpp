@@ -1,0 +1,101 @@
+// Safetensors: round trips, and hostile files rejected with a Status instead of a crash.
+#include "lineage/safetensors.h"
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <fstream>
+
+#include "tests/unit/lineage_test_support.h"
+
+using namespace scion;
+using namespace scion::lineage;
+using namespace scion::lineage::testing;
+
+namespace {
+
+// A file with the given header text and `data_bytes` zero bytes of tensor data.
+std::vector<std::byte> make_file(const std::string& header, std::size_t data_bytes,
+                                 std::uint64_t declared_length = 0) {
+  const std::uint64_t length = declared_length ? declared_length : header.size();
+  std::vector<std::byte> file(8 + header.size() + data_bytes);
+  for (int i = 0; i < 8; ++i) file[i] = static_cast<std::byte>((length >> (8 * i)) & 0xff);
+  std::memcpy(file.data() + 8, header.data(), header.size());
+  return file;
+}
+
+std::string error_of(const std::vector<std::byte>& file) {
+  auto parsed = parse_safetensors(file, "bad.safetensors");
+  REQUIRE_FALSE(parsed.is_ok());
+  CHECK(parsed.status().message().find("bad.safetensors") != std::string::npos);
+  return parsed.status().message();
+}
+
+}  // namespace
+
+TEST_CASE("safetensors files round-trip with metadata", "[safetensors]") {
+  TempDir dir;
+  const auto a = random_bytes(24, 1);
+  const auto b = random_bytes(8, 2);
+  const std::filesystem::path path = dir.path() / "model.safetensors";
+  REQUIRE(write_safetensors(
+              default_env(), path,
+              {{"blk.0.attn_q.weight", DType::kF32, {2, 3}, a}, {"bias", DType::kBF16, {4}, b}},
+              {{"scion.model", "sst2"}})
+              .is_ok());
+  auto read = read_safetensors(default_env(), path);
+  REQUIRE(read.is_ok());
+  const auto& contents = read->contents;
+  CHECK(contents.metadata.at("scion.model") == "sst2");
+  REQUIRE(contents.tensors.size() == 2);
+  CHECK(contents.tensors[0].name == "blk.0.attn_q.weight");
+  CHECK(contents.tensors[0].shape == std::vector<std::int64_t>{2, 3});
+  CHECK(std::equal(contents.tensors[0].bytes.begin(), contents.tensors[0].bytes.end(), a.begin(),
+                   a.end()));
+  CHECK(contents.tensors[1].dtype == DType::kBF16);
+  // The data starts 8-byte aligned.
+  CHECK((contents.tensors[0].bytes.data() - read->region->bytes().data()) % 8 == 0);
+}
+
+TEST_CASE("hostile safetensors files are rejected with a reason", "[safetensors]") {
+  CHECK(error_of(std::vector<std::byte>(5)).find("shorter than") != std::string::npos);
+  CHECK(error_of(make_file("{}", 0, 1ull << 40)).find("exceeds the file size") !=
+        std::string::npos);
+  CHECK(error_of(make_file("{not json", 0)).find("not a JSON object") != std::string::npos);
+  CHECK(error_of(make_file("[1,2]", 0)).find("not a JSON object") != std::string::npos);
+  CHECK(error_of(make_file(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4))
+            .find("outside the 4 data bytes") != std::string::npos);
+  CHECK(error_of(make_file(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8))
+            .find("need 12") != std::string::npos);
+  CHECK(error_of(make_file(R"({"w":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})", 8))
+            .find("dtype I64") != std::string::npos);
+  CHECK(error_of(
+            make_file(
+                R"({"w":{"dtype":"F32","shape":[4294967296,4294967296,16],"data_offsets":[0,8]}})",
+                8))
+            .find("overflows") != std::string::npos);
+  CHECK(error_of(make_file(R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4))
+            .find("non-negative") != std::string::npos);
+  CHECK(error_of(make_file(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", 8))
+            .find("outside") != std::string::npos);
+  CHECK(error_of(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                           R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                           12))
+            .find("overlap") != std::string::npos);
+  CHECK(error_of(make_file(R"({"w":{"dtype":"F32","shape":[1]}})", 4)).find("lacks") !=
+        std::string::npos);
+  CHECK(error_of(make_file(R"({"__metadata__":{"k":1}})", 0)).find("__metadata__.k") !=
+        std::string::npos);
+}
+
+TEST_CASE("an empty checkpoint and zero-size tensors are valid", "[safetensors]") {
+  auto empty = parse_safetensors(make_file("{}", 0), "empty.safetensors");
+  REQUIRE(empty.is_ok());
+  CHECK(empty->tensors.empty());
+  auto zero =
+      parse_safetensors(make_file(R"({"a":{"dtype":"F16","shape":[0],"data_offsets":[0,0]},)"
+                                  R"("b":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})",
+                                  4),
+                        "zero.safetensors");
+  REQUIRE(zero.is_ok());
+  CHECK(zero->tensors.size() == 2);
+}
