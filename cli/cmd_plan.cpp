@@ -11,12 +11,12 @@
 //                ln1, qkv, attention output, projection, residual, ln2, two ffn tensors,
 //                ffn output, residual: 10 C + 2 F per token, plus pre- and post-softmax
 //                scores of H x T per token).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <iostream>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -51,9 +51,9 @@ std::vector<std::string> methods_of(const Model& m) {
   const spec::Adaptation& a = m.adaptation;
   std::vector<std::string> out;
   const std::pair<bool, const char*> all[] = {
-      {a.lora.has_value(), "lora"},         {a.prefix.has_value(), "prefix"},
-      {a.prompt.has_value(), "prompt"},     {a.bottleneck.has_value(), "bottleneck"},
-      {a.bitfit.has_value(), "bitfit"},     {a.full.has_value(), "full"},
+      {a.lora.has_value(), "lora"},     {a.prefix.has_value(), "prefix"},
+      {a.prompt.has_value(), "prompt"}, {a.bottleneck.has_value(), "bottleneck"},
+      {a.bitfit.has_value(), "bitfit"}, {a.full.has_value(), "full"},
       {a.head.has_value(), "head"}};
   for (const auto& [on, name] : all)
     if (on) out.push_back(name);
@@ -155,11 +155,9 @@ std::vector<std::string> detail_lines(const ModelPlan& p) {
     lines.push_back(fmt::format("parent {}; inherits frozen: {}", m.from,
                                 from.empty() ? "nothing" : join(from, ", ")));
   }
-  lines.push_back(fmt::format("trains {} of {} parameters ({:.2f}%)", with_commas(p.trainable),
-                              with_commas(p.total),
-                              p.total ? 100.0 * static_cast<double>(p.trainable) /
-                                            static_cast<double>(p.total)
-                                      : 0.0));
+  lines.push_back(fmt::format(
+      "trains {} of {} parameters ({:.2f}%)", with_commas(p.trainable), with_commas(p.total),
+      p.total ? 100.0 * static_cast<double>(p.trainable) / static_cast<double>(p.total) : 0.0));
   if (p.memory) {
     const Memory& mem = *p.memory;
     lines.push_back(fmt::format(
@@ -172,13 +170,16 @@ std::vector<std::string> detail_lines(const ModelPlan& p) {
   return lines;
 }
 
-void print_tree(const std::vector<ModelPlan>& plans, const ModelPlan& p,
-                const std::string& prefix, bool root, bool last) {
+void print_tree(const std::vector<ModelPlan>& plans, const ModelPlan& p, const std::string& prefix,
+                bool root, bool last) {
   std::vector<const ModelPlan*> children;
   for (const ModelPlan& c : plans)
     if (c.model->from == p.model->name) children.push_back(&c);
   const bool tty = stdout_is_tty();
-  std::cout << prefix << (root ? "" : last ? "└── " : "├── ")
+  std::cout << prefix
+            << (root   ? ""
+                : last ? "└── "
+                       : "├── ")
             << paint(p.model->name, Color::kBold, tty) << "  "
             << paint(join(p.methods, " + "), Color::kCyan, tty) << '\n';
   const std::string below = prefix + (root ? "" : last ? "    " : "│   ");
@@ -199,9 +200,11 @@ nlohmann::json plan_json(const Workspace& ws, const std::vector<ModelPlan>& plan
       inherits.push_back({{"from", origin}, {"parameters", count}});
     nlohmann::json memory = nullptr;
     if (p.memory)
-      memory = {{"parameters", p.memory->parameters}, {"gradients", p.memory->gradients},
+      memory = {{"parameters", p.memory->parameters},
+                {"gradients", p.memory->gradients},
                 {"optimizer_state", p.memory->optimizer_state},
-                {"activations", p.memory->activations}, {"total", p.memory->total()}};
+                {"activations", p.memory->activations},
+                {"total", p.memory->total()}};
     models.push_back({{"name", m.name},
                       {"parent", m.is_base() ? nlohmann::json() : nlohmann::json(m.from)},
                       {"base", ws.ancestry(m).back()->name},
@@ -237,7 +240,8 @@ void print_groups(const std::vector<std::vector<const ModelPlan*>>& groups) {
   }
   for (const auto& group : groups)
     if (group.size() == 1)
-      std::cout << "  " << group.front()->model->name << "  alone (no other descendant freezes the same parameters)\n";
+      std::cout << "  " << group.front()->model->name
+                << "  alone (no other descendant freezes the same parameters)\n";
   if (!any && groups.empty()) std::cout << "  no descendants to train\n";
 }
 

@@ -11,8 +11,11 @@ namespace scion::cli {
 namespace {
 
 nlohmann::json error_json(const spec::Diagnostic& d) {
-  return {{"file", d.location.file}, {"line", d.location.line}, {"column", d.location.column},
-          {"key_path", d.key_path}, {"message", d.message}};
+  return {{"file", d.location.file},
+          {"line", d.location.line},
+          {"column", d.location.column},
+          {"key_path", d.key_path},
+          {"message", d.message}};
 }
 
 int run_validate(const GlobalOptions& global) {
@@ -24,26 +27,28 @@ int run_validate(const GlobalOptions& global) {
     for (const spec::Diagnostic& d : result.errors) errors.push_back(error_json(d));
     nlohmann::json counts = nullptr;
     if (ws)
-      counts = {{"models", ws->models.size()}, {"datasets", ws->datasets.size()},
-                {"tests", ws->tests.size()}, {"assertions", ws->assertions.size()},
+      counts = {{"models", ws->models.size()},
+                {"datasets", ws->datasets.size()},
+                {"tests", ws->tests.size()},
+                {"assertions", ws->assertions.size()},
                 {"shares", ws->shares.size()}};
-    print_json({{"ok", ws != nullptr}, {"spec", global.spec_file}, {"counts", counts},
+    print_json({{"ok", ws != nullptr},
+                {"spec", global.spec_file},
+                {"counts", counts},
                 {"errors", errors}});
     return ws ? kExitOk : kExitUsage;
   }
   for (const spec::Diagnostic& d : result.errors) {
-    const std::string where = d.location.file + ":" + std::to_string(d.location.line) + ":" +
-                              std::to_string(d.location.column) + ": ";
-    std::cerr << where << paint("error", Color::kRed, stderr_is_tty()) << ": " << d.message
-              << '\n';
+    std::cerr << d.where() << ": " << paint("error", Color::kRed, stderr_is_tty()) << ": "
+              << d.message << '\n';
   }
   if (!ws) {
     std::cerr << result.errors.size() << (result.errors.size() == 1 ? " error" : " errors")
               << " in " << global.spec_file << "; see docs/spec.md for every key\n";
     return kExitUsage;
   }
-  std::cout << "ok: " << ws->models.size() << " models, " << ws->datasets.size()
-            << " datasets, " << ws->tests.size() << " tests\n";
+  std::cout << "ok: " << ws->models.size() << " models, " << ws->datasets.size() << " datasets, "
+            << ws->tests.size() << " tests\n";
   return kExitOk;
 }
 

@@ -4,8 +4,11 @@
 
 namespace scion::spec {
 
-std::string Diagnostic::to_string() const {
-  return fmt::format("{}:{}:{}: error: {}", location.file, location.line, location.column, message);
+std::string Diagnostic::to_string() const { return where() + ": error: " + message; }
+
+std::string Diagnostic::where() const {
+  if (location.line == 0) return location.file;
+  return fmt::format("{}:{}:{}", location.file, location.line, location.column);
 }
 
 Diagnostic Diagnostic::at(std::string file, int line, int column, std::string message,

@@ -35,10 +35,10 @@ int max_length_of(const Architecture* a) { return a ? a->max_length : kUnknownLi
 void read_layers(SpecReader& r, const YamlNode& node, const std::string& path,
                  const Architecture* a, std::vector<int>& out) {
   const int layers = layers_of(a);
-  r.read_int_list(find(node, "layers"), join_path(path, "layers"), out, 0, layers - 1,
-                  a ? fmt::format("a layer index from 0 to {} (the base has {} layers)", layers - 1,
-                                  layers)
-                    : std::string("a layer index of at least 0"));
+  r.read_int_list(
+      find(node, "layers"), join_path(path, "layers"), out, 0, layers - 1,
+      a ? fmt::format("a layer index from 0 to {} (the base has {} layers)", layers - 1, layers)
+        : std::string("a layer index of at least 0"));
 }
 
 // `method: {}`, `method: true`, `method:` (null) enable a method without settings;

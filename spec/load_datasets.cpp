@@ -53,12 +53,12 @@ bool check_labels(SpecReader& reader, const YamlNode* node, const std::string& p
 }
 
 void load_dataset(SpecReader& reader, const YamlNode& node, const std::string& path,
-                  const std::filesystem::path& base_dir, Dataset& d) {
+                  FileResolver& files, Dataset& d) {
   reader.check_keys(node, path, kDatasetKeys);
   const YamlNode* path_node = reader.require(node, path, "path", "the data file");
   std::string file;
   if (path_node && reader.read_string(path_node, join_path(path, "path"), file))
-    resolve_file(reader, *path_node, join_path(path, "path"), file, base_dir, d.path, d.digest);
+    resolve_file(reader, *path_node, join_path(path, "path"), file, files, d.path, d.digest);
 
   const YamlNode* format_node = find(node, "format");
   if (format_node) {
@@ -81,8 +81,9 @@ void load_dataset(SpecReader& reader, const YamlNode& node, const std::string& p
   if (d.format == DatasetFormat::kText) {
     for (std::string_view key : {"text_field", "label_field", "labels"})
       if (const YamlNode* n = find(node, key))
-        reader.error(*n, join_path(path, key),
-                     fmt::format("'{}' does not apply to a text dataset (one example per line)", key));
+        reader.error(
+            *n, join_path(path, key),
+            fmt::format("'{}' does not apply to a text dataset (one example per line)", key));
   } else if (!d.labels.empty() && d.label_field.empty()) {
     reader.error(*labels, join_path(path, "labels"),
                  "labels given but label_field is empty; name the field that holds them");
@@ -109,17 +110,18 @@ bool check_reference(SpecReader& reader, const YamlNode& node, const std::string
 }
 
 bool resolve_file(SpecReader& reader, const YamlNode& node, const std::string& path,
-                  const std::string& value, const std::filesystem::path& base_dir,
-                  std::filesystem::path& absolute, std::string& digest) {
+                  const std::string& value, FileResolver& files, std::filesystem::path& absolute,
+                  std::string& digest) {
   if (value.empty()) {
     reader.error(node, path, "expected a file path, got an empty string");
     return false;
   }
   std::error_code ec;
-  const std::filesystem::path resolved = (base_dir / value).lexically_normal();
+  const std::filesystem::path resolved = (files.base_dir / value).lexically_normal();
   const auto status = std::filesystem::status(resolved, ec);
   if (ec || !std::filesystem::exists(status)) {
-    reader.error(node, path, fmt::format("file '{}' not found (looked for {})", value, resolved.string()),
+    reader.error(node, path,
+                 fmt::format("file '{}' not found (looked for {})", value, resolved.string()),
                  "; create it or fix the path, which is relative to the spec's directory");
     return false;
   }
@@ -128,18 +130,22 @@ bool resolve_file(SpecReader& reader, const YamlNode& node, const std::string& p
     reader.error(node, path, fmt::format("'{}' is not a regular file", value));
     return false;
   }
-  auto sha = sha256_file(resolved);
-  if (!sha.is_ok()) {
-    reader.error(node, path, sha.status().message());
-    return false;
+  auto cached = files.digests.find(resolved);
+  if (cached == files.digests.end()) {
+    auto sha = sha256_file(resolved);
+    if (!sha.is_ok()) {
+      reader.error(node, path, sha.status().message());
+      return false;
+    }
+    cached = files.digests.emplace(resolved, sha.value()).first;
   }
   absolute = resolved;
-  digest = sha.value();
+  digest = cached->second;
   return true;
 }
 
-void load_datasets(SpecReader& reader, const YamlNode& section,
-                   const std::filesystem::path& base_dir, std::vector<Dataset>& out) {
+void load_datasets(SpecReader& reader, const YamlNode& section, FileResolver& files,
+                   std::vector<Dataset>& out) {
   if (!reader.expect_map(section, "datasets", "a mapping from dataset names to datasets")) return;
   reader.check_unique_names(section, "datasets", "dataset");
   std::set<std::string> seen;
@@ -149,7 +155,7 @@ void load_datasets(SpecReader& reader, const YamlNode& section,
     Dataset d;
     d.name = key->value;
     d.location = reader.location(*key);
-    if (reader.expect_map(*value, path)) load_dataset(reader, *value, path, base_dir, d);
+    if (reader.expect_map(*value, path)) load_dataset(reader, *value, path, files, d);
     out.push_back(std::move(d));
   }
 }

@@ -11,11 +11,11 @@
 namespace scion::spec::detail {
 namespace {
 
-constexpr std::string_view kModelKeys[] = {"architecture", "import", "from", "adapt",
-                                           "freeze", "unfreeze", "train"};
+constexpr std::string_view kModelKeys[] = {"architecture", "import",   "from", "adapt",
+                                           "freeze",       "unfreeze", "train"};
 constexpr std::string_view kArchitectureKeys[] = {
-    "type", "layers", "width", "heads", "ffn_width", "vocab_size", "tokenizer",
-    "max_length", "norm", "dropout", "tie_embeddings"};
+    "type",      "layers",     "width", "heads",   "ffn_width",     "vocab_size",
+    "tokenizer", "max_length", "norm",  "dropout", "tie_embeddings"};
 constexpr Choice<ArchitectureKind> kKinds[] = {{"encoder", ArchitectureKind::kEncoder},
                                                {"decoder", ArchitectureKind::kDecoder}};
 constexpr Choice<NormPlacement> kNorms[] = {{"pre", NormPlacement::kPre},
@@ -43,8 +43,9 @@ bool check_model_shape(SpecReader& r, const YamlNode& node, const std::string& p
     }
     const bool train = find(node, "train") != nullptr, import = find(node, "import") != nullptr;
     if (train == import) {
-      r.error(node, path, train ? "a base has both 'train' and 'import'; keep one"
-                                : "missing 'train' or 'import' (how the base gets its weights)");
+      r.error(node, path,
+              train ? "a base has both 'train' and 'import'; keep one"
+                    : "missing 'train' or 'import' (how the base gets its weights)");
       ok = false;
     }
   } else {
@@ -99,8 +100,8 @@ void settle_head_labels(SpecReader& r, ModelEntry& e, const std::vector<const Mo
       m.adaptation.head ? &m.adaptation.head->labels : inherited_labels(ancestors, datasets);
   if (m.is_base()) head_labels = &data->labels;
   if (head_labels == nullptr) {
-    r.error(*train, join_path(path, "train.objective"),
-            "objective classification needs a head", "; add adapt: {head: {}} to this model");
+    r.error(*train, join_path(path, "train.objective"), "objective classification needs a head",
+            "; add adapt: {head: {}} to this model");
   } else if (data->labels.empty()) {
     r.error(*train, join_path(path, "train.data"),
             fmt::format("dataset '{}' has no labels, but objective classification needs them",
@@ -159,13 +160,18 @@ std::optional<Architecture> load_architecture(SpecReader& r, const YamlNode& nod
 }
 
 std::vector<ModelEntry> load_model_heads(SpecReader& r, const YamlNode& section,
-                                         const std::filesystem::path& base_dir) {
+                                         FileResolver& files) {
   std::vector<ModelEntry> entries;
   if (!r.expect_map(section, "models", "a mapping from model names to models")) return entries;
   r.check_unique_names(section, "models", "model");
   std::set<std::string> seen;
   for (const auto& [key, value] : section.entries) {
     if (!key->is_scalar() || key->value.empty() || !seen.insert(key->value).second) continue;
+    if (entries.size() == kMaxModels) {
+      r.error(*key, join_path("models", key->value), fmt::format("more than {} models", kMaxModels),
+              "; split the family into several workspaces");
+      break;
+    }
     ModelEntry e;
     e.model.name = key->value;
     e.model.location = r.location(*key);
@@ -187,7 +193,7 @@ std::vector<ModelEntry> load_model_heads(SpecReader& r, const YamlNode& section,
           std::string file;
           std::filesystem::path absolute;
           if (r.read_string(import, join_path(path, "import"), file) &&
-              resolve_file(r, *import, join_path(path, "import"), file, base_dir, absolute,
+              resolve_file(r, *import, join_path(path, "import"), file, files, absolute,
                            e.model.import_digest))
             e.model.import_path = absolute.string();
         }

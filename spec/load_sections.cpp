@@ -11,15 +11,15 @@ namespace {
 
 constexpr std::string_view kShareKeys[] = {"models", "modules"};
 constexpr std::string_view kTestTypes[] = {"mft", "inv", "dir"};
-constexpr std::string_view kAssertionKinds[] = {"low_confidence", "parent_disagreement",
-                                                "perturbation_flip", "allowed_outputs",
-                                                "expression"};
+constexpr std::string_view kAssertionKinds[] = {
+    "low_confidence", "parent_disagreement", "perturbation_flip", "allowed_outputs", "expression"};
 
 // The YAML value as JSON: plain scalars that read as numbers, booleans or null become
 // those; quoted scalars stay strings.
 nlohmann::json to_json(const YamlNode& node) {
   switch (node.kind) {
-    case YamlNode::Kind::kNull: return nullptr;
+    case YamlNode::Kind::kNull:
+      return nullptr;
     case YamlNode::Kind::kSequence: {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& item : node.items) list.push_back(to_json(*item));
@@ -30,7 +30,8 @@ nlohmann::json to_json(const YamlNode& node) {
       for (const auto& [k, v] : node.entries) map[k->is_scalar() ? k->value : ""] = to_json(*v);
       return map;
     }
-    case YamlNode::Kind::kScalar: break;
+    case YamlNode::Kind::kScalar:
+      break;
   }
   const std::string& text = node.value;
   if (node.quoted) return text;
@@ -50,7 +51,8 @@ void read_model_list(SpecReader& r, const YamlNode* node, const std::string& pat
     if (!check_reference(r, *node->items[i], index_path(path, i), out[i], names.models, "model"))
       continue;
     if (!seen.insert(out[i]).second)
-      r.error(*node->items[i], index_path(path, i), fmt::format("model '{}' is listed twice", out[i]));
+      r.error(*node->items[i], index_path(path, i),
+              fmt::format("model '{}' is listed twice", out[i]));
   }
 }
 
@@ -129,14 +131,13 @@ void load_shares(SpecReader& r, const YamlNode& section, const Names& names,
 
 void load_tests(SpecReader& r, const YamlNode& section, const Names& names,
                 std::vector<TestSpec>& out) {
-  static constexpr std::string_view kKnown[] = {"type", "capability", "models",
-                                                "max_failure_rate"};
+  static constexpr std::string_view kKnown[] = {"type", "capability", "models", "max_failure_rate"};
   load_named(r, section, "tests", "test", out,
              [&](const YamlNode& node, const std::string& path, TestSpec& test) {
                check_duplicate_keys(r, node, path);
                read_word(r, node, path, "type", kTestTypes, "test type", test.type);
-               if (const YamlNode* cap = r.require(node, path, "capability",
-                                                   "what the test probes, e.g. Negation"))
+               if (const YamlNode* cap =
+                       r.require(node, path, "capability", "what the test probes, e.g. Negation"))
                  r.read_string(cap, join_path(path, "capability"), test.capability);
                read_model_list(r, find(node, "models"), join_path(path, "models"), names,
                                test.models);
@@ -152,8 +153,7 @@ void load_assertions(SpecReader& r, const YamlNode& section, const Names& names,
   load_named(r, section, "assertions", "assertion", out,
              [&](const YamlNode& node, const std::string& path, AssertionSpec& assertion) {
                check_duplicate_keys(r, node, path);
-               read_word(r, node, path, "kind", kAssertionKinds, "assertion kind",
-                         assertion.kind);
+               read_word(r, node, path, "kind", kAssertionKinds, "assertion kind", assertion.kind);
                read_model_list(r, find(node, "models"), join_path(path, "models"), names,
                                assertion.models);
                assertion.body = body_without(node, kKnown);
@@ -162,8 +162,7 @@ void load_assertions(SpecReader& r, const YamlNode& section, const Names& names,
 
 void load_lexicons(SpecReader& r, const YamlNode& section,
                    std::map<std::string, std::vector<std::string>>& out) {
-  if (!r.expect_map(section, "lexicons", "a mapping from lexicon names to lists of words"))
-    return;
+  if (!r.expect_map(section, "lexicons", "a mapping from lexicon names to lists of words")) return;
   r.check_unique_names(section, "lexicons", "lexicon");
   for (const auto& [key, value] : section.entries) {
     if (!key->is_scalar() || key->value.empty() || out.count(key->value)) continue;

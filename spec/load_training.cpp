@@ -6,12 +6,15 @@
 namespace scion::spec::detail {
 namespace {
 
-constexpr std::string_view kTrainKeys[] = {
-    "data",       "objective",        "steps",      "epochs",         "batch_size",
-    "grad_accumulation", "max_length", "validation_split", "eval_every", "mask_probability",
-    "optimizer",  "schedule",         "early_stopping", "seed"};
-constexpr std::string_view kOptimizerKeys[] = {"type", "lr", "weight_decay", "betas",
-                                               "eps", "momentum", "grad_clip"};
+constexpr std::string_view kTrainKeys[] = {"data",           "objective",
+                                           "steps",          "epochs",
+                                           "batch_size",     "grad_accumulation",
+                                           "max_length",     "validation_split",
+                                           "eval_every",     "mask_probability",
+                                           "optimizer",      "schedule",
+                                           "early_stopping", "seed"};
+constexpr std::string_view kOptimizerKeys[] = {"type", "lr",       "weight_decay", "betas",
+                                               "eps",  "momentum", "grad_clip"};
 constexpr std::string_view kScheduleKeys[] = {"type", "warmup_steps"};
 constexpr std::string_view kEarlyStoppingKeys[] = {"metric", "patience"};
 
@@ -40,12 +43,15 @@ void load_optimizer(SpecReader& r, const YamlNode& node, const std::string& path
   if (const YamlNode* betas = find(node, "betas")) {
     const std::string bpath = join_path(path, "betas");
     if (!betas->is_sequence() || betas->items.size() != 2) {
-      r.error(*betas, bpath, fmt::format("expected a list of two numbers [beta1, beta2], got {}",
-                                         describe(*betas)));
+      r.error(
+          *betas, bpath,
+          fmt::format("expected a list of two numbers [beta1, beta2], got {}", describe(*betas)));
     } else {
       const std::string expected = "a number from 0 to below 1";
-      r.read_float(betas->items[0].get(), index_path(bpath, 0), o.beta1, 0, false, 1, true, expected);
-      r.read_float(betas->items[1].get(), index_path(bpath, 1), o.beta2, 0, false, 1, true, expected);
+      r.read_float(betas->items[0].get(), index_path(bpath, 0), o.beta1, 0, false, 1, true,
+                   expected);
+      r.read_float(betas->items[1].get(), index_path(bpath, 1), o.beta2, 0, false, 1, true,
+                   expected);
     }
   }
   r.read_float(find(node, "eps"), join_path(path, "eps"), o.eps, 0, true, 1, false,
@@ -60,7 +66,8 @@ void load_optimizer(SpecReader& r, const YamlNode& node, const std::string& path
     r.error(*misplaced, join_path(path, sgd_only), "'momentum' applies only to type: sgd");
   for (std::string_view adam_only : {"betas", "eps"})
     if (const YamlNode* n = o.kind == OptimizerKind::kSgd ? find(node, adam_only) : nullptr)
-      r.error(*n, join_path(path, adam_only), fmt::format("'{}' applies only to type: adamw", adam_only));
+      r.error(*n, join_path(path, adam_only),
+              fmt::format("'{}' applies only to type: adamw", adam_only));
 }
 
 void load_schedule(SpecReader& r, const YamlNode& node, const std::string& path, ScheduleSpec& s) {
@@ -99,11 +106,13 @@ void check_recipe(SpecReader& r, const YamlNode& node, const std::string& path,
             "expected exactly one of 'steps' or 'epochs'");
   if (steps && t.schedule.warmup_steps > t.steps)
     if (const YamlNode* sched = find(node, "schedule"))
-      r.error(*sched, join_path(path, "schedule.warmup_steps"),
-              fmt::format("warmup_steps ({}) exceeds steps ({})", t.schedule.warmup_steps, t.steps));
+      r.error(
+          *sched, join_path(path, "schedule.warmup_steps"),
+          fmt::format("warmup_steps ({}) exceeds steps ({})", t.schedule.warmup_steps, t.steps));
   if (const YamlNode* mask = find(node, "mask_probability");
       mask && t.objective != Objective::kMaskedLm)
-    r.error(*mask, join_path(path, "mask_probability"), "mask_probability applies only to objective: mlm");
+    r.error(*mask, join_path(path, "mask_probability"),
+            "mask_probability applies only to objective: mlm");
   if (t.early_stopping.patience > 0 && t.validation_split == 0.0f)
     r.error(*find(node, "early_stopping"), join_path(path, "early_stopping"),
             "early stopping needs held-out data; set validation_split above 0");
@@ -158,8 +167,10 @@ std::optional<TrainingSpec> load_training(SpecReader& r, const YamlNode& node,
              "an integer of at least 0 (0: once per epoch)");
   r.read_float(find(node, "mask_probability"), join_path(path, "mask_probability"),
                t.mask_probability, 0, true, 1, true, "a probability above 0 and below 1");
-  if (const YamlNode* n = find(node, "optimizer")) load_optimizer(r, *n, join_path(path, "optimizer"), t.optimizer);
-  if (const YamlNode* n = find(node, "schedule")) load_schedule(r, *n, join_path(path, "schedule"), t.schedule);
+  if (const YamlNode* n = find(node, "optimizer"))
+    load_optimizer(r, *n, join_path(path, "optimizer"), t.optimizer);
+  if (const YamlNode* n = find(node, "schedule"))
+    load_schedule(r, *n, join_path(path, "schedule"), t.schedule);
   if (const YamlNode* n = find(node, "early_stopping"))
     load_early_stopping(r, *n, join_path(path, "early_stopping"), t.early_stopping);
   r.read_uint64(find(node, "seed"), join_path(path, "seed"), t.seed);

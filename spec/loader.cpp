@@ -17,9 +17,11 @@
 namespace scion::spec {
 namespace {
 
+using detail::kMaxGenerations;
+using detail::kMaxModels;
 using detail::ModelEntry;
 
-constexpr std::string_view kSections[] = {"datasets", "models", "share",
+constexpr std::string_view kSections[] = {"datasets", "models",     "share",
                                           "tests",    "assertions", "lexicons"};
 
 // Depth-first order with parents first; reports each cycle through `from` once.
@@ -46,11 +48,13 @@ std::vector<std::size_t> order_parents_first(SpecReader& r, const std::vector<Mo
       std::size_t first = 0;
       while (chain[first] != at) ++first;
       std::string names;
-      for (std::size_t i = first; i < chain.size(); ++i) names += entries[chain[i]].model.name + " -> ";
+      for (std::size_t i = first; i < chain.size(); ++i)
+        names += entries[chain[i]].model.name + " -> ";
       names += entries[at].model.name;
       const ModelEntry& e = entries[at];
       r.error(*e.from_node, join_path(join_path("models", e.model.name), "from"),
-              fmt::format("cycle through 'from': {}", names), "; a model cannot descend from itself");
+              fmt::format("cycle through 'from': {}", names),
+              "; a model cannot descend from itself");
     }
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       marks[*it] = broken ? Mark::kBroken : Mark::kDone;
@@ -58,6 +62,24 @@ std::vector<std::size_t> order_parents_first(SpecReader& r, const std::vector<Mo
     }
   }
   return order;
+}
+
+// Reports models more than kMaxGenerations below their base.
+void check_generations(SpecReader& r, const std::vector<ModelEntry>& entries,
+                       const std::map<std::string, std::size_t>& index,
+                       const std::vector<std::size_t>& order) {
+  std::vector<int> generation(entries.size(), 0);
+  for (std::size_t i : order) {  // parents first, so the parent's generation is known
+    const ModelEntry& e = entries[i];
+    const auto parent = index.find(e.model.from);
+    if (e.model.is_base() || parent == index.end()) continue;
+    generation[i] = generation[parent->second] + 1;
+    if (generation[i] == kMaxGenerations + 1)
+      r.error(*e.from_node, join_path(join_path("models", e.model.name), "from"),
+              fmt::format("'{}' is more than {} generations below its base", e.model.name,
+                          kMaxGenerations),
+              "; adapt from a nearer ancestor");
+  }
 }
 
 // The loaded ancestors of entry i, parent first, and the family's base architecture.
@@ -99,32 +121,15 @@ void check_share_cycles(SpecReader& r, const YamlNode& section, const Workspace&
   }
 }
 
-LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem::path& spec_path,
-                     const std::filesystem::path& base_dir) {
-  LoadResult result;
-  const std::string& file = r.file();
-  if (root == nullptr || root->is_null()) {
-    result.errors.push_back(Diagnostic::at(file, 1, 1, "the spec is empty; expected a mapping with at least 'models' "
-                             "(see docs/spec.md)"));
-    return result;
-  }
-  if (!r.expect_map(*root, "", "a mapping with the top-level keys datasets, models, share, "
-                               "tests, assertions, lexicons")) {
-    result.errors = r.take_errors();
-    return result;
-  }
-  r.check_keys(*root, "", kSections, "top-level key");
-  Workspace ws;
-  ws.spec_path = spec_path;
-  ws.root_dir = base_dir;
-
-  if (const YamlNode* n = find(*root, "datasets")) detail::load_datasets(r, *n, base_dir, ws.datasets);
-  detail::Names names;
-  for (const Dataset& d : ws.datasets) names.datasets.push_back(d.name);
-
-  std::vector<ModelEntry> entries;
-  if (const YamlNode* n = r.require(*root, "", "models", "the model family"))
-    entries = detail::load_model_heads(r, *n, base_dir);
+// Reads the models section: heads first, then references, order and generations, then
+// each model's body once its ancestors are loaded. Returns the indices into `entries` of
+// the models that can be placed, parents first.
+std::vector<std::size_t> load_models(SpecReader& r, const YamlNode& root,
+                                     detail::FileResolver& files,
+                                     const std::vector<Dataset>& datasets,
+                                     std::vector<ModelEntry>& entries, detail::Names& names) {
+  if (const YamlNode* n = r.require(root, "", "models", "the model family"))
+    entries = detail::load_model_heads(r, *n, files);
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     index[entries[i].model.name] = i;
@@ -134,12 +139,45 @@ LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem:
     if (e.from_node && !e.model.from.empty())
       detail::check_reference(r, *e.from_node, join_path(join_path("models", e.model.name), "from"),
                               e.model.from, names.models, "model");
-  const std::vector<std::size_t> order = order_parents_first(r, entries, index);
+  std::vector<std::size_t> order = order_parents_first(r, entries, index);
+  check_generations(r, entries, index, order);
   for (std::size_t i : order) {
     const Architecture* arch = nullptr;
     const auto ancestors = ancestors_of(entries, i, index, &arch);
-    if (entries[i].shape_ok) detail::load_model_body(r, entries[i], arch, ancestors, ws.datasets);
+    if (entries[i].shape_ok) detail::load_model_body(r, entries[i], arch, ancestors, datasets);
   }
+  return order;
+}
+
+LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem::path& spec_path,
+                     const std::filesystem::path& base_dir) {
+  LoadResult result;
+  const std::string& file = r.file();
+  if (root == nullptr || root->is_null()) {
+    result.errors.push_back(
+        Diagnostic::at(file, 1, 1,
+                       "the spec is empty; expected a mapping with at least 'models' "
+                       "(see docs/spec.md)"));
+    return result;
+  }
+  if (!r.expect_map(*root, "",
+                    "a mapping with the top-level keys datasets, models, share, "
+                    "tests, assertions, lexicons")) {
+    result.errors = r.take_errors();
+    return result;
+  }
+  r.check_keys(*root, "", kSections, "top-level key");
+  Workspace ws;
+  ws.spec_path = spec_path;
+  ws.root_dir = base_dir;
+
+  detail::FileResolver files{base_dir, {}};
+  if (const YamlNode* n = find(*root, "datasets")) detail::load_datasets(r, *n, files, ws.datasets);
+  detail::Names names;
+  for (const Dataset& d : ws.datasets) names.datasets.push_back(d.name);
+
+  std::vector<ModelEntry> entries;
+  const std::vector<std::size_t> order = load_models(r, *root, files, ws.datasets, entries, names);
 
   if (const YamlNode* n = find(*root, "share")) detail::load_shares(r, *n, names, ws.shares);
   if (const YamlNode* n = find(*root, "tests")) detail::load_tests(r, *n, names, ws.tests);
@@ -152,9 +190,11 @@ LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem:
     if (const YamlNode* share = find(*root, "share")) check_share_cycles(r, *share, ws);
   }
   result.errors = r.take_errors();
-  std::stable_sort(result.errors.begin(), result.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
-    return std::tie(a.location.line, a.location.column) < std::tie(b.location.line, b.location.column);
-  });
+  std::stable_sort(result.errors.begin(), result.errors.end(),
+                   [](const Diagnostic& a, const Diagnostic& b) {
+                     return std::tie(a.location.line, a.location.column) <
+                            std::tie(b.location.line, b.location.column);
+                   });
   if (!result.errors.empty()) return result;
   for (Model& m : ws.models) m.recipe_hash = recipe_hash(ws, m);
   result.workspace = std::move(ws);
@@ -162,7 +202,8 @@ LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem:
 }
 
 LoadResult load_text(std::string_view yaml, const std::string& display_name,
-                     const std::filesystem::path& spec_path, const std::filesystem::path& base_dir) {
+                     const std::filesystem::path& spec_path,
+                     const std::filesystem::path& base_dir) {
   const YamlParse parsed = parse_yaml(yaml, display_name);
   if (parsed.error) {
     LoadResult result;
@@ -188,7 +229,8 @@ LoadResult load_workspace(const std::filesystem::path& spec_file) {
   std::error_code ec;
   const auto status = std::filesystem::status(spec_file, ec);
   if (ec || !std::filesystem::exists(status)) {
-    result.errors.push_back(Diagnostic::at(shown, 0, 0, "spec file not found; create it or point to it with -f FILE or -C DIR"));
+    result.errors.push_back(Diagnostic::at(
+        shown, 0, 0, "spec file not found; create it or point to it with -f FILE or -C DIR"));
     return result;
   }
   if (!std::filesystem::is_regular_file(status)) {
@@ -198,9 +240,11 @@ LoadResult load_workspace(const std::filesystem::path& spec_file) {
   const YamlLimits limits;
   const auto size = std::filesystem::file_size(spec_file, ec);
   if (!ec && size > limits.max_bytes) {
-    result.errors.push_back(Diagnostic::at(shown, 1, 1, fmt::format("the spec is {} bytes, over the limit of {} bytes; a "
-                                         "spec describes data, keep the data in files",
-                                         size, limits.max_bytes)));
+    result.errors.push_back(
+        Diagnostic::at(shown, 1, 1,
+                       fmt::format("the spec is {} bytes, over the limit of {} bytes; a "
+                                   "spec describes data, keep the data in files",
+                                   size, limits.max_bytes)));
     return result;
   }
   std::ifstream in(spec_file, std::ios::binary);

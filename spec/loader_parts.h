@@ -16,6 +16,10 @@
 
 namespace scion::spec::detail {
 
+// Bounds that keep loading (and every later walk over the family) fast on hostile specs.
+inline constexpr std::size_t kMaxModels = 1000;
+inline constexpr int kMaxGenerations = 64;
+
 // The names of the models and datasets defined, for reference checks and suggestions.
 struct Names {
   std::vector<std::string> models;
@@ -29,14 +33,21 @@ bool check_reference(SpecReader& reader, const YamlNode& node, const std::string
                      const std::string& name, const std::vector<std::string>& known,
                      std::string_view kind);
 
-// Resolves `value` against `base_dir`; reports a missing or non-regular file at `path`
-// and otherwise returns its absolute path and SHA-256.
-bool resolve_file(SpecReader& reader, const YamlNode& node, const std::string& path,
-                  const std::string& value, const std::filesystem::path& base_dir,
-                  std::filesystem::path& absolute, std::string& digest);
+// Files named by the spec: resolved against the spec's directory, each digested once
+// however often it is named (a spec could name one huge file thousands of times).
+struct FileResolver {
+  std::filesystem::path base_dir;
+  std::map<std::filesystem::path, std::string> digests;
+};
 
-void load_datasets(SpecReader& reader, const YamlNode& section,
-                   const std::filesystem::path& base_dir, std::vector<Dataset>& out);
+// Resolves `value`; reports a missing or non-regular file at `path` and otherwise returns
+// its absolute path and SHA-256.
+bool resolve_file(SpecReader& reader, const YamlNode& node, const std::string& path,
+                  const std::string& value, FileResolver& files, std::filesystem::path& absolute,
+                  std::string& digest);
+
+void load_datasets(SpecReader& reader, const YamlNode& section, FileResolver& files,
+                   std::vector<Dataset>& out);
 
 // A model as first read: its name, node, `from` and (for a base) architecture. The rest
 // is read by load_model_body once the base's architecture is known.
@@ -50,7 +61,7 @@ struct ModelEntry {
 
 // Reads names, `from`, `architecture` and `import` of every model, in file order.
 std::vector<ModelEntry> load_model_heads(SpecReader& reader, const YamlNode& section,
-                                         const std::filesystem::path& base_dir);
+                                         FileResolver& files);
 
 // Reads adapt, freeze/unfreeze and train. `base_arch` is the family's architecture when
 // it is known and valid (range checks that depend on it are skipped otherwise);

@@ -1,8 +1,8 @@
 #include "spec/parameter_checks.h"
 
-#include <fnmatch.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <fnmatch.h>
 
 #include <map>
 
@@ -14,7 +14,8 @@ namespace {
 using runtime::ParameterSpec;
 
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+  for (std::size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
   return text;
 }
@@ -33,7 +34,8 @@ Diagnostic at_model(const Model& m, const std::string& path, std::string message
 
 void check_globs(const Model& m, const std::vector<ParameterSpec>& table,
                  std::vector<Diagnostic>& out) {
-  for (const auto& [key, globs] : {std::pair{"freeze", &m.freeze}, std::pair{"unfreeze", &m.unfreeze}}) {
+  for (const auto& [key, globs] :
+       {std::pair{"freeze", &m.freeze}, std::pair{"unfreeze", &m.unfreeze}}) {
     for (std::size_t i = 0; i < globs->size(); ++i) {
       const std::string& glob = (*globs)[i];
       bool any = false;
@@ -59,8 +61,8 @@ std::map<std::string, std::vector<std::int64_t>> shared_parameters(
     const std::string glob = replace_all(module, kShareModelPlaceholder, m.name);
     for (const ParameterSpec& p : table)
       if (matches(glob, p.name))
-        found[replace_all(p.name, "." + m.name + ".", std::string(".") + kShareModelPlaceholder + ".")] =
-            p.shape;
+        found[replace_all(p.name, "." + m.name + ".",
+                          std::string(".") + kShareModelPlaceholder + ".")] = p.shape;
   }
   return found;
 }

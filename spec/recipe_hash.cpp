@@ -20,27 +20,33 @@ json to_json(const Architecture& a) {
           {"norm", a.norm == NormPlacement::kPre ? "pre" : "post"},
           {"dropout", a.dropout},
           {"tie_embeddings", a.tie_embeddings},
-          {"tokenizer", {{"kind", static_cast<int>(a.tokenizer.kind)}, {"vocab_file", a.tokenizer.vocab_file}}}};
+          {"tokenizer",
+           {{"kind", static_cast<int>(a.tokenizer.kind)}, {"vocab_file", a.tokenizer.vocab_file}}}};
 }
 
 json to_json(const Adaptation& ad) {
   json out = json::object();
   if (ad.lora)
-    out["lora"] = {{"rank", ad.lora->rank}, {"alpha", ad.lora->alpha},
-                   {"dropout", ad.lora->dropout}, {"targets", ad.lora->targets},
+    out["lora"] = {{"rank", ad.lora->rank},
+                   {"alpha", ad.lora->alpha},
+                   {"dropout", ad.lora->dropout},
+                   {"targets", ad.lora->targets},
                    {"layers", ad.lora->layers}};
   if (ad.prefix)
-    out["prefix"] = {{"virtual_tokens", ad.prefix->virtual_tokens}, {"layers", ad.prefix->layers},
+    out["prefix"] = {{"virtual_tokens", ad.prefix->virtual_tokens},
+                     {"layers", ad.prefix->layers},
                      {"reparam_hidden", ad.prefix->reparam_hidden}};
   if (ad.prompt)
     out["prompt"] = {{"virtual_tokens", ad.prompt->virtual_tokens},
-                     {"init", static_cast<int>(ad.prompt->init)}, {"text", ad.prompt->init_text}};
+                     {"init", static_cast<int>(ad.prompt->init)},
+                     {"text", ad.prompt->init_text}};
   if (ad.bottleneck)
     out["bottleneck"] = {{"reduction", ad.bottleneck->reduction},
                          {"placement", static_cast<int>(ad.bottleneck->placement)},
                          {"layers", ad.bottleneck->layers}};
   if (ad.head)
-    out["head"] = {{"task", ad.head->task}, {"labels", ad.head->labels},
+    out["head"] = {{"task", ad.head->task},
+                   {"labels", ad.head->labels},
                    {"pooling", static_cast<int>(ad.head->pooling)}};
   if (ad.bitfit) out["bitfit"] = true;
   if (ad.full) out["full"] = true;
@@ -49,31 +55,41 @@ json to_json(const Adaptation& ad) {
 
 json to_json(const Dataset& d) {
   // The name and path are left out: moving or renaming a file keeps its identity.
-  return {{"digest", d.digest}, {"format", static_cast<int>(d.format)},
-          {"text_field", d.text_field}, {"label_field", d.label_field}, {"labels", d.labels}};
+  return {{"digest", d.digest},
+          {"format", static_cast<int>(d.format)},
+          {"text_field", d.text_field},
+          {"label_field", d.label_field},
+          {"labels", d.labels}};
 }
 
 json to_json(const TrainingSpec& t, const Workspace& ws) {
   const OptimizerSpec& o = t.optimizer;
   const Dataset* data = ws.find_dataset(t.dataset);
-  return {{"data", data ? to_json(*data) : json()},
-          {"objective", static_cast<int>(t.objective)},
-          {"steps", t.steps},
-          {"epochs", t.epochs},
-          {"batch_size", t.batch_size},
-          {"grad_accumulation", t.grad_accumulation},
-          {"max_length", t.max_length},
-          {"validation_split", t.validation_split},
-          {"eval_every", t.eval_every},
-          {"mask_probability", t.mask_probability},
-          {"optimizer",
-           {{"type", static_cast<int>(o.kind)}, {"lr", o.lr}, {"weight_decay", o.weight_decay},
-            {"betas", {o.beta1, o.beta2}}, {"eps", o.eps}, {"momentum", o.momentum},
-            {"grad_clip", o.grad_clip}}},
-          {"schedule", {{"type", static_cast<int>(t.schedule.kind)}, {"warmup_steps", t.schedule.warmup_steps}}},
-          {"early_stopping", {{"metric", t.early_stopping.metric}, {"patience", t.early_stopping.patience}}},
-          // A string: JSON numbers lose precision above 2^53.
-          {"seed", std::to_string(t.seed)}};
+  return {
+      {"data", data ? to_json(*data) : json()},
+      {"objective", static_cast<int>(t.objective)},
+      {"steps", t.steps},
+      {"epochs", t.epochs},
+      {"batch_size", t.batch_size},
+      {"grad_accumulation", t.grad_accumulation},
+      {"max_length", t.max_length},
+      {"validation_split", t.validation_split},
+      {"eval_every", t.eval_every},
+      {"mask_probability", t.mask_probability},
+      {"optimizer",
+       {{"type", static_cast<int>(o.kind)},
+        {"lr", o.lr},
+        {"weight_decay", o.weight_decay},
+        {"betas", {o.beta1, o.beta2}},
+        {"eps", o.eps},
+        {"momentum", o.momentum},
+        {"grad_clip", o.grad_clip}}},
+      {"schedule",
+       {{"type", static_cast<int>(t.schedule.kind)}, {"warmup_steps", t.schedule.warmup_steps}}},
+      {"early_stopping",
+       {{"metric", t.early_stopping.metric}, {"patience", t.early_stopping.patience}}},
+      // A string: JSON numbers lose precision above 2^53.
+      {"seed", std::to_string(t.seed)}};
 }
 
 // The shares `model` is in, each as its sorted modules and sorted partner names.
@@ -93,8 +109,11 @@ json shares_of(const Workspace& ws, const Model& model) {
 }  // namespace
 
 json canonical_recipe(const Workspace& ws, const Model& m) {
-  json recipe = {{"name", m.name}, {"freeze", m.freeze}, {"unfreeze", m.unfreeze},
-                 {"shares", shares_of(ws, m)}, {"recipe_version", 1}};
+  json recipe = {{"name", m.name},
+                 {"freeze", m.freeze},
+                 {"unfreeze", m.unfreeze},
+                 {"shares", shares_of(ws, m)},
+                 {"recipe_version", 1}};
   if (m.architecture) recipe["architecture"] = to_json(*m.architecture);
   if (!m.import_digest.empty()) recipe["import_digest"] = m.import_digest;
   if (!m.is_base()) {

@@ -11,9 +11,8 @@
 // keeps every hash; any training-relevant change changes it and every descendant's.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "spec/workspace.h"
 

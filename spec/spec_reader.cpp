@@ -1,11 +1,11 @@
 #include "spec/spec_reader.h"
 
-#include <charconv>
-#include <optional>
-#include <cmath>
-#include <set>
-
 #include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <set>
 
 namespace scion::spec {
 namespace {
@@ -73,8 +73,7 @@ void SpecReader::report_unknown(const YamlNode& node, const std::string& path,
                                 std::string_view what) {
   std::string hint = did_you_mean(word, known);
   if (hint.empty()) hint = " (expected one of: " + join_words(known) + ")";
-  const std::string shown = word.size() > 40 ? std::string(word.substr(0, 40)) + "..." : std::string(word);
-  error(node, path, fmt::format("unknown {} '{}'", what, shown), hint);
+  error(node, path, fmt::format("unknown {} '{}'", what, shorten(word)), hint);
 }
 
 void SpecReader::check_keys(const YamlNode& map, const std::string& path,
@@ -106,8 +105,8 @@ void SpecReader::check_unique_names(const YamlNode& map, const std::string& path
       continue;
     }
     if (!seen.insert(key->value).second)
-      error(*key, join_path(path, key->value), fmt::format("duplicate {} name '{}'", kind, key->value),
-            "; names must be unique");
+      error(*key, join_path(path, key->value),
+            fmt::format("duplicate {} name '{}'", kind, key->value), "; names must be unique");
   }
 }
 
@@ -140,8 +139,8 @@ bool SpecReader::read_bool(const YamlNode* node, const std::string& path, bool& 
   return false;
 }
 
-bool SpecReader::read_int(const YamlNode* node, const std::string& path, int& out,
-                          std::int64_t min, std::int64_t max, const std::string& expected) {
+bool SpecReader::read_int(const YamlNode* node, const std::string& path, int& out, std::int64_t min,
+                          std::int64_t max, const std::string& expected) {
   if (node == nullptr) return true;
   const auto value = node->is_scalar() && !node->quoted ? parse_integer(node->value) : std::nullopt;
   if (!value || *value < min || *value > max) {
@@ -200,9 +199,8 @@ bool SpecReader::read_string_list(const YamlNode* node, const std::string& path,
   return ok;
 }
 
-bool SpecReader::read_int_list(const YamlNode* node, const std::string& path,
-                               std::vector<int>& out, std::int64_t min, std::int64_t max,
-                               const std::string& expected) {
+bool SpecReader::read_int_list(const YamlNode* node, const std::string& path, std::vector<int>& out,
+                               std::int64_t min, std::int64_t max, const std::string& expected) {
   if (node == nullptr) return true;
   if (!node->is_sequence()) {
     error(*node, path, fmt::format("expected a list of integers, got {}", describe(*node)));

@@ -1,5 +1,6 @@
 #include "spec/yaml_tree.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/anchor.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
@@ -8,8 +9,6 @@
 
 #include <map>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace scion::spec {
 namespace {
@@ -109,7 +108,8 @@ class TreeBuilder : public YAML::EventHandler {
     // Size is known only now; aliases taken later count it in full.
     std::size_t size = 1;
     for (const auto& item : node->items) size += item->expanded_size;
-    for (const auto& [key, value] : node->entries) size += key->expanded_size + value->expanded_size;
+    for (const auto& [key, value] : node->entries)
+      size += key->expanded_size + value->expanded_size;
     node->expanded_size = size;
   }
 
@@ -186,9 +186,10 @@ std::optional<Diagnostic> check_text(std::string_view text, const std::string& f
     const unsigned char b = static_cast<unsigned char>(text[i]);
     std::string problem;
     if ((b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7F) {
-      problem = fmt::format("control character 0x{:02X}: the spec looks like binary data; "
-                            "it must be UTF-8 text",
-                            b);
+      problem = fmt::format(
+          "control character 0x{:02X}: the spec looks like binary data; "
+          "it must be UTF-8 text",
+          b);
     } else if (const std::size_t n = utf8_sequence_length(text, i); n == 0) {
       problem = fmt::format("invalid UTF-8 (byte 0x{:02X}); save the spec as UTF-8", b);
     } else {
@@ -205,22 +206,36 @@ std::optional<Diagnostic> check_text(std::string_view text, const std::string& f
 
 std::string describe(const YamlNode& node) {
   switch (node.kind) {
-    case YamlNode::Kind::kNull: return "nothing (null)";
-    case YamlNode::Kind::kSequence: return "a list";
-    case YamlNode::Kind::kMap: return "a mapping";
-    case YamlNode::Kind::kScalar: break;
+    case YamlNode::Kind::kNull:
+      return "nothing (null)";
+    case YamlNode::Kind::kSequence:
+      return "a list";
+    case YamlNode::Kind::kMap:
+      return "a mapping";
+    case YamlNode::Kind::kScalar:
+      break;
   }
-  std::string shown = node.value.size() > 40 ? node.value.substr(0, 40) + "..." : node.value;
-  return "'" + shown + "'";
+  return fmt::format("'{}'", shorten(node.value));
+}
+
+std::string shorten(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::size_t cut = max_bytes;
+  // Back off continuation bytes (10xxxxxx) to the start of the character.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  std::string out(text.substr(0, cut));
+  out.append("...");
+  return out;
 }
 
 YamlParse parse_yaml(std::string_view text, const std::string& display_name,
                      const YamlLimits& limits) {
   YamlParse result;
   if (text.size() > limits.max_bytes) {
-    result.error = Diagnostic::at(display_name, 1, 1, fmt::format("the spec is {} bytes, over the limit of {} bytes; "
-                                          "a spec describes data, keep the data in files",
-                                          text.size(), limits.max_bytes));
+    result.error = Diagnostic::at(display_name, 1, 1,
+                                  fmt::format("the spec is {} bytes, over the limit of {} bytes; "
+                                              "a spec describes data, keep the data in files",
+                                              text.size(), limits.max_bytes));
     return result;
   }
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // UTF-8 byte order mark
@@ -234,8 +249,9 @@ YamlParse parse_yaml(std::string_view text, const std::string& display_name,
     YAML::Parser parser(stream);
     if (parser.HandleNextDocument(builder) && parser.HandleNextDocument(builder) &&
         builder.documents() > 1) {
-      result.error = Diagnostic::at(display_name, 1, 1, "the spec holds more than one YAML document ('---'); "
-                                "put everything in one");
+      result.error = Diagnostic::at(display_name, 1, 1,
+                                    "the spec holds more than one YAML document ('---'); "
+                                    "put everything in one");
       return result;
     }
   } catch (const LimitExceeded& e) {
@@ -247,7 +263,8 @@ YamlParse parse_yaml(std::string_view text, const std::string& display_name,
                                   known ? e.mark.column + 1 : 1, "invalid YAML: " + e.msg);
     return result;
   } catch (const std::exception& e) {
-    result.error = Diagnostic::at(display_name, 1, 1, std::string("cannot read the spec: ") + e.what());
+    result.error =
+        Diagnostic::at(display_name, 1, 1, std::string("cannot read the spec: ") + e.what());
     return result;
   }
   result.root = builder.root();

@@ -24,13 +24,13 @@ namespace scion::spec {
 struct YamlNode {
   enum class Kind { kNull, kScalar, kSequence, kMap };
   Kind kind = Kind::kNull;
-  int line = 0;    // 1-based
-  int column = 0;  // 1-based
+  int line = 0;         // 1-based
+  int column = 0;       // 1-based
   std::string value;    // scalars only
   bool quoted = false;  // scalar written quoted or tagged: always a string, never a number
   std::vector<std::shared_ptr<const YamlNode>> items;  // sequences
   std::vector<std::pair<std::shared_ptr<const YamlNode>, std::shared_ptr<const YamlNode>>>
-      entries;  // maps, in file order, duplicates kept
+      entries;                    // maps, in file order, duplicates kept
   std::size_t expanded_size = 1;  // nodes in this subtree, alias expansions included
 
   bool is_map() const { return kind == Kind::kMap; }
@@ -40,9 +40,9 @@ struct YamlNode {
 };
 
 struct YamlLimits {
-  std::size_t max_bytes = 16u << 20;    // a spec is hand-written: 16 MiB is generous
-  std::size_t max_nodes = 200'000;      // after alias expansion
-  int max_depth = 64;                   // a spec nests about 6 deep
+  std::size_t max_bytes = 16u << 20;  // a spec is hand-written: 16 MiB is generous
+  std::size_t max_nodes = 200'000;    // after alias expansion
+  int max_depth = 64;                 // a spec nests about 6 deep
 };
 
 struct YamlParse {
@@ -53,7 +53,11 @@ struct YamlParse {
 YamlParse parse_yaml(std::string_view text, const std::string& display_name,
                      const YamlLimits& limits = {});
 
-// "a mapping", "a sequence", "a string 'x'", "null": for "expected X, got Y" messages.
+// "a mapping", "a list", "'x'", "nothing (null)": for "expected X, got Y" messages.
 std::string describe(const YamlNode& node);
+
+// `text` cut to at most `max_bytes` at a UTF-8 character boundary, with "..." when cut,
+// so that messages quoting user text stay valid UTF-8 (JSON output requires it).
+std::string shorten(std::string_view text, std::size_t max_bytes = 40);
 
 }  // namespace scion::spec

@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "runtime/parameter_table.h"
 #include "spec/loader.h"
 #include "spec/parameter_checks.h"
 
@@ -35,7 +37,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   scion::spec::check_parameters(result);
   // The loader's contract: a workspace exactly when there are no errors.
   if (result.workspace.has_value() == !result.errors.empty()) std::abort();
-  for (const scion::spec::Diagnostic& d : result.errors)
-    if (d.to_string().empty() || d.message.empty()) std::abort();
+  for (const scion::spec::Diagnostic& d : result.errors) {
+    if (d.message.empty()) std::abort();
+    // `validate --json` prints these: they must be valid UTF-8 (dump throws otherwise).
+    (void)nlohmann::json({d.to_string(), d.key_path}).dump();
+  }
+  if (!result.workspace) return 0;
+  // What `plan` and the runtime do with a valid workspace must hold up too.
+  const scion::spec::Workspace& ws = *result.workspace;
+  for (const scion::spec::Model& m : ws.models) {
+    (void)scion::runtime::parameter_table(ws, m);
+    (void)nlohmann::json(m.name).dump();
+  }
+  for (const scion::spec::TestSpec& t : ws.tests) (void)t.body.dump();
+  for (const scion::spec::AssertionSpec& a : ws.assertions) (void)a.body.dump();
   return 0;
 }

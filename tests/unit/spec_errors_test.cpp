@@ -113,19 +113,22 @@ TEST_CASE("references to undefined models and datasets") {
 }
 
 TEST_CASE("a cycle through from is reported once, with the cycle spelt out") {
-  CHECK(error_of(with_model("  a: {from: b, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n"
-                            "  b: {from: a, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n")) ==
+  CHECK(error_of(with_model(
+            "  a: {from: b, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n"
+            "  b: {from: a, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n")) ==
         "scion.yaml:10:13: error: cycle through 'from': a -> b -> a at models.a.from; a model "
         "cannot descend from itself");
-  CHECK(error_of(with_model("  a: {from: a, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n")) ==
+  CHECK(error_of(with_model(
+            "  a: {from: a, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n")) ==
         "scion.yaml:10:13: error: cycle through 'from': a -> a at models.a.from; a model cannot "
         "descend from itself");
 }
 
 TEST_CASE("a share between a model and its ancestor is a cycle through from and share") {
-  CHECK(error_of(with_model("  a: {from: base, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n"
-                            "share:\n"
-                            "  trunk: {models: [a, base], modules: ['blk.*']}\n")) ==
+  CHECK(error_of(with_model(
+            "  a: {from: base, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n"
+            "share:\n"
+            "  trunk: {models: [a, base], modules: ['blk.*']}\n")) ==
         "scion.yaml:12:10: error: cycle through 'from' and 'share': share 'trunk' joins 'a' "
         "with its ancestor 'base' at share.trunk.models; a descendant already inherits its "
         "ancestors' modules, so share them only between models that do not descend from each "
@@ -134,10 +137,14 @@ TEST_CASE("a share between a model and its ancestor is a cycle through from and 
 
 TEST_CASE("out-of-range values name the allowed range") {
   const auto review = [](const std::string& adapt, const std::string& train = "epochs: 1") {
-    return with_model("  review:\n"
-                      "    from: base\n"
-                      "    adapt: " + adapt + "\n"
-                      "    train: {data: reviews, " + train + "}\n");
+    return with_model(
+        "  review:\n"
+        "    from: base\n"
+        "    adapt: " +
+        adapt +
+        "\n"
+        "    train: {data: reviews, " +
+        train + "}\n");
   };
   CHECK(error_of(review("{lora: {rank: 17}}")) ==
         "scion.yaml:12:26: error: expected an integer from 1 to 16 (the base's width), got '17' "
@@ -169,7 +176,8 @@ TEST_CASE("out-of-range values name the allowed range") {
 }
 
 TEST_CASE("duplicate names and duplicate keys") {
-  CHECK(error_of(with_model("  base: {from: base, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n")) ==
+  CHECK(error_of(with_model(
+            "  base: {from: base, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n")) ==
         "scion.yaml:10:3: error: duplicate model name 'base' at models.base; names must be "
         "unique");
   CHECK(error_of(with_model("  review:\n"
@@ -193,17 +201,19 @@ TEST_CASE("classification needs labels that match the data") {
         "scion.yaml:13:12: error: dataset 'reviews' has labels [negative, positive] but the "
         "head outputs [pos, neg] at models.review.train.data; list the same labels in the "
         "same order");
-  CHECK(error_of(with_model("  review:\n"
-                            "    from: base\n"
-                            "    adapt: {lora: {rank: 2}}\n"
-                            "    train: {data: reviews, epochs: 1, objective: classification}\n")) ==
-        "scion.yaml:13:12: error: objective classification needs a head at "
-        "models.review.train.objective; add adapt: {head: {}} to this model");
+  CHECK(
+      error_of(with_model("  review:\n"
+                          "    from: base\n"
+                          "    adapt: {lora: {rank: 2}}\n"
+                          "    train: {data: reviews, epochs: 1, objective: classification}\n")) ==
+      "scion.yaml:13:12: error: objective classification needs a head at "
+      "models.review.train.objective; add adapt: {head: {}} to this model");
 }
 
 TEST_CASE("every error in a spec is reported, in file order") {
-  const auto errors = errors_of(with_model("  r1: {from: base, adapt: {lora: {rank: 0}}, train: {data: reviews, epochs: 1}}\n"
-                                           "  r2: {from: base, adapt: {bitfit: yes}, train: {data: nope, epochs: 1}}\n"));
+  const auto errors = errors_of(
+      with_model("  r1: {from: base, adapt: {lora: {rank: 0}}, train: {data: reviews, epochs: 1}}\n"
+                 "  r2: {from: base, adapt: {bitfit: yes}, train: {data: nope, epochs: 1}}\n"));
   REQUIRE(errors.size() == 3);
   CHECK(errors[0].starts_with("scion.yaml:10:41: error: expected an integer from 1 to 16"));
   CHECK(errors[1].starts_with("scion.yaml:11:36: error: expected true, false or {}, got 'yes'"));

@@ -1,8 +1,7 @@
 // Hostile input: every case ends in a clean diagnostic, quickly, without a crash.
-#include <catch2/catch.hpp>
-
 #include <fmt/format.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 
 #include "spec/yaml_tree.h"
@@ -85,8 +84,9 @@ TEST_CASE("binary garbage and invalid UTF-8 name the first bad byte") {
 }
 
 TEST_CASE("an empty spec, a comment-only spec and a bare scalar") {
-  const std::string empty = "scion.yaml:1:1: error: the spec is empty; expected a mapping with "
-                            "at least 'models' (see docs/spec.md)";
+  const std::string empty =
+      "scion.yaml:1:1: error: the spec is empty; expected a mapping with "
+      "at least 'models' (see docs/spec.md)";
   CHECK(refusal("") == empty);
   CHECK(refusal("# nothing here\n") == empty);
   CHECK(refusal("hello\n") ==
@@ -116,6 +116,51 @@ TEST_CASE("a data path naming a device or directory is refused without reading i
   std::vector<std::string> path_errors;
   for (const Diagnostic& d : r.errors)
     if (d.key_path.ends_with(".path")) path_errors.push_back(d.message);
-  CHECK(path_errors == std::vector<std::string>{"'/dev/zero' is not a regular file at datasets.d.path",
-                                                "'.' is not a regular file at datasets.e.path"});
+  CHECK(path_errors ==
+        std::vector<std::string>{"'/dev/zero' is not a regular file at datasets.d.path",
+                                 "'.' is not a regular file at datasets.e.path"});
+}
+
+TEST_CASE("a family of more than 1000 models is refused at the first model too many") {
+  std::string yaml =
+      "datasets: {c: {path: corpus.txt}}\nmodels:\n"
+      "  m0: {architecture: {layers: 1, width: 8, heads: 2, max_length: 8}, "
+      "train: {data: c, steps: 1}}\n";
+  for (int i = 1; i <= 1000; ++i)
+    yaml += fmt::format(
+        "  m{}: {{from: m0, adapt: {{bitfit: true}}, train: {{data: c, steps: 1}}}}\n", i);
+  CHECK(refusal(yaml) ==
+        "scion.yaml:1003:3: error: more than 1000 models at models.m1000; split "
+        "the family into several workspaces");
+}
+
+TEST_CASE("a lineage deeper than 64 generations is refused") {
+  std::string yaml =
+      "datasets: {c: {path: corpus.txt}}\nmodels:\n"
+      "  m0: {architecture: {layers: 1, width: 8, heads: 2, max_length: 8}, "
+      "train: {data: c, steps: 1}}\n";
+  for (int i = 1; i <= 65; ++i)
+    yaml += fmt::format(
+        "  m{}: {{from: m{}, adapt: {{bitfit: true}}, train: {{data: c, steps: 1}}}}\n", i, i - 1);
+  CHECK(refusal(yaml) ==
+        "scion.yaml:68:15: error: 'm65' is more than 64 generations below its "
+        "base at models.m65.from; adapt from a nearer ancestor");
+}
+
+TEST_CASE("long values quoted in messages are cut at a character boundary") {
+  // Regression: cutting "aéé..." after 40 bytes split an 'é' and made `validate --json`
+  // fail on invalid UTF-8.
+  std::string value = "a";
+  for (int i = 0; i < 30; ++i) value += "\xC3\xA9";
+  TempWorkspace ws;
+  const LoadResult r = ws.load("models:\n  b: {architecture: {layers: " + value + "}}\n");
+  std::string e;
+  for (const Diagnostic& d : r.errors)
+    if (d.key_path == "models.b.architecture.layers") e = d.to_string();
+  std::string expected_shown = "a";
+  for (int i = 0; i < 19; ++i) expected_shown += "\xC3\xA9";
+  CHECK(e.find("got '" + expected_shown + "...'") != std::string::npos);
+  CHECK_NOTHROW(nlohmann::json(e).dump());
+  CHECK(shorten("abc", 2) == "ab...");
+  CHECK(shorten("\xC3\xA9\xC3\xA9", 3) == "\xC3\xA9...");
 }

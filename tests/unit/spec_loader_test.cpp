@@ -86,30 +86,31 @@ TEST_CASE("children written before their parents are ordered parents first") {
 
 TEST_CASE("every adaptation method and training key reads into its typed field") {
   TempWorkspace ws;
-  const std::string yaml = std::string(kPrefix) +
-                           "  all:\n"
-                           "    from: base\n"
-                           "    adapt:\n"
-                           "      lora: {rank: 4, alpha: 8, dropout: 0.1, targets: [q, ffn_in], layers: [1]}\n"
-                           "      prefix: {virtual_tokens: 3, layers: [0], reparam_hidden: 32}\n"
-                           "      prompt: {virtual_tokens: 2, init: text, text: \"it was\"}\n"
-                           "      bottleneck: {reduction: 4, placement: both}\n"
-                           "      head: {labels: [negative, positive], pooling: last}\n"
-                           "      full: {}\n"
-                           "    freeze: ['blk.0.*']\n"
-                           "    unfreeze: ['ln_f.*']\n"
-                           "    train:\n"
-                           "      data: reviews\n"
-                           "      steps: 50\n"
-                           "      batch_size: 4\n"
-                           "      grad_accumulation: 2\n"
-                           "      max_length: 16\n"
-                           "      validation_split: 0.25\n"
-                           "      eval_every: 10\n"
-                           "      optimizer: {type: sgd, lr: 0.5, momentum: 0.8, grad_clip: 1}\n"
-                           "      schedule: {type: linear, warmup_steps: 5}\n"
-                           "      early_stopping: {metric: val_accuracy, patience: 2}\n"
-                           "      seed: 18446744073709551615\n";
+  const std::string yaml =
+      std::string(kPrefix) +
+      "  all:\n"
+      "    from: base\n"
+      "    adapt:\n"
+      "      lora: {rank: 4, alpha: 8, dropout: 0.1, targets: [q, ffn_in], layers: [1]}\n"
+      "      prefix: {virtual_tokens: 3, layers: [0], reparam_hidden: 32}\n"
+      "      prompt: {virtual_tokens: 2, init: text, text: \"it was\"}\n"
+      "      bottleneck: {reduction: 4, placement: both}\n"
+      "      head: {labels: [negative, positive], pooling: last}\n"
+      "      full: {}\n"
+      "    freeze: ['blk.0.*']\n"
+      "    unfreeze: ['ln_f.*']\n"
+      "    train:\n"
+      "      data: reviews\n"
+      "      steps: 50\n"
+      "      batch_size: 4\n"
+      "      grad_accumulation: 2\n"
+      "      max_length: 16\n"
+      "      validation_split: 0.25\n"
+      "      eval_every: 10\n"
+      "      optimizer: {type: sgd, lr: 0.5, momentum: 0.8, grad_clip: 1}\n"
+      "      schedule: {type: linear, warmup_steps: 5}\n"
+      "      early_stopping: {metric: val_accuracy, patience: 2}\n"
+      "      seed: 18446744073709551615\n";
   const LoadResult r = ws.load(yaml);
   INFO(all_errors(r));
   REQUIRE(r.workspace);
@@ -138,24 +139,25 @@ TEST_CASE("every adaptation method and training key reads into its typed field")
 
 TEST_CASE("tests, assertions, shares and lexicons keep their structure") {
   TempWorkspace ws;
-  const std::string yaml = std::string(kPrefix) +
-                           "  a: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1}}\n"
-                           "  b: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1}}\n"
-                           "share:\n"
-                           "  heads: {models: [a, b], modules: ['head.$model.*']}\n"
-                           "lexicons:\n"
-                           "  adj: [good, great]\n"
-                           "tests:\n"
-                           "  vocab:\n"
-                           "    type: mft\n"
-                           "    capability: Vocabulary\n"
-                           "    models: [a]\n"
-                           "    template: \"it was {adj}\"\n"
-                           "    expect: positive\n"
-                           "    repeat: 3\n"
-                           "    quoted: \"3\"\n"
-                           "assertions:\n"
-                           "  sure: {kind: low_confidence, models: [b], threshold: 0.6}\n";
+  const std::string yaml =
+      std::string(kPrefix) +
+      "  a: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1}}\n"
+      "  b: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1}}\n"
+      "share:\n"
+      "  heads: {models: [a, b], modules: ['head.$model.*']}\n"
+      "lexicons:\n"
+      "  adj: [good, great]\n"
+      "tests:\n"
+      "  vocab:\n"
+      "    type: mft\n"
+      "    capability: Vocabulary\n"
+      "    models: [a]\n"
+      "    template: \"it was {adj}\"\n"
+      "    expect: positive\n"
+      "    repeat: 3\n"
+      "    quoted: \"3\"\n"
+      "assertions:\n"
+      "  sure: {kind: low_confidence, models: [b], threshold: 0.6}\n";
   const LoadResult r = ws.load(yaml);
   INFO(all_errors(r));
   REQUIRE(r.workspace);

@@ -24,11 +24,14 @@ std::vector<std::string> checked_errors(const std::string& yaml) {
 }  // namespace
 
 TEST_CASE("modules shared between models with the same shapes pass") {
-  CHECK(checked_errors(std::string(kPrefix) +
-                       "  a: {from: base, adapt: {lora: {rank: 2}, head: {}}, train: {data: reviews, epochs: 1}}\n"
-                       "  b: {from: base, adapt: {lora: {rank: 2}, head: {}}, train: {data: reviews, epochs: 1}}\n"
-                       "share:\n"
-                       "  adapters: {models: [a, b], modules: ['blk.*.lora.$model.*', 'head.$model.*']}\n")
+  CHECK(checked_errors(
+            std::string(kPrefix) +
+            "  a: {from: base, adapt: {lora: {rank: 2}, head: {}}, train: {data: reviews, epochs: "
+            "1}}\n"
+            "  b: {from: base, adapt: {lora: {rank: 2}, head: {}}, train: {data: reviews, epochs: "
+            "1}}\n"
+            "share:\n"
+            "  adapters: {models: [a, b], modules: ['blk.*.lora.$model.*', 'head.$model.*']}\n")
             .empty());
 }
 
@@ -47,23 +50,25 @@ TEST_CASE("shared modules whose shapes differ are an error naming both shapes") 
 }
 
 TEST_CASE("a share glob that matches nothing in a model is an error") {
-  const auto errors = checked_errors(
-      std::string(kPrefix) +
-      "  a: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1}}\n"
-      "  b: {from: base, adapt: {bitfit: true}, train: {data: corpus, epochs: 1}}\n"
-      "share:\n"
-      "  heads: {models: [a, b], modules: ['head.$model.*']}\n");
+  const auto errors =
+      checked_errors(std::string(kPrefix) +
+                     "  a: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1}}\n"
+                     "  b: {from: base, adapt: {bitfit: true}, train: {data: corpus, epochs: 1}}\n"
+                     "share:\n"
+                     "  heads: {models: [a, b], modules: ['head.$model.*']}\n");
   REQUIRE(errors.size() == 1);
-  CHECK(errors[0] == "scion.yaml:13:3: error: share 'heads': modules [head.$model.*] match no "
-                     "parameter of 'b' at share.heads.modules");
+  CHECK(errors[0] ==
+        "scion.yaml:13:3: error: share 'heads': modules [head.$model.*] match no "
+        "parameter of 'b' at share.heads.modules");
 }
 
 TEST_CASE("a freeze glob that matches no parameter is an error") {
-  const auto errors = checked_errors(
-      std::string(kPrefix) +
-      "  a: {from: base, adapt: {full: true}, freeze: ['blk.7.*'], train: {data: corpus, epochs: 1}}\n");
+  const auto errors = checked_errors(std::string(kPrefix) +
+                                     "  a: {from: base, adapt: {full: true}, freeze: ['blk.7.*'], "
+                                     "train: {data: corpus, epochs: 1}}\n");
   REQUIRE(errors.size() == 1);
-  CHECK(errors[0] == "scion.yaml:10:3: error: freeze glob 'blk.7.*' matches no parameter of 'a' "
-                     "at models.a.freeze[0] (names look like blk.0.attn_q.weight; `scion plan "
-                     "--json` lists them)");
+  CHECK(errors[0] ==
+        "scion.yaml:10:3: error: freeze glob 'blk.7.*' matches no parameter of 'a' "
+        "at models.a.freeze[0] (names look like blk.0.attn_q.weight; `scion plan "
+        "--json` lists them)");
 }

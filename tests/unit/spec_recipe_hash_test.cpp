@@ -56,22 +56,22 @@ TEST_CASE("reordering keys, reformatting and renaming unrelated things keep the 
   TempWorkspace ws;
   const auto original = hashes(ws, kFamily);
   // Flow style to block style, keys reordered, comments added, defaults spelt out.
-  const std::string reformatted = replaced(
-      kFamily,
-      "    adapt: {lora: {rank: 4, targets: [q, v]}, head: {}}\n"
-      "    train: {data: reviews, epochs: 2, optimizer: {lr: 0.01}, seed: 2}\n",
-      "    train:            # the recipe\n"
-      "      seed: 2\n"
-      "      optimizer:\n"
-      "        lr: 1.0e-2\n"
-      "        type: adamw\n"
-      "      epochs: 2\n"
-      "      data: reviews\n"
-      "    adapt:\n"
-      "      head: {pooling: cls}\n"
-      "      lora:\n"
-      "        targets: [q, v]\n"
-      "        rank: 4\n");
+  const std::string reformatted =
+      replaced(kFamily,
+               "    adapt: {lora: {rank: 4, targets: [q, v]}, head: {}}\n"
+               "    train: {data: reviews, epochs: 2, optimizer: {lr: 0.01}, seed: 2}\n",
+               "    train:            # the recipe\n"
+               "      seed: 2\n"
+               "      optimizer:\n"
+               "        lr: 1.0e-2\n"
+               "        type: adamw\n"
+               "      epochs: 2\n"
+               "      data: reviews\n"
+               "    adapt:\n"
+               "      head: {pooling: cls}\n"
+               "      lora:\n"
+               "        targets: [q, v]\n"
+               "        rank: 4\n");
   CHECK(hashes(ws, reformatted) == original);
   // Renaming an unrelated model changes only that model's hash.
   auto renamed = hashes(ws, replaced(kFamily, "  other:", "  unrelated:"));
@@ -79,8 +79,10 @@ TEST_CASE("reordering keys, reformatting and renaming unrelated things keep the 
   CHECK(renamed.at("base") == original.at("base"));
   // Renaming a dataset (and every reference to it) keeps the hash: data is its content.
   std::string dataset_renamed = replaced(kFamily, "  reviews: {", "  films: {");
-  dataset_renamed = replaced(dataset_renamed, "{data: reviews, epochs: 2", "{data: films, epochs: 2");
-  dataset_renamed = replaced(dataset_renamed, "{data: reviews, epochs: 1", "{data: films, epochs: 1");
+  dataset_renamed =
+      replaced(dataset_renamed, "{data: reviews, epochs: 2", "{data: films, epochs: 2");
+  dataset_renamed =
+      replaced(dataset_renamed, "{data: reviews, epochs: 1", "{data: films, epochs: 1");
   CHECK(hashes(ws, dataset_renamed) == original);
 }
 

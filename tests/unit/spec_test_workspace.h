@@ -28,8 +28,9 @@ class TempWorkspace {
   TempWorkspace() {
     std::string pattern = (std::filesystem::temp_directory_path() / "scion-spec-XXXXXX").string();
     dir_ = mkdtemp(pattern.data());
-    write("reviews.jsonl", "{\"text\": \"good\", \"label\": \"positive\"}\n"
-                           "{\"text\": \"bad\", \"label\": \"negative\"}\n");
+    write("reviews.jsonl",
+          "{\"text\": \"good\", \"label\": \"positive\"}\n"
+          "{\"text\": \"bad\", \"label\": \"negative\"}\n");
     write("corpus.txt", "some text\nmore text\n");
   }
   ~TempWorkspace() { std::filesystem::remove_all(dir_); }

@@ -1,0 +1,210 @@
+#include "assertions/judge.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace scion::assertions {
+namespace {
+
+struct Check {
+  bool passed = true;
+  std::string reason;
+};
+
+std::string describe(const ModelOutput& o) {
+  return fmt::format("{} ({:.3f})", predicted_label(o), confidence(o));
+}
+
+Result<double> probability(const BehaviouralTest& test, const ModelOutput& output,
+                           const std::string& label) {
+  auto p = probability_of(output, label);
+  if (!p)
+    return invalid_argument(
+        fmt::format("{}: label '{}' is not an output of this model; its labels are: {}",
+                    test.origin, label, fmt::join(output.labels, ", ")));
+  return *p;
+}
+
+Result<Check> check_labels(const BehaviouralTest& test, const ModelOutput& output,
+                           bool must_be_in) {
+  for (const std::string& label : test.expect.labels)
+    if (!probability_of(output, label))
+      return invalid_argument(
+          fmt::format("{}: expect names label '{}', which this model does not have; its "
+                      "labels are: {}",
+                      test.origin, label, fmt::join(output.labels, ", ")));
+  const std::string got = predicted_label(output);
+  const bool in = std::find(test.expect.labels.begin(), test.expect.labels.end(), got) !=
+                  test.expect.labels.end();
+  if (in == must_be_in) return Check{true, fmt::format("predicted {}", describe(output))};
+  return Check{false, fmt::format("predicted {}, expected {}{}", describe(output),
+                                  must_be_in ? "" : "not ", fmt::join(test.expect.labels, " or "))};
+}
+
+Result<Check> check_predicate(const BehaviouralTest& test, const TestCase& c,
+                              const ModelOutput& output, const ModelOutput* parent) {
+  VariableMap values;
+  add_output_variables(output, "", &values);
+  if (parent) add_output_variables(*parent, "parent.", &values);
+  values["length"] = static_cast<double>(c.input.size());
+  auto v = test.expect.predicate->evaluate(values);
+  if (!v) return v.status();
+  if (*v != 0.0 && !std::isnan(*v))
+    return Check{true, fmt::format("{} holds", test.expect.predicate->text())};
+  return Check{false, fmt::format("{} is false (predicted {})", test.expect.predicate->text(),
+                                  describe(output))};
+}
+
+Result<Check> check_preference(const BehaviouralTest& test, const TestCase& c,
+                               const ModelOutput& output) {
+  auto score = [&](const std::string& continuation) -> Result<double> {
+    auto it = output.continuation_logprobs.find(continuation);
+    if (it == output.continuation_logprobs.end())
+      return invalid_argument(
+          fmt::format("{}: case {} has no score for the continuation \"{}\"; the evaluator must "
+                      "score both `prefer` and `over`",
+                      test.origin, c.id, continuation));
+    return it->second;
+  };
+  auto prefer = score(c.prefer);
+  if (!prefer) return prefer.status();
+  auto over = score(c.over);
+  if (!over) return over.status();
+  const bool ok = *prefer > *over + test.expect.margin;
+  return Check{
+      ok, fmt::format(
+              "log p(\"{}\") = {:.3f} {} log p(\"{}\") = {:.3f}{}", c.prefer, *prefer,
+              ok ? ">" : "<=", c.over, *over,
+              test.expect.margin != 0.0 ? fmt::format(" + margin {}", test.expect.margin) : "")};
+}
+
+Result<Check> check_expectation(const BehaviouralTest& test, const TestCase& c,
+                                const ModelOutput& output, const ModelOutput* parent) {
+  switch (test.expect.kind) {
+    case Expectation::Kind::kLabel:
+      return check_labels(test, output, true);
+    case Expectation::Kind::kNotLabel:
+      return check_labels(test, output, false);
+    case Expectation::Kind::kPredicate:
+      return check_predicate(test, c, output, parent);
+    case Expectation::Kind::kPrefer:
+      return check_preference(test, c, output);
+    case Expectation::Kind::kNone:
+      break;
+  }
+  return Check{};
+}
+
+Result<Check> check_invariance(const BehaviouralTest& test, const ModelOutput& original,
+                               const ModelOutput& perturbed) {
+  const std::string before = predicted_label(original);
+  const std::string after = predicted_label(perturbed);
+  if (before != after)
+    return Check{false, fmt::format("prediction changed: {} -> {}", describe(original),
+                                    describe(perturbed))};
+  if (test.threshold) {
+    auto p_before = probability(test, original, before);
+    auto p_after = probability(test, perturbed, before);
+    if (!p_before) return p_before.status();
+    if (!p_after) return p_after.status();
+    const double change = std::fabs(*p_after - *p_before);
+    if (change > *test.threshold)
+      return Check{false, fmt::format("p({}) moved {:.3f} -> {:.3f}, more than threshold {}",
+                                      before, *p_before, *p_after, *test.threshold)};
+  }
+  return Check{true, fmt::format("prediction kept: {}", before)};
+}
+
+Result<Check> check_direction(const BehaviouralTest& test, const ModelOutput& original,
+                              const ModelOutput& perturbed) {
+  const Direction& d = *test.direction;
+  const std::string label =
+      d.quantity == Direction::Quantity::kLabel ? d.label : predicted_label(original);
+  auto before = probability(test, original, label);
+  auto after = probability(test, perturbed, label);
+  if (!before) return before.status();
+  if (!after) return after.status();
+  const double delta = *after - *before;
+  const bool ok = d.increase ? delta >= -d.tolerance : delta <= d.tolerance;
+  return Check{ok,
+               fmt::format("p({}) {:.3f} -> {:.3f}, expected {}{}", label, *before, *after,
+                           d.increase ? "an increase" : "a decrease",
+                           d.tolerance > 0.0 ? fmt::format(" (tolerance {})", d.tolerance) : "")};
+}
+
+// The verdict for one model, ignoring any parent.
+Result<Check> judge_one(const BehaviouralTest& test, const TestCase& c, const ModelOutput& original,
+                        const ModelOutput* perturbed, const ModelOutput* parent) {
+  switch (test.type) {
+    case TestType::kMft:
+      return check_expectation(test, c, original, parent);
+    case TestType::kInv:
+      return check_invariance(test, original, *perturbed);
+    case TestType::kDir: {
+      if (test.direction) {
+        auto moved = check_direction(test, original, *perturbed);
+        if (!moved || !moved->passed || test.expect.kind == Expectation::Kind::kNone) return moved;
+      }
+      auto met = check_expectation(test, c, *perturbed, nullptr);
+      if (met && !met->passed) met->reason = "after perturbation: " + met->reason;
+      return met;
+    }
+  }
+  return Check{};
+}
+
+}  // namespace
+
+Result<Verdict> judge_case(const BehaviouralTest& test, const TestCase& c,
+                           const CaseOutputs& outputs) {
+  const bool needs_perturbed = test.type != TestType::kMft;
+  if (outputs.original == nullptr || (needs_perturbed && outputs.perturbed == nullptr))
+    return invalid_argument(fmt::format("{}: case {} needs the model's output on the {} input",
+                                        test.origin, c.id,
+                                        outputs.original == nullptr ? "original" : "perturbed"));
+  auto child = judge_one(test, c, *outputs.original, outputs.perturbed, outputs.parent);
+  if (!child) return child.status();
+  if (child->passed) return Verdict{Outcome::kPass, child->reason};
+  if (!test.regression_parent) return Verdict{Outcome::kFail, child->reason};
+
+  if (outputs.parent == nullptr || (needs_perturbed && outputs.parent_perturbed == nullptr))
+    return invalid_argument(fmt::format(
+        "{}: has `regression: parent`; case {} needs the parent's outputs", test.origin, c.id));
+  auto parent = judge_one(test, c, *outputs.parent, outputs.parent_perturbed, nullptr);
+  if (!parent) return parent.status();
+  if (parent->passed)
+    return Verdict{Outcome::kFail, "regression (the parent passes): " + child->reason};
+  return Verdict{Outcome::kInherited, "the parent fails too: " + child->reason};
+}
+
+TestResult summarize(const BehaviouralTest& test, const std::string& model, const CaseSet& cases,
+                     const std::vector<Verdict>& verdicts, std::size_t max_examples) {
+  assert(verdicts.size() == cases.cases.size());
+  TestResult r;
+  r.test = test.name;
+  r.model = model;
+  r.type = std::string(test_type_name(test.type));
+  r.capability = test.capability;
+  r.cases = verdicts.size();
+  r.not_applicable = cases.not_applicable;
+  r.max_failure_rate = test.max_failure_rate;
+  for (std::size_t i = 0; i < verdicts.size(); ++i) {
+    if (verdicts[i].outcome == Outcome::kInherited) ++r.inherited;
+    if (verdicts[i].outcome != Outcome::kFail) continue;
+    ++r.failures;
+    if (r.examples.size() < max_examples) {
+      const TestCase& c = cases.cases[i];
+      r.examples.push_back({c.id, c.input, c.perturbed.value_or(""), verdicts[i].reason});
+    }
+  }
+  r.failure_rate =
+      r.cases == 0 ? 0.0 : static_cast<double>(r.failures) / static_cast<double>(r.cases);
+  // A test that judged nothing has not shown anything, so it does not pass.
+  r.passed = r.cases > 0 && r.failure_rate <= r.max_failure_rate;
+  return r;
+}
+
+}  // namespace scion::assertions

@@ -1,0 +1,39 @@
+// ModelOutput: what a model said about one input, as behavioural tests and model
+// assertions see it. The evaluator fills it; nothing here depends on how models run.
+//
+// A classifier fills `labels` (its head's class names, in output order) and
+// `probabilities` (softmax, same length). A language model fills
+// `continuation_logprobs`: for each continuation a test asked about, the total
+// log-likelihood of that continuation after the input. A plain value; copy freely.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace scion::assertions {
+
+struct ModelOutput {
+  std::vector<std::string> labels;
+  std::vector<float> probabilities;
+  std::map<std::string, double> continuation_logprobs;
+
+  bool is_classifier() const { return !probabilities.empty(); }
+};
+
+// Index of the most probable label (the first on ties); -1 when there are no classes.
+int predicted_index(const ModelOutput& output);
+// The predicted label's name; empty when there are no classes.
+std::string predicted_label(const ModelOutput& output);
+// Probability of the named label, or std::nullopt if the model has no such label.
+std::optional<double> probability_of(const ModelOutput& output, std::string_view label);
+// The highest probability.
+double confidence(const ModelOutput& output);
+// The highest probability minus the second highest (the highest itself with one class).
+double margin(const ModelOutput& output);
+// Shannon entropy of the probabilities in nats (0 log 0 = 0).
+double entropy(const ModelOutput& output);
+
+}  // namespace scion::assertions
