@@ -245,3 +245,31 @@ TEST_CASE("same seed and thread count give bit-identical parameters") {
   const auto second = run(2);
   CHECK(first == second);
 }
+
+TEST_CASE("shared modules bind the very same storage") {
+  Family f(test::tiny_architecture());
+  spec::Adaptation head;
+  head.head = test::two_labels();
+  f.add("a", "base", head);
+  f.add("b", "base", head);
+  f.materialise(3);
+  // A `share` of the head between a and b: b's names point at a's buffers.
+  ParameterBinding b_params = f.params("b");
+  for (const char* suffix : {".weight", ".bias"})
+    b_params.bind(std::string("head.b") + suffix, *f.params("a").find(std::string("head.a") + suffix));
+  auto wb = resolve_model(f.workspace(), f.model("b"), spec::Objective::kClassification, b_params,
+                          &f.grads("b").binding());
+  REQUIRE(wb.is_ok());
+  const Tensor& a_head = *f.params("a").find("head.a.weight");
+  CHECK(wb->classifier.linear.weight == a_head.f32());
+  const std::vector<float> before(a_head.f32(), a_head.f32() + a_head.numel());
+  const auto table = parameter_table(f.workspace(), f.model("b"));
+  Optimizer opt(f.backend(), spec::OptimizerSpec{}, trainable_tensors(table, b_params, f.grads("b").binding()));
+  const TinyBatch d(2, 4, 16, 2, 1);
+  SegmentedTransformer net(f.backend());
+  REQUIRE(net.forward({{d.segment(&*wb, 2, 4, 0)}, true}).is_ok());
+  f.grads("b").zero();
+  REQUIRE(net.backward().is_ok());
+  opt.step(0.1f);
+  CHECK(std::vector<float>(a_head.f32(), a_head.f32() + a_head.numel()) != before);
+}
