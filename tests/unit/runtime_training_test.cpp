@@ -273,3 +273,36 @@ TEST_CASE("shared modules bind the very same storage") {
   opt.step(0.1f);
   CHECK(std::vector<float>(a_head.f32(), a_head.f32() + a_head.numel()) != before);
 }
+
+TEST_CASE("retrained inherited parameters start from the parent's values in their own storage") {
+  Family f(test::tiny_architecture());
+  spec::Adaptation bitfit;
+  bitfit.bitfit = spec::BitfitSpec{};
+  bitfit.head = test::two_labels();
+  f.add("bitfit", "base", bitfit);
+  f.materialise(5);
+  const Tensor& mine = *f.params("bitfit").find("blk.0.ffn_in.bias");
+  const Tensor& parents = *f.params("base").find("blk.0.ffn_in.bias");
+  CHECK(mine.data != parents.data);
+  CHECK(std::memcmp(mine.data, parents.data, mine.bytes()) == 0);
+  CHECK(f.params("bitfit").find("blk.0.ffn_in.weight")->data ==
+        f.params("base").find("blk.0.ffn_in.weight")->data);
+}
+
+TEST_CASE("prompt embeddings can start from text token embeddings") {
+  Family f(test::tiny_architecture());
+  spec::Adaptation prompt;
+  prompt.prompt = spec::PromptSpec{.virtual_tokens = 3, .init = spec::PromptInit::kText, .init_text = "ab"};
+  prompt.head = test::two_labels();
+  f.add("prompt", "base", prompt);
+  f.materialise(5);
+  const Tensor& p = *f.params("prompt").find("prompt.prompt.embeddings");
+  const Tensor& emb = *f.params("prompt").find("tok_emb.weight");
+  init_prompt_from_tokens(p, emb, {7, 2});
+  const int C = 8;
+  for (int c = 0; c < C; ++c) {
+    CHECK(p.f32()[c] == emb.f32()[7 * C + c]);
+    CHECK(p.f32()[C + c] == emb.f32()[2 * C + c]);
+    CHECK(p.f32()[2 * C + c] == emb.f32()[7 * C + c]);
+  }
+}
