@@ -287,13 +287,14 @@ TEST_CASE("prefix reparametrisation: MLP gradients match finite differences") {
 TEST_CASE("unfreeze and freeze globs choose trained trunk parameters: gradients match") {
   Family f(test::tiny_architecture());
   spec::Model& m = f.add("unfrozen", "base", lora_everywhere());
-  m.unfreeze = {"blk.1.ln2.*", "ln_f.*", "blk.0.attn_v.*"};
-  m.freeze = {"blk.0.*.lora.*"};
+  m.unfreeze = {"blk.1.ln2.*", "ln_f.*", "blk.0.attn_*"};
+  m.freeze = {"blk.0.attn_q.*", "blk.0.attn_k.*"};  // freeze applies after unfreeze
   f.materialise();
   ModelWeights w = f.weights("unfrozen");
   CHECK(w.trunk_trainable);
-  CHECK(w.blocks[0].lora[kAttnQ][0].da == nullptr);  // frozen by glob
+  CHECK(w.blocks[0].linear[kAttnQ].dweight == nullptr);
   CHECK(w.blocks[0].linear[kAttnV].dweight != nullptr);
+  CHECK(w.blocks[0].linear[kAttnO].dbias != nullptr);
   CHECK(w.blocks[1].linear[kAttnV].dweight == nullptr);
   check_model_gradients(f, "unfrozen", spec::Objective::kClassification);
 }
