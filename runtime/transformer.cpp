@@ -187,12 +187,8 @@ class Layout {
   std::vector<float**> slots_;
 };
 
-void plan_batch(detail::BatchPlan& plan, const FamilyBatch& batch, Backend& backend);
-
-}  // namespace
-
-namespace {
-
+// Lays out every activation, saved value and gradient scratch buffer of the batch in
+// one arena: trunk buffers span all N rows; adapter and head buffers are per segment.
 void plan_batch(detail::BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
   using Plan = detail::BatchPlan;
   const ModelWeights& trunk = *batch.segments[0].model;
