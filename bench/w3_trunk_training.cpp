@@ -1,0 +1,224 @@
+// W3 — trunk training efficiency on the CPU (see BENCHMARKS.md).
+//
+// Encoder L=12, d=768, h=12, f=3072, V=256, T=128, batch 16, pre-norm, tied embeddings,
+// masked-LM loss; every parameter trainable; AdamW. One step = forward + backward +
+// optimizer update. Reports the median of the timed steps, the achieved GFLOP/s
+// (6 × parameters × tokens + attention), the OpenBLAS sgemm peak on a 2048³ product
+// measured in the same run (median of one product before each timed step), their ratio, and — when --peer names the PyTorch eager peer
+// script — the peer's median step time on the same shapes and threads. The peer runs as
+// a child process in serve mode and its steps alternate with scion's (scion step, peer
+// step, ...), so on a shared, noisy machine both see the same load over time.
+//
+// Usage: w3_trunk_training [--steps N] [--threads N] [--layers N] [--peer bench/peers/w3_torch.py]
+#include <cblas.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/model_weights.h"
+#include "runtime/optimizer.h"
+#include "runtime/parameter_binding.h"
+#include "runtime/parameter_table.h"
+#include "runtime/transformer.h"
+
+using namespace scion;
+using namespace scion::runtime;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+  int steps = 3;
+  int threads = 2;
+  int layers = 12;
+  std::string peer;
+};
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// GFLOP/s of one 2048³ sgemm (the main loop calls it once per step, so the peak sees
+// the same machine load as the steps; the first call warms OpenBLAS up).
+double sgemm_gflops() {
+  const int n = 2048;
+  static std::vector<float> a(static_cast<std::size_t>(n) * n, 0.5f), b(a), c(a.size());
+  const auto start = Clock::now();
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+              0.0f, c.data(), n);
+  return 2.0 * n * n * n / seconds_since(start) / 1e9;
+}
+
+// The PyTorch peer as a child process in --serve mode: step() runs one of its steps.
+class Peer {
+ public:
+  explicit Peer(const Options& o) {
+    int to_child[2], from_child[2];
+    if (pipe(to_child) != 0 || pipe(from_child) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(to_child[0], 0);
+      dup2(from_child[1], 1);
+      close(to_child[1]);
+      close(from_child[0]);
+      const std::string threads = std::to_string(o.threads), layers = std::to_string(o.layers);
+      execl("/usr/bin/python3", "python3", o.peer.c_str(), "--serve", "--threads",
+            threads.c_str(), "--layers", layers.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    in_ = fdopen(to_child[1], "w");
+    out_ = fdopen(from_child[0], "r");
+    char line[256];
+    ready_ = out_ && fgets(line, sizeof line, out_) && std::string(line).starts_with("ready");
+  }
+  ~Peer() {
+    if (in_) fclose(in_);
+    if (out_) fclose(out_);
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+  }
+  bool ready() const { return ready_; }
+  // Seconds of one peer step, or -1 when the peer failed.
+  double step() {
+    std::fputs("step\n", in_);
+    std::fflush(in_);
+    char line[256];
+    if (!fgets(line, sizeof line, out_)) return -1;
+    const std::string s = line;
+    const auto at = s.find("step_seconds=");
+    return at == std::string::npos ? -1 : std::atof(s.c_str() + at + 13);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* in_ = nullptr;
+  FILE* out_ = nullptr;
+  bool ready_ = false;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i];
+    if (key == "--steps") o.steps = std::atoi(argv[i + 1]);
+    else if (key == "--threads") o.threads = std::atoi(argv[i + 1]);
+    else if (key == "--layers") o.layers = std::atoi(argv[i + 1]);
+    else if (key == "--peer") o.peer = argv[i + 1];
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parse(argc, argv);
+  auto backend = make_cpu_backend(opt.threads);
+  spec::Workspace ws;
+  spec::Model base;
+  base.name = "w3";
+  spec::Architecture a;
+  a.layers = opt.layers;
+  a.width = 768;
+  a.heads = 12;
+  a.ffn_width = 3072;
+  a.vocab_size = 256;
+  a.max_length = 128;
+  base.architecture = a;
+  ws.models.push_back(base);
+  const spec::Model& model = ws.models[0];
+  const int B = 16, T = 128;
+
+  ParameterStore store(*backend);
+  const ParameterBinding params = store.add_model(ws, model);
+  initialize_new_parameters(ws, model, params, 1);
+  const auto table = parameter_table(ws, model);
+  GradientSet grads(table, *backend);
+  auto weights = resolve_model(ws, model, spec::Objective::kMaskedLm, params, &grads.binding());
+  if (!weights.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", weights.status().message().c_str());
+    return 3;
+  }
+  spec::OptimizerSpec adam;
+  adam.weight_decay = 0.01f;
+  Optimizer optimizer(*backend, adam, trainable_tensors(table, params, grads.binding()));
+  std::int64_t parameter_count = 0;
+  for (const ParameterSpec& p : table) parameter_count += p.numel();
+
+  std::mt19937_64 rng(7);
+  std::vector<std::int32_t> tokens(B * T), targets(B * T);
+  for (int i = 0; i < B * T; ++i) {
+    tokens[i] = static_cast<std::int32_t>(rng() % 256);
+    targets[i] = rng() % 100 < 15 ? static_cast<std::int32_t>(rng() % 256) : -100;
+  }
+  SegmentedTransformer net(*backend);
+  const FamilyBatch batch{{{&*weights, B, T, tokens.data(), nullptr, targets.data(), 0}}, true};
+
+  sgemm_gflops();  // warm-up
+  std::unique_ptr<Peer> peer;
+  if (!opt.peer.empty()) {
+    peer = std::make_unique<Peer>(opt);
+    if (!peer->ready()) {
+      std::printf("w3 torch peer unavailable (needs /usr/bin/python3 with torch)\n");
+      peer.reset();
+    }
+  }
+  std::vector<double> times, forward_times, backward_times, update_times, peer_times, peaks;
+  float loss = 0;
+  for (int step = 0; step <= opt.steps; ++step) {  // step 0 warms up (plans the arena)
+    if (step > 0) peaks.push_back(sgemm_gflops());
+    const auto start = Clock::now();
+    auto out = net.forward(batch);
+    if (!out.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", out.status().message().c_str());
+      return 3;
+    }
+    loss = out->at(0).loss;
+    const double forward_s = seconds_since(start);
+    grads.zero();
+    if (!net.backward().is_ok()) return 3;
+    const double backward_s = seconds_since(start) - forward_s;
+    optimizer.step(1e-4f);
+    if (step == 0) continue;
+    times.push_back(seconds_since(start));
+    forward_times.push_back(forward_s);
+    backward_times.push_back(backward_s);
+    update_times.push_back(times.back() - forward_s - backward_s);
+    if (peer) peer_times.push_back(peer->step());
+  }
+  const double step_s = median(times);
+  const double peak = median(peaks);
+  const double tokens_per_step = static_cast<double>(B) * T;
+  const double flops = 6.0 * parameter_count * tokens_per_step +
+                       12.0 * a.layers * B * static_cast<double>(T) * T * a.width;
+  const double gflops = flops / step_s / 1e9;
+  std::printf("w3 scion: layers=%d params=%lld threads=%d step_seconds=%.3f loss=%.4f gflops=%.1f\n",
+              a.layers, static_cast<long long>(parameter_count), opt.threads, step_s, loss, gflops);
+  std::printf("w3 scion breakdown: forward=%.3f s backward=%.3f s (incl. zeroing grads) adamw=%.3f s\n",
+              median(forward_times), median(backward_times), median(update_times));
+  std::printf("w3 sgemm_2048_peak_gflops=%.1f fraction_of_peak=%.3f\n", peak, gflops / peak);
+  if (peer) {
+    const double peer_s = median(peer_times);
+    if (peer_s > 0)
+      std::printf("w3 torch_eager: step_seconds=%.3f gflops=%.1f\n"
+                  "w3 ratio scion_vs_torch_eager=%.3f (torch step / scion step, interleaved; >1 means scion faster)\n",
+                  peer_s, flops / peer_s / 1e9, peer_s / step_s);
+    else
+      std::printf("w3 torch peer failed during the run\n");
+  }
+  return 0;
+}

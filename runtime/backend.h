@@ -1,0 +1,128 @@
+// Backend: the operations the transformer needs, behind one interface, so model code
+// (runtime/transformer.h) runs unchanged on the CPU reference backend and on a CUDA
+// backend added later.
+//
+// Every method has the signature of the CPU kernel of the same name in runtime/cpu/
+// (outputs first, then saved-for-backward, then inputs/weights, then sizes; parameter
+// gradients accumulate, activation gradients assign unless a GradMode says otherwise),
+// with pointers into memory this backend allocated. A backend declares what it
+// implements with supports_op; callers fall back to the CPU backend for the rest (as
+// ggml does). Backends are stateless apart from their thread settings and may be shared
+// by every model in a process; they are not thread-safe against concurrent calls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/cpu/grad_mode.h"
+#include "runtime/cpu/pooling.h"
+#include "runtime/tensor.h"
+
+namespace scion::runtime {
+
+using cpu::GradMode;
+using cpu::PoolMode;
+
+enum class Op {
+  kEmbedding,
+  kLayerNorm,
+  kMatmul,
+  kAttention,
+  kGelu,
+  kElementwise,  // residual add, copy, add, fill, scale, squared norm
+  kCrossEntropy,
+  kPooling,
+  kDropout,
+  kAdamW,
+  kSgd,
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;
+  virtual Device device() const = 0;
+  virtual bool supports_op(Op op) const = 0;
+
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void deallocate(void* data) = 0;
+  virtual void fill_zero(void* data, std::size_t bytes) = 0;
+  // Host <-> backend memory copies (a plain memcpy on the CPU).
+  virtual void copy_to_device(void* dst, const void* host_src, std::size_t bytes) = 0;
+  virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
+
+  virtual void embedding_forward(float* out, const std::int32_t* inp, const float* wte,
+                                 const float* wpe, const float* prompt, int B, int T, int P,
+                                 int C) = 0;
+  virtual void embedding_backward(float* dwte, float* dwpe, float* dprompt, const float* dout,
+                                  const std::int32_t* inp, int B, int T, int P, int C) = 0;
+
+  virtual void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
+                                 const float* weight, const float* bias, std::int64_t N,
+                                 int C) = 0;
+  virtual void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                                  const float* inp, const float* weight, const float* mean,
+                                  const float* rstd, std::int64_t N, int C, GradMode mode) = 0;
+
+  virtual void matmul_forward(float* out, const float* inp, const float* weight,
+                              const float* bias, std::int64_t N, int C, int OC) = 0;
+  virtual void matmul_forward_accumulate(float* out, const float* inp, const float* weight,
+                                         float scale, std::int64_t N, int C, int OC) = 0;
+  virtual void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                               const float* inp, const float* weight, float scale,
+                               std::int64_t N, int C, int OC, GradMode mode) = 0;
+
+  virtual void attention_forward(float* out, float* probs, const float* q, const float* k,
+                                 const float* v, const float* prefix_k, const float* prefix_v,
+                                 const std::int32_t* lengths, int B, int T, int P, int C,
+                                 int NH, bool causal) = 0;
+  virtual void attention_backward(float* dq, float* dk, float* dv, float* dprefix_k,
+                                  float* dprefix_v, const float* dout, const float* probs,
+                                  const float* q, const float* k, const float* v,
+                                  const float* prefix_k, const float* prefix_v, int B, int T,
+                                  int P, int C, int NH) = 0;
+
+  virtual void gelu_forward(float* out, const float* inp, std::int64_t N) = 0;
+  virtual void gelu_backward(float* dinp, const float* inp, const float* dout,
+                             std::int64_t N) = 0;
+
+  virtual void residual_forward(float* out, const float* inp1, const float* inp2,
+                                std::int64_t N) = 0;
+  virtual void copy(float* dst, const float* src, std::int64_t N) = 0;
+  virtual void add_inplace(float* dst, const float* src, float scale, std::int64_t N) = 0;
+  virtual void scale_inplace(float* x, float scale, std::int64_t N) = 0;
+  virtual double squared_norm(const float* x, std::int64_t N) = 0;
+
+  // Returns the number of rows whose target is not ignored.
+  virtual std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,
+                                             const std::int32_t* targets, std::int64_t N,
+                                             int V) = 0;
+  virtual void cross_entropy_backward(float* dlogits, const float* probs,
+                                      const std::int32_t* targets, float scale, std::int64_t N,
+                                      int V) = 0;
+
+  virtual void pool_forward(float* out, const float* inp, const std::int32_t* lengths, int B,
+                            int S, int offset, int C, PoolMode mode) = 0;
+  virtual void pool_backward(float* dinp, const float* dout, const std::int32_t* lengths, int B,
+                             int S, int offset, int C, PoolMode mode) = 0;
+
+  virtual void dropout_forward(float* out, float* mask, const float* inp, std::int64_t N,
+                               float p, std::uint64_t seed, std::uint64_t stream) = 0;
+  virtual void dropout_backward(float* dinp, const float* dout, const float* mask,
+                                std::int64_t N) = 0;
+
+  virtual void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,
+                            float lr, float beta1, float beta2, float eps, float weight_decay,
+                            int step) = 0;
+  virtual void sgd_update(float* param, const float* grad, float* velocity, std::int64_t n,
+                          float lr, float momentum, float weight_decay) = 0;
+};
+
+// The CPU reference backend (OpenBLAS + OpenMP), always available. `threads` <= 0 keeps
+// the current OpenMP/OpenBLAS settings; otherwise both pools are set to `threads`.
+std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
+
+}  // namespace scion::runtime

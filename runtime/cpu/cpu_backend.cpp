@@ -1,0 +1,168 @@
+// The CPU reference backend: forwards every Backend method to the kernel of the same name
+// in runtime/cpu/.
+//
+// Threads: OpenBLAS (the pthread build Debian ships) runs its own pool; our element-wise
+// and attention kernels use OpenMP. BLAS is never called inside an OpenMP region, so the
+// two pools take turns and each may use every core for its phase; setting both to the
+// same count keeps the machine at one runnable thread per core. What still hurts is
+// spinning: idle OpenMP workers spin-wait by default (GOMP's OMP_WAIT_POLICY=active
+// behaviour) and steal cores from the BLAS threads that run next. Measured on the 2-core
+// shared development machine (W3 with 2 layers, bench/README.md): 11.2 s/step with
+// OMP_WAIT_POLICY=active versus 7.4 s/step with OMP_WAIT_POLICY=passive, so benchmarks
+// and training runs should export OMP_WAIT_POLICY=passive (libgomp reads it before main,
+// so the program cannot set it for itself).
+#include <cblas.h>
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/backend.h"
+#include "runtime/cpu/attention.h"
+#include "runtime/cpu/cross_entropy.h"
+#include "runtime/cpu/dropout.h"
+#include "runtime/cpu/elementwise.h"
+#include "runtime/cpu/embedding.h"
+#include "runtime/cpu/gelu.h"
+#include "runtime/cpu/layernorm.h"
+#include "runtime/cpu/matmul.h"
+#include "runtime/cpu/optimizer_kernels.h"
+#include "runtime/cpu/pooling.h"
+
+extern "C" void openblas_set_num_threads(int num_threads);
+
+namespace scion::runtime {
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int threads) {
+    if (threads > 0) {
+      omp_set_num_threads(threads);
+      openblas_set_num_threads(threads);
+    }
+  }
+
+  std::string name() const override { return "cpu"; }
+  Device device() const override { return Device::kCpu; }
+  bool supports_op(Op) const override { return true; }
+
+  void* allocate(std::size_t bytes) override {
+    return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  }
+  void deallocate(void* data) override { std::free(data); }
+  void fill_zero(void* data, std::size_t bytes) override { std::memset(data, 0, bytes); }
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+
+  void embedding_forward(float* out, const std::int32_t* inp, const float* wte, const float* wpe,
+                         const float* prompt, int B, int T, int P, int C) override {
+    cpu::embedding_forward(out, inp, wte, wpe, prompt, B, T, P, C);
+  }
+  void embedding_backward(float* dwte, float* dwpe, float* dprompt, const float* dout,
+                          const std::int32_t* inp, int B, int T, int P, int C) override {
+    cpu::embedding_backward(dwte, dwpe, dprompt, dout, inp, B, T, P, C);
+  }
+  void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
+                         const float* weight, const float* bias, std::int64_t N,
+                         int C) override {
+    cpu::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C);
+  }
+  void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                          const float* inp, const float* weight, const float* mean,
+                          const float* rstd, std::int64_t N, int C, GradMode mode) override {
+    cpu::layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, mode);
+  }
+  void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
+                      std::int64_t N, int C, int OC) override {
+    cpu::matmul_forward(out, inp, weight, bias, N, C, OC);
+  }
+  void matmul_forward_accumulate(float* out, const float* inp, const float* weight, float scale,
+                                 std::int64_t N, int C, int OC) override {
+    cpu::matmul_forward_accumulate(out, inp, weight, scale, N, C, OC);
+  }
+  void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                       const float* inp, const float* weight, float scale, std::int64_t N, int C,
+                       int OC, GradMode mode) override {
+    cpu::matmul_backward(dinp, dweight, dbias, dout, inp, weight, scale, N, C, OC, mode);
+  }
+  void attention_forward(float* out, float* probs, const float* q, const float* k,
+                         const float* v, const float* prefix_k, const float* prefix_v,
+                         const std::int32_t* lengths, int B, int T, int P, int C, int NH,
+                         bool causal) override {
+    cpu::attention_forward(out, probs, q, k, v, prefix_k, prefix_v, lengths, B, T, P, C, NH,
+                           causal);
+  }
+  void attention_backward(float* dq, float* dk, float* dv, float* dprefix_k, float* dprefix_v,
+                          const float* dout, const float* probs, const float* q, const float* k,
+                          const float* v, const float* prefix_k, const float* prefix_v, int B,
+                          int T, int P, int C, int NH) override {
+    cpu::attention_backward(dq, dk, dv, dprefix_k, dprefix_v, dout, probs, q, k, v, prefix_k,
+                            prefix_v, B, T, P, C, NH);
+  }
+  void gelu_forward(float* out, const float* inp, std::int64_t N) override {
+    cpu::gelu_forward(out, inp, N);
+  }
+  void gelu_backward(float* dinp, const float* inp, const float* dout, std::int64_t N) override {
+    cpu::gelu_backward(dinp, inp, dout, N);
+  }
+  void residual_forward(float* out, const float* a, const float* b, std::int64_t N) override {
+    cpu::residual_forward(out, a, b, N);
+  }
+  void copy(float* dst, const float* src, std::int64_t N) override { cpu::copy(dst, src, N); }
+  void add_inplace(float* dst, const float* src, float scale, std::int64_t N) override {
+    cpu::add_inplace(dst, src, scale, N);
+  }
+  void scale_inplace(float* x, float scale, std::int64_t N) override {
+    cpu::scale_inplace(x, scale, N);
+  }
+  double squared_norm(const float* x, std::int64_t N) override {
+    return cpu::squared_norm(x, N);
+  }
+  std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,
+                                     const std::int32_t* targets, std::int64_t N,
+                                     int V) override {
+    return cpu::cross_entropy_forward(losses, probs, logits, targets, N, V);
+  }
+  void cross_entropy_backward(float* dlogits, const float* probs, const std::int32_t* targets,
+                              float scale, std::int64_t N, int V) override {
+    cpu::cross_entropy_backward(dlogits, probs, targets, scale, N, V);
+  }
+  void pool_forward(float* out, const float* inp, const std::int32_t* lengths, int B, int S,
+                    int offset, int C, PoolMode mode) override {
+    cpu::pool_forward(out, inp, lengths, B, S, offset, C, mode);
+  }
+  void pool_backward(float* dinp, const float* dout, const std::int32_t* lengths, int B, int S,
+                     int offset, int C, PoolMode mode) override {
+    cpu::pool_backward(dinp, dout, lengths, B, S, offset, C, mode);
+  }
+  void dropout_forward(float* out, float* mask, const float* inp, std::int64_t N, float p,
+                       std::uint64_t seed, std::uint64_t stream) override {
+    cpu::dropout_forward(out, mask, inp, N, p, seed, stream);
+  }
+  void dropout_backward(float* dinp, const float* dout, const float* mask,
+                        std::int64_t N) override {
+    cpu::dropout_backward(dinp, dout, mask, N);
+  }
+  void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,
+                    float lr, float beta1, float beta2, float eps, float weight_decay,
+                    int step) override {
+    cpu::adamw_update(param, grad, m, v, n, lr, beta1, beta2, eps, weight_decay, step);
+  }
+  void sgd_update(float* param, const float* grad, float* velocity, std::int64_t n, float lr,
+                  float momentum, float weight_decay) override {
+    cpu::sgd_update(param, grad, velocity, n, lr, momentum, weight_decay);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(int threads) {
+  return std::make_unique<CpuBackend>(threads);
+}
+
+}  // namespace scion::runtime

@@ -1,0 +1,22 @@
+// Softmax cross-entropy over N rows of V logits, for classification (N = batch, V =
+// classes) and token-level language modelling (N = positions, V = vocabulary).
+//
+// Forward: losses[n] = -log softmax(logits[n])[targets[n]], or 0 when targets[n] ==
+// ignore_index; probs (N, V) saved for backward. Returns the number of counted rows.
+// Backward assigns dlogits (=) for the loss  scale · Σ_n losses[n]  (the model passes
+// scale = 1 / counted rows for a mean); ignored rows get zero gradient.
+#pragma once
+
+#include <cstdint>
+
+namespace scion::runtime::cpu {
+
+inline constexpr std::int32_t kIgnoreIndex = -100;
+
+std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,
+                                   const std::int32_t* targets, std::int64_t N, int V);
+
+void cross_entropy_backward(float* dlogits, const float* probs, const std::int32_t* targets,
+                            float scale, std::int64_t N, int V);
+
+}  // namespace scion::runtime::cpu

@@ -1,0 +1,252 @@
+#include "runtime/model_weights.h"
+
+#include <algorithm>
+#include <map>
+
+#include "runtime/cpu/dropout.h"
+
+namespace scion::runtime {
+namespace {
+
+struct Slot {
+  const float* value = nullptr;
+  float* grad = nullptr;
+  std::int64_t rows = 0;  // shape[0]
+};
+
+class Resolver {
+ public:
+  Resolver(const spec::Model& model, const std::vector<ParameterSpec>& table,
+           const ParameterBinding& params, const ParameterBinding* grads) {
+    for (const ParameterSpec& p : table) {
+      const Tensor* value = params.find(p.name);
+      if (!value) {
+        status_ = not_found("model '" + model.name + "': parameter '" + p.name +
+                            "' is not bound; load or initialise it before running the model");
+        return;
+      }
+      if (value->shape != p.shape) {
+        status_ = invalid_argument("model '" + model.name + "': parameter '" + p.name +
+                                   "' has shape " + shape_string(value->shape) + ", expected " +
+                                   shape_string(p.shape));
+        return;
+      }
+      Slot slot{value->f32(), nullptr, p.shape.empty() ? 1 : p.shape[0]};
+      if (p.trainable && grads) {
+        const Tensor* grad = grads->find(p.name);
+        if (!grad || grad->shape != p.shape) {
+          status_ = not_found("model '" + model.name + "': trainable parameter '" + p.name +
+                              "' has no gradient view of shape " + shape_string(p.shape));
+          return;
+        }
+        slot.grad = grad->f32();
+      }
+      slots_[p.name] = slot;
+    }
+  }
+
+  const Status& status() const { return status_; }
+  bool has(const std::string& name) const { return slots_.count(name) > 0; }
+  const Slot& at(const std::string& name) const { return slots_.at(name); }
+  bool trained(const std::string& name) const { return has(name) && at(name).grad != nullptr; }
+
+  NormWeights norm(const std::string& stem) const {
+    const Slot& w = at(stem + ".weight");
+    const Slot& b = at(stem + ".bias");
+    return {w.value, b.value, w.grad, b.grad};
+  }
+  LinearWeights linear(const std::string& stem, int in, int out) const {
+    const Slot& w = at(stem + ".weight");
+    LinearWeights l{w.value, nullptr, w.grad, nullptr, in, out};
+    if (has(stem + ".bias")) {
+      l.bias = at(stem + ".bias").value;
+      l.dbias = at(stem + ".bias").grad;
+    }
+    return l;
+  }
+
+ private:
+  Status status_;
+  std::map<std::string, Slot> slots_;
+};
+
+std::string block_prefix(int l) { return "blk." + std::to_string(l) + "."; }
+
+PoolMode pool_mode(spec::Pooling pooling) {
+  switch (pooling) {
+    case spec::Pooling::kCls: return PoolMode::kCls;
+    case spec::Pooling::kMean: return PoolMode::kMean;
+    case spec::Pooling::kLast: return PoolMode::kLast;
+  }
+  return PoolMode::kCls;
+}
+
+// The classifier: the nearest head up the ancestry, else the base's.
+Status resolve_classifier(const spec::Workspace& ws, const spec::Model& model,
+                          const Resolver& r, ModelWeights& w) {
+  const int C = w.arch.width;
+  for (const spec::Model* m : ws.ancestry(model)) {
+    const std::string stem = m->is_base() ? "head" : "head." + m->name;
+    if (!r.has(stem + ".weight")) continue;
+    const auto K = static_cast<int>(r.at(stem + ".weight").rows);
+    w.has_classifier = true;
+    w.classifier.linear = r.linear(stem, C, K);
+    if (m->adaptation.head)
+      w.classifier.pooling = pool_mode(m->adaptation.head->pooling);
+    else
+      w.classifier.pooling = w.arch.kind == spec::ArchitectureKind::kDecoder ? PoolMode::kLast
+                                                                              : PoolMode::kCls;
+    return Status::ok();
+  }
+  return invalid_argument("model '" + model.name +
+                          "' has no classification head (neither its own `head:` nor an "
+                          "ancestor's); add an adaptation `head:` with labels to classify");
+}
+
+void resolve_adapters(const spec::Workspace& ws, const spec::Model& model, const Resolver& r,
+                      ModelWeights& w) {
+  const int C = w.arch.width;
+  std::vector<const spec::Model*> chain = ws.ancestry(model);
+  std::reverse(chain.begin(), chain.end());  // base first
+  for (const spec::Model* m : chain) {
+    const std::string& n = m->name;
+    const spec::Adaptation& ad = m->adaptation;
+    if (r.has("prompt." + n + ".embeddings")) {
+      const Slot& s = r.at("prompt." + n + ".embeddings");
+      w.prompts.push_back({s.value, s.grad, ad.prompt->virtual_tokens});
+    }
+    for (int l = 0; l < w.arch.layers; ++l) {
+      const std::string p = block_prefix(l);
+      BlockWeights& blk = w.blocks[l];
+      for (int i = 0; i < kLinearCount; ++i) {
+        const std::string stem = p + kLinearStems[i] + ".lora." + n;
+        if (!r.has(stem + ".a")) continue;
+        const Slot& a = r.at(stem + ".a");
+        const Slot& b = r.at(stem + ".b");
+        LoraWeights lora{a.value, b.value, a.grad, b.grad, ad.lora->rank,
+                         ad.lora->alpha / static_cast<float>(ad.lora->rank),
+                         a.grad ? ad.lora->dropout : 0.0f, cpu::mix64(0x10A4u + 31u * l + i)};
+        blk.lora[i].push_back(lora);
+      }
+      if (r.has(p + "prefix." + n + ".keys")) {
+        const Slot& k = r.at(p + "prefix." + n + ".keys");
+        const Slot& v = r.at(p + "prefix." + n + ".values");
+        blk.prefixes.push_back({k.value, v.value, k.grad, v.grad, ad.prefix->virtual_tokens});
+      }
+      for (const char* site : {"adapter_attn", "adapter_ffn"}) {
+        const std::string stem = p + site + "." + n;
+        if (!r.has(stem + ".down.weight")) continue;
+        const int H = std::max(1, C / ad.bottleneck->reduction);
+        BottleneckWeights bw{r.linear(stem + ".down", C, H), r.linear(stem + ".up", H, C)};
+        (std::string(site) == "adapter_attn" ? blk.adapter_attn : blk.adapter_ffn).push_back(bw);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int ModelWeights::prompt_tokens() const {
+  int P = 0;
+  for (const PromptWeights& p : prompts) P += p.tokens;
+  return P;
+}
+
+int ModelWeights::prefix_tokens(int block) const {
+  int P = 0;
+  for (const PrefixWeights& p : blocks[block].prefixes) P += p.tokens;
+  return P;
+}
+
+Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec::Model& model,
+                                   spec::Objective objective, const ParameterBinding& params,
+                                   const ParameterBinding* grads) {
+  const std::vector<ParameterSpec> table = parameter_table(workspace, model);
+  Resolver r(model, table, params, grads);
+  if (!r.status().is_ok()) return r.status();
+  ModelWeights w;
+  w.name = model.name;
+  w.arch = workspace.architecture_of(model);
+  w.objective = objective;
+  w.tok_emb = r.at("tok_emb.weight").value;
+  w.dtok_emb = r.at("tok_emb.weight").grad;
+  w.pos_emb = r.at("pos_emb.weight").value;
+  w.dpos_emb = r.at("pos_emb.weight").grad;
+  if (w.arch.norm == spec::NormPlacement::kPost) w.emb_ln = r.norm("emb_ln");
+  if (w.arch.norm == spec::NormPlacement::kPre) w.ln_f = r.norm("ln_f");
+  if (w.arch.tie_embeddings) {
+    w.lm_head = w.tok_emb;
+    w.dlm_head = w.dtok_emb;
+  } else {
+    w.lm_head = r.at("lm_head.weight").value;
+    w.dlm_head = r.at("lm_head.weight").grad;
+  }
+  w.blocks.resize(w.arch.layers);
+  for (int l = 0; l < w.arch.layers; ++l) {
+    const std::string p = block_prefix(l);
+    BlockWeights& blk = w.blocks[l];
+    blk.ln1 = r.norm(p + "ln1");
+    blk.ln2 = r.norm(p + "ln2");
+    for (int i = 0; i < kLinearCount; ++i) {
+      const auto [out, in] = linear_shape(w.arch, kLinearStems[i]);
+      blk.linear[i] = r.linear(p + kLinearStems[i], static_cast<int>(in), static_cast<int>(out));
+    }
+  }
+  resolve_adapters(workspace, model, r, w);
+  if (objective == spec::Objective::kClassification)
+    SCION_RETURN_IF_ERROR(resolve_classifier(workspace, model, r, w));
+  // Which parts train: trunk names are exactly the ones without an adapter/head marker.
+  w.lowest_trained_block = w.arch.layers;
+  for (const ParameterSpec& p : table) {
+    if (!p.trainable || !grads) continue;
+    const bool in_block = p.name.starts_with("blk.");
+    const bool adapter = p.name.find(".lora.") != std::string::npos ||
+                         p.name.find(".prefix.") != std::string::npos ||
+                         p.name.find(".adapter_") != std::string::npos ||
+                         p.name.starts_with("prompt.") || p.name.starts_with("head");
+    if (!adapter) w.trunk_trainable = true;
+    if (in_block) {
+      const int l = std::stoi(p.name.substr(4, p.name.find('.', 4) - 4));
+      w.lowest_trained_block = std::min(w.lowest_trained_block, l);
+    } else if (!p.name.starts_with("head") && !p.name.starts_with("ln_f") &&
+               !(p.name == "lm_head.weight")) {
+      w.lowest_trained_block = -1;  // embeddings, emb_ln or prompts
+    }
+  }
+  return w;
+}
+
+Status merge_lora(const spec::Workspace& workspace, const spec::Model& model,
+                  const ParameterBinding& params, const ParameterBinding& merged) {
+  if (!model.adaptation.lora) return Status::ok();
+  const spec::LoraSpec& spec = *model.adaptation.lora;
+  const float scale = spec.alpha / static_cast<float>(spec.rank);
+  const spec::Architecture& arch = workspace.architecture_of(model);
+  for (int l = 0; l < arch.layers; ++l) {
+    for (const char* stem : kLinearStems) {
+      const std::string base = block_prefix(l) + stem;
+      const Tensor* a = params.find(base + ".lora." + model.name + ".a");
+      if (!a) continue;
+      const Tensor* b = params.find(base + ".lora." + model.name + ".b");
+      const Tensor* w = params.find(base + ".weight");
+      const Tensor* out = merged.find(base + ".weight");
+      if (!b || !w || !out)
+        return not_found("merge_lora: '" + base + "' of model '" + model.name +
+                         "' lacks its B matrix, weight or merged destination");
+      const std::int64_t O = w->shape[0], I = w->shape[1], R = a->shape[0];
+      const float* A = a->f32();
+      const float* B = b->f32();
+      const float* W = w->f32();
+      float* M = out->f32();
+      for (std::int64_t o = 0; o < O; ++o)
+        for (std::int64_t i = 0; i < I; ++i) {
+          float delta = 0.0f;
+          for (std::int64_t k = 0; k < R; ++k) delta += B[o * R + k] * A[k * I + i];
+          M[o * I + i] = W[o * I + i] + scale * delta;
+        }
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace scion::runtime

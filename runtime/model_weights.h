@@ -1,0 +1,134 @@
+// ModelWeights: one model of a family resolved from names to pointers, ready to run.
+//
+// resolve_model walks the model's parameter table (runtime/parameter_table.h) and its
+// ancestry, and gathers pointers from a ParameterBinding: the frozen trunk, then every
+// ancestor's adapters (which the model runs frozen) and its own. Gradient pointers come
+// from a second binding and are set exactly for the parameters the model trains
+// (ParameterSpec::trainable); every other gradient pointer is null, which is how kernels
+// know to skip a frozen weight. The pointers stay owned by the bindings' storage, which
+// must outlive the ModelWeights.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/parameter_binding.h"
+#include "spec/status.h"
+#include "spec/workspace.h"
+
+namespace scion::runtime {
+
+struct NormWeights {
+  const float* weight = nullptr;  // (C)
+  const float* bias = nullptr;    // (C)
+  float* dweight = nullptr;
+  float* dbias = nullptr;
+};
+
+struct LinearWeights {
+  const float* weight = nullptr;  // (out, in)
+  const float* bias = nullptr;    // (out), may be null
+  float* dweight = nullptr;
+  float* dbias = nullptr;
+  int in = 0, out = 0;
+};
+
+// The six linear layers of a block, in LoRA target order.
+enum Linear { kAttnQ, kAttnK, kAttnV, kAttnO, kFfnIn, kFfnOut, kLinearCount };
+inline constexpr const char* kLinearStems[kLinearCount] = {"attn_q", "attn_k", "attn_v",
+                                                           "attn_o", "ffn_in", "ffn_out"};
+
+struct LoraWeights {
+  const float* a = nullptr;  // (r, in)
+  const float* b = nullptr;  // (out, r)
+  float* da = nullptr;
+  float* db = nullptr;
+  int rank = 0;
+  float scale = 1.0f;    // alpha / rank
+  float dropout = 0.0f;  // on the LoRA input, only while this adapter is trained
+  std::uint64_t stream = 0;  // dropout stream id
+};
+
+struct PrefixWeights {
+  const float* keys = nullptr;    // (P, C)
+  const float* values = nullptr;  // (P, C)
+  float* dkeys = nullptr;
+  float* dvalues = nullptr;
+  int tokens = 0;
+};
+
+struct BottleneckWeights {
+  LinearWeights down;  // C -> H
+  LinearWeights up;    // H -> C
+};
+
+struct BlockWeights {
+  NormWeights ln1, ln2;
+  std::array<LinearWeights, kLinearCount> linear;
+  // Adapters of the model and its ancestors, ancestors first.
+  std::array<std::vector<LoraWeights>, kLinearCount> lora;
+  std::vector<PrefixWeights> prefixes;
+  std::vector<BottleneckWeights> adapter_attn, adapter_ffn;
+};
+
+struct PromptWeights {
+  const float* embeddings = nullptr;  // (P, C)
+  float* dembeddings = nullptr;
+  int tokens = 0;
+};
+
+struct ClassifierWeights {
+  LinearWeights linear;  // (K, C)
+  PoolMode pooling = PoolMode::kCls;
+};
+
+struct ModelWeights {
+  std::string name;
+  spec::Architecture arch;
+  spec::Objective objective = spec::Objective::kClassification;
+
+  const float* tok_emb = nullptr;  // (V, C)
+  const float* pos_emb = nullptr;  // (T, C)
+  float* dtok_emb = nullptr;
+  float* dpos_emb = nullptr;
+  NormWeights emb_ln;  // post-norm only
+  NormWeights ln_f;    // pre-norm only
+  std::vector<BlockWeights> blocks;
+  const float* lm_head = nullptr;  // (V, C): tok_emb when tied
+  float* dlm_head = nullptr;
+  std::vector<PromptWeights> prompts;  // ancestors first
+  bool has_classifier = false;
+  ClassifierWeights classifier;
+
+  // True when any trunk parameter (embeddings, blocks, final norm, LM head) is trained;
+  // such a model can only be batched alone.
+  bool trunk_trainable = false;
+  // The lowest block holding a trained parameter; -1 when embeddings or prompts train,
+  // L when only the head does. The backward pass stops there.
+  int lowest_trained_block = 0;
+
+  int prompt_tokens() const;
+  int prefix_tokens(int block) const;
+};
+
+// REQUIRES: model belongs to workspace. `grads` null resolves for inference (every
+// gradient pointer null, nothing trains). `objective` picks the head: classification uses
+// the nearest classifier up the ancestry (the model's own head, an ancestor's, or the
+// base's `head.*`); masked/causal LM use the (tied or untied) LM head.
+// Errors: kNotFound when a parameter of the table is unbound (or its gradient, for a
+// trainable one), kInvalidArgument for a shape mismatch or a missing classifier.
+Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec::Model& model,
+                                   spec::Objective objective, const ParameterBinding& params,
+                                   const ParameterBinding* grads);
+
+// Folds `model`'s own LoRA into weights: for every LoRA of `model` on linear W bound in
+// `params`, writes W + scale · B·A into the view `merged` binds under W's name (which may
+// be W's own storage). After merging, running the parent's adapters with the merged
+// weights equals running `model` unmerged (up to float rounding).
+Status merge_lora(const spec::Workspace& workspace, const spec::Model& model,
+                  const ParameterBinding& params, const ParameterBinding& merged);
+
+}  // namespace scion::runtime

@@ -1,0 +1,70 @@
+#include "runtime/optimizer.h"
+
+#include <cmath>
+
+namespace scion::runtime {
+namespace {
+
+std::vector<ViewSpec> state_table(spec::OptimizerKind kind,
+                                  const std::vector<TrainableTensor>& tensors) {
+  std::vector<ViewSpec> table;
+  for (const TrainableTensor& t : tensors) {
+    if (kind == spec::OptimizerKind::kAdamW) {
+      table.push_back({"m." + t.name, t.param.shape, DType::kF32});
+      table.push_back({"v." + t.name, t.param.shape, DType::kF32});
+    } else {
+      table.push_back({"velocity." + t.name, t.param.shape, DType::kF32});
+    }
+  }
+  return table;
+}
+
+}  // namespace
+
+std::vector<TrainableTensor> trainable_tensors(const std::vector<ParameterSpec>& table,
+                                               const ParameterBinding& params,
+                                               const ParameterBinding& grads) {
+  std::vector<TrainableTensor> out;
+  for (const ParameterSpec& p : table)
+    if (p.trainable) out.push_back({p.name, *params.find(p.name), *grads.find(p.name)});
+  return out;
+}
+
+float global_grad_norm(Backend& backend, const std::vector<TrainableTensor>& tensors) {
+  double sum = 0.0;
+  for (const TrainableTensor& t : tensors) sum += backend.squared_norm(t.grad.f32(), t.grad.numel());
+  return static_cast<float>(std::sqrt(sum));
+}
+
+float clip_grad_norm(Backend& backend, const std::vector<TrainableTensor>& tensors,
+                     float max_norm) {
+  const float norm = global_grad_norm(backend, tensors);
+  if (norm > max_norm) {
+    const float scale = max_norm / (norm + 1e-6f);  // torch's epsilon
+    for (const TrainableTensor& t : tensors) backend.scale_inplace(t.grad.f32(), scale, t.grad.numel());
+  }
+  return norm;
+}
+
+Optimizer::Optimizer(Backend& backend, const spec::OptimizerSpec& spec,
+                     std::vector<TrainableTensor> tensors)
+    : backend_(backend), spec_(spec), tensors_(std::move(tensors)),
+      state_(state_table(spec.kind, tensors_), backend) {}
+
+float Optimizer::step(float lr) {
+  ++step_;
+  const float norm = spec_.grad_clip > 0 ? clip_grad_norm(backend_, tensors_, spec_.grad_clip) : 0.0f;
+  for (const TrainableTensor& t : tensors_) {
+    if (spec_.kind == spec::OptimizerKind::kAdamW) {
+      backend_.adamw_update(t.param.f32(), t.grad.f32(), state_.view("m." + t.name).f32(),
+                            state_.view("v." + t.name).f32(), t.param.numel(), lr, spec_.beta1,
+                            spec_.beta2, spec_.eps, spec_.weight_decay, step_);
+    } else {
+      backend_.sgd_update(t.param.f32(), t.grad.f32(), state_.view("velocity." + t.name).f32(),
+                          t.param.numel(), lr, spec_.momentum, spec_.weight_decay);
+    }
+  }
+  return norm;
+}
+
+}  // namespace scion::runtime

@@ -1,0 +1,136 @@
+#include "runtime/parameter_binding.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "runtime/backend.h"
+#include "runtime/cpu/dropout.h"
+
+namespace scion::runtime {
+
+void ParameterBinding::bind_all(const Arena& arena) {
+  for (const std::string& name : arena.names()) bind(name, arena.view(name));
+}
+
+const Tensor* ParameterBinding::find(const std::string& name) const {
+  auto it = views_.find(name);
+  return it == views_.end() ? nullptr : &it->second;
+}
+
+ParameterBinding ParameterStore::add_model(const spec::Workspace& workspace,
+                                           const spec::Model& model) {
+  const std::vector<ParameterSpec> table = parameter_table(workspace, model);
+  std::vector<ViewSpec> missing;
+  for (const ParameterSpec& p : table)
+    if (!by_author_and_name_.count({p.introduced_by, p.name}))
+      missing.push_back({p.name, p.shape, DType::kF32});
+  if (!missing.empty()) {
+    arenas_.push_back(std::make_unique<Arena>(missing, *backend_));
+    // An inherited parameter the model retrains (BitFit, full, unfreeze) starts from the
+    // parent's value, found under the parent's author for that name.
+    std::map<std::string, std::string> parent_author;
+    if (!model.is_base())
+      for (const ParameterSpec& p : parameter_table(workspace, *workspace.find_model(model.from)))
+        parent_author[p.name] = p.introduced_by;
+    for (const ParameterSpec& p : table) {
+      if (!arenas_.back()->contains(p.name) || by_author_and_name_.count({p.introduced_by, p.name}))
+        continue;
+      const Tensor& view = arenas_.back()->view(p.name);
+      auto parent = parent_author.find(p.name);
+      if (parent != parent_author.end()) {
+        auto inherited = by_author_and_name_.find({parent->second, p.name});
+        if (inherited != by_author_and_name_.end())
+          backend_->copy(view.f32(), inherited->second.f32(), view.numel());
+      }
+      by_author_and_name_[{p.introduced_by, p.name}] = view;
+    }
+  }
+  ParameterBinding binding;
+  for (const ParameterSpec& p : table) binding.bind(p.name, by_author_and_name_.at({p.introduced_by, p.name}));
+  return binding;
+}
+
+namespace {
+std::vector<ViewSpec> trainable_views(const std::vector<ParameterSpec>& table) {
+  std::vector<ViewSpec> views;
+  for (const ParameterSpec& p : table)
+    if (p.trainable) views.push_back({p.name, p.shape, DType::kF32});
+  return views;
+}
+}  // namespace
+
+GradientSet::GradientSet(const std::vector<ParameterSpec>& table, Backend& backend)
+    : arena_(trainable_views(table), backend) {
+  binding_.bind_all(arena_);
+}
+
+bool is_new_parameter(const std::string& name, const spec::Model& model) {
+  if (model.is_base()) return true;
+  const std::string m = "." + model.name + ".";
+  for (const char* kind : {".lora", ".prefix", ".adapter_attn", ".adapter_ffn"})
+    if (name.find(std::string(kind) + m) != std::string::npos) return true;
+  return name.starts_with("prompt" + m) || name.starts_with("head" + m);
+}
+
+namespace {
+
+std::uint64_t name_hash(const std::string& name) {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a: stable across platforms and runs
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+enum class InitRule { kNormal, kOnes, kZeros, kKaimingUniform };
+
+InitRule rule_for(const std::string& name) {
+  auto ends = [&](const char* s) { return name.ends_with(s); };
+  if (name.find(".lora.") != std::string::npos) return ends(".a") ? InitRule::kKaimingUniform : InitRule::kZeros;
+  if (name.find(".up.") != std::string::npos) return InitRule::kZeros;  // bottleneck: no-op at start
+  if (ends(".bias")) return InitRule::kZeros;
+  const bool norm = name.find("ln1.") != std::string::npos || name.find("ln2.") != std::string::npos ||
+                    name.starts_with("ln_f.") || name.starts_with("emb_ln.");
+  if (norm) return InitRule::kOnes;
+  return InitRule::kNormal;
+}
+
+}  // namespace
+
+void initialize_new_parameters(const spec::Workspace& workspace, const spec::Model& model,
+                               const ParameterBinding& params, std::uint64_t seed) {
+  for (const ParameterSpec& p : parameter_table(workspace, model)) {
+    if (p.introduced_by != model.name || !is_new_parameter(p.name, model)) continue;
+    const Tensor* view = params.find(p.name);
+    if (!view) continue;
+    float* x = view->f32();
+    const std::int64_t n = view->numel();
+    std::mt19937_64 rng(cpu::mix64(seed ^ name_hash(p.name)));
+    switch (rule_for(p.name)) {
+      case InitRule::kZeros: std::fill(x, x + n, 0.0f); break;
+      case InitRule::kOnes: std::fill(x, x + n, 1.0f); break;
+      case InitRule::kNormal: {
+        std::normal_distribution<float> normal(0.0f, 0.02f);
+        for (std::int64_t i = 0; i < n; ++i) x[i] = normal(rng);
+        break;
+      }
+      case InitRule::kKaimingUniform: {
+        const float bound = 1.0f / std::sqrt(static_cast<float>(p.shape.back()));
+        std::uniform_real_distribution<float> uniform(-bound, bound);
+        for (std::int64_t i = 0; i < n; ++i) x[i] = uniform(rng);
+        break;
+      }
+    }
+  }
+}
+
+void init_prompt_from_tokens(const Tensor& prompt, const Tensor& tok_emb,
+                             const std::vector<std::int32_t>& ids) {
+  const std::int64_t P = prompt.shape[0], C = prompt.shape[1];
+  for (std::int64_t p = 0; p < P; ++p) {
+    const std::int32_t id = ids[static_cast<std::size_t>(p) % ids.size()];
+    std::memcpy(prompt.f32() + p * C, tok_emb.f32() + static_cast<std::int64_t>(id) * C,
+                sizeof(float) * static_cast<std::size_t>(C));
+  }
+}
+
+}  // namespace scion::runtime

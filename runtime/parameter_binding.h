@@ -1,0 +1,91 @@
+// Binding parameter names to tensor views, and the storage behind them.
+//
+// A model never owns its parameters: it sees them through a ParameterBinding, a lookup
+// from the names of runtime/parameter_table.h to views. Bindings can point anywhere, so
+// models that share a parameter (an inherited trunk, a `share` declaration) bind the very
+// same buffer, and the weight-dedup pool (one buffer per digest) plugs in by binding its
+// views under each model's names.
+//
+// ParameterStore is that pool for a family built in memory: it keys storage by
+// (introduced_by, name) — two models hold the same value exactly when the same model
+// introduced it — and lays out each newly seen group of parameters in one Arena.
+// GradientSet holds one job's gradients for its trainable parameters, one Arena.
+// Nothing here is thread-safe to mutate; reading views concurrently is fine.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/arena.h"
+#include "runtime/parameter_table.h"
+#include "runtime/tensor.h"
+#include "spec/status.h"
+#include "spec/workspace.h"
+
+namespace scion::runtime {
+
+class ParameterBinding {
+ public:
+  // Points `name` at `view` (replacing an earlier binding of that name).
+  void bind(const std::string& name, const Tensor& view) { views_[name] = view; }
+  // Binds every view of `arena` under its own name.
+  void bind_all(const Arena& arena);
+  // nullptr when unbound.
+  const Tensor* find(const std::string& name) const;
+  const std::map<std::string, Tensor>& views() const { return views_; }
+
+ private:
+  std::map<std::string, Tensor> views_;
+};
+
+class ParameterStore {
+ public:
+  explicit ParameterStore(Backend& backend) : backend_(&backend) {}
+
+  // Binds every parameter of `model`, allocating storage for the ones no earlier model of
+  // this store introduced. Inherited values the model retrains (BitFit, full, unfreeze)
+  // get their own storage holding a copy of the parent's value; new parameters start at
+  // zero: call initialize_new_parameters or load them.
+  // REQUIRES: the model's parent was added (and initialised) before it.
+  ParameterBinding add_model(const spec::Workspace& workspace, const spec::Model& model);
+
+ private:
+  Backend* backend_;
+  std::vector<std::unique_ptr<Arena>> arenas_;
+  std::map<std::pair<std::string, std::string>, Tensor> by_author_and_name_;
+};
+
+// Gradients of one job: a zeroed view for every trainable parameter of its table.
+class GradientSet {
+ public:
+  GradientSet(const std::vector<ParameterSpec>& table, Backend& backend);
+  const ParameterBinding& binding() const { return binding_; }
+  void zero() { arena_.zero(); }
+
+ private:
+  Arena arena_;
+  ParameterBinding binding_;
+};
+
+// Whether `name` is a value `model` creates fresh (a base's trunk, a descendant's own
+// adapters and head), as opposed to an inherited value it may retrain (BitFit, full).
+bool is_new_parameter(const std::string& name, const spec::Model& model);
+
+// Initialises, in place, every parameter of `model`'s table that is new to it:
+// normal(0, 0.02) for embeddings and linear weights, ones/zeros for layer norms, zero
+// biases; LoRA A uniform(±1/sqrt(in)) (kaiming-uniform with a=√5, as PyTorch's Linear) and
+// B zero; bottleneck up-projection zero; prefix and prompt vectors normal(0, 0.02).
+// Each tensor draws from its own stream seeded by (seed, name), so values do not depend
+// on table order or on which other models exist.
+void initialize_new_parameters(const spec::Workspace& workspace, const spec::Model& model,
+                               const ParameterBinding& params, std::uint64_t seed);
+
+// Prompt tuning from text: row p of `prompt` (P, C) becomes the embedding of token
+// ids[p % ids.size()]. REQUIRES: !ids.empty(), every id < V.
+void init_prompt_from_tokens(const Tensor& prompt, const Tensor& tok_emb,
+                             const std::vector<std::int32_t>& ids);
+
+}  // namespace scion::runtime

@@ -1,0 +1,103 @@
+// SegmentedTransformer: forward and backward of a family batch through one frozen trunk.
+//
+// A FamilyBatch is a list of segments; each segment is B sequences of one model
+// (ModelWeights: the trunk plus its ancestors' adapters and its own). Rows of all segments
+// are concatenated, every trunk operation (layer norms, the q/k/v/o and FFN products,
+// GELU, residuals) runs ONCE over all rows, and each segment then applies its own
+// adapters to its own row range: LoRA as a segmented low-rank product (Punica's SGMV),
+// prefix keys/values inside that segment's attention, prompt embeddings at its front,
+// bottleneck adapters after its attention/FFN outputs, and its own head and loss.
+// Single-model training is the one-segment case.
+//
+// Gradients: backward() propagates the loss Σ_s mean_loss_s. Segment s's rows only reach
+// its own adapters, so each model's gradient views receive exactly what training it
+// alone would give. Trunk weight gradients are computed only when the trunk is trained,
+// which forward() allows only for a batch with a single segment. Gradients accumulate
+// (+=) into the views bound when resolving each ModelWeights; zero them between steps.
+//
+// The model forward is a flat list of layer calls (embeddings, blocks, final norm,
+// heads) and backward() is the same list reversed; each layer is a free-function kernel
+// called through the Backend. Activations live in one Arena laid out for the batch's
+// shape; it is rebuilt only when the shape changes, so a training loop with a fixed
+// batch shape allocates nothing per step.
+//
+// Scope: dropout applies to the embeddings and to each attention and FFN output (rate
+// Architecture::dropout) and to trained LoRA inputs; attention probabilities are not
+// dropped. The masked-LM head is the (tied or untied) output embedding applied directly
+// to the final hidden states, without BERT's extra dense + norm transform.
+//
+// Usage (one training step of two jobs on one trunk):
+//   SegmentedTransformer net(backend);
+//   FamilyBatch batch{.segments = {{&job_a, 8, 128, tok_a, len_a, labels_a, seed_a},
+//                                  {&job_b, 8, 128, tok_b, len_b, labels_b, seed_b}},
+//                     .training = true};
+//   auto out = net.forward(batch);      // out->at(s).loss, .logits
+//   grads_a.zero(); grads_b.zero();     // before backward, or accumulate over micro-batches
+//   net.backward();
+//   optimizer_a.step(lr_a); optimizer_b.step(lr_b);
+// Not thread-safe; one instance per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/arena.h"
+#include "runtime/backend.h"
+#include "runtime/model_weights.h"
+#include "spec/status.h"
+
+namespace scion::runtime {
+
+namespace detail {
+struct BatchPlan;  // the arena layout of one batch shape (transformer.cpp)
+}
+
+struct Segment {
+  const ModelWeights* model = nullptr;
+  int batch = 0;                          // B: sequences in this segment
+  int length = 0;                         // T: token positions per sequence (padded)
+  const std::int32_t* tokens = nullptr;   // (B, T) token ids < V
+  const std::int32_t* lengths = nullptr;  // (B) real tokens per sequence (1..T); null: all T
+  // Classification: (B) class indices. Masked/causal LM: (B, T) target token per position
+  // (already shifted for causal LM), cpu::kIgnoreIndex where no loss is taken.
+  // Null: inference only, no loss.
+  const std::int32_t* targets = nullptr;
+  std::uint64_t dropout_seed = 0;  // vary per step; masks depend only on (seed, row, site)
+};
+
+struct FamilyBatch {
+  std::vector<Segment> segments;
+  bool training = false;  // dropout on (the trunk's rate, and trained LoRA's own rate)
+};
+
+struct SegmentResult {
+  float loss = 0.0f;          // mean over counted targets; 0 when none or no targets
+  std::int64_t counted = 0;   // targets that were not ignored
+  // Classification: (B, K). LM: (B, P+T, V) where the first P positions are the
+  // segment's prompt tokens. Valid until the next forward().
+  Tensor logits;
+};
+
+class SegmentedTransformer {
+ public:
+  explicit SegmentedTransformer(Backend& backend);
+  ~SegmentedTransformer();
+
+  // Errors (kInvalidArgument): an empty batch, segments whose models do not share the
+  // same trunk storage, a trained trunk in a multi-segment batch, sequences longer than
+  // max_length (prompt tokens included), token ids or labels out of range.
+  Result<std::vector<SegmentResult>> forward(const FamilyBatch& batch);
+
+  // REQUIRES: the last forward() had targets on every segment and succeeded.
+  Status backward();
+
+ private:
+  Backend& backend_;
+  std::unique_ptr<detail::BatchPlan> plan_;
+  FamilyBatch batch_;
+  std::vector<SegmentResult> results_;
+  bool ready_for_backward_ = false;
+};
+
+}  // namespace scion::runtime

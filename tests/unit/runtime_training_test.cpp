@@ -1,0 +1,308 @@
+// Co-batched segments equal separate runs; optimizers; overfitting; determinism.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+
+#include "runtime/optimizer.h"
+#include "runtime/parameter_table.h"
+#include "runtime/transformer.h"
+#include "runtime_family.h"
+
+using namespace scion;
+using namespace scion::runtime;
+using scion::test::Family;
+using scion::test::TinyBatch;
+
+namespace {
+
+struct Snapshot {
+  float loss;
+  std::map<std::string, std::vector<float>> grads;
+};
+
+Snapshot snapshot(Family& f, const std::string& model, float loss) {
+  Snapshot s{loss, {}};
+  for (const auto& [name, view] : f.grads(model).binding().views())
+    s.grads[name] = std::vector<float>(view.f32(), view.f32() + view.numel());
+  return s;
+}
+
+// ‖a − b‖ / ‖b‖ over one tensor.
+double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+    norm += static_cast<double>(b[i]) * b[i];
+  }
+  return norm == 0 ? std::sqrt(diff) : std::sqrt(diff / norm);
+}
+
+}  // namespace
+
+TEST_CASE("a 3-segment batch gives each model exactly its own losses and gradients") {
+  auto arch = test::tiny_architecture();
+  arch.dropout = 0.1f;  // masks depend on (segment seed, row in segment): same alone or not
+  Family f(arch);
+  spec::Adaptation lora;
+  lora.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.1f, .targets = {"q", "v", "ffn_out"}, .layers = {}};
+  lora.head = test::two_labels();
+  f.add("lora", "base", lora);
+  spec::Adaptation prefix;
+  prefix.prefix = spec::PrefixSpec{.virtual_tokens = 3, .layers = {}, .reparam_hidden = 0};
+  prefix.head = test::two_labels(spec::Pooling::kMean);
+  f.add("prefix", "base", prefix);
+  spec::Adaptation bottleneck;
+  bottleneck.bottleneck = spec::BottleneckSpec{.reduction = 2, .placement = spec::BottleneckPlacement::kBoth, .layers = {}};
+  bottleneck.prompt = spec::PromptSpec{.virtual_tokens = 2, .init = spec::PromptInit::kRandom, .init_text = {}};
+  bottleneck.head = test::two_labels();
+  f.add("bottleneck", "base", bottleneck);
+  f.materialise(5);
+  f.randomise(6);
+  ModelWeights wl = f.weights("lora"), wp = f.weights("prefix"), wb = f.weights("bottleneck");
+  // Different batch sizes and lengths per segment.
+  const TinyBatch dl(3, 6, 16, 2, 11), dp(2, 4, 16, 2, 12), db(4, 5, 16, 2, 13);
+  const Segment sl = dl.segment(&wl, 3, 6, 101), sp = dp.segment(&wp, 2, 4, 102),
+                sb = db.segment(&wb, 4, 5, 103);
+  SegmentedTransformer net(f.backend());
+  std::map<std::string, Snapshot> alone;
+  for (const auto& [name, seg] : std::vector<std::pair<std::string, Segment>>{{"lora", sl}, {"prefix", sp}, {"bottleneck", sb}}) {
+    f.grads(name).zero();
+    auto out = net.forward({{seg}, true});
+    REQUIRE(out.is_ok());
+    REQUIRE(net.backward().is_ok());
+    alone[name] = snapshot(f, name, out->at(0).loss);
+  }
+  for (const char* name : {"lora", "prefix", "bottleneck"}) f.grads(name).zero();
+  auto out = net.forward({{sl, sp, sb}, true});
+  REQUIRE(out.is_ok());
+  REQUIRE(net.backward().is_ok());
+  const char* names[] = {"lora", "prefix", "bottleneck"};
+  for (int s = 0; s < 3; ++s) {
+    const Snapshot together = snapshot(f, names[s], out->at(s).loss);
+    INFO(names[s]);
+    CHECK(together.loss == Approx(alone[names[s]].loss).epsilon(1e-5));
+    REQUIRE(together.grads.size() == alone[names[s]].grads.size());
+    for (const auto& [param, g] : together.grads) {
+      INFO(param);
+      // Rows are independent in every kernel; only BLAS blocking over a taller matrix
+      // may reorder sums, so a 1e-5 relative bound holds with ample margin.
+      CHECK(relative_error(g, alone[names[s]].grads.at(param)) < 1e-5);
+    }
+    double norm = 0;
+    for (const auto& [param, g] : together.grads)
+      for (float x : g) norm += std::fabs(x);
+    CHECK(norm > 0);
+  }
+}
+
+TEST_CASE("a batch rejects mixed trunks and a trained trunk among several segments") {
+  Family f(test::tiny_architecture());
+  spec::Adaptation bitfit;
+  bitfit.bitfit = spec::BitfitSpec{};
+  bitfit.head = test::two_labels();
+  f.add("bitfit", "base", bitfit);
+  spec::Adaptation head;
+  head.head = test::two_labels();
+  f.add("head", "base", head);
+  f.materialise();
+  ModelWeights wb = f.weights("bitfit"), wh = f.weights("head");
+  const TinyBatch d(2, 4, 16, 2, 1);
+  SegmentedTransformer net(f.backend());
+  auto out = net.forward({{d.segment(&wb, 2, 4, 0), d.segment(&wh, 2, 4, 0)}, true});
+  REQUIRE(!out.is_ok());
+  CHECK(out.status().message().find("bitfit") != std::string::npos);
+
+  Family other(test::tiny_architecture());
+  other.add("head", "base", head);
+  other.materialise();
+  ModelWeights wo = other.weights("head");
+  auto mixed = net.forward({{d.segment(&wh, 2, 4, 0), d.segment(&wo, 2, 4, 0)}, false});
+  REQUIRE(!mixed.is_ok());
+  CHECK(mixed.status().message().find("trunk") != std::string::npos);
+  std::vector<std::int32_t> bad(8, 99);
+  auto out_of_range = net.forward({{{&wh, 2, 4, bad.data(), nullptr, nullptr, 0}}, false});
+  REQUIRE(!out_of_range.is_ok());
+  CHECK(out_of_range.status().message().find("99") != std::string::npos);
+}
+
+TEST_CASE("AdamW and SGD follow their update rules; clipping bounds the global norm") {
+  auto backend = make_cpu_backend();
+  std::vector<float> p = {1.0f, -2.0f}, g = {0.5f, 0.25f};
+  TrainableTensor t{"w", Tensor{p.data(), {2}}, Tensor{g.data(), {2}}};
+  spec::OptimizerSpec adam;
+  adam.weight_decay = 0.1f;
+  Optimizer opt(*backend, adam, {t});
+  opt.step(0.01f);
+  // step 1: m̂ = g, v̂ = g², update = g/(|g|+eps) = sign(g); decay θ·lr·wd.
+  CHECK(p[0] == Approx(1.0f - 0.01f * (1.0f + 0.1f * 1.0f)).epsilon(1e-6));
+  CHECK(p[1] == Approx(-2.0f - 0.01f * (1.0f + 0.1f * -2.0f)).epsilon(1e-6));
+
+  std::vector<float> q = {1.0f}, h = {2.0f};
+  spec::OptimizerSpec sgd;
+  sgd.kind = spec::OptimizerKind::kSgd;
+  sgd.momentum = 0.5f;
+  Optimizer opt2(*backend, sgd, {{"w", Tensor{q.data(), {1}}, Tensor{h.data(), {1}}}});
+  opt2.step(0.1f);  // v = 2, θ = 1 - 0.2
+  CHECK(q[0] == Approx(0.8f));
+  opt2.step(0.1f);  // v = 0.5·2 + 2 = 3, θ = 0.8 - 0.3
+  CHECK(q[0] == Approx(0.5f));
+
+  std::vector<float> a = {3.0f, 0.0f}, b = {4.0f};
+  std::vector<TrainableTensor> grads = {{"a", {}, Tensor{a.data(), {2}}}, {"b", {}, Tensor{b.data(), {1}}}};
+  CHECK(clip_grad_norm(*backend, grads, 1.0f) == Approx(5.0f));
+  CHECK(global_grad_norm(*backend, grads) == Approx(1.0f).epsilon(1e-5));
+  CHECK(clip_grad_norm(*backend, grads, 10.0f) == Approx(1.0f).epsilon(1e-5));
+  CHECK(a[0] == Approx(0.6f).epsilon(1e-5));
+}
+
+namespace {
+
+// Trains `model` for `steps` AdamW steps on one fixed batch; returns the losses.
+std::vector<float> train(Family& f, const std::string& model, int steps, float lr, bool dropout,
+                         spec::Objective objective = spec::Objective::kClassification) {
+  ModelWeights w = f.weights(model, objective);
+  const auto table = parameter_table(f.workspace(), f.model(model));
+  spec::OptimizerSpec spec;
+  spec.weight_decay = 0.01f;
+  spec.grad_clip = 1.0f;
+  Optimizer opt(f.backend(), spec, trainable_tensors(table, f.params(model), f.grads(model).binding()));
+  const TinyBatch d(4, 6, 16, 2, 21);
+  const bool lm = objective != spec::Objective::kClassification;
+  SegmentedTransformer net(f.backend());
+  std::vector<float> losses;
+  for (int step = 0; step < steps; ++step) {
+    auto out = net.forward({{d.segment(&w, 4, 6, 1000 + step, lm)}, dropout});
+    REQUIRE(out.is_ok());
+    losses.push_back(out->at(0).loss);
+    f.grads(model).zero();
+    REQUIRE(net.backward().is_ok());
+    opt.step(lr);
+  }
+  return losses;
+}
+
+}  // namespace
+
+TEST_CASE("an optimizer step leaves frozen parameters untouched") {
+  Family f(test::tiny_architecture());
+  spec::Adaptation lora;
+  lora.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}};
+  lora.head = test::two_labels();
+  f.add("lora", "base", lora);
+  f.materialise(3);
+  std::map<std::string, std::vector<float>> before;
+  for (const auto& [name, view] : f.params("lora").views())
+    before[name] = std::vector<float>(view.f32(), view.f32() + view.numel());
+  train(f, "lora", 2, 1e-2f, false);
+  for (const ParameterSpec& p : parameter_table(f.workspace(), f.model("lora"))) {
+    const Tensor& v = *f.params("lora").find(p.name);
+    const bool same = std::memcmp(v.data, before[p.name].data(), v.bytes()) == 0;
+    INFO(p.name);
+    CHECK(same == !p.trainable);
+  }
+}
+
+TEST_CASE("a small model overfits a tiny dataset") {
+  SECTION("full training, masked LM") {
+    Family f(test::tiny_architecture());
+    f.materialise(4);
+    const auto losses = train(f, "base", 150, 1e-2f, false, spec::Objective::kMaskedLm);
+    INFO("first " << losses.front() << " last " << losses.back());
+    CHECK(losses.front() > 2.0f);  // ≈ ln 16 at initialisation
+    CHECK(losses.back() < 0.1f);
+  }
+  SECTION("LoRA + head on a frozen trunk, classification") {
+    Family f(test::tiny_architecture());
+    spec::Adaptation lora;
+    lora.lora = spec::LoraSpec{.rank = 4, .alpha = 8.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}};
+    lora.head = test::two_labels();
+    f.add("lora", "base", lora);
+    f.materialise(4);
+    f.randomise(8);
+    const auto losses = train(f, "lora", 100, 3e-2f, false);
+    INFO("first " << losses.front() << " last " << losses.back());
+    CHECK(losses.back() < 0.05f);
+  }
+}
+
+TEST_CASE("same seed and thread count give bit-identical parameters") {
+  auto run = [](int threads) {
+    auto arch = test::tiny_architecture();
+    arch.dropout = 0.1f;
+    Family f(arch, threads);
+    spec::Adaptation lora;
+    lora.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.1f, .targets = {"q", "ffn_in"}, .layers = {}};
+    lora.head = test::two_labels();
+    f.add("lora", "base", lora);
+    f.materialise(42);
+    train(f, "lora", 5, 1e-2f, true);
+    std::vector<float> all;
+    for (const auto& [name, view] : f.params("lora").views()) all.insert(all.end(), view.f32(), view.f32() + view.numel());
+    return all;
+  };
+  const auto first = run(2);
+  const auto second = run(2);
+  CHECK(first == second);
+}
+
+TEST_CASE("shared modules bind the very same storage") {
+  Family f(test::tiny_architecture());
+  spec::Adaptation head;
+  head.head = test::two_labels();
+  f.add("a", "base", head);
+  f.add("b", "base", head);
+  f.materialise(3);
+  // A `share` of the head between a and b: b's names point at a's buffers.
+  ParameterBinding b_params = f.params("b");
+  for (const char* suffix : {".weight", ".bias"})
+    b_params.bind(std::string("head.b") + suffix, *f.params("a").find(std::string("head.a") + suffix));
+  auto wb = resolve_model(f.workspace(), f.model("b"), spec::Objective::kClassification, b_params,
+                          &f.grads("b").binding());
+  REQUIRE(wb.is_ok());
+  const Tensor& a_head = *f.params("a").find("head.a.weight");
+  CHECK(wb->classifier.linear.weight == a_head.f32());
+  const std::vector<float> before(a_head.f32(), a_head.f32() + a_head.numel());
+  const auto table = parameter_table(f.workspace(), f.model("b"));
+  Optimizer opt(f.backend(), spec::OptimizerSpec{}, trainable_tensors(table, b_params, f.grads("b").binding()));
+  const TinyBatch d(2, 4, 16, 2, 1);
+  SegmentedTransformer net(f.backend());
+  REQUIRE(net.forward({{d.segment(&*wb, 2, 4, 0)}, true}).is_ok());
+  f.grads("b").zero();
+  REQUIRE(net.backward().is_ok());
+  opt.step(0.1f);
+  CHECK(std::vector<float>(a_head.f32(), a_head.f32() + a_head.numel()) != before);
+}
+
+TEST_CASE("retrained inherited parameters start from the parent's values in their own storage") {
+  Family f(test::tiny_architecture());
+  spec::Adaptation bitfit;
+  bitfit.bitfit = spec::BitfitSpec{};
+  bitfit.head = test::two_labels();
+  f.add("bitfit", "base", bitfit);
+  f.materialise(5);
+  const Tensor& mine = *f.params("bitfit").find("blk.0.ffn_in.bias");
+  const Tensor& parents = *f.params("base").find("blk.0.ffn_in.bias");
+  CHECK(mine.data != parents.data);
+  CHECK(std::memcmp(mine.data, parents.data, mine.bytes()) == 0);
+  CHECK(f.params("bitfit").find("blk.0.ffn_in.weight")->data ==
+        f.params("base").find("blk.0.ffn_in.weight")->data);
+}
+
+TEST_CASE("prompt embeddings can start from text token embeddings") {
+  Family f(test::tiny_architecture());
+  spec::Adaptation prompt;
+  prompt.prompt = spec::PromptSpec{.virtual_tokens = 3, .init = spec::PromptInit::kText, .init_text = "ab"};
+  prompt.head = test::two_labels();
+  f.add("prompt", "base", prompt);
+  f.materialise(5);
+  const Tensor& p = *f.params("prompt").find("prompt.prompt.embeddings");
+  const Tensor& emb = *f.params("prompt").find("tok_emb.weight");
+  init_prompt_from_tokens(p, emb, {7, 2});
+  const int C = 8;
+  for (int c = 0; c < C; ++c) {
+    CHECK(p.f32()[c] == emb.f32()[7 * C + c]);
+    CHECK(p.f32()[C + c] == emb.f32()[2 * C + c]);
+    CHECK(p.f32()[2 * C + c] == emb.f32()[7 * C + c]);
+  }
+}
