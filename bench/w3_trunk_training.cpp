@@ -4,11 +4,15 @@
 // masked-LM loss; every parameter trainable; AdamW. One step = forward + backward +
 // optimizer update. Reports the median of the timed steps, the achieved GFLOP/s
 // (6 × parameters × tokens + attention), the OpenBLAS sgemm peak on a 2048³ product
-// measured in the same run, their ratio, and — when --peer names the PyTorch eager peer
-// script — the peer's median step time on the same shapes and threads, in the same run.
+// measured in the same run (median of one product before each timed step), their ratio, and — when --peer names the PyTorch eager peer
+// script — the peer's median step time on the same shapes and threads. The peer runs as
+// a child process in serve mode and its steps alternate with scion's (scion step, peer
+// step, ...), so on a shared, noisy machine both see the same load over time.
 //
 // Usage: w3_trunk_training [--steps N] [--threads N] [--layers N] [--peer bench/peers/w3_torch.py]
 #include <cblas.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -48,38 +52,64 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Median GFLOP/s of a 2048³ sgemm over 3 runs (after one warm-up).
-double sgemm_peak_gflops() {
+// GFLOP/s of one 2048³ sgemm (the main loop calls it once per step, so the peak sees
+// the same machine load as the steps; the first call warms OpenBLAS up).
+double sgemm_gflops() {
   const int n = 2048;
-  std::vector<float> a(static_cast<std::size_t>(n) * n, 0.5f), b(a), c(a.size());
-  std::vector<double> rates;
-  for (int i = 0; i < 4; ++i) {
-    const auto start = Clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
-                0.0f, c.data(), n);
-    const double s = seconds_since(start);
-    if (i > 0) rates.push_back(2.0 * n * n * n / s / 1e9);
-  }
-  return median(rates);
+  static std::vector<float> a(static_cast<std::size_t>(n) * n, 0.5f), b(a), c(a.size());
+  const auto start = Clock::now();
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+              0.0f, c.data(), n);
+  return 2.0 * n * n * n / seconds_since(start) / 1e9;
 }
 
-// Runs the peer and returns its median step seconds (parsed from "step_seconds=<x>").
-double run_peer(const Options& o) {
-  const std::string cmd = "/usr/bin/python3 " + o.peer + " --steps " + std::to_string(o.steps) +
-                          " --threads " + std::to_string(o.threads) + " --layers " +
-                          std::to_string(o.layers);
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return -1;
-  char line[512];
-  double result = -1;
-  while (fgets(line, sizeof line, pipe)) {
-    std::fputs(line, stdout);
+// The PyTorch peer as a child process in --serve mode: step() runs one of its steps.
+class Peer {
+ public:
+  explicit Peer(const Options& o) {
+    int to_child[2], from_child[2];
+    if (pipe(to_child) != 0 || pipe(from_child) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(to_child[0], 0);
+      dup2(from_child[1], 1);
+      close(to_child[1]);
+      close(from_child[0]);
+      const std::string threads = std::to_string(o.threads), layers = std::to_string(o.layers);
+      execl("/usr/bin/python3", "python3", o.peer.c_str(), "--serve", "--threads",
+            threads.c_str(), "--layers", layers.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    in_ = fdopen(to_child[1], "w");
+    out_ = fdopen(from_child[0], "r");
+    char line[256];
+    ready_ = out_ && fgets(line, sizeof line, out_) && std::string(line).starts_with("ready");
+  }
+  ~Peer() {
+    if (in_) fclose(in_);
+    if (out_) fclose(out_);
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+  }
+  bool ready() const { return ready_; }
+  // Seconds of one peer step, or -1 when the peer failed.
+  double step() {
+    std::fputs("step\n", in_);
+    std::fflush(in_);
+    char line[256];
+    if (!fgets(line, sizeof line, out_)) return -1;
     const std::string s = line;
     const auto at = s.find("step_seconds=");
-    if (at != std::string::npos) result = std::atof(s.c_str() + at + 13);
+    return at == std::string::npos ? -1 : std::atof(s.c_str() + at + 13);
   }
-  return pclose(pipe) == 0 ? result : -1;
-}
+
+ private:
+  pid_t pid_ = -1;
+  FILE* in_ = nullptr;
+  FILE* out_ = nullptr;
+  bool ready_ = false;
+};
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -138,10 +168,19 @@ int main(int argc, char** argv) {
   SegmentedTransformer net(*backend);
   const FamilyBatch batch{{{&*weights, B, T, tokens.data(), nullptr, targets.data(), 0}}, true};
 
-  const double peak = sgemm_peak_gflops();
-  std::vector<double> times, forward_times, backward_times, update_times;
+  sgemm_gflops();  // warm-up
+  std::unique_ptr<Peer> peer;
+  if (!opt.peer.empty()) {
+    peer = std::make_unique<Peer>(opt);
+    if (!peer->ready()) {
+      std::printf("w3 torch peer unavailable (needs /usr/bin/python3 with torch)\n");
+      peer.reset();
+    }
+  }
+  std::vector<double> times, forward_times, backward_times, update_times, peer_times, peaks;
   float loss = 0;
   for (int step = 0; step <= opt.steps; ++step) {  // step 0 warms up (plans the arena)
+    if (step > 0) peaks.push_back(sgemm_gflops());
     const auto start = Clock::now();
     auto out = net.forward(batch);
     if (!out.is_ok()) {
@@ -159,8 +198,10 @@ int main(int argc, char** argv) {
     forward_times.push_back(forward_s);
     backward_times.push_back(backward_s);
     update_times.push_back(times.back() - forward_s - backward_s);
+    if (peer) peer_times.push_back(peer->step());
   }
   const double step_s = median(times);
+  const double peak = median(peaks);
   const double tokens_per_step = static_cast<double>(B) * T;
   const double flops = 6.0 * parameter_count * tokens_per_step +
                        12.0 * a.layers * B * static_cast<double>(T) * T * a.width;
@@ -170,13 +211,14 @@ int main(int argc, char** argv) {
   std::printf("w3 scion breakdown: forward=%.3f s backward=%.3f s (incl. zeroing grads) adamw=%.3f s\n",
               median(forward_times), median(backward_times), median(update_times));
   std::printf("w3 sgemm_2048_peak_gflops=%.1f fraction_of_peak=%.3f\n", peak, gflops / peak);
-  if (!opt.peer.empty()) {
-    const double peer_s = run_peer(opt);
+  if (peer) {
+    const double peer_s = median(peer_times);
     if (peer_s > 0)
-      std::printf("w3 ratio scion_vs_torch_eager=%.3f (torch step %.3f s / scion step %.3f s; >1 means scion faster)\n",
-                  peer_s / step_s, peer_s, step_s);
+      std::printf("w3 torch_eager: step_seconds=%.3f gflops=%.1f\n"
+                  "w3 ratio scion_vs_torch_eager=%.3f (torch step / scion step, interleaved; >1 means scion faster)\n",
+                  peer_s, flops / peer_s / 1e9, peer_s / step_s);
     else
-      std::printf("w3 torch peer unavailable\n");
+      std::printf("w3 torch peer failed during the run\n");
   }
   return 0;
 }

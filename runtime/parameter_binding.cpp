@@ -27,9 +27,24 @@ ParameterBinding ParameterStore::add_model(const spec::Workspace& workspace,
       missing.push_back({p.name, p.shape, DType::kF32});
   if (!missing.empty()) {
     arenas_.push_back(std::make_unique<Arena>(missing, *backend_));
-    for (const ParameterSpec& p : table)
-      if (arenas_.back()->contains(p.name) && !by_author_and_name_.count({p.introduced_by, p.name}))
-        by_author_and_name_[{p.introduced_by, p.name}] = arenas_.back()->view(p.name);
+    // An inherited parameter the model retrains (BitFit, full, unfreeze) starts from the
+    // parent's value, found under the parent's author for that name.
+    std::map<std::string, std::string> parent_author;
+    if (!model.is_base())
+      for (const ParameterSpec& p : parameter_table(workspace, *workspace.find_model(model.from)))
+        parent_author[p.name] = p.introduced_by;
+    for (const ParameterSpec& p : table) {
+      if (!arenas_.back()->contains(p.name) || by_author_and_name_.count({p.introduced_by, p.name}))
+        continue;
+      const Tensor& view = arenas_.back()->view(p.name);
+      auto parent = parent_author.find(p.name);
+      if (parent != parent_author.end()) {
+        auto inherited = by_author_and_name_.find({parent->second, p.name});
+        if (inherited != by_author_and_name_.end())
+          backend_->copy(view.f32(), inherited->second.f32(), view.numel());
+      }
+      by_author_and_name_[{p.introduced_by, p.name}] = view;
+    }
   }
   ParameterBinding binding;
   for (const ParameterSpec& p : table) binding.bind(p.name, by_author_and_name_.at({p.introduced_by, p.name}));

@@ -45,9 +45,11 @@ class ParameterStore {
  public:
   explicit ParameterStore(Backend& backend) : backend_(&backend) {}
 
-  // Binds every parameter of `model`, allocating (zeroed) storage for the ones no earlier
-  // model of this store introduced. Values are not initialised: call
-  // initialize_new_parameters or load them.
+  // Binds every parameter of `model`, allocating storage for the ones no earlier model of
+  // this store introduced. Inherited values the model retrains (BitFit, full, unfreeze)
+  // get their own storage holding a copy of the parent's value; new parameters start at
+  // zero: call initialize_new_parameters or load them.
+  // REQUIRES: the model's parent was added (and initialised) before it.
   ParameterBinding add_model(const spec::Workspace& workspace, const spec::Model& model);
 
  private:

@@ -93,16 +93,33 @@ struct BatchPlan {
 
 namespace {
 
+// Everything the arena layout depends on: shapes, and each model's adapter structure
+// (not its address, which a caller may reuse for a different model).
 std::string batch_signature(const FamilyBatch& batch) {
   std::string s = batch.training ? "T" : "E";
+  auto add = [&s](std::int64_t v) {
+    s += std::to_string(v);
+    s += ',';
+  };
   for (const Segment& seg : batch.segments) {
+    const ModelWeights& m = *seg.model;
     s += '|';
-    s += std::to_string(reinterpret_cast<std::uintptr_t>(seg.model));
-    s += ':';
-    s += std::to_string(seg.batch);
-    s += 'x';
-    s += std::to_string(seg.length);
-    if (seg.lengths) s += 'l';
+    add(seg.batch);
+    add(seg.length);
+    add(static_cast<int>(m.objective));
+    add(m.has_classifier ? m.classifier.linear.out : 0);
+    add(m.prompt_tokens());
+    for (const BlockWeights& b : m.blocks) {
+      s += '/';
+      for (const PrefixWeights& p : b.prefixes) add(p.tokens);
+      for (const auto& loras : b.lora) {
+        s += 'l';
+        for (const LoraWeights& l : loras) add(l.rank * 2 + (l.dropout > 0));
+      }
+      for (const BottleneckWeights& w : b.adapter_attn) add(w.down.out);
+      s += 'f';
+      for (const BottleneckWeights& w : b.adapter_ffn) add(w.down.out);
+    }
   }
   return s;
 }
@@ -170,12 +187,8 @@ class Layout {
   std::vector<float**> slots_;
 };
 
-void plan_batch(detail::BatchPlan& plan, const FamilyBatch& batch, Backend& backend);
-
-}  // namespace
-
-namespace {
-
+// Lays out every activation, saved value and gradient scratch buffer of the batch in
+// one arena: trunk buffers span all N rows; adapter and head buffers are per segment.
 void plan_batch(detail::BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
   using Plan = detail::BatchPlan;
   const ModelWeights& trunk = *batch.segments[0].model;

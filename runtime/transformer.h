@@ -21,6 +21,11 @@
 // shape; it is rebuilt only when the shape changes, so a training loop with a fixed
 // batch shape allocates nothing per step.
 //
+// Scope: dropout applies to the embeddings and to each attention and FFN output (rate
+// Architecture::dropout) and to trained LoRA inputs; attention probabilities are not
+// dropped. The masked-LM head is the (tied or untied) output embedding applied directly
+// to the final hidden states, without BERT's extra dense + norm transform.
+//
 // Usage (one training step of two jobs on one trunk):
 //   SegmentedTransformer net(backend);
 //   FamilyBatch batch{.segments = {{&job_a, 8, 128, tok_a, len_a, labels_a, seed_a},

@@ -4,6 +4,10 @@
 Pre-norm encoder, L=12 d=768 h=12 f=3072 V=256 T=128 batch 16, tied embeddings,
 GELU (tanh), masked-LM loss on ~15% of positions, AdamW (weight decay 0.01), every
 parameter trained. Prints the median step time of the timed steps as step_seconds=<x>.
+
+With --serve it prints "ready" after one warm-up step, then runs one step per "step"
+line on stdin and answers each with "step_seconds=<x>", so the scion benchmark can
+interleave its steps with the peer's and both see the same machine load.
 """
 import argparse
 import math
@@ -57,6 +61,7 @@ def main():
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--serve", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -65,16 +70,29 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
     tokens = torch.randint(0, V, (B, T))
     targets = torch.where(torch.rand(B, T) < 0.15, torch.randint(0, V, (B, T)), torch.full((B, T), -100))
-    times = []
-    for step in range(args.steps + 1):
+
+    def step():
         start = time.perf_counter()
         logits = model(tokens)
         loss = nn.functional.cross_entropy(logits.view(B * T, V), targets.view(-1), ignore_index=-100)
         opt.zero_grad(set_to_none=False)
         loss.backward()
         opt.step()
-        if step > 0:
-            times.append(time.perf_counter() - start)
+        return time.perf_counter() - start, loss
+
+    step()  # warm-up
+    if args.serve:
+        print("ready", flush=True)
+        for line in sys.stdin:
+            if line.strip() != "step":
+                break
+            seconds, _ = step()
+            print(f"step_seconds={seconds:.3f}", flush=True)
+        return
+    times = []
+    for _ in range(args.steps):
+        seconds, loss = step()
+        times.append(seconds)
     print(f"w3 torch_eager: threads={torch.get_num_threads()} step_seconds={statistics.median(times):.3f} "
           f"loss={loss.item():.4f}")
 

@@ -2,9 +2,11 @@
 // properties adapters promise: a fresh adapter is a no-op, merged LoRA equals unmerged.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 
 #include "runtime/optimizer.h"
+#include "runtime/prefix_reparam.h"
 #include "runtime/parameter_table.h"
 #include "runtime/transformer.h"
 #include "runtime_family.h"
@@ -246,4 +248,53 @@ TEST_CASE("resolve_model reports unbound parameters and missing classifiers") {
                                f.params("base"), &f.grads("base").binding());
   REQUIRE(!no_head.is_ok());
   CHECK(no_head.status().code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("prefix reparametrisation: MLP gradients match finite differences") {
+  Family f(test::tiny_architecture());
+  spec::Adaptation ad;
+  ad.prefix = spec::PrefixSpec{.virtual_tokens = 2, .layers = {0, 1}, .reparam_hidden = 5};
+  ad.head = test::two_labels();
+  f.add("reparam", "base", ad);
+  f.materialise(2);
+  f.randomise(3);
+  PrefixReparametrisation reparam(f.backend(), f.workspace(), f.model("reparam"), 4);
+  for (const TrainableTensor& t : reparam.trainable_tensors())  // larger than the 0.02 init
+    for (std::int64_t i = 0; i < t.param.numel(); ++i) t.param.f32()[i] = 0.3f * std::sin(1.7f * i + 0.3f);
+  ModelWeights w = f.weights("reparam");
+  const TinyBatch data(kB, kT, 16, 2, 9);
+  SegmentedTransformer net(f.backend());
+  auto loss = [&]() -> double {
+    reparam.materialise(f.params("reparam"));
+    auto out = net.forward({{data.segment(&w, kB, kT, 0)}, false});
+    REQUIRE(out.is_ok());
+    return out->at(0).loss;
+  };
+  loss();
+  f.grads("reparam").zero();
+  REQUIRE(net.backward().is_ok());
+  reparam.zero_grad();
+  reparam.backward(f.grads("reparam").binding());
+  CHECK(reparam.produces("blk.1.prefix.reparam.values"));
+  CHECK(!reparam.produces("head.reparam.weight"));
+  for (const TrainableTensor& t : reparam.trainable_tensors()) {
+    std::vector<float> analytic(t.grad.f32(), t.grad.f32() + t.grad.numel());
+    scion::test::check_gradient(t.name, loss, t.param.f32(), static_cast<std::size_t>(t.param.numel()),
+                                analytic.data(), {}, 24);
+  }
+}
+
+TEST_CASE("unfreeze and freeze globs choose trained trunk parameters: gradients match") {
+  Family f(test::tiny_architecture());
+  spec::Model& m = f.add("unfrozen", "base", lora_everywhere());
+  m.unfreeze = {"blk.1.ln2.*", "ln_f.*", "blk.0.attn_*"};
+  m.freeze = {"blk.0.attn_q.*", "blk.0.attn_k.*"};  // freeze applies after unfreeze
+  f.materialise();
+  ModelWeights w = f.weights("unfrozen");
+  CHECK(w.trunk_trainable);
+  CHECK(w.blocks[0].linear[kAttnQ].dweight == nullptr);
+  CHECK(w.blocks[0].linear[kAttnV].dweight != nullptr);
+  CHECK(w.blocks[0].linear[kAttnO].dbias != nullptr);
+  CHECK(w.blocks[1].linear[kAttnV].dweight == nullptr);
+  check_model_gradients(f, "unfrozen", spec::Objective::kClassification);
 }

@@ -245,3 +245,64 @@ TEST_CASE("same seed and thread count give bit-identical parameters") {
   const auto second = run(2);
   CHECK(first == second);
 }
+
+TEST_CASE("shared modules bind the very same storage") {
+  Family f(test::tiny_architecture());
+  spec::Adaptation head;
+  head.head = test::two_labels();
+  f.add("a", "base", head);
+  f.add("b", "base", head);
+  f.materialise(3);
+  // A `share` of the head between a and b: b's names point at a's buffers.
+  ParameterBinding b_params = f.params("b");
+  for (const char* suffix : {".weight", ".bias"})
+    b_params.bind(std::string("head.b") + suffix, *f.params("a").find(std::string("head.a") + suffix));
+  auto wb = resolve_model(f.workspace(), f.model("b"), spec::Objective::kClassification, b_params,
+                          &f.grads("b").binding());
+  REQUIRE(wb.is_ok());
+  const Tensor& a_head = *f.params("a").find("head.a.weight");
+  CHECK(wb->classifier.linear.weight == a_head.f32());
+  const std::vector<float> before(a_head.f32(), a_head.f32() + a_head.numel());
+  const auto table = parameter_table(f.workspace(), f.model("b"));
+  Optimizer opt(f.backend(), spec::OptimizerSpec{}, trainable_tensors(table, b_params, f.grads("b").binding()));
+  const TinyBatch d(2, 4, 16, 2, 1);
+  SegmentedTransformer net(f.backend());
+  REQUIRE(net.forward({{d.segment(&*wb, 2, 4, 0)}, true}).is_ok());
+  f.grads("b").zero();
+  REQUIRE(net.backward().is_ok());
+  opt.step(0.1f);
+  CHECK(std::vector<float>(a_head.f32(), a_head.f32() + a_head.numel()) != before);
+}
+
+TEST_CASE("retrained inherited parameters start from the parent's values in their own storage") {
+  Family f(test::tiny_architecture());
+  spec::Adaptation bitfit;
+  bitfit.bitfit = spec::BitfitSpec{};
+  bitfit.head = test::two_labels();
+  f.add("bitfit", "base", bitfit);
+  f.materialise(5);
+  const Tensor& mine = *f.params("bitfit").find("blk.0.ffn_in.bias");
+  const Tensor& parents = *f.params("base").find("blk.0.ffn_in.bias");
+  CHECK(mine.data != parents.data);
+  CHECK(std::memcmp(mine.data, parents.data, mine.bytes()) == 0);
+  CHECK(f.params("bitfit").find("blk.0.ffn_in.weight")->data ==
+        f.params("base").find("blk.0.ffn_in.weight")->data);
+}
+
+TEST_CASE("prompt embeddings can start from text token embeddings") {
+  Family f(test::tiny_architecture());
+  spec::Adaptation prompt;
+  prompt.prompt = spec::PromptSpec{.virtual_tokens = 3, .init = spec::PromptInit::kText, .init_text = "ab"};
+  prompt.head = test::two_labels();
+  f.add("prompt", "base", prompt);
+  f.materialise(5);
+  const Tensor& p = *f.params("prompt").find("prompt.prompt.embeddings");
+  const Tensor& emb = *f.params("prompt").find("tok_emb.weight");
+  init_prompt_from_tokens(p, emb, {7, 2});
+  const int C = 8;
+  for (int c = 0; c < C; ++c) {
+    CHECK(p.f32()[c] == emb.f32()[7 * C + c]);
+    CHECK(p.f32()[C + c] == emb.f32()[2 * C + c]);
+    CHECK(p.f32()[2 * C + c] == emb.f32()[7 * C + c]);
+  }
+}

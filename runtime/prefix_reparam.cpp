@@ -1,0 +1,93 @@
+#include "runtime/prefix_reparam.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "runtime/cpu/dropout.h"
+
+namespace scion::runtime {
+namespace {
+
+std::vector<std::string> output_names(const spec::Workspace& ws, const spec::Model& model) {
+  std::vector<std::string> names;
+  for (const ParameterSpec& p : parameter_table(ws, model))
+    if (p.name.find(".prefix." + model.name + ".") != std::string::npos) names.push_back(p.name);
+  return names;  // table order: per layer, keys then values
+}
+
+std::vector<ViewSpec> mlp_table(std::int64_t P, std::int64_t C, std::int64_t H, std::int64_t out) {
+  return {{"embedding", {P, C}}, {"w1", {H, C}}, {"b1", {H}}, {"w2", {out, H}}, {"b2", {out}}};
+}
+
+}  // namespace
+
+PrefixReparametrisation::PrefixReparametrisation(Backend& backend,
+                                                 const spec::Workspace& workspace,
+                                                 const spec::Model& model, std::uint64_t seed)
+    : backend_(backend), outputs_(output_names(workspace, model)),
+      P_(model.adaptation.prefix->virtual_tokens), C_(workspace.architecture_of(model).width),
+      hidden_(model.adaptation.prefix->reparam_hidden),
+      params_(mlp_table(P_, C_, hidden_, static_cast<std::int64_t>(outputs_.size()) * C_), backend),
+      grads_(mlp_table(P_, C_, hidden_, static_cast<std::int64_t>(outputs_.size()) * C_), backend),
+      acts_({{"hidden", {P_, hidden_}}, {"out", {P_, static_cast<std::int64_t>(outputs_.size()) * C_}},
+             {"dhidden", {P_, hidden_}}, {"dembedding", {P_, C_}}},
+            backend) {
+  for (const char* name : {"embedding", "w1", "w2"}) {
+    std::mt19937_64 rng(cpu::mix64(seed ^ cpu::mix64(std::hash<std::string>{}(name))));
+    std::normal_distribution<float> normal(0.0f, 0.02f);
+    const Tensor& t = params_.view(name);
+    for (std::int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = normal(rng);
+  }
+}
+
+void PrefixReparametrisation::materialise(const ParameterBinding& params) {
+  const int out_width = static_cast<int>(outputs_.size()) * C_;
+  float* hidden = acts_.view("hidden").f32();
+  float* out = acts_.view("out").f32();
+  backend_.matmul_forward(hidden, params_.view("embedding").f32(), params_.view("w1").f32(),
+                          params_.view("b1").f32(), P_, C_, hidden_);
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(P_) * hidden_; ++i) hidden[i] = std::tanh(hidden[i]);
+  backend_.matmul_forward(out, hidden, params_.view("w2").f32(), params_.view("b2").f32(), P_,
+                          hidden_, out_width);
+  for (std::size_t j = 0; j < outputs_.size(); ++j) {
+    float* dst = params.find(outputs_[j])->f32();
+    for (int p = 0; p < P_; ++p)
+      std::copy_n(out + static_cast<std::size_t>(p) * out_width + j * C_, C_, dst + static_cast<std::size_t>(p) * C_);
+  }
+}
+
+void PrefixReparametrisation::backward(const ParameterBinding& grads) {
+  const int out_width = static_cast<int>(outputs_.size()) * C_;
+  float* dout = acts_.view("out").f32();  // reuse: the forward output is not needed here
+  for (std::size_t j = 0; j < outputs_.size(); ++j) {
+    const float* src = grads.find(outputs_[j])->f32();
+    for (int p = 0; p < P_; ++p)
+      std::copy_n(src + static_cast<std::size_t>(p) * C_, C_, dout + static_cast<std::size_t>(p) * out_width + j * C_);
+  }
+  const float* hidden = acts_.view("hidden").f32();
+  float* dhidden = acts_.view("dhidden").f32();
+  backend_.matmul_backward(dhidden, grads_.view("w2").f32(), grads_.view("b2").f32(), dout, hidden,
+                           params_.view("w2").f32(), 1.0f, P_, hidden_, out_width, GradMode::kAssign);
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(P_) * hidden_; ++i)
+    dhidden[i] *= 1.0f - hidden[i] * hidden[i];
+  float* dembedding = acts_.view("dembedding").f32();
+  backend_.matmul_backward(dembedding, grads_.view("w1").f32(), grads_.view("b1").f32(), dhidden,
+                           params_.view("embedding").f32(), params_.view("w1").f32(), 1.0f, P_,
+                           C_, hidden_, GradMode::kAssign);
+  backend_.add_inplace(grads_.view("embedding").f32(), dembedding, 1.0f,
+                       static_cast<std::int64_t>(P_) * C_);
+}
+
+std::vector<TrainableTensor> PrefixReparametrisation::trainable_tensors() const {
+  std::vector<TrainableTensor> out;
+  for (const std::string& name : params_.names())
+    out.push_back({"prefix_reparam." + name, params_.view(name), grads_.view(name)});
+  return out;
+}
+
+bool PrefixReparametrisation::produces(const std::string& name) const {
+  return std::find(outputs_.begin(), outputs_.end(), name) != outputs_.end();
+}
+
+}  // namespace scion::runtime
