@@ -145,8 +145,10 @@ std::optional<Architecture> load_architecture(SpecReader& r, const YamlNode& nod
               fmt::format("tokenizer '{}' is not supported yet", tok->value),
               "; use tokenizer: byte");
   }
-  r.read_int(find(node, "vocab_size"), key("vocab_size"), a.vocab_size, 256, 1 << 20,
-             "an integer from 256 (the byte tokenizer's 256 bytes) to 1048576");
+  r.read_int(find(node, "vocab_size"), key("vocab_size"), a.vocab_size, kByteTokenizerVocabSize,
+             1 << 20,
+             "an integer from 260 (the byte tokenizer's 256 bytes and 4 special tokens) to "
+             "1048576");
   r.read_choice<NormPlacement>(find(node, "norm"), key("norm"), kNorms, a.norm, "norm placement");
   r.read_float(find(node, "dropout"), key("dropout"), a.dropout, 0, false, 1, true,
                "a number from 0 to below 1");

@@ -35,13 +35,17 @@ struct TokenizerSpec {
   std::string vocab_file;  // WordPiece/BPE vocabularies; empty for bytes
 };
 
+// The byte tokenizer's vocabulary: 256 byte values and 4 special tokens (pad, cls/bos,
+// sep/eos, mask); runtime/text/byte_tokenizer.h holds the same number.
+inline constexpr int kByteTokenizerVocabSize = 260;
+
 struct Architecture {
   ArchitectureKind kind = ArchitectureKind::kEncoder;
   int layers = 0;      // L
   int width = 0;       // d (C in kernel signatures)
   int heads = 0;       // h; divides width
   int ffn_width = 0;   // f; default 4*width
-  int vocab_size = 256;  // V; 256 for the byte tokenizer
+  int vocab_size = kByteTokenizerVocabSize;  // V
   int max_length = 0;  // T_max: learned position embeddings
   NormPlacement norm = NormPlacement::kPre;
   float dropout = 0.0f;

@@ -16,6 +16,7 @@ inline constexpr int kByteValues = 256;
 
 // 256 byte values + 4 specials.
 constexpr int byte_tokenizer_vocab_size() { return kByteValues + 4; }
+static_assert(byte_tokenizer_vocab_size() == spec::kByteTokenizerVocabSize);
 
 class ByteTokenizer final : public Tokenizer {
  public:

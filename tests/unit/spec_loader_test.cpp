@@ -30,7 +30,7 @@ TEST_CASE("a minimal base model loads with its defaults") {
   const Architecture& a = *base.architecture;
   CHECK(a.kind == ArchitectureKind::kEncoder);
   CHECK(a.ffn_width == 64);  // 4 x width
-  CHECK(a.vocab_size == 256);
+  CHECK(a.vocab_size == kByteTokenizerVocabSize);
   CHECK(a.norm == NormPlacement::kPre);
   CHECK(base.training->objective == Objective::kMaskedLm);  // an encoder pretrains with mlm
   CHECK(base.training->steps == 10);
