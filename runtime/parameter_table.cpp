@@ -121,14 +121,17 @@ void add_adapters(const Model& model, const Architecture& a, std::vector<Paramet
   }
 }
 
-// Which inherited parameters `model` trains: BitFit makes trunk biases trainable, full
+// Which inherited parameters `model` trains: BitFit makes the trunk's biases trainable
+// (the first `trunk_size` entries: not the biases of ancestors' adapters or heads), full
 // fine-tuning everything, then `unfreeze` and `freeze` globs apply, freeze last.
-void mark_inherited_trainable(const Model& model, std::vector<ParameterSpec>& inherited) {
+void mark_inherited_trainable(const Model& model, std::size_t trunk_size,
+                              std::vector<ParameterSpec>& inherited) {
   const spec::Adaptation& ad = model.adaptation;
-  for (ParameterSpec& p : inherited) {
+  for (std::size_t i = 0; i < inherited.size(); ++i) {
+    ParameterSpec& p = inherited[i];
     bool trainable = false;
     if (ad.full) trainable = true;
-    if (ad.bitfit && p.name.ends_with(".bias")) trainable = true;
+    if (ad.bitfit && i < trunk_size && p.name.ends_with(".bias")) trainable = true;
     if (matches_any(model.unfreeze, p.name)) trainable = true;
     if (matches_any(model.freeze, p.name)) trainable = false;
     p.trainable = trainable;
@@ -162,10 +165,11 @@ std::vector<ParameterSpec> parameter_table(const Workspace& workspace, const Mod
   const Architecture& arch = *base.architecture;
   std::vector<ParameterSpec> table;
   add_trunk(base, workspace, table);
+  const std::size_t trunk_size = table.size();
   // Each ancestor in turn (base down to model) adds its adapters and retrains what it
   // trains; what it does not train keeps the value (and author) it inherited.
   for (auto it = chain.rbegin() + 1; it != chain.rend(); ++it) {
-    mark_inherited_trainable(**it, table);
+    mark_inherited_trainable(**it, trunk_size, table);
     add_adapters(**it, arch, table);
   }
   // Only the model's own choices decide what *it* trains; the flags set while walking

@@ -53,8 +53,8 @@ TEST_CASE("a base model trains its whole trunk") {
     CHECK(p.introduced_by == "base");
     total += p.numel();
   }
-  // tok 256*8 + pos 16*8 + 2 layers * (4*(64+8) + 2*(32*8) + 32 + 8 + 4*8) + ln_f 16
-  CHECK(total == 2048 + 128 + 2 * (288 + 512 + 40 + 32) + 16);
+  // tok 260*8 + pos 16*8 + 2 layers * (4*(64+8) + 2*(32*8) + 32 + 8 + 4*8) + ln_f 16
+  CHECK(total == 2080 + 128 + 2 * (288 + 512 + 40 + 32) + 16);
 }
 
 TEST_CASE("a LoRA descendant trains only its adapters and head") {
@@ -82,4 +82,14 @@ TEST_CASE("a descendant of a descendant keeps its parent's adapters frozen") {
   CHECK_FALSE(t.at("blk.0.attn_q.bias").trainable);
   CHECK(t.at("blk.0.attn_q.bias").introduced_by == "base");
   CHECK_FALSE(t.at("blk.1.attn_q.weight").trainable);
+}
+
+TEST_CASE("BitFit trains the trunk's biases, not an ancestor's adapter or head biases") {
+  auto ws = small_family();
+  ws.models[1].adaptation.bottleneck = spec::BottleneckSpec{.reduction = 2};
+  const auto t = by_name(runtime::parameter_table(ws, ws.models[2]));
+  CHECK(t.at("blk.1.ffn_in.bias").trainable);
+  CHECK_FALSE(t.at("head.review.bias").trainable);
+  CHECK_FALSE(t.at("blk.1.adapter_ffn.review.up.bias").trainable);
+  CHECK(t.at("blk.1.adapter_ffn.review.up.bias").introduced_by == "review");
 }
