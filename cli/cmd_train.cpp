@@ -12,6 +12,7 @@ namespace {
 struct TrainOptions {
   std::vector<std::string> models;
   bool force = false;
+  bool resume = false;
 };
 
 CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* description,
@@ -19,6 +20,7 @@ CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* d
   CLI::App* cmd = app.add_subcommand(name, description);
   cmd->add_option("models", options.models, "Models to train (default: every one in scope)");
   cmd->add_flag("--force", options.force, "Retrain models whose recipe is already trained");
+  cmd->add_flag("--resume", options.resume, "Continue interrupted runs from their checkpoints");
   cmd->footer(example);
   return cmd;
 }
@@ -32,7 +34,7 @@ void add_train_command(CLI::App& app, const GlobalOptions& global, CommandAction
       "Example: scion -C examples/sentiment train base", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      return run_training(global, {TrainScope::kBases, options.models, options.force});
+      return run_training(global, {TrainScope::kBases, options.models, options.force, options.resume});
     };
   });
 }
@@ -45,7 +47,7 @@ void add_adapt_command(CLI::App& app, const GlobalOptions& global, CommandAction
       "Example: scion -C examples/sentiment adapt review-lora review-prefix", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      return run_training(global, {TrainScope::kDescendants, options.models, options.force});
+      return run_training(global, {TrainScope::kDescendants, options.models, options.force, options.resume});
     };
   });
 }
@@ -57,7 +59,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, CommandAction& 
       "Example: scion -C examples/sentiment run", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      return run_training(global, {TrainScope::kAll, options.models, options.force});
+      return run_training(global, {TrainScope::kAll, options.models, options.force, options.resume});
     };
   });
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
 #include <map>
@@ -15,6 +16,7 @@
 #include "cli/cmd_lineage_support.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "lineage/safetensors.h"
 #include "lineage/spec_records.h"
 #include "runtime/data/training_data.h"
 #include "runtime/parameter_binding.h"
@@ -26,6 +28,10 @@ namespace scion::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Steps between checkpoints of a running job: often enough that a crash loses little,
+// rarely enough that writing them stays a small part of the step time.
+constexpr std::int64_t kCheckpointEvery = 100;
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_interrupt(int) { g_interrupted.store(true); }
@@ -84,6 +90,9 @@ class Session {
   Status commit(runtime::TrainingJob& job, std::int64_t run_id,
                 const std::map<std::string, std::string>& inherited_digests);
   void progress(const runtime::StepReport& report, std::size_t group_size);
+  std::filesystem::path checkpoint_path(const spec::Model& model) const;
+  Status save_checkpoint(const runtime::TrainingJob& job);
+  Status resume_from_checkpoint(runtime::TrainingJob& job);
   void print_summary();
 
   const GlobalOptions& global_;
@@ -93,6 +102,7 @@ class Session {
   std::map<std::string, std::shared_ptr<const data::TokenizedDataset>> datasets_;
   std::vector<ModelOutcome> outcomes_;
   std::vector<GroupOutcome> groups_;
+  bool resume_ = false;
 };
 
 Result<bool> Session::up_to_date(const spec::Model& model) {
@@ -214,6 +224,50 @@ Status Session::commit(runtime::TrainingJob& job, std::int64_t run_id,
   return store_->commit_model(run_id, lineage::model_record_for(ws_, job.model()), writes);
 }
 
+std::filesystem::path Session::checkpoint_path(const spec::Model& model) const {
+  return store_->dir() / "checkpoints" / (model.name + "." + model.recipe_hash.substr(0, 16) + ".safetensors");
+}
+
+Status Session::save_checkpoint(const runtime::TrainingJob& job) {
+  std::vector<lineage::SafetensorsTensor> tensors;
+  for (const auto& [name, t] : job.checkpoint_tensors())
+    tensors.push_back({name, lineage::DType::kF32, t.shape, {static_cast<const std::byte*>(t.data), t.bytes()}});
+  const std::filesystem::path path = checkpoint_path(job.model());
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) return io_error("cannot create " + path.parent_path().string() + ": " + ec.message());
+  return lineage::write_safetensors(store_->env(), path, tensors,
+                                    {{"model", job.model().name},
+                                     {"recipe_hash", job.model().recipe_hash},
+                                     {"step", std::to_string(job.steps_done())}});
+}
+
+Status Session::resume_from_checkpoint(runtime::TrainingJob& job) {
+  const std::filesystem::path path = checkpoint_path(job.model());
+  if (!std::filesystem::exists(path)) return Status::ok();
+  if (!resume_) {
+    if (global_.verbosity >= 0)
+      print_note("'" + job.model().name + "' has a checkpoint of an interrupted run; starting "
+                 "over (use --resume to continue it)");
+    return Status::ok();
+  }
+  auto file = lineage::read_safetensors(store_->env(), path);
+  if (!file) return file.status();
+  const auto& meta = file->contents.metadata;
+  auto step = meta.find("step");
+  if (meta.count("recipe_hash") == 0 || meta.at("recipe_hash") != job.model().recipe_hash ||
+      step == meta.end())
+    return corruption(path.string() + " is not a checkpoint of '" + job.model().name +
+                      "' for its current recipe; delete it or train without --resume");
+  std::map<std::string, std::span<const std::byte>> values;
+  for (const lineage::SafetensorsTensor& t : file->contents.tensors) values[t.name] = t.bytes;
+  const std::int64_t steps = std::stoll(step->second);
+  SCION_RETURN_IF_ERROR(job.restore(steps, values));
+  if (global_.verbosity >= 0)
+    std::cerr << "  resuming " << job.model().name << " at step " << steps << "\n";
+  return Status::ok();
+}
+
 void Session::progress(const runtime::StepReport& r, std::size_t group_size) {
   if (global_.verbosity < 0) return;
   const bool tty = stderr_is_tty();
@@ -251,6 +305,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     if (!data) return data.status();
     auto job = runtime::TrainingJob::create(ws_, model, binding, *data, *backend_);
     if (!job) return job.status();
+    SCION_RETURN_IF_ERROR(resume_from_checkpoint(**job));
     lineage::RunStart run{.kind = kind,
                           .recipe_hash = model.recipe_hash,
                           .dataset_digest = ws_.find_dataset(model.training->dataset)->digest,
@@ -291,6 +346,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
       }
     }
     progress(r, members.size());
+    if (r.step % kCheckpointEvery == 0 && !r.job->finished()) SCION_RETURN_IF_ERROR(save_checkpoint(*r.job));
     return store_->append_metrics(run_ids.at(r.job), metrics);
   };
   callbacks.on_job_finished = [&](runtime::TrainingJob& job) -> Status {
@@ -298,6 +354,8 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     SCION_RETURN_IF_ERROR(commit(job, run_ids.at(&job), digests[index_of.at(&job)]));
     outcome.status = "trained";
+    std::error_code ignored;  // a leftover checkpoint is harmless: the model is up to date
+    std::filesystem::remove(checkpoint_path(job.model()), ignored);
     return Status::ok();
   };
 
@@ -313,6 +371,10 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
       ModelOutcome& outcome = outcome_of(*job);
       if (outcome.status == "trained") continue;
       outcome.status = interrupted ? "interrupted" : "failed";
+      if (interrupted && job->steps_done() > 0) {
+        Status saved = save_checkpoint(*job);
+        if (!saved.is_ok()) print_warning("no checkpoint for '" + job->model().name + "': " + saved.message());
+      }
       // Best effort: the run row says how it ended; the store is consistent either way.
       (void)store_->finish_run(run_ids.at(job.get()),
                                interrupted ? lineage::RunStatus::kInterrupted : lineage::RunStatus::kFailed,
@@ -360,6 +422,7 @@ void Session::print_summary() {
 }
 
 int Session::run(const TrainRequest& request) {
+  resume_ = request.resume;
   auto pending = select(request);
   if (!pending) return fail(pending.status());
   std::signal(SIGINT, on_interrupt);

@@ -7,7 +7,9 @@
 // through runtime::FamilyTrainer, and records every run, its metrics and the finished
 // parameters in the lineage store (parameters and run status in one transaction).
 // Ctrl-C stops between steps: finished models are kept, unfinished runs are marked
-// interrupted, and the store stays consistent.
+// interrupted, and the store stays consistent. Each unfinished job leaves a checkpoint
+// (every kCheckpointEvery steps, and at the interruption) under <store>/checkpoints/, from
+// which `--resume` continues it exactly.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -25,6 +27,7 @@ struct TrainRequest {
   TrainScope scope = TrainScope::kAll;
   std::vector<std::string> models;  // empty: every model in scope
   bool force = false;               // retrain models that are up to date
+  bool resume = false;              // continue interrupted jobs from their checkpoints
 };
 
 // Runs the request; prints progress on stderr and a summary on stdout (JSON with --json).

@@ -50,6 +50,10 @@ class Optimizer {
   // Returns the gradient norm before clipping (0 when clipping is off).
   float step(float lr);
   int steps_taken() const { return step_; }
+  // The moments (AdamW: m.<name>, v.<name>) or velocities (SGD: velocity.<name>), for
+  // checkpoints; restore_steps() sets the step count a restored state belongs to.
+  const Arena& state() const { return state_; }
+  void restore_steps(int steps_taken) { step_ = steps_taken; }
   const std::vector<TrainableTensor>& tensors() const { return tensors_; }
 
  private:

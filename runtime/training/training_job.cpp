@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "runtime/data/lr_schedule.h"
 #include "runtime/data/shuffle.h"
@@ -92,6 +93,28 @@ float TrainingJob::apply_step() {
       backend_.scale_inplace(t.grad.f32(), 1.0f / static_cast<float>(micro), t.grad.numel());
   optimizer_->step(lr);
   return lr;
+}
+
+std::vector<std::pair<std::string, Tensor>> TrainingJob::checkpoint_tensors() const {
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const TrainableTensor& t : optimizer_->tensors()) tensors.emplace_back("param." + t.name, t.param);
+  for (const std::string& name : optimizer_->state().names())
+    tensors.emplace_back("opt." + name, optimizer_->state().view(name));
+  return tensors;
+}
+
+Status TrainingJob::restore(std::int64_t steps,
+                            const std::map<std::string, std::span<const std::byte>>& values) {
+  for (const auto& [name, tensor] : checkpoint_tensors()) {
+    auto it = values.find(name);
+    if (it == values.end() || it->second.size() != tensor.bytes())
+      return corruption("checkpoint of '" + model_.name + "' lacks '" + name +
+                        "' or has the wrong size; train without --resume");
+    std::memcpy(tensor.data, it->second.data(), tensor.bytes());
+  }
+  optimizer_->restore_steps(static_cast<int>(steps));
+  stream_.seek(steps * std::max(1, recipe().grad_accumulation));
+  return Status::ok();
 }
 
 bool TrainingJob::validation_due() const {

@@ -9,6 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <span>
+#include <utility>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -67,6 +70,15 @@ class TrainingJob {
   std::uint64_t dropout_seed(int micro) const;
 
   void zero_grad() { grads_->zero(); }
+
+  // What a checkpoint must hold to continue this job exactly: every trainable parameter
+  // ("param.<name>") and the optimizer state ("opt.<state name>"). The data stream and
+  // dropout seeds follow from the step count. Early stopping restarts its patience.
+  std::vector<std::pair<std::string, Tensor>> checkpoint_tensors() const;
+  // Continues from a checkpoint taken after `steps` optimizer steps; `values` maps each
+  // name of checkpoint_tensors() to its bytes. Errors: kCorruption for a missing tensor
+  // or a size that does not match.
+  Status restore(std::int64_t steps, const std::map<std::string, std::span<const std::byte>>& values);
   // Averages the accumulated gradients over the micro-batches, clips, and updates the
   // parameters at the scheduled learning rate. Returns that learning rate.
   float apply_step();

@@ -104,4 +104,50 @@ log = run_json("lineage", "log", cwd=slow)
 check(log["runs"] and log["runs"][0]["status"] == "interrupted", f"the run is marked interrupted: {log}")
 rc, _, err = run("fsck", cwd=slow)
 check(rc == 0, f"fsck passes after Ctrl-C: {err}")
+
+# --resume continues an interrupted run from its checkpoint and ends with exactly the
+# parameters of an uninterrupted run.
+TINY = """datasets:
+  corpus: {path: data/corpus.txt}
+models:
+  tiny:
+    architecture: {type: encoder, layers: 1, width: 32, heads: 2, ffn_width: 64, max_length: 32}
+    train:
+      data: corpus
+      objective: mlm
+      steps: 150
+      batch_size: 4
+      optimizer: {type: adamw, lr: 1.0e-3}
+      schedule: {type: cosine, warmup_steps: 10}
+      seed: 5
+"""
+
+
+def tiny_workspace():
+    work = temp_dir()
+    shutil.copytree(os.path.join(EXAMPLES, "sentiment", "data"), os.path.join(work, "data"))
+    with open(os.path.join(work, "scion.yaml"), "w") as f:
+        f.write(TINY)
+    return work
+
+
+straight = tiny_workspace()
+run_json("train", cwd=straight)
+interrupted = tiny_workspace()
+proc = subprocess.Popen([SCION, "-v", "train"], cwd=interrupted, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True)
+for line in proc.stderr:  # -v prints every step; stop the run a few steps in
+    if re.search(r"step +20/", line):
+        proc.send_signal(signal.SIGINT)
+        break
+proc.communicate(timeout=120)
+check(proc.returncode == 130, f"the tiny run was interrupted, exit {proc.returncode}")
+checkpoints = os.listdir(os.path.join(interrupted, ".scion", "checkpoints"))
+check(len(checkpoints) == 1 and checkpoints[0].startswith("tiny."), f"a checkpoint is left: {checkpoints}")
+resumed = run_json("train", "--resume", cwd=interrupted)
+check(resumed["models"][0]["status"] == "trained", f"--resume finishes the run: {resumed}")
+check(export_bytes(straight, "tiny") == export_bytes(interrupted, "tiny"),
+      "an interrupted and resumed run ends with the parameters of an uninterrupted one")
+check(os.listdir(os.path.join(interrupted, ".scion", "checkpoints")) == [],
+      "the checkpoint is removed once the model is stored")
 print("ok")
