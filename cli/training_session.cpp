@@ -43,6 +43,9 @@ struct Pending {
 
 // What one model's training produced, for the summary.
 struct ModelOutcome {
+  ModelOutcome(std::string model, std::string state, std::int64_t run = 0)
+      : name(std::move(model)), status(std::move(state)), run_id(run) {}
+
   std::string name;
   std::string status;  // trained | up to date | interrupted | failed
   std::int64_t run_id = 0;
@@ -140,7 +143,7 @@ Result<std::vector<const spec::Model*>> Session::select(const TrainRequest& requ
     auto fresh = up_to_date(*m);
     if (!fresh) return fresh.status();
     if (*fresh && !request.force) {
-      outcomes_.push_back({.name = m->name, .status = "up to date"});
+      outcomes_.emplace_back(m->name, "up to date");
       continue;
     }
     pending.push_back(m);
@@ -315,7 +318,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     if (!run_id) return run_id.status();
     run_ids[job->get()] = *run_id;
     index_of[job->get()] = i;
-    outcomes_.push_back({.name = model.name, .status = "running", .run_id = *run_id});
+    outcomes_.emplace_back(model.name, "running", *run_id);
     jobs.push_back(std::move(*job));
   }
   const std::size_t first_outcome = outcomes_.size() - members.size();
@@ -336,7 +339,10 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     ModelOutcome& outcome = outcome_of(*r.job);
     outcome.steps = r.step;
     outcome.final_loss = r.loss;
-    lineage::StepMetrics metrics{.step = r.step, .loss = r.loss, .lr = r.lr};
+    lineage::StepMetrics metrics;
+    metrics.step = r.step;
+    metrics.loss = r.loss;
+    metrics.lr = r.lr;
     if (r.validation) {
       outcome.val_loss = r.validation->loss;
       metrics.validation["val_loss"] = r.validation->loss;
