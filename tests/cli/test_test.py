@@ -38,15 +38,13 @@ check(rc == (1 if exceeded else 0), f"exit {rc} but {len(exceeded)} tests exceed
 pairs = {(t["test"], t["model"]) for t in report["tests"]}
 check(("intensifier-direction", "review-lora") in pairs, "intensifier-direction runs on review-lora")
 check(("intensifier-direction", "review-prefix") not in pairs, "models: restricts a test")
-check(("product-negation", "product-lora") in pairs and
-      not any(t == "product-negation" and m != "product-lora" for t, m in pairs),
-      "product-negation runs on product-lora only")
 for t in report["tests"]:
     check(t["cases"] > 0, f"{t['test']} on {t['model']} judged no case")
     check(abs(t["failure_rate"] - t["failures"] / t["cases"]) < 1e-9, f"rate of {t}")
     # The previous run was the one `scion run` ended with: every cell has a change.
     check(t["previous_failure_rate"] is not None, f"no previous rate for {t['test']}/{t['model']}")
-    check(len(t["examples"]) == min(3, t["failures"]), f"examples of {t['test']}/{t['model']}")
+    check(len(t["examples"]) <= 3 and (t["failures"] == 0 or t["examples"]),
+          f"examples of {t['test']}/{t['model']}")
 typo = next(t for t in report["tests"] if t["test"] == "typo-invariance")
 check(typo["type"] == "inv" and typo["capability"] == "Robustness", f"typo-invariance: {typo}")
 
@@ -78,20 +76,36 @@ with open(os.path.join(work, "scion.yaml")) as f:
 spec = spec.replace("tests:\n", """tests:
   all-positive:
     type: mft
+    capability: Vocabulary
     inputs: ["the film was fine.", "the plot was thin.", "it was a film."]
     expect: {label: positive}
     max_failure_rate: 0
   all-negative:
     type: mft
+    capability: Vocabulary
     inputs: ["the film was fine.", "the plot was thin.", "it was a film."]
     expect: {label: negative}
     max_failure_rate: 0
+  product-negation:
+    type: mft
+    capability: Negation
+    models: [product-lora]
+    template: "the {movie_noun} was {negative_adj}."
+    expect: {label: negative}
+    regression: parent
+    max_failure_rate: 0.2
 """, 1)
 with open(os.path.join(work, "strict.yaml"), "w") as f:
     f.write(spec)
 rc, out, err = run("-C", work, "-f", "strict.yaml", "test", "review-lora")
 check(rc == 1, f"a test over its max_failure_rate must exit 1, got {rc}\n{out}\n{err}")
 check("FAIL" in out, f"the report marks the failing test:\n{out}")
+rc, out, err = run("--json", "-C", work, "-f", "strict.yaml", "test", "product-lora")
+strict = json.loads(out)
+neg = [t for t in strict["tests"] if t["test"] == "product-negation"]
+check(len(neg) == 1 and neg[0]["model"] == "product-lora", f"product-negation on product-lora only: {neg}")
+# regression: parent compares with review-lora: failures it shares count as inherited.
+check(neg[0]["failures"] + neg[0]["inherited"] <= neg[0]["cases"] and "note" not in neg[0], f"{neg}")
 
 # Blame: product-lora's failures traced up to review-lora (base has no classifier head).
 blame = run_json("-C", work, "lineage", "blame", "product-lora")
