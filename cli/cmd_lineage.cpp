@@ -1,6 +1,6 @@
-// `scion lineage tree|show|log|diff|export`: queries over the family recorded in the
+// `scion lineage tree|show|log|diff|export|blame`: queries over the family recorded in the
 // store, joined with the spec where there is one. tree, log and export are here;
-// show and diff in cmd_lineage_show.cpp.
+// show and diff in cmd_lineage_show.cpp, blame in cmd_lineage_blame.cpp.
 #include <iomanip>
 #include <iostream>
 #include <set>
@@ -15,6 +15,7 @@ namespace scion::cli {
 
 int run_lineage_show(const GlobalOptions& global, const std::string& model);
 int run_lineage_diff(const GlobalOptions& global, const std::string& a, const std::string& b);
+void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global, CommandAction& action);
 
 namespace {
 
@@ -275,6 +276,8 @@ void add_lineage_command(CLI::App& app, const GlobalOptions& global, CommandActi
   exp->callback([&global, &action, format] {
     action = [&global, format] { return run_export_graph(global, *format); };
   });
+
+  add_lineage_blame_subcommand(*cmd, global, action);
 }
 
 }  // namespace scion::cli

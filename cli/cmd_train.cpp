@@ -1,8 +1,12 @@
 // `scion train`, `scion adapt` and `scion run`: train what is out of date.
+#include <iostream>
 #include <string>
 #include <vector>
 
+#include "cli/cmd_test.h"
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/output.h"
 #include "cli/training_session.h"
 
 namespace scion::cli {
@@ -55,11 +59,20 @@ void add_adapt_command(CLI::App& app, const GlobalOptions& global, CommandAction
 void add_run_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
   static TrainOptions options;
   CLI::App* cmd = add_training_subcommand(
-      app, "run", "Do everything out of date in dependency order: train bases, adapt descendants",
+      app, "run",
+      "Do everything out of date in dependency order: train bases, adapt descendants, then test",
+      "Ends with `scion test` on the trained models (exit status 1 when a test fails);\n"
+      "with --json only the training summary is printed: run `scion test --json` after it.\n"
       "Example: scion -C examples/sentiment run", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      return run_training(global, {TrainScope::kAll, options.models, options.force, options.resume});
+      const int trained = run_training(global, {TrainScope::kAll, options.models, options.force, options.resume});
+      if (trained != kExitOk || global.json) return trained;
+      std::cout << "\n";
+      TestOptions tests;
+      tests.models = options.models;
+      tests.only_classifiers = true;
+      return run_behavioural_tests(global, tests);
     };
   });
 }

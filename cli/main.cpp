@@ -24,6 +24,8 @@ void add_adapt_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_run_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_import_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_lineage_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_test_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_predict_command(CLI::App&, const GlobalOptions&, CommandAction&);
 
 namespace {
 
@@ -35,6 +37,8 @@ const std::vector<AddCommand>& all_commands() {
       add_train_command,
       add_adapt_command,
       add_run_command,
+      add_test_command,
+      add_predict_command,
       add_lineage_command,
       add_import_command,
       add_export_command,

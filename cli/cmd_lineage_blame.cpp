@@ -1,0 +1,239 @@
+// `scion lineage blame MODEL [--test NAME] [--case N]`: for each case a model fails, the
+// ancestor in which that failure first appears.
+//
+// The model's tests (or the one named) run on the model and on every ancestor up the
+// chain in one co-batched pass (all of them share one trunk). Each test is judged plainly
+// on every model of the chain (`regression: parent` is not applied: blame asks about raw
+// failures). A failing case is *introduced* by the model just below the nearest ancestor
+// that passes it; when every ancestor fails it too, it is *inherited* from the top of the
+// chain.
+//
+// The chain stops at the first ancestor without a classifier head: a base pretrained with
+// masked LM cannot be asked a classification question. Failures present at the top of
+// the chain are then "inherited from <top>, the first model with a classifier head" —
+// they come from its adaptation on the trunk, or from the trunk itself; blame cannot
+// tell those apart.
+#include <fmt/format.h>
+#include <iostream>
+#include <optional>
+
+#include "cli/behaviour_suite.h"
+#include "cli/cmd_lineage_support.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "lineage/spec_records.h"
+
+namespace scion::cli {
+namespace {
+
+struct BlameOptions {
+  std::string model;
+  std::string test;                       // empty: every test that covers the model
+  std::optional<std::int64_t> case_number;  // only this case
+  int chunk_size = 64;
+};
+
+// Where a model of the chain came from, for the report.
+struct ChainLink {
+  std::string model;
+  std::string method;
+  std::optional<std::int64_t> run;
+  std::string dataset_digest;
+};
+
+Result<ChainLink> describe_link(const spec::Workspace& ws, lineage::LineageStore& store,
+                                const spec::Model& model) {
+  ChainLink link;
+  link.model = model.name;
+  link.method = lineage::method_label(lineage::model_record_for(ws, model).adaptation);
+  auto runs = store.runs(model.name, 0);
+  if (!runs) return runs.status();
+  for (const lineage::RunRecord& r : *runs)
+    if ((r.kind == lineage::RunKind::kTrain || r.kind == lineage::RunKind::kAdapt ||
+         r.kind == lineage::RunKind::kImport) &&
+        r.status == lineage::RunStatus::kFinished && r.recipe_hash == model.recipe_hash) {
+      link.run = r.id;
+      link.dataset_digest = r.dataset_digest.value_or("");
+      break;
+    }
+  return link;
+}
+
+std::string link_label(const ChainLink& link) {
+  std::string label = link.model + " (" + link.method;
+  if (link.run) label += fmt::format(", run {}", *link.run);
+  if (!link.dataset_digest.empty()) label += ", data " + link.dataset_digest.substr(0, 12);
+  return label + ")";
+}
+
+struct BlamedCase {
+  const assertions::TestCase* test_case;
+  std::string reason;    // why the model fails it
+  std::size_t origin;    // index in the chain of the model that introduced it; the
+                         // chain's last index: inherited from the top of the chain
+};
+
+int blame(const GlobalOptions& global, const BlameOptions& options) {
+  auto ws = load_workspace_or_report(global);
+  if (!ws) return kExitUsage;
+  const spec::Model* model = ws->find_model(options.model);
+  if (!model) return fail(not_found("no model '" + options.model + "' in " + ws->spec_path.string()));
+  if (!classifier_labels(*ws, *model))
+    return fail(invalid_argument("model '" + options.model +
+                                 "' has no classifier head; blame explains behavioural-test failures "
+                                 "of classifiers"));
+  auto store = open_store(global, /*create=*/false);
+  if (!store) return fail(store.status());
+  auto suite = compile_suite(*ws);
+  if (!suite) return fail(suite.status());
+
+  std::vector<const CompiledTest*> tests;
+  for (const CompiledTest& t : suite->tests)
+    if (options.test.empty() ? covers(t.test.models, model->name) : t.test.name == options.test)
+      tests.push_back(&t);
+  if (!options.test.empty() && tests.empty())
+    return fail(not_found("no test '" + options.test + "' under tests: in " + ws->spec_path.string()));
+
+  // The chain: the model and its ancestors while they classify.
+  std::vector<const spec::Model*> chain;
+  for (const spec::Model* m : ws->ancestry(*model)) {
+    if (!classifier_labels(*ws, *m)) break;
+    chain.push_back(m);
+  }
+  const spec::Model* headless = chain.back()->is_base() ? nullptr : ws->find_model(chain.back()->from);
+  std::vector<std::string> names;
+  std::vector<ChainLink> links;
+  for (const spec::Model* m : chain) {
+    names.push_back(m->name);
+    auto link = describe_link(*ws, **store, *m);
+    if (!link) return fail(link.status());
+    links.push_back(std::move(*link));
+  }
+
+  auto backend = runtime::make_cpu_backend();
+  StoredFamily family(*ws, **store, *backend);
+  if (Status s = family.load(names); !s.is_ok()) return fail(s);
+  TextIndex texts;
+  for (const CompiledTest* t : tests)
+    for (const assertions::TestCase& c : t->cases.cases) {
+      if (options.case_number && case_number(c.id) != *options.case_number) continue;
+      texts.add(c.input);
+      if (c.perturbed) texts.add(*c.perturbed);
+    }
+  auto outputs = evaluate_models(family, *backend, names, texts.texts(), options.chunk_size);
+  if (!outputs) return fail(outputs.status());
+
+  const std::string top_origin =
+      headless ? fmt::format("{}, the first model with a classifier head ({} has none)",
+                             chain.back()->name, headless->name)
+               : chain.back()->name;
+  nlohmann::json json_tests = nlohmann::json::array();
+  const bool tty = stdout_is_tty();
+  if (!global.json)
+    std::cout << "blame " << paint(model->name, Color::kBold, tty) << " up its ancestry: "
+              << fmt::format("{}", fmt::join(names, " <- ")) << "\n";
+  for (const CompiledTest* t : tests) {
+    assertions::BehaviouralTest plain = t->test;
+    plain.regression_parent = false;
+    std::vector<BlamedCase> blamed;
+    std::size_t cases = 0;
+    for (const assertions::TestCase& c : t->cases.cases) {
+      if (options.case_number && case_number(c.id) != *options.case_number) continue;
+      ++cases;
+      // Verdicts from the model (0) up the chain; an ancestor whose labels do not fit the
+      // test ends the chain for this case.
+      std::vector<bool> fails;
+      std::string reason;
+      for (std::size_t k = 0; k < chain.size(); ++k) {
+        const auto& out = outputs->at(names[k]);
+        assertions::CaseOutputs o{.original = &out[texts.at(c.input)]};
+        if (c.perturbed) o.perturbed = &out[texts.at(*c.perturbed)];
+        auto verdict = assertions::judge_case(plain, c, o);
+        if (!verdict) {
+          if (k == 0) return fail(verdict.status());
+          break;
+        }
+        if (k == 0) reason = verdict->reason;
+        fails.push_back(verdict->outcome == assertions::Outcome::kFail);
+        if (!fails.back()) break;
+      }
+      if (!fails.front()) continue;
+      const bool passes_above = !fails.back();
+      const std::size_t origin = passes_above ? fails.size() - 2 : fails.size() - 1;
+      blamed.push_back({&c, reason, origin});
+    }
+
+    std::map<std::size_t, std::size_t> by_origin;
+    for (const BlamedCase& b : blamed) by_origin[b.origin]++;
+    std::vector<std::string> parts;
+    for (auto it = by_origin.rbegin(); it != by_origin.rend(); ++it) {
+      const bool top = it->first == chain.size() - 1;
+      parts.push_back(top ? fmt::format("{} inherited from {}", it->second, top_origin)
+                          : fmt::format("{} introduced by {}", it->second, link_label(links[it->first])));
+    }
+    const std::string summary =
+        blamed.empty() ? fmt::format("{} passes every case of {} ({} cases)", model->name, t->test.name, cases)
+                       : fmt::format("{} of {} cases of {} fail on {}: {}", blamed.size(), cases,
+                                     t->test.name, model->name, fmt::join(parts, "; "));
+    if (global.json) {
+      nlohmann::json failing = nlohmann::json::array();
+      for (const BlamedCase& b : blamed)
+        failing.push_back({{"case", b.test_case->id},
+                           {"input", b.test_case->input},
+                           {"perturbed", b.test_case->perturbed.value_or("")},
+                           {"reason", b.reason},
+                           {"origin", names[b.origin]},
+                           {"kind", b.origin == chain.size() - 1 ? "inherited" : "introduced"}});
+      nlohmann::json origins = nlohmann::json::object();
+      for (const auto& [k, n] : by_origin) origins[names[k]] = n;
+      json_tests.push_back({{"test", t->test.name}, {"cases", cases}, {"failures", blamed.size()},
+                            {"origins", origins}, {"summary", summary}, {"failing", failing}});
+      continue;
+    }
+    std::cout << "\n" << paint(t->test.name, Color::kBold, tty) << ": " << summary << "\n";
+    for (const BlamedCase& b : blamed) {
+      const bool top = b.origin == chain.size() - 1;
+      std::cout << "  " << b.test_case->id << "  \"" << b.test_case->input << "\""
+                << (b.test_case->perturbed ? " -> \"" + *b.test_case->perturbed + "\"" : "") << "  "
+                << paint(top ? "inherited from " + chain.back()->name
+                             : "introduced by " + names[b.origin],
+                         top ? Color::kDim : Color::kYellow, tty)
+                << "  (" << b.reason << ")\n";
+    }
+  }
+  if (global.json) {
+    nlohmann::json chain_json = nlohmann::json::array();
+    for (const ChainLink& l : links)
+      chain_json.push_back({{"model", l.model}, {"method", l.method},
+                            {"run", l.run ? nlohmann::json(*l.run) : nlohmann::json()},
+                            {"dataset_digest", l.dataset_digest}});
+    print_json({{"model", model->name}, {"chain", chain_json},
+                {"headless_ancestor", headless ? nlohmann::json(headless->name) : nlohmann::json()},
+                {"tests", json_tests}});
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global, CommandAction& action) {
+  auto options = std::make_shared<BlameOptions>();
+  auto case_number = std::make_shared<std::int64_t>(-1);
+  CLI::App* cmd = lineage.add_subcommand(
+      "blame", "For each failing test case of MODEL, the ancestor where the failure first appears");
+  cmd->add_option("MODEL", options->model, "The model")->required();
+  cmd->add_option("--test", options->test, "Only this test (default: every test of the model)");
+  cmd->add_option("--case", *case_number, "Only case N of the test(s)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--chunk-size", options->chunk_size, "Texts per co-batched forward pass (default 64)")
+      ->check(CLI::Range(1, 65536));
+  cmd->footer("Inherited: the first model with a classifier head up the ancestry fails it too.\n"
+              "Introduced by X: X's parent passes it, X and its descendants down to MODEL fail it.\n"
+              "Example: scion lineage blame product-lora --test typo-invariance");
+  cmd->callback([&global, &action, options, case_number] {
+    if (*case_number >= 0) options->case_number = *case_number;
+    action = [&global, options] { return blame(global, *options); };
+  });
+}
+
+}  // namespace scion::cli

@@ -1,0 +1,25 @@
+// `scion test`: behavioural tests and model assertions over the trained family.
+// Declared here so that `scion run` can end with the same step.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/global_options.h"
+
+namespace scion::cli {
+
+struct TestOptions {
+  std::vector<std::string> models;  // empty: every model of the spec with a classifier head
+  std::string junit_path;           // JUnit XML report, when set
+  std::string violations_path;      // assertion violations as JSONL, most severe first
+  int chunk_size = 64;              // texts per co-batched forward pass
+  int examples = 3;                 // failing examples shown per test and model
+  bool only_classifiers = false;    // skip named models without a classifier head (for `run`)
+};
+
+// Evaluates, judges, records and reports. Returns 0, 1 when a test exceeds its
+// max_failure_rate, or the error's exit code.
+int run_behavioural_tests(const GlobalOptions& global, const TestOptions& options);
+
+}  // namespace scion::cli

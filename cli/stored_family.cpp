@@ -1,0 +1,85 @@
+#include "cli/stored_family.h"
+
+#include <cstring>
+
+namespace scion::cli {
+
+std::optional<std::vector<std::string>> classifier_labels(const spec::Workspace& ws,
+                                                          const spec::Model& model) {
+  for (const spec::Model* m : ws.ancestry(model)) {
+    if (m->adaptation.head) return m->adaptation.head->labels;
+    if (m->is_base() && m->training && m->training->objective == spec::Objective::kClassification)
+      if (const spec::Dataset* data = ws.find_dataset(m->training->dataset)) return data->labels;
+  }
+  return std::nullopt;
+}
+
+Status StoredFamily::load(std::span<const std::string> models) {
+  for (const std::string& name : models) {
+    const spec::Model* model = ws_.find_model(name);
+    if (!model) return not_found("no model '" + name + "' in " + ws_.spec_path.string());
+    auto chain = ws_.ancestry(*model);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+      if (!bindings_.count((*it)->name)) SCION_RETURN_IF_ERROR(load_one(**it));
+  }
+  return Status::ok();
+}
+
+Result<const text::Tokenizer*> StoredFamily::tokenizer_for(const spec::Model& model) {
+  const std::string& base = ws_.ancestry(model).back()->name;
+  auto it = tokenizers_.find(base);
+  if (it == tokenizers_.end()) {
+    auto made = text::make_tokenizer(ws_.architecture_of(model).tokenizer, ws_.root_dir);
+    if (!made) return made.status();
+    it = tokenizers_.emplace(base, std::move(*made)).first;
+  }
+  return it->second.get();
+}
+
+Status StoredFamily::load_one(const spec::Model& model) {
+  auto stored = store_.find_model(model.name);
+  if (!stored) return stored.status();
+  if (!stored->has_value() || !(*stored)->recipe_hash)
+    return invalid_argument("model '" + model.name + "' is not trained: run `scion run` first");
+  if (*(*stored)->recipe_hash != model.recipe_hash)
+    return invalid_argument("model '" + model.name +
+                               "' is out of date (its recipe changed since it was trained): run "
+                               "`scion run` first");
+  auto values = store_.load_parameters(model.name);
+  if (!values) return values.status();
+  runtime::ParameterBinding binding = pool_.add_model(ws_, model);
+  // Only what this model introduced or retrains has storage of its own; the rest is
+  // shared with the ancestor that introduced it and was loaded with that ancestor.
+  for (const runtime::ParameterSpec& p : runtime::parameter_table(ws_, model)) {
+    if (p.introduced_by != model.name && !p.trainable) continue;
+    auto it = values->find(p.name);
+    const runtime::Tensor* view = binding.find(p.name);
+    if (it == values->end() || view == nullptr)
+      return corruption("parameter '" + p.name + "' of '" + model.name +
+                        "' is missing from the store; retrain it with `scion run` after "
+                        "`scion gc`, or check the store with `scion fsck`");
+    if (it->second.bytes.size() != view->bytes() || it->second.dtype != lineage::DType::kF32)
+      return corruption("stored parameter '" + p.name + "' of '" + model.name +
+                        "' does not match the spec's shape " + runtime::shape_string(p.shape));
+    std::memcpy(view->data, it->second.bytes.data(), view->bytes());
+  }
+  bindings_[model.name] = binding;
+
+  auto labels = classifier_labels(ws_, model);
+  if (!labels) return Status::ok();
+  auto weights = runtime::resolve_model(ws_, model, spec::Objective::kClassification,
+                                        bindings_[model.name], nullptr);
+  if (!weights) return weights.status();
+  auto tokenizer = tokenizer_for(model);
+  if (!tokenizer) return tokenizer.status();
+  auto& held = weights_[model.name] = std::make_unique<runtime::ModelWeights>(std::move(*weights));
+  classifiers_[model.name] = {.weights = held.get(), .tokenizer = *tokenizer, .labels = *labels};
+  return Status::ok();
+}
+
+const runtime::EvaluatedModel* StoredFamily::classifier(const std::string& model) const {
+  auto it = classifiers_.find(model);
+  return it == classifiers_.end() ? nullptr : &it->second;
+}
+
+}  // namespace scion::cli

@@ -1,0 +1,65 @@
+// StoredFamily: trained models of one workspace loaded from the lineage store into ONE
+// runtime::ParameterStore, resolved for inference.
+//
+// Loading a model loads its ancestors first (a ParameterStore needs parents before
+// children). Every parameter is held once: the frozen trunk and an ancestor's frozen
+// adapters are shared by all descendants that run them, so the models of one base can be
+// evaluated co-batched (runtime/evaluation/family_evaluator.h). A model is loadable only
+// when the store holds parameters for its current recipe (the spec's recipe hash);
+// otherwise the error says to run `scion run`.
+//
+// Classifiers: a model classifies with the nearest head up its ancestry (its own, an
+// ancestor's, or a base trained for classification); a model with none (a base
+// pretrained with masked LM) is loaded but has no classifier().
+// Owns the parameter memory and the tokenizers; the workspace and store are borrowed.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lineage/store.h"
+#include "runtime/backend.h"
+#include "runtime/evaluation/family_evaluator.h"
+#include "runtime/model_weights.h"
+#include "runtime/parameter_binding.h"
+#include "runtime/text/tokenizer.h"
+#include "spec/workspace.h"
+
+namespace scion::cli {
+
+// The class names of the head `model` classifies with; nullopt when it has none.
+std::optional<std::vector<std::string>> classifier_labels(const spec::Workspace& ws,
+                                                          const spec::Model& model);
+
+class StoredFamily {
+ public:
+  StoredFamily(const spec::Workspace& ws, lineage::LineageStore& store, runtime::Backend& backend)
+      : ws_(ws), store_(store), pool_(backend) {}
+
+  // Loads `models` and their ancestors (each once; repeated calls add to the family).
+  // Errors: a model not in the spec, one not trained for its current recipe, a stored
+  // tensor that does not match the spec's shape.
+  Status load(std::span<const std::string> models);
+
+  // The loaded model's inference form (classifier head resolved), or nullptr when it has
+  // no classifier head. REQUIRES: load() included the model.
+  const runtime::EvaluatedModel* classifier(const std::string& model) const;
+
+ private:
+  Status load_one(const spec::Model& model);
+  Result<const text::Tokenizer*> tokenizer_for(const spec::Model& model);
+
+  const spec::Workspace& ws_;
+  lineage::LineageStore& store_;
+  runtime::ParameterStore pool_;
+  std::map<std::string, runtime::ParameterBinding> bindings_;
+  std::map<std::string, std::unique_ptr<runtime::ModelWeights>> weights_;
+  std::map<std::string, runtime::EvaluatedModel> classifiers_;
+  std::map<std::string, std::unique_ptr<text::Tokenizer>> tokenizers_;  // by base name
+};
+
+}  // namespace scion::cli

@@ -1,0 +1,113 @@
+#include "runtime/evaluation/family_evaluator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "runtime/data/batcher.h"
+#include "runtime/data/tokenized_dataset.h"
+
+namespace scion::runtime {
+
+namespace {
+
+// Every trunk pointer of a model: models with equal keys run on one trunk storage and may
+// share a batch. A model that retrains part of the trunk (BitFit, full) has its own.
+std::vector<const void*> trunk_key(const ModelWeights& w) {
+  std::vector<const void*> key = {w.tok_emb, w.pos_emb, w.lm_head, w.ln_f.weight, w.ln_f.bias,
+                                  w.emb_ln.weight, w.emb_ln.bias};
+  for (const BlockWeights& b : w.blocks) {
+    key.insert(key.end(), {b.ln1.weight, b.ln1.bias, b.ln2.weight, b.ln2.bias});
+    for (const LinearWeights& l : b.linear) key.insert(key.end(), {l.weight, l.bias});
+  }
+  return key;
+}
+
+}  // namespace
+
+std::vector<float> softmax(std::span<const float> logits) {
+  std::vector<float> p(logits.size());
+  if (logits.empty()) return p;
+  const double top = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (std::size_t k = 0; k < logits.size(); ++k) sum += std::exp(double(logits[k]) - top);
+  for (std::size_t k = 0; k < logits.size(); ++k)
+    p[k] = static_cast<float>(std::exp(double(logits[k]) - top) / sum);
+  return p;
+}
+
+Result<std::vector<std::vector<assertions::ModelOutput>>> FamilyEvaluator::classify(
+    std::span<const EvaluatedModel> models, std::span<const std::string> texts,
+    const EvaluationOptions& options) {
+  if (options.chunk_size <= 0) return invalid_argument("the evaluation chunk size must be positive");
+  std::vector<std::vector<assertions::ModelOutput>> outputs(models.size());
+  // Models bound to the same trunk storage share batches.
+  std::map<std::vector<const void*>, std::vector<std::size_t>> by_trunk;
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    const EvaluatedModel& model = models[m];
+    if (!model.weights->has_classifier)
+      return invalid_argument("model '" + model.weights->name + "' has no classifier head to evaluate");
+    const int K = model.weights->classifier.linear.out;
+    if (static_cast<int>(model.labels.size()) != K)
+      return invalid_argument("model '" + model.weights->name + "' has " + std::to_string(K) +
+                              " classes but " + std::to_string(model.labels.size()) + " label names");
+    if (model.weights->arch.max_length - model.weights->prompt_tokens() < 3)
+      return invalid_argument("model '" + model.weights->name +
+                              "': max_length leaves no room for text after its prompt tokens");
+    by_trunk[trunk_key(*model.weights)].push_back(m);
+  }
+  for (const auto& [trunk, members] : by_trunk)
+    SCION_RETURN_IF_ERROR(classify_group(models, members, texts, options, outputs));
+  return outputs;
+}
+
+Status FamilyEvaluator::classify_group(std::span<const EvaluatedModel> models,
+                                       const std::vector<std::size_t>& members,
+                                       std::span<const std::string> texts,
+                                       const EvaluationOptions& options,
+                                       std::vector<std::vector<assertions::ModelOutput>>& outputs) {
+  // Models on one trunk descend from one base, so they share its tokenizer.
+  const text::Tokenizer& tokenizer = *models[members.front()].tokenizer;
+  for (std::size_t m : members) outputs[m].reserve(texts.size());
+  for (std::size_t begin = 0; begin < texts.size(); begin += options.chunk_size) {
+    const std::size_t end = std::min(texts.size(), begin + options.chunk_size);
+    data::TokenizedDataset chunk;
+    chunk.specials = tokenizer.special_tokens();
+    chunk.vocab_size = tokenizer.vocab_size();
+    for (std::size_t t = begin; t < end; ++t) chunk.rows.push_back(tokenizer.encode(texts[t]));
+    chunk.labels.assign(chunk.rows.size(), 0);  // batching wants labels; inference ignores them
+    std::vector<std::int64_t> rows(chunk.rows.size());
+    std::iota(rows.begin(), rows.end(), 0);
+
+    // Each model frames the rows with room for its own prompt tokens.
+    std::vector<data::Batch> batches;
+    batches.reserve(members.size());
+    FamilyBatch batch;
+    for (std::size_t m : members) {
+      const ModelWeights& w = *models[m].weights;
+      batches.push_back(data::make_classification_batch(
+          chunk, rows, {.max_length = w.arch.max_length - w.prompt_tokens()}));
+      const data::Batch& b = batches.back();
+      batch.segments.push_back({.model = &w, .batch = b.batch_size, .length = b.length,
+                                .tokens = b.tokens.data(), .lengths = b.lengths.data()});
+    }
+    auto results = net_.forward(batch);
+    if (!results) return results.status();
+    for (std::size_t s = 0; s < members.size(); ++s) {
+      const EvaluatedModel& model = models[members[s]];
+      const Tensor& logits = (*results)[s].logits;
+      const auto K = static_cast<std::size_t>(logits.shape.at(1));
+      const float* logit_rows = logits.f32();
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        assertions::ModelOutput out;
+        out.labels = model.labels;
+        out.probabilities = softmax({logit_rows + r * K, K});
+        outputs[members[s]].push_back(std::move(out));
+      }
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace scion::runtime

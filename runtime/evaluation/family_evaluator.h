@@ -1,0 +1,67 @@
+// FamilyEvaluator: classifies many texts with many models of a family, co-batched.
+//
+// The texts are cut into chunks of `chunk_size` rows. For each chunk, the models that
+// share one trunk storage (descendants of one base loaded into one
+// runtime::ParameterStore that do not retrain trunk weights) form ONE FamilyBatch with one segment per model over the same
+// rows: the trunk's operations run once over all segments' rows and each model applies
+// its own adapters and head to its own rows. Models of different trunks (another base, or
+// a BitFit / full model with trunk values of its own) go in separate batches. Memory is bounded by the chunk: activations for chunk_size × models rows, plus
+// the outputs returned.
+//
+// Each model sees a row framed as in training ([CLS] text [SEP], truncated from the end)
+// with room left for its prompt tokens. Outputs are softmax probabilities with the
+// head's label names (assertions::ModelOutput). The evaluator borrows the models'
+// weights and tokenizers; they must outlive the call. Not thread-safe (one
+// SegmentedTransformer inside).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "assertions/model_output.h"
+#include "runtime/backend.h"
+#include "runtime/model_weights.h"
+#include "runtime/text/tokenizer.h"
+#include "runtime/transformer.h"
+#include "spec/status.h"
+
+namespace scion::runtime {
+
+// One classifier to evaluate. Pointers are borrowed.
+struct EvaluatedModel {
+  const ModelWeights* weights = nullptr;  // resolved for inference (no gradients)
+  const text::Tokenizer* tokenizer = nullptr;
+  std::vector<std::string> labels;  // the head's class names, in output order
+};
+
+struct EvaluationOptions {
+  int chunk_size = 64;  // rows per model per batch; REQUIRES: > 0
+};
+
+class FamilyEvaluator {
+ public:
+  explicit FamilyEvaluator(Backend& backend) : backend_(backend), net_(backend) {}
+
+  // outputs[m][t]: model m's output on texts[t]. Errors: a model without a classifier
+  // or whose label count differs from its head, a max_length too short for its prompt,
+  // and the transformer's errors.
+  Result<std::vector<std::vector<assertions::ModelOutput>>> classify(
+      std::span<const EvaluatedModel> models, std::span<const std::string> texts,
+      const EvaluationOptions& options = {});
+
+ private:
+  // Runs models[members] (one trunk) on every text, chunk by chunk, into outputs.
+  Status classify_group(std::span<const EvaluatedModel> models,
+                        const std::vector<std::size_t>& members,
+                        std::span<const std::string> texts, const EvaluationOptions& options,
+                        std::vector<std::vector<assertions::ModelOutput>>& outputs);
+
+  Backend& backend_;
+  SegmentedTransformer net_;
+};
+
+// Softmax of one row of K logits, computed in double for stability.
+std::vector<float> softmax(std::span<const float> logits);
+
+}  // namespace scion::runtime

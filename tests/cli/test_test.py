@@ -1,0 +1,147 @@
+"""scion test, scion lineage blame and scion predict on the example family.
+
+Trains examples/sentiment once into a temporary copy (with `scion run`, which ends by
+testing), then checks the reports, what the store recorded, the exit codes, blame and
+predict against it.
+"""
+import json
+import os
+import shutil
+import xml.etree.ElementTree as ET
+
+from harness import EXAMPLES, check, run, run_json, temp_dir
+
+work = os.path.join(temp_dir(), "sentiment")
+shutil.copytree(os.path.join(EXAMPLES, "sentiment"), work,
+                ignore=shutil.ignore_patterns(".scion"))
+
+# Before training: a clear error that says what to run.
+rc, out, err = run("-C", work, "test")
+check(rc != 0 and "scion run" in err, f"untrained test should say to run `scion run`:\n{err}")
+
+# `scion run` trains and ends with the family matrix.
+rc, out, err = run("-C", work, "run")
+check(rc in (0, 1), f"scion run exited {rc}\n{err}")
+check("family matrix" in out, f"scion run should end with the family matrix:\n{out}")
+for model in ("review-lora", "review-prefix", "review-bottleneck", "review-bitfit", "product-lora"):
+    check(model in out, f"matrix lacks column {model}:\n{out}")
+check("base " not in out.split("family matrix")[1].splitlines()[1],
+      "the masked-LM base has no classifier and must not be a column")
+
+# --json, --junit and --export-violations in one run.
+junit = os.path.join(work, "report.xml")
+violations = os.path.join(work, "violations.jsonl")
+rc, out, err = run("--json", "-C", work, "test", "--junit", junit, "--export-violations", violations)
+report = json.loads(out)
+exceeded = [t for t in report["tests"] if t["exceeded"]]
+check(rc == (1 if exceeded else 0), f"exit {rc} but {len(exceeded)} tests exceed their rate\n{err}")
+pairs = {(t["test"], t["model"]) for t in report["tests"]}
+check(("intensifier-direction", "review-lora") in pairs, "intensifier-direction runs on review-lora")
+check(("intensifier-direction", "review-prefix") not in pairs, "models: restricts a test")
+for t in report["tests"]:
+    check(t["cases"] > 0, f"{t['test']} on {t['model']} judged no case")
+    check(abs(t["failure_rate"] - t["failures"] / t["cases"]) < 1e-9, f"rate of {t}")
+    # The previous run was the one `scion run` ended with: every cell has a change.
+    check(t["previous_failure_rate"] is not None, f"no previous rate for {t['test']}/{t['model']}")
+    check(len(t["examples"]) <= 3 and (t["failures"] == 0 or t["examples"]),
+          f"examples of {t['test']}/{t['model']}")
+typo = next(t for t in report["tests"] if t["test"] == "typo-invariance")
+check(typo["type"] == "inv" and typo["capability"] == "Robustness", f"typo-invariance: {typo}")
+
+tree = ET.parse(junit)
+cases = tree.getroot().iter("testcase")
+names = {(c.get("classname"), c.get("name")) for c in cases}
+check(names == {(m, t) for t, m in pairs}, f"JUnit testcases {names} differ from {pairs}")
+failures = [c for c in tree.getroot().iter("testcase") if c.find("failure") is not None]
+check(len(failures) == len(exceeded), f"JUnit has {len(failures)} failures, expected {len(exceeded)}")
+
+with open(violations) as f:
+    rows = [json.loads(line) for line in f]
+check(len(rows) == report["violations"]["total"], "every violation is exported")
+check(all(r["model"] == "product-lora" for r in rows), "assertions name product-lora only")
+check(all(r["severity"] > 0 for r in rows), "violations have a positive severity")
+check([r["severity"] for r in rows] == sorted((r["severity"] for r in rows), reverse=True),
+      "violations are exported most severe first")
+
+# Every case result is stored against the model version, under a run of kind test.
+log = run_json("-C", work, "lineage", "log", "product-lora", "--all")
+test_runs = [r for r in (log["runs"] if isinstance(log, dict) else log) if r.get("kind") == "test"]
+check(len(test_runs) >= 2, f"two test runs of product-lora expected in the log: {log}")
+check(str(report["runs"]["product-lora"]) in {str(r.get("id", r.get("run"))) for r in test_runs},
+      "the reported run id is in the log")
+
+# A spec variant whose two tests cannot both pass: exit code 1, and the text report says FAIL.
+with open(os.path.join(work, "scion.yaml")) as f:
+    spec = f.read()
+spec = spec.replace("tests:\n", """tests:
+  all-positive:
+    type: mft
+    capability: Vocabulary
+    inputs: ["the film was fine.", "the plot was thin.", "it was a film."]
+    expect: {label: positive}
+    max_failure_rate: 0
+  all-negative:
+    type: mft
+    capability: Vocabulary
+    inputs: ["the film was fine.", "the plot was thin.", "it was a film."]
+    expect: {label: negative}
+    max_failure_rate: 0
+  product-negation:
+    type: mft
+    capability: Negation
+    models: [product-lora]
+    template: "the {movie_noun} was {negative_adj}."
+    expect: {label: negative}
+    regression: parent
+    max_failure_rate: 0.2
+""", 1)
+with open(os.path.join(work, "strict.yaml"), "w") as f:
+    f.write(spec)
+rc, out, err = run("-C", work, "-f", "strict.yaml", "test", "review-lora")
+check(rc == 1, f"a test over its max_failure_rate must exit 1, got {rc}\n{out}\n{err}")
+check("FAIL" in out, f"the report marks the failing test:\n{out}")
+rc, out, err = run("--json", "-C", work, "-f", "strict.yaml", "test", "product-lora")
+strict = json.loads(out)
+neg = [t for t in strict["tests"] if t["test"] == "product-negation"]
+check(len(neg) == 1 and neg[0]["model"] == "product-lora", f"product-negation on product-lora only: {neg}")
+# regression: parent compares with review-lora: failures it shares count as inherited.
+check(neg[0]["failures"] + neg[0]["inherited"] <= neg[0]["cases"] and "note" not in neg[0], f"{neg}")
+
+# Blame: product-lora's failures traced up to review-lora (base has no classifier head).
+blame = run_json("-C", work, "lineage", "blame", "product-lora")
+check([c["model"] for c in blame["chain"]] == ["product-lora", "review-lora"], f"chain: {blame['chain']}")
+check(blame["headless_ancestor"] == "base", "base has no head and ends the chain")
+check(blame["chain"][0]["run"] is not None and blame["chain"][0]["method"], "chain links name their run")
+by_test = {t["test"]: t for t in blame["tests"]}
+check("intensifier-direction" not in by_test, "blame covers only the model's tests")
+for t in blame["tests"]:
+    check(sum(t["origins"].values()) == t["failures"] == len(t["failing"]), f"origins of {t['test']}")
+    for c in t["failing"]:
+        check(c["origin"] in ("product-lora", "review-lora"), f"origin {c}")
+        check(c["kind"] == ("inherited" if c["origin"] == "review-lora" else "introduced"), f"kind {c}")
+rc, out, err = run("-C", work, "lineage", "blame", "product-lora", "--test", "typo-invariance", "--case", "0")
+check(rc == 0 and "typo-invariance" in out, f"blame --test --case:\n{out}\n{err}")
+check("1 cases" in out or "of 1 cases" in out or "(1 cases)" in out, f"--case keeps one case:\n{out}")
+rc, out, err = run("-C", work, "lineage", "blame", "product-lora", "--test", "no-such-test")
+check(rc == 2 and "no-such-test" in err, f"unknown test: {rc}\n{err}")
+
+# Predict: labels with probabilities, assertions on request.
+pred = run_json("-C", work, "predict", "review-lora", "--text", "a lovely film", "--text", "dull and awful")
+check(len(pred["predictions"]) == 2, f"two predictions: {pred}")
+for p in pred["predictions"]:
+    check(set(p["probabilities"]) == {"negative", "positive"}, f"labels: {p}")
+    check(abs(sum(p["probabilities"].values()) - 1) < 1e-4, f"probabilities sum to 1: {p}")
+    check(p["label"] == max(p["probabilities"], key=p["probabilities"].get), f"label is the argmax: {p}")
+texts = os.path.join(work, "texts.txt")
+with open(texts, "w") as f:
+    f.write("a lovely film\n\nthe plot was dull\n")
+rc, out, err = run("-C", work, "predict", "product-lora", "--file", texts, "--assert")
+check(rc == 0, f"predict --file --assert exited {rc}\n{err}")
+check(len([l for l in out.splitlines() if "lovely" in l or "dull" in l]) == 2, f"one line per text:\n{out}")
+check("2 assertions checked" in out, f"product-lora has two assertions:\n{out}")
+# The same text co-batched with others in `test` and alone in `predict` gives one answer.
+one = run_json("-C", work, "predict", "review-lora", "--text", "a lovely film")["predictions"][0]
+check(abs(one["confidence"] - pred["predictions"][0]["confidence"]) < 1e-5, "predictions do not depend on batching")
+rc, out, err = run("-C", work, "predict", "base", "--text", "x")
+check(rc == 2 and "classifier" in err, f"predict on the MLM base: {rc}\n{err}")
+print("ok")
