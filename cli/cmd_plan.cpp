@@ -1,16 +1,8 @@
 // `scion plan`: the family as a tree, with each model's methods, inheritance, parameter
 // counts, training-memory estimate, and which models can be co-batched over one frozen
-// trunk. Reads the spec only; nothing is trained or stored.
-//
-// Memory is an fp32 estimate for one training step (docs/cli.md, "scion plan"):
-//   parameters   4 bytes x every parameter (frozen ones are read in the forward pass)
-//   gradients    4 bytes x trainable parameters
-//   optimizer    AdamW 8 bytes (two moments), SGD with momentum 4, plain SGD 0, x trainable
-//   activations  4 bytes x batch x length x layers x (10 width + 2 ffn_width + 2 heads length)
-//                the tensors one transformer block keeps for backward (llm.c's layout:
-//                ln1, qkv, attention output, projection, residual, ln2, two ffn tensors,
-//                ffn output, residual: 10 C + 2 F per token, plus pre- and post-softmax
-//                scores of H x T per token).
+// trunk, and the training groups `scion adapt/run` will form under a memory budget.
+// Reads the spec only; nothing is trained or stored. The memory estimate and the grouping
+// are training_groups.h's, shared with training.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "cli/training_groups.h"
 #include "runtime/parameter_table.h"
 #include "spec/loader.h"
 #include "spec/parameter_checks.h"
@@ -32,17 +25,12 @@ using runtime::ParameterSpec;
 using spec::Model;
 using spec::Workspace;
 
-struct Memory {
-  std::int64_t parameters = 0, gradients = 0, optimizer_state = 0, activations = 0;
-  std::int64_t total() const { return parameters + gradients + optimizer_state + activations; }
-};
-
 struct ModelPlan {
   const Model* model = nullptr;
   std::vector<std::string> methods;
   std::int64_t total = 0, trainable = 0;
   std::vector<std::pair<std::string, std::int64_t>> inherited;  // (introduced by, frozen count)
-  std::optional<Memory> memory;  // absent for an imported base, which is not trained
+  std::optional<TrainingMemory> memory;  // absent for an imported base, which is not trained
   std::set<std::pair<std::string, std::string>> frozen;  // (name, introduced_by)
 };
 
@@ -58,23 +46,6 @@ std::vector<std::string> methods_of(const Model& m) {
   for (const auto& [on, name] : all)
     if (on) out.push_back(name);
   return out;
-}
-
-Memory estimate_memory(const Workspace& ws, const Model& m, std::int64_t total,
-                       std::int64_t trainable) {
-  const spec::Architecture& a = ws.architecture_of(m);
-  const spec::TrainingSpec& t = *m.training;
-  const spec::OptimizerSpec& o = t.optimizer;
-  const std::int64_t optimizer_bytes =
-      o.kind == spec::OptimizerKind::kAdamW ? 8 : (o.momentum > 0 ? 4 : 0);
-  const std::int64_t B = t.batch_size, T = t.max_length > 0 ? t.max_length : a.max_length;
-  const std::int64_t per_token = 10LL * a.width + 2LL * a.ffn_width + 2LL * a.heads * T;
-  Memory mem;
-  mem.parameters = 4 * total;
-  mem.gradients = 4 * trainable;
-  mem.optimizer_state = optimizer_bytes * trainable;
-  mem.activations = 4 * B * T * a.layers * per_token;
-  return mem;
 }
 
 ModelPlan plan_model(const Workspace& ws, const Model& m) {
@@ -96,7 +67,7 @@ ModelPlan plan_model(const Workspace& ws, const Model& m) {
   for (auto it = chain.rbegin(); it != chain.rend(); ++it)
     if (frozen_by_origin.count((*it)->name))
       p.inherited.emplace_back((*it)->name, frozen_by_origin[(*it)->name]);
-  if (m.training) p.memory = estimate_memory(ws, m, p.total, p.trainable);
+  if (m.training) p.memory = estimate_training_memory(ws, m, p.total, p.trainable);
   return p;
 }
 
@@ -159,7 +130,7 @@ std::vector<std::string> detail_lines(const ModelPlan& p) {
       "trains {} of {} parameters ({:.2f}%)", with_commas(p.trainable), with_commas(p.total),
       p.total ? 100.0 * static_cast<double>(p.trainable) / static_cast<double>(p.total) : 0.0));
   if (p.memory) {
-    const Memory& mem = *p.memory;
+    const TrainingMemory& mem = *p.memory;
     lines.push_back(fmt::format(
         "training memory ~{}: parameters {}, gradients {}, optimizer {}, activations {}",
         bytes_text(mem.total()), bytes_text(mem.parameters), bytes_text(mem.gradients),
@@ -191,7 +162,9 @@ void print_tree(const std::vector<ModelPlan>& plans, const ModelPlan& p, const s
 }
 
 nlohmann::json plan_json(const Workspace& ws, const std::vector<ModelPlan>& plans,
-                         const std::vector<std::vector<const ModelPlan*>>& groups) {
+                         const std::vector<std::vector<const ModelPlan*>>& groups,
+                         const std::vector<std::vector<const Model*>>& training,
+                         std::int64_t budget_bytes) {
   nlohmann::json models = nlohmann::json::array();
   for (const ModelPlan& p : plans) {
     const Model& m = *p.model;
@@ -222,7 +195,17 @@ nlohmann::json plan_json(const Workspace& ws, const std::vector<ModelPlan>& plan
     for (const auto& [origin, count] : group.front()->inherited) frozen += count;
     cobatch.push_back({{"models", names}, {"frozen_parameters", frozen}});
   }
-  return {{"spec", ws.spec_path.string()}, {"models", models}, {"cobatch_groups", cobatch}};
+  nlohmann::json training_json = nlohmann::json::array();
+  for (const auto& group : training) {
+    nlohmann::json names = nlohmann::json::array();
+    for (const Model* m : group) names.push_back(m->name);
+    training_json.push_back({{"models", names}, {"memory_bytes", group_memory_bytes(ws, group)}});
+  }
+  return {{"spec", ws.spec_path.string()},
+          {"models", models},
+          {"cobatch_groups", cobatch},
+          {"memory_budget_bytes", budget_bytes},
+          {"training_groups", training_json}};
 }
 
 void print_groups(const std::vector<std::vector<const ModelPlan*>>& groups) {
@@ -245,7 +228,21 @@ void print_groups(const std::vector<std::vector<const ModelPlan*>>& groups) {
   if (!any && groups.empty()) std::cout << "  no descendants to train\n";
 }
 
-int run_plan(const GlobalOptions& global) {
+void print_training_groups(const Workspace& ws, const std::vector<std::vector<const Model*>>& training,
+                           std::int64_t budget_bytes) {
+  std::cout << "\ntraining groups (`scion run` on an empty store, memory budget "
+            << (budget_bytes > 0 ? bytes_text(budget_bytes) : std::string("unlimited")) << "):\n";
+  for (const auto& group : training) {
+    std::vector<std::string> names;
+    for (const Model* m : group) names.push_back(m->name);
+    const std::int64_t bytes = group_memory_bytes(ws, group);
+    std::cout << "  " << join(names, ", ") << "  ~" << bytes_text(bytes)
+              << (budget_bytes > 0 && bytes > budget_bytes ? "  (over budget alone)" : "") << '\n';
+  }
+  if (training.empty()) std::cout << "  nothing to train\n";
+}
+
+int run_plan(const GlobalOptions& global, std::int64_t memory_budget_mib) {
   spec::LoadResult result = spec::load_workspace(global.spec_file);
   spec::check_parameters(result);
   if (!result.workspace) {
@@ -257,13 +254,17 @@ int run_plan(const GlobalOptions& global) {
   std::vector<ModelPlan> plans;
   for (const Model& m : ws.models) plans.push_back(plan_model(ws, m));
   const auto groups = cobatch_groups(plans);
+  const std::int64_t budget =
+      memory_budget_mib > 0 ? memory_budget_mib << 20 : default_memory_budget_bytes();
+  const auto training = planned_training_groups(ws, budget);
   if (global.json) {
-    print_json(plan_json(ws, plans, groups));
+    print_json(plan_json(ws, plans, groups, training, budget));
     return kExitOk;
   }
   for (const ModelPlan& p : plans)
     if (p.model->is_base()) print_tree(plans, p, "", true, true);
   print_groups(groups);
+  print_training_groups(ws, training, budget);
   return kExitOk;
 }
 
@@ -272,12 +273,18 @@ int run_plan(const GlobalOptions& global) {
 void add_plan_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
   CLI::App* cmd = app.add_subcommand(
       "plan", "Show the family tree: methods, inheritance, parameters, memory, co-batching");
+  static std::int64_t memory_budget_mib = 0;
+  cmd->add_option("--memory-budget", memory_budget_mib,
+                  "MiB a co-batched training group may use (default: half of RAM)")
+      ->check(CLI::PositiveNumber);
   cmd->footer(
       "Memory is an fp32 estimate per training step; docs/cli.md explains each term.\n"
       "Exit codes: 0 ok, 2 the spec has errors.\n"
       "Examples:   scion -C examples/sentiment plan\n"
       "            scion plan --json | jq '.models[] | {name, parameters}'");
-  cmd->callback([&global, &action] { action = [&global] { return run_plan(global); }; });
+  cmd->callback([&global, &action] {
+    action = [&global] { return run_plan(global, memory_budget_mib); };
+  });
 }
 
 }  // namespace scion::cli

@@ -1,4 +1,5 @@
 // `scion train`, `scion adapt` and `scion run`: train what is out of date.
+#include <cstdint>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@ struct TrainOptions {
   std::vector<std::string> models;
   bool force = false;
   bool resume = false;
+  std::int64_t memory_budget_mib = 0;
 };
 
 CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* description,
@@ -25,6 +27,9 @@ CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* d
   cmd->add_option("models", options.models, "Models to train (default: every one in scope)");
   cmd->add_flag("--force", options.force, "Retrain models whose recipe is already trained");
   cmd->add_flag("--resume", options.resume, "Continue interrupted runs from their checkpoints");
+  cmd->add_option("--memory-budget", options.memory_budget_mib,
+                  "MiB a co-batched group may use (estimate as in `scion plan`; default: half of RAM)")
+      ->check(CLI::PositiveNumber);
   cmd->footer(example);
   return cmd;
 }
@@ -38,7 +43,8 @@ void add_train_command(CLI::App& app, const GlobalOptions& global, CommandAction
       "Example: scion -C examples/sentiment train base", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      return run_training(global, {TrainScope::kBases, options.models, options.force, options.resume});
+      return run_training(global, {TrainScope::kBases, options.models, options.force, options.resume,
+                                     options.memory_budget_mib});
     };
   });
 }
@@ -51,7 +57,8 @@ void add_adapt_command(CLI::App& app, const GlobalOptions& global, CommandAction
       "Example: scion -C examples/sentiment adapt review-lora review-prefix", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      return run_training(global, {TrainScope::kDescendants, options.models, options.force, options.resume});
+      return run_training(global, {TrainScope::kDescendants, options.models, options.force, options.resume,
+                                     options.memory_budget_mib});
     };
   });
 }
@@ -66,7 +73,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, CommandAction& 
       "Example: scion -C examples/sentiment run", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      const int trained = run_training(global, {TrainScope::kAll, options.models, options.force, options.resume});
+      const int trained = run_training(global, {TrainScope::kAll, options.models, options.force, options.resume,
+                                     options.memory_budget_mib});
       if (trained != kExitOk || global.json) return trained;
       std::cout << "\n";
       TestOptions tests;

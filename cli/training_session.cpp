@@ -17,6 +17,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "lineage/safetensors.h"
+#include "cli/training_groups.h"
 #include "lineage/spec_records.h"
 #include "runtime/data/training_data.h"
 #include "runtime/parameter_binding.h"
@@ -66,14 +67,6 @@ bool in_scope(const spec::Model& m, TrainScope scope) {
   return (scope == TrainScope::kBases) == m.is_base();
 }
 
-// Whether `model` trains any trunk parameter, which forces it into a group of its own.
-bool trains_trunk(const spec::Workspace& ws, const spec::Model& model) {
-  for (const runtime::ParameterSpec& p : runtime::parameter_table(ws, model))
-    if (p.trainable && p.introduced_by == model.name && !runtime::is_new_parameter(p.name, model))
-      return true;
-  return model.is_base();
-}
-
 class Session {
  public:
   Session(const GlobalOptions& global, spec::Workspace ws, std::unique_ptr<lineage::LineageStore> store)
@@ -85,7 +78,6 @@ class Session {
  private:
   Result<std::vector<const spec::Model*>> select(const TrainRequest& request);
   Result<bool> up_to_date(const spec::Model& model);
-  std::vector<std::vector<const spec::Model*>> group(const std::vector<const spec::Model*>& wave);
   Status train_group(const std::vector<const spec::Model*>& group, lineage::RunKind kind);
   Result<std::shared_ptr<const data::TokenizedDataset>> dataset_for(const spec::Model& model);
   Status load_inherited(const spec::Model& model, const runtime::ParameterBinding& binding,
@@ -149,22 +141,6 @@ Result<std::vector<const spec::Model*>> Session::select(const TrainRequest& requ
     pending.push_back(m);
   }
   return pending;
-}
-
-// Descendants of one base whose trunk stays frozen form one group; the rest go alone.
-std::vector<std::vector<const spec::Model*>> Session::group(
-    const std::vector<const spec::Model*>& wave) {
-  std::map<std::string, std::vector<const spec::Model*>> by_base;
-  std::vector<std::vector<const spec::Model*>> groups;
-  for (const spec::Model* m : wave) {
-    if (trains_trunk(ws_, *m)) {
-      groups.push_back({m});
-    } else {
-      by_base[ws_.ancestry(*m).back()->name].push_back(m);
-    }
-  }
-  for (auto& [base, members] : by_base) groups.push_back(members);
-  return groups;
 }
 
 Result<std::shared_ptr<const data::TokenizedDataset>> Session::dataset_for(const spec::Model& model) {
@@ -433,6 +409,8 @@ int Session::run(const TrainRequest& request) {
   if (!pending) return fail(pending.status());
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
+  const std::int64_t budget = request.memory_budget_mib > 0 ? request.memory_budget_mib << 20
+                                                            : default_memory_budget_bytes();
 
   // Waves: a model is ready once its parent's parameters for the current recipe are in
   // the store (stored earlier, or trained by an earlier wave).
@@ -458,7 +436,7 @@ int Session::run(const TrainRequest& request) {
       (ready ? wave : later).push_back(m);
     }
     if (!status.is_ok()) break;
-    for (const auto& members : group(wave)) {
+    for (const auto& members : training_groups(ws_, wave, budget)) {
       const auto kind = members.front()->is_base() ? lineage::RunKind::kTrain : lineage::RunKind::kAdapt;
       status = train_group(members, kind);
       if (!status.is_ok()) break;

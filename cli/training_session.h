@@ -3,7 +3,8 @@
 // It decides what is out of date (a model whose recipe hash has no stored parameters),
 // orders the work in waves (a model runs once its parent's parameters are in the store),
 // groups each wave into co-batched groups (descendants of one base whose trunk stays
-// frozen train together; a model that trains its trunk trains alone), runs each group
+// frozen train together, split to fit a memory budget; a model that trains its trunk
+// trains alone; see training_groups.h), runs each group
 // through runtime::FamilyTrainer, and records every run, its metrics and the finished
 // parameters in the lineage store (parameters and run status in one transaction).
 // Ctrl-C stops between steps: finished models are kept, unfinished runs are marked
@@ -28,6 +29,7 @@ struct TrainRequest {
   std::vector<std::string> models;  // empty: every model in scope
   bool force = false;               // retrain models that are up to date
   bool resume = false;              // continue interrupted jobs from their checkpoints
+  std::int64_t memory_budget_mib = 0;  // co-batched groups stay within it; 0: half of RAM
 };
 
 // Runs the request; prints progress on stderr and a summary on stdout (JSON with --json).

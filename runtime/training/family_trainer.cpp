@@ -44,7 +44,8 @@ Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
     std::vector<std::size_t> members;
     std::vector<data::Batch> batches;
     batches.reserve(n);  // segments point into these batches
-    FamilyBatch family{.training = true};
+    FamilyBatch family;
+    family.training = true;
     for (std::size_t j = 0; j < n; ++j) {
       if (active[j]->micro_batches_per_step() <= m) continue;
       members.push_back(j);

@@ -11,21 +11,21 @@ for name in ["base", "review-lora", "review-prefix", "review-bottleneck", "revie
              "product-lora"]:
     check(name in out, f"{name} appears in the tree:\n{out}")
 check("├── review-lora" in out and "└── product-lora" in out, f"box-drawing tree:\n{out}")
-check("parent review-lora; inherits frozen: 120,576 from base, 2,178 from review-lora" in out,
+check("parent review-lora; inherits frozen: 120,832 from base, 2,178 from review-lora" in out,
       f"product-lora's inheritance is spelt out:\n{out}")
-check("review-lora, review-prefix, review-bottleneck  share 120,576 frozen parameters" in out,
+check("review-lora, review-prefix, review-bottleneck  share 120,832 frozen parameters" in out,
       f"co-batching group:\n{out}")
 
 plan = run_json("-C", SENTIMENT, "plan")
 models = {m["name"]: m for m in plan["models"]}
 check(list(models)[0] == "base", "parents come first")
 base = models["base"]
-check(base["parameters"]["total"] == base["parameters"]["trainable"] == 120576,
+check(base["parameters"]["total"] == base["parameters"]["trainable"] == 120832,
       f"the base trains everything: {base['parameters']}")
 lora = models["review-lora"]
 # LoRA r=4 on q and v in 2 layers: 2*2*(4*64 + 64*4) = 2048, plus a 2-class head 2*64+2.
 check(lora["parameters"]["trainable"] == 2048 + 130, f"review-lora trainable: {lora['parameters']}")
-check(lora["parameters"]["total"] == 120576 + 2178, "total = trunk + own")
+check(lora["parameters"]["total"] == 120832 + 2178, "total = trunk + own")
 check(lora["methods"] == ["lora", "head"] and lora["parent"] == "base", f"{lora}")
 mem = lora["memory_bytes"]
 check(mem["parameters"] == 4 * lora["parameters"]["total"], "4 bytes per parameter")
@@ -35,7 +35,7 @@ check(mem["activations"] == 16 * 64 * 2 * (640 + 512 + 512) * 4, f"activations: 
 check(mem["total"] == sum(mem[k] for k in ("parameters", "gradients", "optimizer_state",
                                            "activations")), "total is the sum")
 product = models["product-lora"]
-check(product["inherits"] == [{"from": "base", "parameters": 120576},
+check(product["inherits"] == [{"from": "base", "parameters": 120832},
                               {"from": "review-lora", "parameters": 2178}],
       f"inherits: {product['inherits']}")
 groups = [g["models"] for g in plan["cobatch_groups"]]

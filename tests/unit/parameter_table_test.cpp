@@ -53,7 +53,7 @@ TEST_CASE("a base model trains its whole trunk") {
     CHECK(p.introduced_by == "base");
     total += p.numel();
   }
-  // tok 260*8 + pos 16*8 + 2 layers * (4*(64+8) + 2*(32*8) + 32 + 8 + 4*8) + ln_f 16
+  // tok 260*8 (the byte vocabulary) + pos 16*8 + 2 layers * (4*(64+8) + 2*(32*8) + 32 + 8 + 4*8) + ln_f 16
   CHECK(total == 2080 + 128 + 2 * (288 + 512 + 40 + 32) + 16);
 }
 

@@ -27,8 +27,14 @@ spec::Workspace family() {
 
   spec::Model base;
   base.name = "base";
-  base.architecture = spec::Architecture{.layers = 2, .width = 16, .heads = 2, .ffn_width = 32,
-                                         .vocab_size = kVocab, .max_length = 16};
+  spec::Architecture arch;
+  arch.layers = 2;
+  arch.width = 16;
+  arch.heads = 2;
+  arch.ffn_width = 32;
+  arch.vocab_size = kVocab;
+  arch.max_length = 16;
+  base.architecture = arch;
   ws.models.push_back(base);
 
   auto descendant = [&](std::string name, std::string from, auto configure, std::uint64_t seed,

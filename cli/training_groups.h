@@ -1,0 +1,64 @@
+// Training groups: which models train co-batched, and the memory estimate that bounds them.
+//
+// `scion train/adapt/run` (training_session.cpp) and `scion plan` (cmd_plan.cpp) both form
+// groups here, so the plan shows exactly the groups training will run. Descendants of one
+// base whose trunk stays frozen train together through runtime::FamilyTrainer; a model
+// that trains its trunk (a base, BitFit, full fine-tuning) trains alone. A group is split,
+// in spec order, so that its estimated training memory stays within a budget:
+//   the frozen base parameters once (4 bytes each), plus per job everything else its
+//   TrainingMemory counts: its other parameters (4 bytes each), gradients and optimizer
+//   state of its trainable parameters (AdamW: 4 + 8, so 16 bytes a trainable parameter
+//   with the value itself) and its activations.
+// A job over the budget on its own still trains, in a group of one. Pure functions of the
+// spec; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "spec/workspace.h"
+
+namespace scion::cli {
+
+// An fp32 estimate of one training step's memory for one model (docs/cli.md, "scion plan"):
+//   parameters   4 bytes x every parameter (frozen ones are read in the forward pass)
+//   gradients    4 bytes x trainable parameters
+//   optimizer    AdamW 8 bytes (two moments), SGD with momentum 4, plain SGD 0, x trainable
+//   activations  4 bytes x batch x length x layers x (10 width + 2 ffn_width + 2 heads length)
+//                the tensors one transformer block keeps for backward (llm.c's layout:
+//                ln1, qkv, attention output, projection, residual, ln2, two ffn tensors,
+//                ffn output, residual: 10 C + 2 F per token, plus pre- and post-softmax
+//                scores of H x T per token).
+struct TrainingMemory {
+  std::int64_t parameters = 0, gradients = 0, optimizer_state = 0, activations = 0;
+  std::int64_t total() const { return parameters + gradients + optimizer_state + activations; }
+};
+
+// REQUIRES: model.training; total and trainable are its parameter counts.
+TrainingMemory estimate_training_memory(const spec::Workspace& workspace, const spec::Model& model,
+                                        std::int64_t total, std::int64_t trainable);
+
+// Whether `model` trains any trunk parameter, which forces it into a group of its own.
+bool trains_trunk(const spec::Workspace& workspace, const spec::Model& model);
+
+// The default budget: half of the machine's physical memory (0 when it cannot be read,
+// which means no limit).
+std::int64_t default_memory_budget_bytes();
+
+// Estimated memory of training `group` co-batched (see the header comment).
+// REQUIRES: every model in `group` has training.
+std::int64_t group_memory_bytes(const spec::Workspace& workspace,
+                                const std::vector<const spec::Model*>& group);
+
+// The co-batched groups of `models` (each with training), in spec order, each within
+// `budget_bytes` where it holds more than one job; budget_bytes <= 0 means no limit.
+std::vector<std::vector<const spec::Model*>> training_groups(
+    const spec::Workspace& workspace, const std::vector<const spec::Model*>& models,
+    std::int64_t budget_bytes);
+
+// The groups `scion run` forms on an empty store: every model with training, wave by wave
+// (a model waits for its trained parent), each wave grouped by training_groups.
+std::vector<std::vector<const spec::Model*>> planned_training_groups(const spec::Workspace& workspace,
+                                                                     std::int64_t budget_bytes);
+
+}  // namespace scion::cli
