@@ -24,8 +24,6 @@
 //
 // Usage: w1_multitenant [--reps N] [--threads N] [--jobs N] [--steps N]
 //                       [--peer bench/peers/w1_torch.py] [--scaling]
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -38,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/peer_process.h"
 #include "runtime/backend.h"
 #include "runtime/data/tokenized_dataset.h"
 #include "runtime/parameter_binding.h"
@@ -194,56 +193,6 @@ RunResult train(const spec::Workspace& ws,
   return result;
 }
 
-// The PyTorch peer as a child process in --serve mode: run() trains every job once.
-class Peer {
- public:
-  explicit Peer(const Options& o) {
-    int to_child[2], from_child[2];
-    if (pipe(to_child) != 0 || pipe(from_child) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(to_child[0], 0);
-      dup2(from_child[1], 1);
-      close(to_child[1]);
-      close(from_child[0]);
-      const std::string threads = std::to_string(o.threads), jobs = std::to_string(o.jobs),
-                        steps = std::to_string(o.steps);
-      execl("/usr/bin/python3", "python3", o.peer.c_str(), "--serve", "--threads",
-            threads.c_str(), "--jobs", jobs.c_str(), "--steps", steps.c_str(),
-            static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(to_child[0]);
-    close(from_child[1]);
-    in_ = fdopen(to_child[1], "w");
-    out_ = fdopen(from_child[0], "r");
-    char line[256];
-    ready_ = out_ && fgets(line, sizeof line, out_) && std::string(line).starts_with("ready");
-  }
-  ~Peer() {
-    if (in_) fclose(in_);
-    if (out_) fclose(out_);
-    if (pid_ > 0) waitpid(pid_, nullptr, 0);
-  }
-  bool ready() const { return ready_; }
-  // Seconds to train every job, or -1 when the peer failed.
-  double run() {
-    std::fputs("run\n", in_);
-    std::fflush(in_);
-    char line[256];
-    if (!fgets(line, sizeof line, out_)) return -1;
-    const std::string s = line;
-    const auto at = s.find("seconds=");
-    return at == std::string::npos ? -1 : std::atof(s.c_str() + at + 8);
-  }
-
- private:
-  pid_t pid_ = -1;
-  FILE* in_ = nullptr;
-  FILE* out_ = nullptr;
-  bool ready_ = false;
-};
-
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -299,9 +248,10 @@ int main(int argc, char** argv) {
 
   const spec::Workspace ws = make_workspace(opt.jobs, opt.steps);
   const auto datasets = make_datasets(opt.jobs, opt.steps);
-  std::unique_ptr<Peer> peer;
+  std::unique_ptr<scion::bench::PeerProcess> peer;
   if (!opt.peer.empty()) {
-    peer = std::make_unique<Peer>(opt);
+    peer = std::make_unique<scion::bench::PeerProcess>(
+        opt.peer, std::vector<std::string>{"--threads", std::to_string(opt.threads), "--jobs", std::to_string(opt.jobs), "--steps", std::to_string(opt.steps)});
     if (!peer->ready()) {
       std::printf("w1 torch peer unavailable (needs /usr/bin/python3 with torch)\n");
       peer.reset();
@@ -314,7 +264,7 @@ int main(int argc, char** argv) {
     co_times.push_back(co.seconds);
     seq = train(ws, datasets, false, *backend);
     seq_times.push_back(seq.seconds);
-    if (peer) peer_times.push_back(peer->run());
+    if (peer) peer_times.push_back(peer->request("run", "seconds"));
     std::printf("w1 rep %d: cobatched=%.2f s sequential=%.2f s%s\n", rep, co.seconds, seq.seconds,
                 peer ? (" torch=" + std::to_string(peer_times.back()) + " s").c_str() : "");
     std::fflush(stdout);

@@ -11,8 +11,6 @@
 //
 // Usage: w3_trunk_training [--steps N] [--threads N] [--layers N] [--peer bench/peers/w3_torch.py]
 #include <cblas.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/peer_process.h"
 #include "runtime/backend.h"
 #include "runtime/model_weights.h"
 #include "runtime/optimizer.h"
@@ -62,54 +61,6 @@ double sgemm_gflops() {
               0.0f, c.data(), n);
   return 2.0 * n * n * n / seconds_since(start) / 1e9;
 }
-
-// The PyTorch peer as a child process in --serve mode: step() runs one of its steps.
-class Peer {
- public:
-  explicit Peer(const Options& o) {
-    int to_child[2], from_child[2];
-    if (pipe(to_child) != 0 || pipe(from_child) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(to_child[0], 0);
-      dup2(from_child[1], 1);
-      close(to_child[1]);
-      close(from_child[0]);
-      const std::string threads = std::to_string(o.threads), layers = std::to_string(o.layers);
-      execl("/usr/bin/python3", "python3", o.peer.c_str(), "--serve", "--threads",
-            threads.c_str(), "--layers", layers.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(to_child[0]);
-    close(from_child[1]);
-    in_ = fdopen(to_child[1], "w");
-    out_ = fdopen(from_child[0], "r");
-    char line[256];
-    ready_ = out_ && fgets(line, sizeof line, out_) && std::string(line).starts_with("ready");
-  }
-  ~Peer() {
-    if (in_) fclose(in_);
-    if (out_) fclose(out_);
-    if (pid_ > 0) waitpid(pid_, nullptr, 0);
-  }
-  bool ready() const { return ready_; }
-  // Seconds of one peer step, or -1 when the peer failed.
-  double step() {
-    std::fputs("step\n", in_);
-    std::fflush(in_);
-    char line[256];
-    if (!fgets(line, sizeof line, out_)) return -1;
-    const std::string s = line;
-    const auto at = s.find("step_seconds=");
-    return at == std::string::npos ? -1 : std::atof(s.c_str() + at + 13);
-  }
-
- private:
-  pid_t pid_ = -1;
-  FILE* in_ = nullptr;
-  FILE* out_ = nullptr;
-  bool ready_ = false;
-};
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -169,9 +120,10 @@ int main(int argc, char** argv) {
   const FamilyBatch batch{{{&*weights, B, T, tokens.data(), nullptr, targets.data(), 0}}, true};
 
   sgemm_gflops();  // warm-up
-  std::unique_ptr<Peer> peer;
+  std::unique_ptr<scion::bench::PeerProcess> peer;
   if (!opt.peer.empty()) {
-    peer = std::make_unique<Peer>(opt);
+    peer = std::make_unique<scion::bench::PeerProcess>(
+        opt.peer, std::vector<std::string>{"--threads", std::to_string(opt.threads), "--layers", std::to_string(opt.layers)});
     if (!peer->ready()) {
       std::printf("w3 torch peer unavailable (needs /usr/bin/python3 with torch)\n");
       peer.reset();
@@ -198,7 +150,7 @@ int main(int argc, char** argv) {
     forward_times.push_back(forward_s);
     backward_times.push_back(backward_s);
     update_times.push_back(times.back() - forward_s - backward_s);
-    if (peer) peer_times.push_back(peer->step());
+    if (peer) peer_times.push_back(peer->request("step", "step_seconds"));
   }
   const double step_s = median(times);
   const double peak = median(peaks);
