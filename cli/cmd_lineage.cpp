@@ -3,6 +3,7 @@
 // show and diff in cmd_lineage_show.cpp, blame in cmd_lineage_blame.cpp.
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -44,6 +45,34 @@ Result<FamilyView> load_family(const GlobalOptions& global) {
   return view;
 }
 
+// The validation metrics last recorded by the run that produced the model's stored
+// parameters (empty when it recorded none, e.g. no validation split).
+Result<std::map<std::string, double>> last_validation(lineage::LineageStore& store,
+                                                      const FamilyNode& node) {
+  if (!node.stored || !node.stored->recipe_hash) return std::map<std::string, double>{};
+  auto runs = store.runs(node.name, 20);  // its training run is among the newest
+  if (!runs.is_ok()) return runs.status();
+  for (const lineage::RunRecord& run : *runs) {  // newest first
+    if (run.status != lineage::RunStatus::kFinished || run.recipe_hash != *node.stored->recipe_hash ||
+        (run.kind != lineage::RunKind::kTrain && run.kind != lineage::RunKind::kAdapt))
+      continue;
+    auto metrics = store.run_metrics(run.id);
+    if (!metrics.is_ok()) return metrics.status();
+    for (auto it = metrics->rbegin(); it != metrics->rend(); ++it)
+      if (!it->validation.empty()) return it->validation;
+    break;
+  }
+  return std::map<std::string, double>{};
+}
+
+std::string validation_label(const std::map<std::string, double>& validation) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(3);
+  for (const auto& [name, value] : validation)
+    out << (out.tellp() > 0 ? "  " : "") << name << " " << value;
+  return out.str();
+}
+
 std::string sharing_label(const FamilyNode& node) {
   if (!node.stored || node.stored->parameter_count == 0) return "";
   const auto& m = *node.stored;
@@ -64,12 +93,17 @@ Color status_color(const std::string& status) {
   return Color::kNone;
 }
 
+using ValidationByModel = std::map<std::string, std::map<std::string, double>>;
+
 void print_subtree(const std::vector<FamilyNode>& nodes, const FamilyNode& node,
-                   const std::string& prefix, const std::string& connector, bool tty) {
+                   const ValidationByModel& validation, const std::string& prefix,
+                   const std::string& connector, bool tty) {
   std::cout << prefix << connector << paint(node.name, Color::kBold, tty) << "  [" << node.method
             << "]  " << paint(node.status, status_color(node.status), tty);
   const std::string sharing = sharing_label(node);
   if (!sharing.empty()) std::cout << "  (" << sharing << ")";
+  if (auto it = validation.find(node.name); it != validation.end() && !it->second.empty())
+    std::cout << "  " << validation_label(it->second);
   std::cout << '\n';
   std::vector<const FamilyNode*> children;
   for (const FamilyNode& n : nodes) {
@@ -79,8 +113,8 @@ void print_subtree(const std::vector<FamilyNode>& nodes, const FamilyNode& node,
                                              : connector == "└── " ? "    "
                                                                    : "│   ");
   for (std::size_t i = 0; i < children.size(); ++i) {
-    print_subtree(nodes, *children[i], child_prefix, i + 1 == children.size() ? "└── " : "├── ",
-                  tty);
+    print_subtree(nodes, *children[i], validation, child_prefix,
+                  i + 1 == children.size() ? "└── " : "├── ", tty);
   }
 }
 
@@ -118,9 +152,19 @@ int run_tree(const GlobalOptions& global, const std::string& root) {
   if (!view.is_ok()) return fail(view.status());
   auto nodes = subtree(view->nodes, root);
   if (!nodes.is_ok()) return fail(nodes.status());
+  ValidationByModel validation;
+  if (view->store)
+    for (const FamilyNode& n : *nodes) {
+      auto metrics = last_validation(*view->store, n);
+      if (!metrics.is_ok()) return fail(metrics.status());
+      validation[n.name] = std::move(*metrics);
+    }
   if (global.json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const FamilyNode& n : *nodes) out.push_back(node_json(n));
+    for (const FamilyNode& n : *nodes) {
+      out.push_back(node_json(n));
+      if (!validation[n.name].empty()) out.back()["validation"] = validation[n.name];
+    }
     print_json({{"models", out}, {"spec", view->workspace.has_value()}});
     return kExitOk;
   }
@@ -129,7 +173,8 @@ int run_tree(const GlobalOptions& global, const std::string& root) {
   }
   const bool tty = stdout_is_tty();
   for (const FamilyNode& n : *nodes) {
-    if (n.name == root || (root.empty() && n.parent.empty())) print_subtree(*nodes, n, "", "", tty);
+    if (n.name == root || (root.empty() && n.parent.empty()))
+      print_subtree(*nodes, n, validation, "", "", tty);
   }
   if (nodes->empty()) std::cout << "no models yet: the spec and the store are empty\n";
   return kExitOk;

@@ -57,6 +57,11 @@ check(second["groups"] == [], "nothing runs the second time")
 rc, _, err = run("fsck", cwd=work)
 check(rc == 0, f"fsck passes after training: {err}")
 
+tree = {m["name"]: m for m in run_json("lineage", "tree", cwd=work)["models"]}
+check("val_accuracy" in tree["review-lora"].get("validation", {}),
+      f"the tree carries each model's last validation metrics: {tree['review-lora']}")
+check("validation" not in tree["base"], "the base recorded no validation")
+
 diff = run_json("lineage", "diff", "base", "review-lora", cwd=work)
 check(diff["differ"] == [], f"adapt leaves the frozen trunk bit for bit unchanged: {diff['differ']}")
 check(any(".lora.review-lora." in n for n in diff["only_in_b"]), "review-lora adds its own adapters")
