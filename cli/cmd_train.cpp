@@ -34,6 +34,11 @@ CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* d
   return cmd;
 }
 
+// The request the options ask for, in `scope`.
+TrainRequest request_for(TrainScope scope, const TrainOptions& options) {
+  return {scope, options.models, options.force, options.resume, options.memory_budget_mib};
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
@@ -43,8 +48,7 @@ void add_train_command(CLI::App& app, const GlobalOptions& global, CommandAction
       "Example: scion -C examples/sentiment train base", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      return run_training(global, {TrainScope::kBases, options.models, options.force, options.resume,
-                                     options.memory_budget_mib});
+      return run_training(global, request_for(TrainScope::kBases, options));
     };
   });
 }
@@ -57,8 +61,7 @@ void add_adapt_command(CLI::App& app, const GlobalOptions& global, CommandAction
       "Example: scion -C examples/sentiment adapt review-lora review-prefix", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      return run_training(global, {TrainScope::kDescendants, options.models, options.force, options.resume,
-                                     options.memory_budget_mib});
+      return run_training(global, request_for(TrainScope::kDescendants, options));
     };
   });
 }
@@ -73,8 +76,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, CommandAction& 
       "Example: scion -C examples/sentiment run", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      const int trained = run_training(global, {TrainScope::kAll, options.models, options.force, options.resume,
-                                     options.memory_budget_mib});
+      const int trained = run_training(global, request_for(TrainScope::kAll, options));
       if (trained != kExitOk || global.json) return trained;
       std::cout << "\n";
       TestOptions tests;
