@@ -1,6 +1,7 @@
 #include "runtime/transformer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "runtime/cpu/cross_entropy.h"
@@ -37,6 +38,17 @@ constexpr int kEmbeddingSite = 0, kAttentionSite = 1, kFfnSite = 2;
 
 // Everything laid out for one batch shape: row ranges, and pointers into the arena.
 namespace detail {
+
+// One node of the trie of layer applications: rows computed once for every segment that
+// shares it. Without sharing, each stage has one unit per segment, over its own rows.
+struct Unit {
+  int segment = 0;                  // the segment whose adapters and buffers it applies
+  std::int64_t row0 = 0, rows = 0;  // its rows in the stage's activations
+  std::int64_t probs0 = 0;          // offset into the block's attention probabilities
+  int parent = 0;                   // the unit of the previous stage that feeds it
+};
+using Stage = std::vector<Unit>;  // stages[0]: embeddings; stages[l + 1]: block l
+
 struct BatchPlan {
   struct LoraActs {
     float* hidden = nullptr;   // (rows, r)
@@ -58,7 +70,6 @@ struct BatchPlan {
     std::vector<float*> prefix_k, prefix_v;  // per block (Pf, C), null when Pf = 0
     float* dprefix_k = nullptr;              // (max Pf, C) scratch
     float* dprefix_v = nullptr;
-    std::vector<std::int64_t> probs_offset;  // per block, into the block's probs
     std::vector<std::array<std::vector<LoraActs>, kLinearCount>> lora;  // [block][linear][j]
     std::vector<std::array<std::vector<BottleneckActs>, 2>> bottleneck;  // [block][site][j]
     float* dlora_hidden = nullptr;  // (rows, max r)
@@ -79,8 +90,15 @@ struct BatchPlan {
 
   std::string signature;
   Arena arena;
-  std::int64_t N = 0;
+  std::int64_t N = 0;  // rows of all segments
   float dropout = 0.0f;
+  // Inference (no targets): one set of block buffers serves every block, and each
+  // block's input is gathered into `in` from the previous stage's units.
+  bool inference = false;
+  std::vector<Stage> stages;
+  std::vector<std::int64_t> stage_rows;  // rows computed at each stage (N without sharing)
+  std::vector<int> final_unit;           // per segment: its unit in stages.back()
+  float* in = nullptr;
   std::vector<SegmentActs> segments;
   std::vector<BlockActs> blocks;
   float *emb = nullptr, *emb_mask = nullptr, *embn = nullptr, *embn_mean = nullptr,
@@ -93,14 +111,135 @@ struct BatchPlan {
 
 namespace {
 
+bool same_inputs(const Segment& a, const Segment& b) {
+  if (a.batch != b.batch || a.length != b.length) return false;
+  const ModelWeights& x = *a.model;
+  const ModelWeights& y = *b.model;
+  if (x.prompts.size() != y.prompts.size()) return false;
+  for (std::size_t i = 0; i < x.prompts.size(); ++i)
+    if (x.prompts[i].embeddings != y.prompts[i].embeddings || x.prompts[i].tokens != y.prompts[i].tokens)
+      return false;
+  const auto n = static_cast<std::size_t>(a.batch) * static_cast<std::size_t>(a.length);
+  if (a.tokens != b.tokens && std::memcmp(a.tokens, b.tokens, n * sizeof(std::int32_t)) != 0)
+    return false;
+  if (!a.lengths || !b.lengths) return a.lengths == b.lengths;
+  return a.lengths == b.lengths ||
+         std::memcmp(a.lengths, b.lengths, static_cast<std::size_t>(a.batch) * sizeof(std::int32_t)) == 0;
+}
+
+bool same_linear(const LinearWeights& a, const LinearWeights& b) {
+  return a.weight == b.weight && a.bias == b.bias;
+}
+
+// Whether two models apply the same parameters in block l (the trunk's are shared).
+bool same_block(const ModelWeights& x, const ModelWeights& y, int l) {
+  const BlockWeights& a = x.blocks[l];
+  const BlockWeights& b = y.blocks[l];
+  if (a.prefixes.size() != b.prefixes.size() || a.adapter_attn.size() != b.adapter_attn.size() ||
+      a.adapter_ffn.size() != b.adapter_ffn.size())
+    return false;
+  for (std::size_t j = 0; j < a.prefixes.size(); ++j)
+    if (a.prefixes[j].keys != b.prefixes[j].keys || a.prefixes[j].values != b.prefixes[j].values)
+      return false;
+  for (int i = 0; i < kLinearCount; ++i) {
+    if (a.lora[i].size() != b.lora[i].size()) return false;
+    for (std::size_t j = 0; j < a.lora[i].size(); ++j)
+      if (a.lora[i][j].a != b.lora[i][j].a || a.lora[i][j].b != b.lora[i][j].b ||
+          a.lora[i][j].scale != b.lora[i][j].scale)
+        return false;
+  }
+  for (int site = 0; site < 2; ++site) {
+    const auto& p = site == 0 ? a.adapter_attn : a.adapter_ffn;
+    const auto& q = site == 0 ? b.adapter_attn : b.adapter_ffn;
+    for (std::size_t j = 0; j < p.size(); ++j)
+      if (!same_linear(p[j].down, q[j].down) || !same_linear(p[j].up, q[j].up)) return false;
+  }
+  return true;
+}
+
+// The trie of layer applications: stage by stage, each segment joins the first unit whose
+// input and parameters equal its own, or starts a new one. Without share_identical, every
+// segment is its own unit at every stage. `final_unit` receives each segment's last unit.
+std::vector<detail::Stage> build_stages(const FamilyBatch& batch, std::vector<int>& final_unit) {
+  const int L = batch.segments[0].model->arch.layers;
+  const std::int64_t heads = batch.segments[0].model->arch.heads;
+  const std::size_t n = batch.segments.size();
+  std::vector<detail::Stage> stages(static_cast<std::size_t>(L) + 1);
+  std::vector<int> unit_of(n), previous(n);
+  for (int k = 0; k <= L; ++k) {
+    detail::Stage& stage = stages[k];
+    std::int64_t row0 = 0, probs0 = 0;
+    for (std::size_t s = 0; s < n; ++s) {
+      const Segment& seg = batch.segments[s];
+      int found = -1;
+      if (batch.share_identical)
+        for (std::size_t u = 0; u < stage.size() && found < 0; ++u) {
+          const Segment& rep = batch.segments[stage[u].segment];
+          const bool same = k == 0 ? same_inputs(rep, seg)
+                                   : stage[u].parent == previous[s] &&
+                                         same_block(*rep.model, *seg.model, k - 1);
+          if (same) found = static_cast<int>(u);
+        }
+      if (found < 0) {
+        const int P = seg.model->prompt_tokens();
+        const std::int64_t S = P + seg.length;
+        const std::int64_t rows = static_cast<std::int64_t>(seg.batch) * S;
+        const int Pf = k == 0 ? 0 : seg.model->prefix_tokens(k - 1);
+        stage.push_back({.segment = static_cast<int>(s), .row0 = row0, .rows = rows,
+                         .probs0 = probs0, .parent = k == 0 ? 0 : previous[s]});
+        row0 += rows;
+        probs0 += seg.batch * heads * S * (Pf + S);
+        found = static_cast<int>(stage.size()) - 1;
+      }
+      unit_of[s] = found;
+    }
+    previous = unit_of;
+  }
+  final_unit = unit_of;
+  return stages;
+}
+
+std::int64_t stage_rows(const detail::Stage& stage) {
+  std::int64_t rows = 0;
+  for (const detail::Unit& u : stage) rows += u.rows;
+  return rows;
+}
+
+std::int64_t stage_probs(const detail::Stage& stage, const FamilyBatch& batch, int block) {
+  std::int64_t probs = 0;
+  for (const detail::Unit& u : stage) {
+    const Segment& seg = batch.segments[u.segment];
+    const std::int64_t S = seg.model->prompt_tokens() + seg.length;
+    probs += seg.batch * seg.model->arch.heads * S * (seg.model->prefix_tokens(block) + S);
+  }
+  return probs;
+}
+
+bool is_inference(const FamilyBatch& batch) {
+  if (batch.training) return false;
+  for (const Segment& seg : batch.segments)
+    if (seg.targets) return false;
+  return true;
+}
+
 // Everything the arena layout depends on: shapes, and each model's adapter structure
 // (not its address, which a caller may reuse for a different model).
 std::string batch_signature(const FamilyBatch& batch) {
-  std::string s = batch.training ? "T" : "E";
+  std::string s = batch.training ? "T" : is_inference(batch) ? "I" : "E";
   auto add = [&s](std::int64_t v) {
     s += std::to_string(v);
     s += ',';
   };
+  if (batch.share_identical) {  // which units the segments share
+    std::vector<int> final_unit;
+    for (const detail::Stage& stage : build_stages(batch, final_unit)) {
+      s += '#';
+      for (const detail::Unit& u : stage) {
+        add(u.segment);
+        add(u.parent);
+      }
+    }
+  }
   for (const Segment& seg : batch.segments) {
     const ModelWeights& m = *seg.model;
     s += '|';
@@ -127,6 +266,9 @@ std::string batch_signature(const FamilyBatch& batch) {
 Status validate(const FamilyBatch& batch) {
   if (batch.segments.empty())
     return invalid_argument("a family batch needs at least one segment");
+  if (batch.share_identical && !is_inference(batch))
+    return invalid_argument("sharing identical layer applications is for inference only "
+                            "(no training, no targets)");
   const ModelWeights& first = *batch.segments[0].model;
   const spec::Architecture& a = first.arch;
   for (const Segment& seg : batch.segments) {
@@ -193,11 +335,10 @@ void plan_batch(detail::BatchPlan& plan, const FamilyBatch& batch, Backend& back
   using Plan = detail::BatchPlan;
   const ModelWeights& trunk = *batch.segments[0].model;
   const spec::Architecture& a = trunk.arch;
-  const std::int64_t C = a.width, F = a.ffn_width, V = a.vocab_size, L = a.layers, NH = a.heads;
+  const std::int64_t C = a.width, F = a.ffn_width, V = a.vocab_size, L = a.layers;
   plan.dropout = batch.training ? a.dropout : 0.0f;
   plan.segments.assign(batch.segments.size(), Plan::SegmentActs{});
   plan.N = 0;
-  std::vector<std::int64_t> probs_per_block(L, 0);
   for (std::size_t s = 0; s < batch.segments.size(); ++s) {
     const Segment& seg = batch.segments[s];
     Plan::SegmentActs& sa = plan.segments[s];
@@ -208,48 +349,64 @@ void plan_batch(detail::BatchPlan& plan, const FamilyBatch& batch, Backend& back
     sa.row0 = plan.N;
     sa.rows = static_cast<std::int64_t>(sa.B) * sa.S;
     plan.N += sa.rows;
-    sa.probs_offset.resize(L);
-    for (int l = 0; l < L; ++l) {
-      sa.probs_offset[l] = probs_per_block[l];
-      probs_per_block[l] += sa.B * NH * sa.S * (seg.model->prefix_tokens(l) + sa.S);
-    }
   }
+  plan.inference = is_inference(batch);
+  plan.stages = build_stages(batch, plan.final_unit);
+  plan.stage_rows.clear();
+  for (const detail::Stage& stage : plan.stages) plan.stage_rows.push_back(stage_rows(stage));
   const std::int64_t N = plan.N;
+  const std::int64_t N0 = plan.stage_rows.front(), NL = plan.stage_rows.back();
   Layout layout;
-  layout.add("emb", N * C, &plan.emb);
+  layout.add("emb", N0 * C, &plan.emb);
   if (plan.dropout > 0) layout.add("emb_mask", N * C, &plan.emb_mask);
   if (a.norm == spec::NormPlacement::kPost) {
-    layout.add("embn", N * C, &plan.embn);
-    layout.add("embn_mean", N, &plan.embn_mean);
-    layout.add("embn_rstd", N, &plan.embn_rstd);
+    layout.add("embn", N0 * C, &plan.embn);
+    layout.add("embn_mean", N0, &plan.embn_mean);
+    layout.add("embn_rstd", N0, &plan.embn_rstd);
   } else {
-    layout.add("lnf", N * C, &plan.lnf);
-    layout.add("lnf_mean", N, &plan.lnf_mean);
-    layout.add("lnf_rstd", N, &plan.lnf_rstd);
+    layout.add("lnf", NL * C, &plan.lnf);
+    layout.add("lnf_mean", NL, &plan.lnf_mean);
+    layout.add("lnf_rstd", NL, &plan.lnf_rstd);
   }
+  // Training keeps every block's activations for backward; inference reuses one set,
+  // sized for the widest stage.
   plan.blocks.assign(L, Plan::BlockActs{});
-  for (int l = 0; l < L; ++l) {
+  const int planned_blocks = plan.inference ? 1 : L;
+  std::int64_t widest = 0;
+  for (int l = 0; l < L; ++l) widest = std::max(widest, plan.stage_rows[l + 1]);
+  for (int l = 0; l < planned_blocks; ++l) {
     Plan::BlockActs& b = plan.blocks[l];
     const std::string p = "blk." + std::to_string(l) + ".";
+    const std::int64_t n_rows = plan.inference ? widest : N;
+    std::int64_t probs = 0;
+    for (int k = 0; k < L; ++k)
+      if (plan.inference || k == l)
+        probs = std::max(probs, stage_probs(plan.stages[k + 1], batch, k));
     for (auto [name, slot, n] : std::initializer_list<std::tuple<const char*, float**, std::int64_t>>{
-             {"ln1", &b.ln1, N * C}, {"ln1_mean", &b.ln1_mean, N}, {"ln1_rstd", &b.ln1_rstd, N},
-             {"q", &b.q, N * C}, {"k", &b.k, N * C}, {"v", &b.v, N * C}, {"att", &b.att, N * C},
-             {"probs", &b.probs, probs_per_block[l]}, {"o", &b.o, N * C},
-             {"res1", &b.res1, N * C}, {"ln2", &b.ln2, N * C}, {"ln2_mean", &b.ln2_mean, N},
-             {"ln2_rstd", &b.ln2_rstd, N}, {"h", &b.h, N * F}, {"g", &b.g, N * F},
-             {"f", &b.f, N * C}, {"res2", &b.res2, N * C}})
+             {"ln1", &b.ln1, n_rows * C}, {"ln1_mean", &b.ln1_mean, n_rows},
+             {"ln1_rstd", &b.ln1_rstd, n_rows}, {"q", &b.q, n_rows * C}, {"k", &b.k, n_rows * C},
+             {"v", &b.v, n_rows * C}, {"att", &b.att, n_rows * C}, {"probs", &b.probs, probs},
+             {"o", &b.o, n_rows * C}, {"res1", &b.res1, n_rows * C}, {"ln2", &b.ln2, n_rows * C},
+             {"ln2_mean", &b.ln2_mean, n_rows}, {"ln2_rstd", &b.ln2_rstd, n_rows},
+             {"h", &b.h, n_rows * F}, {"g", &b.g, n_rows * F}, {"f", &b.f, n_rows * C},
+             {"res2", &b.res2, n_rows * C}})
       layout.add(p + name, n, slot);
     if (plan.dropout > 0) {
       layout.add(p + "o_mask", N * C, &b.o_mask);
       layout.add(p + "f_mask", N * C, &b.f_mask);
     }
   }
-  for (auto [name, slot, n] : std::initializer_list<std::tuple<const char*, float**, std::int64_t>>{
-           {"dx", &plan.dx, N * C}, {"dtmp", &plan.dtmp, N * C}, {"dq", &plan.dq, N * C},
-           {"dk", &plan.dk, N * C}, {"dv", &plan.dv, N * C}, {"datt", &plan.datt, N * C},
-           {"dbranch", &plan.dbranch, N * C}, {"dh", &plan.dh, N * F}, {"dg", &plan.dg, N * F},
-           {"adapter_out", &plan.adapter_out, N * C}})
-    layout.add(name, n, slot);
+  if (plan.inference) {
+    layout.add("in", widest * C, &plan.in);
+    layout.add("adapter_out", widest * C, &plan.adapter_out);
+  } else {
+    for (auto [name, slot, n] : std::initializer_list<std::tuple<const char*, float**, std::int64_t>>{
+             {"dx", &plan.dx, N * C}, {"dtmp", &plan.dtmp, N * C}, {"dq", &plan.dq, N * C},
+             {"dk", &plan.dk, N * C}, {"dv", &plan.dv, N * C}, {"datt", &plan.datt, N * C},
+             {"dbranch", &plan.dbranch, N * C}, {"dh", &plan.dh, N * F}, {"dg", &plan.dg, N * F},
+             {"adapter_out", &plan.adapter_out, N * C}})
+      layout.add(name, n, slot);
+  }
 
   for (std::size_t s = 0; s < batch.segments.size(); ++s) {
     const Segment& seg = batch.segments[s];
@@ -319,6 +476,8 @@ void plan_batch(detail::BatchPlan& plan, const FamilyBatch& batch, Backend& back
     layout.add(p + "losses", logit_rows, &sa.losses);
   }
   layout.finish(plan.arena, backend);
+  if (plan.inference)
+    for (int l = 1; l < L; ++l) plan.blocks[l] = plan.blocks[0];
 }
 
 }  // namespace
@@ -345,6 +504,9 @@ class Pass {
  private:
   const Segment& seg(std::size_t s) const { return batch_.segments[s]; }
   std::size_t segment_count() const { return batch_.segments.size(); }
+  // The units computed at block l, and their rows (all of them: N_ in training).
+  const detail::Stage& units(int l) const { return plan_.stages[l + 1]; }
+  std::int64_t rows_at(int l) const { return plan_.stage_rows[l + 1]; }
 
   void prepare_segment_inputs();
   void embeddings_forward();
@@ -415,35 +577,35 @@ void Pass::dropout_forward(float* x, float* mask, int block, int site, std::int6
 }
 
 void Pass::embeddings_forward() {
-  for (std::size_t s = 0; s < segment_count(); ++s) {
-    const Plan::SegmentActs& sa = plan_.segments[s];
-    be_.embedding_forward(plan_.emb + sa.row0 * C_, seg(s).tokens, trunk_.tok_emb,
+  for (const detail::Unit& u : plan_.stages.front()) {
+    const Plan::SegmentActs& sa = plan_.segments[u.segment];
+    be_.embedding_forward(plan_.emb + u.row0 * C_, seg(u.segment).tokens, trunk_.tok_emb,
                           trunk_.pos_emb, sa.P ? sa.prompt : nullptr, sa.B, sa.T, sa.P, C_);
   }
   dropout_forward(plan_.emb, plan_.emb_mask, -1, kEmbeddingSite, C_);
   if (!pre_norm_)
     be_.layernorm_forward(plan_.embn, plan_.embn_mean, plan_.embn_rstd, plan_.emb,
-                          trunk_.emb_ln.weight, trunk_.emb_ln.bias, N_, C_);
+                          trunk_.emb_ln.weight, trunk_.emb_ln.bias, plan_.stage_rows.front(), C_);
 }
 
 // The frozen product once over all rows, then each segment's LoRA on its own rows.
 void Pass::linear_forward(int l, int i, float* out, const float* inp) {
   const LinearWeights& w = trunk_.blocks[l].linear[i];
-  be_.matmul_forward(out, inp, w.weight, w.bias, N_, w.in, w.out);
-  for (std::size_t s = 0; s < segment_count(); ++s) {
-    const Plan::SegmentActs& sa = plan_.segments[s];
-    const auto& adapters = seg(s).model->blocks[l].lora[i];
+  be_.matmul_forward(out, inp, w.weight, w.bias, rows_at(l), w.in, w.out);
+  for (const detail::Unit& u : units(l)) {
+    const Plan::SegmentActs& sa = plan_.segments[u.segment];
+    const auto& adapters = seg(u.segment).model->blocks[l].lora[i];
     for (std::size_t j = 0; j < adapters.size(); ++j) {
       const LoraWeights& lw = adapters[j];
       const Plan::LoraActs& la = sa.lora[l][i][j];
-      const float* x = inp + sa.row0 * w.in;
+      const float* x = inp + u.row0 * w.in;
       if (la.dropped) {
-        be_.dropout_forward(la.dropped, la.mask, x, sa.rows * w.in, lw.dropout,
-                            seg(s).dropout_seed, lw.stream + j);
+        be_.dropout_forward(la.dropped, la.mask, x, u.rows * w.in, lw.dropout,
+                            seg(u.segment).dropout_seed, lw.stream + j);
         x = la.dropped;
       }
-      be_.matmul_forward(la.hidden, x, lw.a, nullptr, sa.rows, w.in, lw.rank);
-      be_.matmul_forward_accumulate(out + sa.row0 * w.out, la.hidden, lw.b, lw.scale, sa.rows,
+      be_.matmul_forward(la.hidden, x, lw.a, nullptr, u.rows, w.in, lw.rank);
+      be_.matmul_forward_accumulate(out + u.row0 * w.out, la.hidden, lw.b, lw.scale, u.rows,
                                     lw.rank, w.out);
     }
   }
@@ -451,20 +613,20 @@ void Pass::linear_forward(int l, int i, float* out, const float* inp) {
 
 // res[rows of s] += up(gelu(down(y))) for each bottleneck adapter of segment s at `site`.
 void Pass::bottleneck_forward(int l, int site, const float* y, float* res) {
-  for (std::size_t s = 0; s < segment_count(); ++s) {
-    const Plan::SegmentActs& sa = plan_.segments[s];
-    const BlockWeights& bw = seg(s).model->blocks[l];
+  for (const detail::Unit& u : units(l)) {
+    const Plan::SegmentActs& sa = plan_.segments[u.segment];
+    const BlockWeights& bw = seg(u.segment).model->blocks[l];
     const auto& adapters = site == 0 ? bw.adapter_attn : bw.adapter_ffn;
     for (std::size_t j = 0; j < adapters.size(); ++j) {
       const BottleneckWeights& w = adapters[j];
       const Plan::BottleneckActs& ba = sa.bottleneck[l][site][j];
       const std::int64_t H = w.down.out;
-      be_.matmul_forward(ba.pre, y + sa.row0 * C_, w.down.weight, w.down.bias, sa.rows, C_,
+      be_.matmul_forward(ba.pre, y + u.row0 * C_, w.down.weight, w.down.bias, u.rows, C_,
                          static_cast<int>(H));
-      be_.gelu_forward(ba.act, ba.pre, sa.rows * H);
-      float* delta = plan_.adapter_out + sa.row0 * C_;
-      be_.matmul_forward(delta, ba.act, w.up.weight, w.up.bias, sa.rows, static_cast<int>(H), C_);
-      be_.add_inplace(res + sa.row0 * C_, delta, 1.0f, sa.rows * C_);
+      be_.gelu_forward(ba.act, ba.pre, u.rows * H);
+      float* delta = plan_.adapter_out + u.row0 * C_;
+      be_.matmul_forward(delta, ba.act, w.up.weight, w.up.bias, u.rows, static_cast<int>(H), C_);
+      be_.add_inplace(res + u.row0 * C_, delta, 1.0f, u.rows * C_);
     }
   }
 }
@@ -472,6 +634,7 @@ void Pass::bottleneck_forward(int l, int site, const float* y, float* res) {
 const float* Pass::block_forward(int l, const float* x) {
   Plan::BlockActs& b = plan_.blocks[l];
   const BlockWeights& w = trunk_.blocks[l];
+  const std::int64_t N_ = rows_at(l);  // shadows the batch's rows: this block's units
   const float* attn_in = x;
   if (pre_norm_) {
     be_.layernorm_forward(b.ln1, b.ln1_mean, b.ln1_rstd, x, w.ln1.weight, w.ln1.bias, N_, C_);
@@ -480,11 +643,11 @@ const float* Pass::block_forward(int l, const float* x) {
   linear_forward(l, kAttnQ, b.q, attn_in);
   linear_forward(l, kAttnK, b.k, attn_in);
   linear_forward(l, kAttnV, b.v, attn_in);
-  for (std::size_t s = 0; s < segment_count(); ++s) {
-    const Plan::SegmentActs& sa = plan_.segments[s];
-    const std::int64_t off = sa.row0 * C_;
-    const int Pf = seg(s).model->prefix_tokens(l);
-    be_.attention_forward(b.att + off, b.probs + sa.probs_offset[l], b.q + off, b.k + off,
+  for (const detail::Unit& u : units(l)) {
+    const Plan::SegmentActs& sa = plan_.segments[u.segment];
+    const std::int64_t off = u.row0 * C_;
+    const int Pf = seg(u.segment).model->prefix_tokens(l);
+    be_.attention_forward(b.att + off, b.probs + u.probs0, b.q + off, b.k + off,
                           b.v + off, Pf ? sa.prefix_k[l] : nullptr, Pf ? sa.prefix_v[l] : nullptr,
                           sa.attn_lengths.empty() ? nullptr : sa.attn_lengths.data(), sa.B, sa.S,
                           Pf, C_, a_.heads, a_.kind == spec::ArchitectureKind::kDecoder);
@@ -517,7 +680,7 @@ void Pass::heads_forward(const float* y, std::vector<SegmentResult>& results) {
   for (std::size_t s = 0; s < segment_count(); ++s) {
     const ModelWeights& m = *seg(s).model;
     Plan::SegmentActs& sa = plan_.segments[s];
-    const float* ys = y + sa.row0 * C_;
+    const float* ys = y + plan_.stages.back()[plan_.final_unit[s]].row0 * C_;
     SegmentResult& r = results[s];
     std::int64_t rows;
     int width;
@@ -550,10 +713,19 @@ void Pass::forward(std::vector<SegmentResult>& results) {
   prepare_segment_inputs();
   embeddings_forward();
   const float* x = pre_norm_ ? plan_.emb : plan_.embn;
-  for (int l = 0; l < a_.layers; ++l) x = block_forward(l, x);
+  for (int l = 0; l < a_.layers; ++l) {
+    if (plan_.inference) {
+      // Each unit starts from its parent's rows; the block buffers are then free to reuse.
+      const detail::Stage& parents = plan_.stages[l];
+      for (const detail::Unit& u : units(l))
+        be_.copy(plan_.in + u.row0 * C_, x + parents[u.parent].row0 * C_, u.rows * C_);
+      x = plan_.in;
+    }
+    x = block_forward(l, x);
+  }
   if (pre_norm_) {
     be_.layernorm_forward(plan_.lnf, plan_.lnf_mean, plan_.lnf_rstd, x, trunk_.ln_f.weight,
-                          trunk_.ln_f.bias, N_, C_);
+                          trunk_.ln_f.bias, plan_.stage_rows.back(), C_);
     x = plan_.lnf;
   }
   heads_forward(x, results);
@@ -649,7 +821,7 @@ void Pass::attention_backward(int l) {
     const int Pf = m.prefix_tokens(l);
     be_.attention_backward(plan_.dq + off, plan_.dk + off, plan_.dv + off,
                            Pf ? sa.dprefix_k : nullptr, Pf ? sa.dprefix_v : nullptr,
-                           plan_.datt + off, b.probs + sa.probs_offset[l], b.q + off, b.k + off,
+                           plan_.datt + off, b.probs + units(l)[s].probs0, b.q + off, b.k + off,
                            b.v + off, Pf ? sa.prefix_k[l] : nullptr, Pf ? sa.prefix_v[l] : nullptr,
                            sa.B, sa.S, Pf, C_, a_.heads);
     std::int64_t row = 0;
@@ -769,6 +941,39 @@ Result<std::vector<SegmentResult>> SegmentedTransformer::forward(const FamilyBat
   ready_for_backward_ = true;
   for (const Segment& s : batch.segments) ready_for_backward_ &= s.targets != nullptr;
   return results_;
+}
+
+double forward_flops(const FamilyBatch& batch) {
+  if (batch.segments.empty()) return 0.0;
+  std::vector<int> final_unit;
+  const std::vector<detail::Stage> stages = build_stages(batch, final_unit);
+  const spec::Architecture& a = batch.segments[0].model->arch;
+  const double C = a.width;
+  double flops = 0.0;
+  for (int l = 0; l < a.layers; ++l)
+    for (const detail::Unit& u : stages[l + 1]) {
+      const Segment& seg = batch.segments[u.segment];
+      const ModelWeights& m = *seg.model;
+      const BlockWeights& bw = m.blocks[l];
+      const double rows = static_cast<double>(u.rows);
+      const double S = m.prompt_tokens() + seg.length;
+      flops += 4.0 * seg.batch * S * (m.prefix_tokens(l) + S) * C;  // scores and mixing
+      for (int i = 0; i < kLinearCount; ++i) {
+        const LinearWeights& w = bw.linear[i];
+        flops += 2.0 * rows * w.in * w.out;
+        for (const LoraWeights& lw : bw.lora[i]) flops += 2.0 * rows * lw.rank * (w.in + w.out);
+      }
+      for (const auto* adapters : {&bw.adapter_attn, &bw.adapter_ffn})
+        for (const BottleneckWeights& w : *adapters) flops += 4.0 * rows * C * w.down.out;
+    }
+  for (const Segment& seg : batch.segments) {
+    const ModelWeights& m = *seg.model;
+    if (m.objective == spec::Objective::kClassification)
+      flops += 2.0 * seg.batch * C * m.classifier.linear.out;
+    else
+      flops += 2.0 * seg.batch * (m.prompt_tokens() + seg.length) * C * a.vocab_size;
+  }
+  return flops;
 }
 
 Status SegmentedTransformer::backward() {

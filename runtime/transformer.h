@@ -69,6 +69,15 @@ struct Segment {
 struct FamilyBatch {
   std::vector<Segment> segments;
   bool training = false;  // dropout on (the trunk's rate, and trained LoRA's own rate)
+  // Inference only (no training, no targets): compute identical layer applications once.
+  // Segments whose inputs (tokens, lengths, prompts) are equal share the embeddings; two
+  // segments that shared block l-1's output and apply the same parameters in block l
+  // (prefixes, LoRA, bottleneck adapters; compared by buffer, and the parameter pool
+  // holds one buffer per digest) share block l. This is the trie of layer identities:
+  // head-only descendants share the whole trunk, a LoRA in the top layer branches there,
+  // prefix or prompt tuning branches where it first acts. Distinct branches at one layer
+  // are still co-batched over that layer's frozen products.
+  bool share_identical = false;
 };
 
 struct SegmentResult {
@@ -99,5 +108,10 @@ class SegmentedTransformer {
   std::vector<SegmentResult> results_;
   bool ready_for_backward_ = false;
 };
+
+// FLOPs (2 per multiply-add) of forward(batch): products, attention scores and mixing,
+// adapters and heads, counted per shared layer application when batch.share_identical.
+// Element-wise work (norms, GELU, softmax) is not counted. For benchmarks and reports.
+double forward_flops(const FamilyBatch& batch);
 
 }  // namespace scion::runtime

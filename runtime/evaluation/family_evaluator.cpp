@@ -83,7 +83,7 @@ Status FamilyEvaluator::classify_group(std::span<const EvaluatedModel> models,
     // Each model frames the rows with room for its own prompt tokens.
     std::vector<data::Batch> batches;
     batches.reserve(members.size());
-    FamilyBatch batch;
+    FamilyBatch batch{.share_identical = options.share_identical};
     for (std::size_t m : members) {
       const ModelWeights& w = *models[m].weights;
       batches.push_back(data::make_classification_batch(

@@ -1,12 +1,17 @@
-// FamilyEvaluator: classifies many texts with many models of a family, co-batched.
+// FamilyEvaluator: classifies many texts with many models of a family, deduplicated and
+// co-batched.
 //
 // The texts are cut into chunks of `chunk_size` rows. For each chunk, the models that
 // share one trunk storage (descendants of one base loaded into one
-// runtime::ParameterStore that do not retrain trunk weights) form ONE FamilyBatch with one segment per model over the same
-// rows: the trunk's operations run once over all segments' rows and each model applies
-// its own adapters and head to its own rows. Models of different trunks (another base, or
-// a BitFit / full model with trunk values of its own) go in separate batches. Memory is bounded by the chunk: activations for chunk_size × models rows, plus
-// the outputs returned.
+// runtime::ParameterStore that do not retrain trunk weights) form ONE FamilyBatch with one
+// segment per model over the same rows, with share_identical on: a layer application that
+// several models share (same input, same parameters) is computed once — head-only
+// descendants share the whole trunk, a LoRA in the top layer branches there — and the
+// branches that remain at a layer are co-batched over its frozen products, each applying
+// its own adapters to its own rows. Models of different trunks (another base, or a BitFit
+// / full model with trunk values of its own) go in separate batches. Memory is bounded
+// by the chunk: activations for at most chunk_size × models rows (one block's at a time),
+// plus the outputs returned.
 //
 // Each model sees a row framed as in training ([CLS] text [SEP], truncated from the end)
 // with room left for its prompt tokens. Outputs are softmax probabilities with the
@@ -37,6 +42,9 @@ struct EvaluatedModel {
 
 struct EvaluationOptions {
   int chunk_size = 64;  // rows per model per batch; REQUIRES: > 0
+  // Compute each layer application shared by several models once (the trie of layer
+  // identities, FamilyBatch::share_identical). Off only to measure what it saves.
+  bool share_identical = true;
 };
 
 class FamilyEvaluator {
