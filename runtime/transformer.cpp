@@ -943,6 +943,15 @@ Result<std::vector<SegmentResult>> SegmentedTransformer::forward(const FamilyBat
   return results_;
 }
 
+int widest_stage(const FamilyBatch& batch) {
+  if (batch.segments.empty()) return 0;
+  std::vector<int> final_unit;
+  std::size_t widest = 0;
+  for (const detail::Stage& stage : build_stages(batch, final_unit))
+    widest = std::max(widest, stage.size());
+  return static_cast<int>(widest);
+}
+
 double forward_flops(const FamilyBatch& batch) {
   if (batch.segments.empty()) return 0.0;
   std::vector<int> final_unit;

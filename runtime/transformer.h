@@ -109,6 +109,10 @@ class SegmentedTransformer {
   bool ready_for_backward_ = false;
 };
 
+// The most units one stage of forward(batch) computes: 1 when every segment shares every
+// layer, the segment count without sharing. Rows held at once = this × rows per segment.
+int widest_stage(const FamilyBatch& batch);
+
 // FLOPs (2 per multiply-add) of forward(batch): products, attention scores and mixing,
 // adapters and heads, counted per shared layer application when batch.share_identical.
 // Element-wise work (norms, GELU, softmax) is not counted. For benchmarks and reports.

@@ -37,10 +37,10 @@ namespace {
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(int threads) {
-    if (threads > 0) {
-      omp_set_num_threads(threads);
-      openblas_set_num_threads(threads);
-    }
+    if (threads > 0) omp_set_num_threads(threads);
+    // Products are split over the OpenMP team by cpu::gemm; see gemm.h for why OpenBLAS's
+    // own threads stay off.
+    openblas_set_num_threads(1);
   }
 
   std::string name() const override { return "cpu"; }

@@ -1,8 +1,8 @@
 #include "runtime/cpu/matmul.h"
 
-#include <cblas.h>
-
 #include <cstddef>
+
+#include "runtime/cpu/gemm.h"
 
 namespace scion::runtime::cpu {
 
@@ -14,28 +14,24 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
     for (std::int64_t n = 0; n < N; ++n)
       for (int o = 0; o < OC; ++o) out[n * OC + o] = bias[o];
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(N), OC, C, 1.0f, inp,
-              C, weight, C, bias ? 1.0f : 0.0f, out, OC);
+  gemm(false, true, N, OC, C, 1.0f, inp, C, weight, C, bias ? 1.0f : 0.0f, out, OC);
 }
 
 void matmul_forward_accumulate(float* out, const float* inp, const float* weight, float scale,
                                std::int64_t N, int C, int OC) {
   if (N == 0) return;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(N), OC, C, scale, inp,
-              C, weight, C, 1.0f, out, OC);
+  gemm(false, true, N, OC, C, scale, inp, C, weight, C, 1.0f, out, OC);
 }
 
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                      const float* inp, const float* weight, float scale, std::int64_t N, int C,
                      int OC, GradMode mode) {
   if (N == 0) return;
-  const auto rows = static_cast<blasint>(N);
   if (dinp)  // dinp (N, C) = scale · dout (N, OC) · weight (OC, C)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, C, OC, scale, dout, OC, weight,
-                C, mode == GradMode::kAccumulate ? 1.0f : 0.0f, dinp, C);
+    gemm(false, false, N, C, OC, scale, dout, OC, weight, C,
+         mode == GradMode::kAccumulate ? 1.0f : 0.0f, dinp, C);
   if (dweight)  // dweight (OC, C) += scale · dout^T (OC, N) · inp (N, C)
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, rows, scale, dout, OC, inp, C,
-                1.0f, dweight, C);
+    gemm(true, false, OC, C, N, scale, dout, OC, inp, C, 1.0f, dweight, C);
   if (dbias) {
     // Blocks of 64 outputs per thread: rows are read contiguously, sums keep one order.
     const int blocks = (OC + 63) / 64;

@@ -70,28 +70,47 @@ Status FamilyEvaluator::classify_group(std::span<const EvaluatedModel> models,
   // Models on one trunk descend from one base, so they share its tokenizer.
   const text::Tokenizer& tokenizer = *models[members.front()].tokenizer;
   for (std::size_t m : members) outputs[m].reserve(texts.size());
-  for (std::size_t begin = 0; begin < texts.size(); begin += options.chunk_size) {
-    const std::size_t end = std::min(texts.size(), begin + options.chunk_size);
-    data::TokenizedDataset chunk;
-    chunk.specials = tokenizer.special_tokens();
-    chunk.vocab_size = tokenizer.vocab_size();
-    for (std::size_t t = begin; t < end; ++t) chunk.rows.push_back(tokenizer.encode(texts[t]));
-    chunk.labels.assign(chunk.rows.size(), 0);  // batching wants labels; inference ignores them
-    std::vector<std::int64_t> rows(chunk.rows.size());
-    std::iota(rows.begin(), rows.end(), 0);
-
-    // Each model frames the rows with room for its own prompt tokens.
+  // The rows of texts [begin, end), framed by each model with room for its own prompt.
+  struct Chunk {
+    data::TokenizedDataset tokens;
+    std::vector<std::int64_t> rows;
     std::vector<data::Batch> batches;
-    batches.reserve(members.size());
-    FamilyBatch batch{.share_identical = options.share_identical};
+    FamilyBatch batch;
+  };
+  auto make_chunk = [&](std::size_t begin, std::size_t end, Chunk& c) {
+    c.tokens = {};
+    c.tokens.specials = tokenizer.special_tokens();
+    c.tokens.vocab_size = tokenizer.vocab_size();
+    for (std::size_t t = begin; t < end; ++t) c.tokens.rows.push_back(tokenizer.encode(texts[t]));
+    c.tokens.labels.assign(c.tokens.rows.size(), 0);  // batching wants labels; inference ignores them
+    c.rows.resize(c.tokens.rows.size());
+    std::iota(c.rows.begin(), c.rows.end(), 0);
+    c.batches.clear();
+    c.batches.reserve(members.size());
+    c.batch = FamilyBatch{.share_identical = options.share_identical};
     for (std::size_t m : members) {
       const ModelWeights& w = *models[m].weights;
-      batches.push_back(data::make_classification_batch(
-          chunk, rows, {.max_length = w.arch.max_length - w.prompt_tokens()}));
-      const data::Batch& b = batches.back();
-      batch.segments.push_back({.model = &w, .batch = b.batch_size, .length = b.length,
-                                .tokens = b.tokens.data(), .lengths = b.lengths.data()});
+      c.batches.push_back(data::make_classification_batch(
+          c.tokens, c.rows, {.max_length = w.arch.max_length - w.prompt_tokens()}));
+      const data::Batch& b = c.batches.back();
+      c.batch.segments.push_back({.model = &w, .batch = b.batch_size, .length = b.length,
+                                  .tokens = b.tokens.data(), .lengths = b.lengths.data()});
     }
+  };
+  // Texts per chunk: the branches of the trie at its widest layer, each over up to
+  // max_length positions per text, must fit in max_rows.
+  Chunk chunk;
+  if (texts.empty()) return Status::ok();
+  make_chunk(0, 1, chunk);
+  const std::int64_t rows_per_text =
+      static_cast<std::int64_t>(widest_stage(chunk.batch)) * models[members.front()].weights->arch.max_length;
+  const auto chunk_size = static_cast<std::size_t>(
+      std::clamp<std::int64_t>(options.max_rows / std::max<std::int64_t>(rows_per_text, 1), 1,
+                               options.chunk_size));
+  for (std::size_t begin = 0; begin < texts.size(); begin += chunk_size) {
+    make_chunk(begin, std::min(texts.size(), begin + chunk_size), chunk);
+    const FamilyBatch& batch = chunk.batch;
+    const std::vector<std::int64_t>& rows = chunk.rows;
     auto results = net_.forward(batch);
     if (!results) return results.status();
     for (std::size_t s = 0; s < members.size(); ++s) {

@@ -41,7 +41,12 @@ struct EvaluatedModel {
 };
 
 struct EvaluationOptions {
-  int chunk_size = 64;  // rows per model per batch; REQUIRES: > 0
+  int chunk_size = 64;  // most texts per batch; REQUIRES: > 0
+  // Most token rows one layer of a batch may hold (texts × positions × branches of the
+  // trie at its widest layer): the chunk shrinks to stay under it. Activations of a few
+  // thousand rows stay in the last-level cache between a product and the element-wise
+  // work after it; a much wider batch runs at memory speed.
+  std::int64_t max_rows = 8192;
   // Compute each layer application shared by several models once (the trie of layer
   // identities, FamilyBatch::share_identical). Off only to measure what it saves.
   bool share_identical = true;
