@@ -71,6 +71,37 @@ ModelPlan plan_model(const Workspace& ws, const Model& m) {
   return p;
 }
 
+// fp32 weights of the whole family in memory: each model holding its own copy of every
+// parameter it uses, and with sharing (each (introducing model, name) once, as
+// ParameterStore holds them; equal digests may share more once values exist).
+struct FamilyWeights {
+  std::int64_t unshared_bytes = 0, shared_bytes = 0;
+};
+
+FamilyWeights family_weights(const Workspace& ws) {
+  FamilyWeights w;
+  std::set<std::pair<std::string, std::string>> held;
+  for (const Model& m : ws.models)
+    for (const ParameterSpec& p : runtime::parameter_table(ws, m)) {
+      const std::int64_t bytes = p.numel() * static_cast<std::int64_t>(sizeof(float));
+      w.unshared_bytes += bytes;
+      if (held.insert({p.introduced_by, p.name}).second) w.shared_bytes += bytes;
+    }
+  return w;
+}
+
+std::string bytes_text(std::int64_t bytes);
+
+void print_family_weights(const FamilyWeights& w) {
+  std::cout << "\nweights in memory (fp32): " << bytes_text(w.shared_bytes)
+            << " shared (each tensor once), " << bytes_text(w.unshared_bytes)
+            << " if every model held its own copy";
+  if (w.shared_bytes > 0)
+    std::cout << fmt::format(" ({:.1f}x less)",
+                             static_cast<double>(w.unshared_bytes) / static_cast<double>(w.shared_bytes));
+  std::cout << '\n';
+}
+
 // Descendants with the same frozen inherited parameters (same names, same origin) can
 // run one forward pass through them for all their rows.
 std::vector<std::vector<const ModelPlan*>> cobatch_groups(const std::vector<ModelPlan>& plans) {
@@ -201,8 +232,10 @@ nlohmann::json plan_json(const Workspace& ws, const std::vector<ModelPlan>& plan
     for (const Model* m : group) names.push_back(m->name);
     training_json.push_back({{"models", names}, {"memory_bytes", group_memory_bytes(ws, group)}});
   }
+  const FamilyWeights weights = family_weights(ws);
   return {{"spec", ws.spec_path.string()},
           {"models", models},
+          {"weights_bytes", {{"shared", weights.shared_bytes}, {"unshared", weights.unshared_bytes}}},
           {"cobatch_groups", cobatch},
           {"memory_budget_bytes", budget_bytes},
           {"training_groups", training_json}};
@@ -263,6 +296,7 @@ int run_plan(const GlobalOptions& global, std::int64_t memory_budget_mib) {
   }
   for (const ModelPlan& p : plans)
     if (p.model->is_base()) print_tree(plans, p, "", true, true);
+  print_family_weights(family_weights(ws));
   print_groups(groups);
   print_training_groups(ws, training, budget);
   return kExitOk;

@@ -47,10 +47,16 @@ Status StoredFamily::load_one(const spec::Model& model) {
                                "`scion run` first");
   auto values = store_.load_parameters(model.name);
   if (!values) return values.status();
-  runtime::ParameterBinding binding = pool_.add_model(ws_, model);
-  // Only what this model introduced or retrains has storage of its own; the rest is
-  // shared with the ancestor that introduced it and was loaded with that ancestor.
-  for (const runtime::ParameterSpec& p : runtime::parameter_table(ws_, model)) {
+  // Only what this model introduced or retrains is loaded; the rest is shared with the
+  // ancestor that introduced it and was loaded with that ancestor. A loaded value equal
+  // to one already in memory (same digest) shares that buffer instead.
+  const std::vector<runtime::ParameterSpec> table = runtime::parameter_table(ws_, model);
+  std::map<std::string, std::string> digests;
+  for (const runtime::ParameterSpec& p : table)
+    if (p.introduced_by == model.name || p.trainable)
+      if (auto it = values->find(p.name); it != values->end()) digests[p.name] = it->second.digest;
+  runtime::ParameterBinding binding = pool_.add_stored_model(ws_, model, digests);
+  for (const runtime::ParameterSpec& p : table) {
     if (p.introduced_by != model.name && !p.trainable) continue;
     auto it = values->find(p.name);
     const runtime::Tensor* view = binding.find(p.name);
@@ -61,7 +67,7 @@ Status StoredFamily::load_one(const spec::Model& model) {
     if (it->second.bytes.size() != view->bytes() || it->second.dtype != lineage::DType::kF32)
       return corruption("stored parameter '" + p.name + "' of '" + model.name +
                         "' does not match the spec's shape " + runtime::shape_string(p.shape));
-    std::memcpy(view->data, it->second.bytes.data(), view->bytes());
+    if (pool_.is_new(*view)) std::memcpy(view->data, it->second.bytes.data(), view->bytes());
   }
   bindings_[model.name] = binding;
 

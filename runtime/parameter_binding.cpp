@@ -20,7 +20,47 @@ const Tensor* ParameterBinding::find(const std::string& name) const {
 
 ParameterBinding ParameterStore::add_model(const spec::Workspace& workspace,
                                            const spec::Model& model) {
+  return add(workspace, model, nullptr);
+}
+
+ParameterBinding ParameterStore::add_stored_model(const spec::Workspace& workspace,
+                                                  const spec::Model& model,
+                                                  const std::map<std::string, std::string>& digests) {
+  return add(workspace, model, &digests);
+}
+
+bool ParameterStore::is_new(const Tensor& view) const {
+  if (!last_arena_) return false;
+  for (const std::string& name : last_arena_->names())
+    if (last_arena_->view(name).data == view.data) return true;
+  return false;
+}
+
+std::int64_t ParameterStore::bytes_held() const {
+  std::int64_t bytes = 0;
+  for (const auto& arena : arenas_)
+    for (const std::string& name : arena->names()) bytes += arena->view(name).bytes();
+  return bytes;
+}
+
+ParameterBinding ParameterStore::add(const spec::Workspace& workspace, const spec::Model& model,
+                                     const std::map<std::string, std::string>* digests) {
   const std::vector<ParameterSpec> table = parameter_table(workspace, model);
+  last_arena_ = nullptr;
+  // A value some earlier tensor already holds (same digest) binds that buffer.
+  auto digest_of = [&](const ParameterSpec& p) -> const std::string* {
+    if (!digests) return nullptr;
+    auto it = digests->find(p.name);
+    return it == digests->end() || it->second.empty() ? nullptr : &it->second;
+  };
+  for (const ParameterSpec& p : table) {
+    if (by_author_and_name_.count({p.introduced_by, p.name})) continue;
+    const std::string* digest = digest_of(p);
+    if (!digest) continue;
+    auto held = by_digest_.find(*digest);
+    if (held != by_digest_.end() && held->second.numel() == Tensor{nullptr, p.shape, DType::kF32, Device::kCpu}.numel())
+      by_author_and_name_[{p.introduced_by, p.name}] = held->second;
+  }
   std::vector<ViewSpec> missing;
   for (const ParameterSpec& p : table)
     if (!by_author_and_name_.count({p.introduced_by, p.name}))
@@ -44,7 +84,9 @@ ParameterBinding ParameterStore::add_model(const spec::Workspace& workspace,
           backend_->copy(view.f32(), inherited->second.f32(), view.numel());
       }
       by_author_and_name_[{p.introduced_by, p.name}] = view;
+      if (const std::string* digest = digest_of(p)) by_digest_.emplace(*digest, view);
     }
+    last_arena_ = arenas_.back().get();
   }
   ParameterBinding binding;
   for (const ParameterSpec& p : table) binding.bind(p.name, by_author_and_name_.at({p.introduced_by, p.name}));

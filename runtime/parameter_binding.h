@@ -52,10 +52,29 @@ class ParameterStore {
   // REQUIRES: the model's parent was added (and initialised) before it.
   ParameterBinding add_model(const spec::Workspace& workspace, const spec::Model& model);
 
+  // The same for stored values about to be loaded: `digests` maps the names the model
+  // introduces or retrains to their content digests. A name whose digest an earlier
+  // tensor of this store already has is bound to that buffer, with no storage of its own:
+  // one buffer per digest, whichever models use it. The caller fills only the views that
+  // are_new() says were allocated by this call.
+  // REQUIRES: nothing writes the bound views (shared buffers serve several models).
+  ParameterBinding add_stored_model(const spec::Workspace& workspace, const spec::Model& model,
+                                    const std::map<std::string, std::string>& digests);
+  // Whether the buffer behind `view` was allocated by the last add_*_model call.
+  bool is_new(const Tensor& view) const;
+
+  // Bytes of parameter storage held (each buffer once).
+  std::int64_t bytes_held() const;
+
  private:
+  ParameterBinding add(const spec::Workspace& workspace, const spec::Model& model,
+                       const std::map<std::string, std::string>* digests);
+
   Backend* backend_;
   std::vector<std::unique_ptr<Arena>> arenas_;
   std::map<std::pair<std::string, std::string>, Tensor> by_author_and_name_;
+  std::map<std::string, Tensor> by_digest_;
+  const Arena* last_arena_ = nullptr;
 };
 
 // Gradients of one job: a zeroed view for every trainable parameter of its table.

@@ -6,6 +6,7 @@ from harness import EXAMPLES, check, run, run_json, temp_dir
 SENTIMENT = os.path.join(EXAMPLES, "sentiment")
 
 rc, out, err = run("-C", SENTIMENT, "plan")
+text_plan = out
 check(rc == 0, f"plan on the example exits 0, got {rc}: {err}")
 for name in ["base", "review-lora", "review-prefix", "review-bottleneck", "review-bitfit",
              "product-lora"]:
@@ -42,6 +43,15 @@ groups = [g["models"] for g in plan["cobatch_groups"]]
 check(["review-lora", "review-prefix", "review-bottleneck"] in groups, f"groups: {groups}")
 check(["review-bitfit"] in groups and ["product-lora"] in groups, f"groups: {groups}")
 check(all(len(m["recipe_hash"]) == 64 for m in plan["models"]), "recipe hashes present")
+
+# Weights in memory: every tensor once (trunk + each model's own) vs a copy per model.
+own = {"base": 120832, "review-lora": 2178, "product-lora": 512, "review-prefix": 2178,
+       "review-bottleneck": 2322, "review-bitfit": 1602}
+check(plan["weights_bytes"]["shared"] == 4 * sum(own.values()), f"shared: {plan['weights_bytes']}")
+check(plan["weights_bytes"]["unshared"] == 4 * sum(m["parameters"]["total"] for m in plan["models"]),
+      f"unshared: {plan['weights_bytes']}")
+check("weights in memory (fp32): 506.3 KiB shared (each tensor once), 2.8 MiB if every model held "
+      "its own copy (5.7x less)" in text_plan, f"the text plan reports both:\n{text_plan}")
 
 work = temp_dir()
 with open(os.path.join(work, "scion.yaml"), "w", encoding="utf-8") as f:

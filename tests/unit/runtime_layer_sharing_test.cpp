@@ -151,3 +151,41 @@ TEST_CASE("sharing is refused where backward would need every segment's rows") {
   batch.training = true;
   CHECK(!net.forward(batch).is_ok());
 }
+
+TEST_CASE("stored values with one digest share one buffer") {
+  test::Family f(test::tiny_architecture());
+  for (const char* name : {"probe-a", "probe-b", "probe-c"}) {
+    spec::Adaptation head;
+    head.head = test::two_labels();
+    f.add(name, "base", head);
+  }
+  f.materialise();
+  const spec::Workspace& ws = f.workspace();
+  runtime::ParameterStore pool(f.backend());
+  std::map<std::string, std::string> base_digests;
+  for (const runtime::ParameterSpec& p : runtime::parameter_table(ws, f.model("base")))
+    base_digests[p.name] = "trunk:" + p.name;
+  const auto base = pool.add_stored_model(ws, f.model("base"), base_digests);
+  const std::int64_t trunk_bytes = pool.bytes_held();
+  CHECK(pool.is_new(*base.find("tok_emb.weight")));
+
+  // probe-a and probe-b stored identical heads; probe-c a different one.
+  auto head_digests = [&](const std::string& model, const std::string& digest) {
+    std::map<std::string, std::string> d;
+    for (const runtime::ParameterSpec& p : runtime::parameter_table(ws, f.model(model)))
+      if (p.introduced_by == model) d[p.name] = digest + ":" + p.name.substr(p.name.rfind('.'));
+    return d;
+  };
+  const auto a = pool.add_stored_model(ws, f.model("probe-a"), head_digests("probe-a", "h1"));
+  const std::int64_t head_bytes = pool.bytes_held() - trunk_bytes;
+  CHECK(head_bytes > 0);
+  const auto b = pool.add_stored_model(ws, f.model("probe-b"), head_digests("probe-b", "h1"));
+  CHECK(pool.bytes_held() == trunk_bytes + head_bytes);  // nothing new for the same digests
+  const auto c = pool.add_stored_model(ws, f.model("probe-c"), head_digests("probe-c", "h2"));
+  CHECK(pool.bytes_held() == trunk_bytes + 2 * head_bytes);
+  CHECK(pool.is_new(*c.find("head.probe-c.weight")));
+
+  CHECK(a.find("head.probe-a.weight")->data == b.find("head.probe-b.weight")->data);
+  CHECK(a.find("head.probe-a.weight")->data != c.find("head.probe-c.weight")->data);
+  CHECK(a.find("tok_emb.weight")->data == c.find("tok_emb.weight")->data);  // the trunk, once
+}
