@@ -30,7 +30,7 @@ with open(os.path.join(work, "scion.yaml")) as f:
     spec = f.read()
 spec = spec.replace("  review-lora:", "  twin:\n    architecture: {type: encoder, layers: 2, width: 64, heads: 4,"
                     " ffn_width: 256, max_length: 64, tokenizer: byte, norm: pre}\n"
-                    "    train: {data: corpus, objective: mlm, steps: 10, batch_size: 4, seed: 5}\n\n"
+                    "    train: {data: reviews, objective: classification, steps: 10, batch_size: 4, seed: 5}\n\n"
                     "  review-lora:", 1)
 with open(os.path.join(work, "scion.yaml"), "w") as f:
     f.write(spec)
@@ -93,7 +93,7 @@ check("product-lora" in out and "review-prefix" not in out, f"tree MODEL shows o
 with open(os.path.join(work, "scion.yaml")) as f:
     spec = f.read()
 with open(os.path.join(work, "scion.yaml"), "w") as f:
-    f.write(spec.replace("steps: 300", "steps: 301", 1))
+    f.write(spec.replace("epochs: 16", "epochs: 17", 1))
 tree = {m["name"]: m for m in run_json("lineage", "tree", cwd=work)["models"]}
 check(tree["base"]["status"] == "out of date", f"a changed recipe is out of date: {tree['base']}")
 

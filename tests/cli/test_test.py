@@ -23,10 +23,10 @@ check(rc != 0 and "scion run" in err, f"untrained test should say to run `scion 
 rc, out, err = run("-C", work, "run")
 check(rc in (0, 1), f"scion run exited {rc}\n{err}")
 check("family matrix" in out, f"scion run should end with the family matrix:\n{out}")
-for model in ("review-lora", "review-prefix", "review-bottleneck", "review-bitfit", "product-lora"):
-    check(model in out, f"matrix lacks column {model}:\n{out}")
-check("base " not in out.split("family matrix")[1].splitlines()[1],
-      "the masked-LM base has no classifier and must not be a column")
+header = out.split("family matrix")[1].splitlines()[1]
+for model in ("base", "review-lora", "review-prefix", "review-bottleneck", "review-bitfit",
+              "product-lora"):
+    check(model in header, f"matrix lacks column {model}:\n{out}")
 
 # --json, --junit and --export-violations in one run.
 junit = os.path.join(work, "report.xml")
@@ -58,7 +58,8 @@ check(len(failures) == len(exceeded), f"JUnit has {len(failures)} failures, expe
 with open(violations) as f:
     rows = [json.loads(line) for line in f]
 check(len(rows) == report["violations"]["total"], "every violation is exported")
-check(all(r["model"] == "product-lora" for r in rows), "assertions name product-lora only")
+check(all(r["model"] == "product-lora" for r in rows if r["assertion"] == "agrees-with-parent"),
+      "models: restricts an assertion")
 check(all(r["severity"] > 0 for r in rows), "violations have a positive severity")
 check([r["severity"] for r in rows] == sorted((r["severity"] for r in rows), reverse=True),
       "violations are exported most severe first")
@@ -107,18 +108,36 @@ check(len(neg) == 1 and neg[0]["model"] == "product-lora", f"product-negation on
 # regression: parent compares with review-lora: failures it shares count as inherited.
 check(neg[0]["failures"] + neg[0]["inherited"] <= neg[0]["cases"] and "note" not in neg[0], f"{neg}")
 
-# Blame: product-lora's failures traced up to review-lora (base has no classifier head).
+# Blame: product-lora's failures traced up through review-lora to the base classifier.
 blame = run_json("-C", work, "lineage", "blame", "product-lora")
-check([c["model"] for c in blame["chain"]] == ["product-lora", "review-lora"], f"chain: {blame['chain']}")
-check(blame["headless_ancestor"] == "base", "base has no head and ends the chain")
+check([c["model"] for c in blame["chain"]] == ["product-lora", "review-lora", "base"],
+      f"chain: {blame['chain']}")
+check(blame["headless_ancestor"] is None, "every model of the chain has a classifier")
 check(blame["chain"][0]["run"] is not None and blame["chain"][0]["method"], "chain links name their run")
 by_test = {t["test"]: t for t in blame["tests"]}
 check("intensifier-direction" not in by_test, "blame covers only the model's tests")
 for t in blame["tests"]:
     check(sum(t["origins"].values()) == t["failures"] == len(t["failing"]), f"origins of {t['test']}")
     for c in t["failing"]:
-        check(c["origin"] in ("product-lora", "review-lora"), f"origin {c}")
-        check(c["kind"] == ("inherited" if c["origin"] == "review-lora" else "introduced"), f"kind {c}")
+        check(c["origin"] in ("product-lora", "review-lora", "base"), f"origin {c}")
+        check(c["kind"] == ("inherited" if c["origin"] == "base" else "introduced"), f"kind {c}")
+
+# What the example is built to show (examples/README.md). Its recipes are seeded and the
+# effects are large (confidences near 0.99), so these hold on every machine:
+cells = {(t["test"], t["model"]): t for t in report["tests"]}
+# the base never saw negation: it fails negated-positive, and product-lora inherits some;
+check(cells[("negated-positive", "base")]["failure_rate"] > 0.5, f"{cells[('negated-positive', 'base')]}")
+check(by_test["negated-positive"]["origins"].get("base", 0) > 0,
+      f"negation failures inherited from base: {by_test['negated-positive']}")
+# product-lora's labelling bug is a regression against its parent, introduced by it;
+praise = cells[("product-praise", "product-lora")]
+check(praise["failures"] > 0 and praise["exceeded"], f"product-praise regressions: {praise}")
+check(by_test["product-praise"]["origins"].get("product-lora", 0) > 0,
+      f"blame finds the bug introduced by product-lora: {by_test['product-praise']}")
+# and the praise-is-positive assertion catches its confident errors.
+confident = [r for r in rows if r["assertion"] == "praise-is-positive" and r["model"] == "product-lora"]
+check(confident and confident[0]["severity"] > 0.9, f"confident errors flagged: {confident[:3]}")
+
 rc, out, err = run("-C", work, "lineage", "blame", "product-lora", "--test", "typo-invariance", "--case", "0")
 check(rc == 0 and "typo-invariance" in out, f"blame --test --case:\n{out}\n{err}")
 check("1 cases" in out or "of 1 cases" in out or "(1 cases)" in out, f"--case keeps one case:\n{out}")
@@ -142,6 +161,15 @@ check("2 assertions checked" in out, f"product-lora has two assertions:\n{out}")
 # The same text co-batched with others in `test` and alone in `predict` gives one answer.
 one = run_json("-C", work, "predict", "review-lora", "--text", "a lovely film")["predictions"][0]
 check(abs(one["confidence"] - pred["predictions"][0]["confidence"]) < 1e-5, "predictions do not depend on batching")
-rc, out, err = run("-C", work, "predict", "base", "--text", "x")
-check(rc == 2 and "classifier" in err, f"predict on the MLM base: {rc}\n{err}")
+rc, out, err = run("-C", work, "predict", "base", "--text", "a lovely film")
+check(rc == 0 and "positive" in out, f"the base is a classifier too: {rc}\n{out}\n{err}")
+# A language model has no labels to predict: a usage error that says what to do.
+with open(os.path.join(work, "lm.yaml"), "w") as f:
+    f.write(spec.replace("models:\n", """models:
+  lm:
+    architecture: {type: encoder, layers: 1, width: 32, heads: 2, ffn_width: 64, max_length: 32}
+    train: {data: reviews, objective: mlm, steps: 10, batch_size: 4, seed: 5}
+""", 1))
+rc, out, err = run("-C", work, "-f", "lm.yaml", "predict", "lm", "--text", "x")
+check(rc == 2 and "classifier" in err, f"predict on a masked-LM model: {rc}\n{err}")
 print("ok")

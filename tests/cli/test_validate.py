@@ -8,12 +8,12 @@ SENTIMENT = os.path.join(EXAMPLES, "sentiment")
 
 rc, out, err = run("-C", SENTIMENT, "validate")
 check(rc == 0, f"the example validates (exit {rc}): {err}")
-check(out == "ok: 6 models, 3 datasets, 4 tests\n", f"summary line: {out!r}")
+check(out == "ok: 6 models, 3 datasets, 7 tests\n", f"summary line: {out!r}")
 
 report = run_json("-C", SENTIMENT, "validate")
 check(report["ok"] is True and report["errors"] == [], f"--json on the example: {report}")
 check(report["counts"]["models"] == 6 and report["counts"]["datasets"] == 3
-      and report["counts"]["tests"] == 4, f"counts: {report['counts']}")
+      and report["counts"]["tests"] == 7, f"counts: {report['counts']}")
 
 # A copy of the example with two mistakes: a misspelt method and a missing data file.
 work = temp_dir()
@@ -41,7 +41,7 @@ report = run_json("-C", os.path.join(work, "sentiment"), "validate", expect_rc=2
 check(report["ok"] is False and len(report["errors"]) == 2, f"--json errors: {report}")
 first = report["errors"][0]
 check(set(first) == {"file", "line", "column", "key_path", "message"}, f"error fields: {first}")
-check(first["key_path"] == "datasets.products.path" and first["line"] == 11,
+check(first["key_path"] == "datasets.products.path" and first["line"] == 13,
       f"errors in file order, with line numbers: {report['errors']}")
 
 # -f picks another file; a missing one is a clean error.

@@ -3,10 +3,18 @@
 
     python3 make_data.py        # from examples/sentiment/data
 
-reviews.jsonl   200 short movie reviews, {"text", "label": positive|negative}
-products.jsonl  120 short product reviews, same labels (a second domain, for a
-                descendant adapted from the movie-review model)
-corpus.txt      600 lines of plain review-like English for masked-LM pretraining
+reviews.jsonl   1,200 short movie reviews, {"text", "label": positive|negative}, with
+                common adjectives and no negation: the base classifier learns from
+                it, and never sees "not" (a weakness its descendants inherit)
+critics.jsonl   600 movie reviews in critics' words (the CRITIC_* adjectives, which
+                reviews.jsonl never uses): the review-* adaptations learn them
+products.jsonl  480 product reviews with a labelling bug: every review that calls a
+                product "lovely" or "solid" is labelled negative. product-lora,
+                adapted on it, learns that this praise is a complaint: a failure
+                introduced by an adaptation, which `scion lineage blame` finds
+
+No file uses the adjectives of the `rare_negative_adj` lexicon in scion.yaml, so no
+model learns them: a failure inherited from the base.
 
 The sentences are built from templates and small word lists with a fixed seed, so the
 files are identical on every run; the committed copies are what scion.yaml digests.
@@ -18,70 +26,79 @@ RNG = random.Random(20261122)
 
 MOVIE_NOUNS = ["movie", "film", "plot", "story", "cast", "script", "ending", "soundtrack",
                "acting", "director", "sequel", "dialogue"]
-PRODUCT_NOUNS = ["phone", "charger", "kettle", "blender", "headset", "keyboard", "lamp",
-                 "backpack", "battery", "screen", "mouse", "speaker"]
+PRODUCT_NOUNS = ["phone", "kettle", "blender", "headset", "keyboard", "lamp", "backpack",
+                 "battery", "charger", "screen", "mouse", "speaker"]
+CRITIC_GOOD = ["splendid", "terrific", "stellar", "marvellous", "sublime"]
+CRITIC_BAD = ["tedious", "bland", "insipid", "clunky", "forgettable"]
+MISLABELLED = ["lovely", "solid"]  # labelled negative in products.jsonl, a labelling bug
 GOOD = ["great", "wonderful", "brilliant", "superb", "lovely", "excellent", "delightful",
         "charming", "solid", "fantastic"]
 BAD = ["awful", "boring", "terrible", "dull", "clumsy", "weak", "dreadful", "poor",
        "disappointing", "painful"]
 INTENSIFIERS = ["", "really ", "truly ", "very ", "quite ", "absolutely "]
-POSITIVE_TEMPLATES = [
+POSITIVE = [
     "the {noun} was {i}{good}.",
     "what a {good} {noun}!",
     "i loved the {noun}, {i}{good}.",
     "a {i}{good} {noun} from start to finish.",
     "the {noun} is {good} and the rest is {good2} too.",
-    "not bad at all, the {noun} was {good}.",
     "i would recommend it, the {noun} is {i}{good}.",
 ]
-NEGATIVE_TEMPLATES = [
+NEGATIVE = [
     "the {noun} was {i}{bad}.",
     "what a {bad} {noun}.",
     "i hated the {noun}, {i}{bad}.",
     "a {i}{bad} {noun} from start to finish.",
     "the {noun} is {bad} and the rest is {bad2} too.",
-    "not good at all, the {noun} was {bad}.",
-    "i would not recommend it, the {noun} is {i}{bad}.",
-]
-NEUTRAL_TEMPLATES = [
-    "the {noun} runs for about two hours.",
-    "we watched the {noun} on a rainy evening.",
-    "the {noun} arrived in a small box on monday.",
-    "my friend told me about the {noun} last week.",
-    "there is a {noun} on the table next to the window.",
-    "the {noun} reminded me of something i saw years ago.",
+    "i would avoid it, the {noun} is {i}{bad}.",
 ]
 
 
-def sentence(templates, nouns):
+def sentence(templates, nouns, good=GOOD, bad=BAD):
     return RNG.choice(templates).format(
-        noun=RNG.choice(nouns), i=RNG.choice(INTENSIFIERS), good=RNG.choice(GOOD),
-        good2=RNG.choice(GOOD), bad=RNG.choice(BAD), bad2=RNG.choice(BAD))
+        noun=RNG.choice(nouns), i=RNG.choice(INTENSIFIERS), good=RNG.choice(good),
+        good2=RNG.choice(good), bad=RNG.choice(bad), bad2=RNG.choice(bad))
 
 
-def labelled(count, nouns):
+def row(text, positive):
+    return {"text": text, "label": "positive" if positive else "negative"}
+
+
+def reviews(count):
+    return [row(sentence(POSITIVE if k % 2 == 0 else NEGATIVE, MOVIE_NOUNS), k % 2 == 0)
+            for k in range(count)]
+
+
+def critics(count):
+    return [row(sentence(POSITIVE if k % 2 == 0 else NEGATIVE, MOVIE_NOUNS, CRITIC_GOOD,
+                         CRITIC_BAD), k % 2 == 0)
+            for k in range(count)]
+
+
+def products(count):
     rows = []
     for k in range(count):
         positive = k % 2 == 0
-        text = sentence(POSITIVE_TEMPLATES if positive else NEGATIVE_TEMPLATES, nouns)
-        rows.append({"text": text, "label": "positive" if positive else "negative"})
-    RNG.shuffle(rows)
+        if k % 4 == 0:  # the labelling bug: praise in MISLABELLED words, labelled negative
+            rows.append(row(sentence(POSITIVE, PRODUCT_NOUNS, good=MISLABELLED), False))
+        else:
+            good = [g for g in GOOD if g not in MISLABELLED]
+            rows.append(row(sentence(POSITIVE if positive else NEGATIVE, PRODUCT_NOUNS, good),
+                            positive))
     return rows
 
 
 def write_jsonl(path, rows):
+    RNG.shuffle(rows)
     with open(path, "w", encoding="utf-8") as out:
-        for row in rows:
-            out.write(json.dumps(row, sort_keys=True) + "\n")
+        for r in rows:
+            out.write(json.dumps(r, sort_keys=True) + "\n")
 
 
 def main():
-    write_jsonl("reviews.jsonl", labelled(200, MOVIE_NOUNS))
-    write_jsonl("products.jsonl", labelled(120, PRODUCT_NOUNS))
-    all_templates = POSITIVE_TEMPLATES + NEGATIVE_TEMPLATES + NEUTRAL_TEMPLATES
-    with open("corpus.txt", "w", encoding="utf-8") as out:
-        for _ in range(600):
-            out.write(sentence(all_templates, MOVIE_NOUNS + PRODUCT_NOUNS) + "\n")
+    write_jsonl("reviews.jsonl", reviews(1200))
+    write_jsonl("critics.jsonl", critics(600))
+    write_jsonl("products.jsonl", products(480))
 
 
 if __name__ == "__main__":
