@@ -77,12 +77,10 @@ struct BlamedCase {
 int blame(const GlobalOptions& global, const BlameOptions& options) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  const spec::Model* model = ws->find_model(options.model);
-  if (!model) return fail(not_found("no model '" + options.model + "' in " + ws->spec_path.string()));
-  if (!classifier_labels(*ws, *model))
-    return fail(invalid_argument("model '" + options.model +
-                                 "' has no classifier head; blame explains behavioural-test failures "
-                                 "of classifiers"));
+  auto found = find_classifier_model(
+      *ws, options.model, "; blame explains behavioural-test failures of classifiers");
+  if (!found) return fail(found.status());
+  const spec::Model* model = *found;
   auto store = open_store(global, /*create=*/false);
   if (!store) return fail(store.status());
   auto suite = compile_suite(*ws);

@@ -50,12 +50,10 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
   if (inputs.empty()) return fail(invalid_argument("nothing to predict: give --text TEXT or --file FILE"));
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  const spec::Model* model = ws->find_model(options.model);
-  if (!model) return fail(not_found("no model '" + options.model + "' in " + ws->spec_path.string()));
-  if (!classifier_labels(*ws, *model))
-    return fail(invalid_argument("model '" + options.model +
-                                 "' has no classifier head (it is a language model); predict one of "
-                                 "its descendants"));
+  auto found = find_classifier_model(*ws, options.model,
+                                     " (it is a language model); predict one of its descendants");
+  if (!found) return fail(found.status());
+  const spec::Model* model = *found;
   auto store = open_store(global, /*create=*/false);
   if (!store) return fail(store.status());
 

@@ -14,6 +14,16 @@ std::optional<std::vector<std::string>> classifier_labels(const spec::Workspace&
   return std::nullopt;
 }
 
+Result<const spec::Model*> find_classifier_model(const spec::Workspace& ws,
+                                                 const std::string& name,
+                                                 const std::string& remedy) {
+  const spec::Model* model = ws.find_model(name);
+  if (!model) return not_found("no model '" + name + "' in " + ws.spec_path.string());
+  if (!classifier_labels(ws, *model))
+    return invalid_argument("model '" + name + "' has no classifier head" + remedy);
+  return model;
+}
+
 Status StoredFamily::load(std::span<const std::string> models) {
   for (const std::string& name : models) {
     const spec::Model* model = ws_.find_model(name);

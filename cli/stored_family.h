@@ -35,6 +35,13 @@ namespace scion::cli {
 std::optional<std::vector<std::string>> classifier_labels(const spec::Workspace& ws,
                                                           const spec::Model& model);
 
+// The model named `name`, which must classify (with a head of its own or an ancestor's).
+// Errors: kNotFound for an unknown name; kInvalidArgument "model 'X' has no classifier
+// head" followed by `remedy` for a model without one.
+Result<const spec::Model*> find_classifier_model(const spec::Workspace& ws,
+                                                 const std::string& name,
+                                                 const std::string& remedy);
+
 class StoredFamily {
  public:
   StoredFamily(const spec::Workspace& ws, lineage::LineageStore& store, runtime::Backend& backend)

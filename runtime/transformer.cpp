@@ -157,12 +157,17 @@ bool same_block(const ModelWeights& x, const ModelWeights& y, int l) {
   return true;
 }
 
+// Attention probabilities one segment's rows take in `block`: (B, heads, S, Pf + S).
+std::int64_t segment_probs(const Segment& seg, int block) {
+  const std::int64_t S = seg.model->prompt_tokens() + seg.length;
+  return seg.batch * seg.model->arch.heads * S * (seg.model->prefix_tokens(block) + S);
+}
+
 // The trie of layer applications: stage by stage, each segment joins the first unit whose
 // input and parameters equal its own, or starts a new one. Without share_identical, every
 // segment is its own unit at every stage. `final_unit` receives each segment's last unit.
 std::vector<detail::Stage> build_stages(const FamilyBatch& batch, std::vector<int>& final_unit) {
   const int L = batch.segments[0].model->arch.layers;
-  const std::int64_t heads = batch.segments[0].model->arch.heads;
   const std::size_t n = batch.segments.size();
   std::vector<detail::Stage> stages(static_cast<std::size_t>(L) + 1);
   std::vector<int> unit_of(n), previous(n);
@@ -181,14 +186,12 @@ std::vector<detail::Stage> build_stages(const FamilyBatch& batch, std::vector<in
           if (same) found = static_cast<int>(u);
         }
       if (found < 0) {
-        const int P = seg.model->prompt_tokens();
-        const std::int64_t S = P + seg.length;
-        const std::int64_t rows = static_cast<std::int64_t>(seg.batch) * S;
-        const int Pf = k == 0 ? 0 : seg.model->prefix_tokens(k - 1);
+        const std::int64_t rows =
+            static_cast<std::int64_t>(seg.batch) * (seg.model->prompt_tokens() + seg.length);
         stage.push_back({.segment = static_cast<int>(s), .row0 = row0, .rows = rows,
                          .probs0 = probs0, .parent = k == 0 ? 0 : previous[s]});
         row0 += rows;
-        probs0 += seg.batch * heads * S * (Pf + S);
+        if (k > 0) probs0 += segment_probs(seg, k - 1);
         found = static_cast<int>(stage.size()) - 1;
       }
       unit_of[s] = found;
@@ -207,11 +210,7 @@ std::int64_t stage_rows(const detail::Stage& stage) {
 
 std::int64_t stage_probs(const detail::Stage& stage, const FamilyBatch& batch, int block) {
   std::int64_t probs = 0;
-  for (const detail::Unit& u : stage) {
-    const Segment& seg = batch.segments[u.segment];
-    const std::int64_t S = seg.model->prompt_tokens() + seg.length;
-    probs += seg.batch * seg.model->arch.heads * S * (seg.model->prefix_tokens(block) + S);
-  }
+  for (const detail::Unit& u : stage) probs += segment_probs(batch.segments[u.segment], block);
   return probs;
 }
 
