@@ -14,6 +14,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/training_groups.h"
+#include "runtime/shared_modules.h"
 #include "runtime/parameter_table.h"
 #include "spec/loader.h"
 #include "spec/parameter_checks.h"
@@ -72,25 +73,38 @@ ModelPlan plan_model(const Workspace& ws, const Model& m) {
 }
 
 // fp32 weights of the whole family in memory: each model holding its own copy of every
-// parameter it uses, and with sharing (each (introducing model, name) once, as
-// ParameterStore holds them; equal digests may share more once values exist).
+// parameter it uses, and with sharing (each (introducing model, name) once, shared
+// modules once, as ParameterStore holds them; equal digests may share more once values
+// exist).
 struct FamilyWeights {
   std::int64_t unshared_bytes = 0, shared_bytes = 0;
 };
 
 FamilyWeights family_weights(const Workspace& ws) {
   FamilyWeights w;
-  std::set<std::pair<std::string, std::string>> held;
+  const runtime::SharedModules shares(ws);
+  std::set<runtime::ParameterKey> held;
   for (const Model& m : ws.models)
     for (const ParameterSpec& p : runtime::parameter_table(ws, m)) {
       const std::int64_t bytes = p.numel() * static_cast<std::int64_t>(sizeof(float));
       w.unshared_bytes += bytes;
-      if (held.insert({p.introduced_by, p.name}).second) w.shared_bytes += bytes;
+      if (held.insert(shares.canonical({p.introduced_by, p.name})).second) w.shared_bytes += bytes;
     }
   return w;
 }
 
 std::string bytes_text(std::int64_t bytes);
+
+// The shares whose models are in `group`.
+std::vector<std::string> shares_within(const Workspace& ws, const std::vector<const Model*>& group) {
+  std::vector<std::string> names;
+  for (const spec::Share& share : ws.shares)
+    if (std::any_of(group.begin(), group.end(), [&](const Model* m) {
+          return std::find(share.models.begin(), share.models.end(), m->name) != share.models.end();
+        }))
+      names.push_back(share.name);
+  return names;
+}
 
 void print_family_weights(const FamilyWeights& w) {
   std::cout << "\nweights in memory (fp32): " << bytes_text(w.shared_bytes)
@@ -230,7 +244,9 @@ nlohmann::json plan_json(const Workspace& ws, const std::vector<ModelPlan>& plan
   for (const auto& group : training) {
     nlohmann::json names = nlohmann::json::array();
     for (const Model* m : group) names.push_back(m->name);
-    training_json.push_back({{"models", names}, {"memory_bytes", group_memory_bytes(ws, group)}});
+    training_json.push_back({{"models", names},
+                             {"memory_bytes", group_memory_bytes(ws, group)},
+                             {"shares", shares_within(ws, group)}});
   }
   const FamilyWeights weights = family_weights(ws);
   return {{"spec", ws.spec_path.string()},
@@ -263,6 +279,12 @@ void print_groups(const std::vector<std::vector<const ModelPlan*>>& groups) {
 
 void print_training_groups(const Workspace& ws, const std::vector<std::vector<const Model*>>& training,
                            std::int64_t budget_bytes) {
+  // Models that share modules are one unit: say why they are in one group.
+  auto unit_note = [&](const std::vector<const Model*>& group) {
+    std::vector<std::string> names;
+    for (const std::string& name : shares_within(ws, group)) names.push_back("'" + name + "'");
+    return names.empty() ? std::string() : "  (share " + join(names, ", ") + ": trained together)";
+  };
   std::cout << "\ntraining groups (`scion run` on an empty store, memory budget "
             << (budget_bytes > 0 ? bytes_text(budget_bytes) : std::string("unlimited")) << "):\n";
   for (const auto& group : training) {
@@ -270,7 +292,8 @@ void print_training_groups(const Workspace& ws, const std::vector<std::vector<co
     for (const Model* m : group) names.push_back(m->name);
     const std::int64_t bytes = group_memory_bytes(ws, group);
     std::cout << "  " << join(names, ", ") << "  ~" << bytes_text(bytes)
-              << (budget_bytes > 0 && bytes > budget_bytes ? "  (over budget alone)" : "") << '\n';
+              << (budget_bytes > 0 && bytes > budget_bytes ? "  (over budget alone)" : "")
+              << unit_note(group) << '\n';
   }
   if (training.empty()) std::cout << "  nothing to train\n";
 }

@@ -78,8 +78,11 @@ std::vector<std::vector<const spec::Model*>> training_groups(
     const spec::Workspace& ws, const std::vector<const spec::Model*>& models,
     std::int64_t budget_bytes) {
   std::vector<std::vector<const spec::Model*>> groups;
-  std::map<std::string, std::vector<const spec::Model*>> by_base;
+  // Per base, the blocks the greedy split may not cut: a share unit's members in `models`
+  // (they train together), or one model.
+  std::map<std::string, std::vector<std::vector<const spec::Model*>>> by_base;
   std::vector<std::string> base_order;
+  std::map<const spec::Model*, std::size_t> block_of;  // unit members already placed
   for (const spec::Model* m : models) {
     if (trains_trunk(ws, *m)) {
       groups.push_back({m});
@@ -87,23 +90,34 @@ std::vector<std::vector<const spec::Model*>> training_groups(
     }
     const std::string& base = ws.ancestry(*m).back()->name;
     if (!by_base.count(base)) base_order.push_back(base);
-    by_base[base].push_back(m);
+    auto& blocks = by_base[base];
+    if (auto placed = block_of.find(m); placed != block_of.end()) {
+      blocks[placed->second].push_back(m);
+      continue;
+    }
+    for (const spec::Model* partner : ws.training_unit(*m)) block_of[partner] = blocks.size();
+    blocks.push_back({m});
   }
   for (const std::string& base : base_order) {
-    // Greedy in spec order: a job joins the open group while the group stays in budget.
+    // Greedy in spec order: a block joins the open group while the group stays in budget.
     std::vector<const spec::Model*> open;
     std::int64_t base_bytes = 0, own_bytes = 0;
-    for (const spec::Model* m : by_base.at(base)) {
-      const JobMemory job = job_memory(ws, *m);
-      const std::int64_t with_job = std::max(base_bytes, job.base_bytes) + own_bytes + job.own_bytes;
-      if (!open.empty() && budget_bytes > 0 && with_job > budget_bytes) {
+    for (const auto& block : by_base.at(base)) {
+      std::int64_t block_base = 0, block_own = 0;
+      for (const spec::Model* m : block) {
+        const JobMemory job = job_memory(ws, *m);
+        block_base = std::max(block_base, job.base_bytes);
+        block_own += job.own_bytes;
+      }
+      const std::int64_t with_block = std::max(base_bytes, block_base) + own_bytes + block_own;
+      if (!open.empty() && budget_bytes > 0 && with_block > budget_bytes) {
         groups.push_back(std::move(open));
         open.clear();
         base_bytes = own_bytes = 0;
       }
-      open.push_back(m);
-      base_bytes = std::max(base_bytes, job.base_bytes);
-      own_bytes += job.own_bytes;
+      open.insert(open.end(), block.begin(), block.end());
+      base_bytes = std::max(base_bytes, block_base);
+      own_bytes += block_own;
     }
     groups.push_back(std::move(open));
   }
@@ -112,16 +126,29 @@ std::vector<std::vector<const spec::Model*>> training_groups(
 
 std::vector<std::vector<const spec::Model*>> planned_training_groups(const spec::Workspace& ws,
                                                                      std::int64_t budget_bytes) {
-  // A model's wave: how many trained ancestors it waits for (the chain up to the first
-  // untrained one, e.g. an imported base), as training_session.cpp's waves run when
-  // nothing is stored yet.
+  // A model's wave, as training_session.cpp's waves run when nothing is stored yet: 0 when
+  // no model of its share unit waits for a trained parent, else one more than the latest
+  // wave of those parents. The unit graph is acyclic (the loader checks), so this settles.
+  std::map<const spec::Model*, std::size_t> wave_of;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const spec::Model& m : ws.models) {
+      if (!m.training) continue;
+      std::size_t wave = 0;
+      for (const spec::Model* u : ws.training_unit(m)) {
+        const spec::Model* parent = u->is_base() ? nullptr : ws.find_model(u->from);
+        if (parent && parent->training) wave = std::max(wave, wave_of[parent] + 1);
+      }
+      if (wave_of[&m] != wave) {
+        wave_of[&m] = wave;
+        changed = true;
+      }
+    }
+  }
   std::vector<std::vector<const spec::Model*>> waves;
   for (const spec::Model& m : ws.models) {
     if (!m.training) continue;
-    std::size_t wave = 0;
-    for (const spec::Model* p = m.is_base() ? nullptr : ws.find_model(m.from); p && p->training;
-         p = p->is_base() ? nullptr : ws.find_model(p->from))
-      ++wave;
+    const std::size_t wave = wave_of[&m];
     if (waves.size() <= wave) waves.resize(wave + 1);
     waves[wave].push_back(&m);
   }

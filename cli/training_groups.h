@@ -9,8 +9,9 @@
 //   TrainingMemory counts: its other parameters (4 bytes each), gradients and optimizer
 //   state of its trainable parameters (AdamW: 4 + 8, so 16 bytes a trainable parameter
 //   with the value itself) and its activations.
-// A job over the budget on its own still trains, in a group of one. Pure functions of the
-// spec; thread-safe.
+// A job over the budget on its own still trains, in a group of one. Models that share
+// modules (a training unit, spec::Workspace::training_unit) are never split: a unit over
+// the budget still trains as one group. Pure functions of the spec; thread-safe.
 #pragma once
 
 #include <cstdint>

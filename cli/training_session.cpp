@@ -22,7 +22,9 @@
 #include "runtime/data/training_data.h"
 #include "runtime/parameter_binding.h"
 #include "runtime/text/tokenizer.h"
+#include "runtime/shared_modules.h"
 #include "runtime/training/family_trainer.h"
+#include "runtime/training/share_group.h"
 #include "spec/recipe_hash.h"
 
 namespace scion::cli {
@@ -56,6 +58,14 @@ struct ModelOutcome {
   double seconds = 0;
 };
 
+// A job's checkpoint file, read back.
+struct Checkpoint {
+  lineage::MappedSafetensors file;  // owns the bytes `values` points into
+  std::map<std::string, std::span<const std::byte>> values;
+  std::int64_t steps = 0;
+  std::optional<std::int64_t> share_steps;  // a member of a share unit: its group's steps
+};
+
 struct GroupOutcome {
   std::vector<std::string> models;
   double seconds = 0;
@@ -71,7 +81,7 @@ class Session {
  public:
   Session(const GlobalOptions& global, spec::Workspace ws, std::unique_ptr<lineage::LineageStore> store)
       : global_(global), ws_(std::move(ws)), store_(std::move(store)),
-        backend_(runtime::make_cpu_backend()) {}
+        backend_(runtime::make_cpu_backend()), shares_(ws_) {}
 
   int run(const TrainRequest& request);
 
@@ -87,13 +97,18 @@ class Session {
   void progress(const runtime::StepReport& report, std::size_t group_size);
   std::filesystem::path checkpoint_path(const spec::Model& model) const;
   Status save_checkpoint(const runtime::TrainingJob& job);
+  Status save_unit_checkpoints(const runtime::TrainingJob& job);
+  Result<std::optional<Checkpoint>> read_checkpoint(const spec::Model& model);
+  bool resume_wanted(const spec::Model& model) const;
   Status resume_from_checkpoint(runtime::TrainingJob& job);
+  Status resume_unit(runtime::ShareGroup& share);
   void print_summary();
 
   const GlobalOptions& global_;
   spec::Workspace ws_;
   std::unique_ptr<lineage::LineageStore> store_;
   std::unique_ptr<runtime::Backend> backend_;
+  runtime::SharedModules shares_;
   std::map<std::string, std::shared_ptr<const data::TokenizedDataset>> datasets_;
   std::vector<ModelOutcome> outcomes_;
   std::vector<GroupOutcome> groups_;
@@ -120,7 +135,7 @@ Result<std::vector<const spec::Model*>> Session::select(const TrainRequest& requ
   if (request.models.empty())
     for (const spec::Model& m : ws_.models)
       if (in_scope(m, request.scope)) chosen.push_back(&m);
-  std::vector<const spec::Model*> pending;
+  std::set<const spec::Model*> pending;
   for (const spec::Model* m : chosen) {
     if (!m->training) {
       if (m->is_base() && !m->import_path.empty()) {
@@ -134,13 +149,22 @@ Result<std::vector<const spec::Model*>> Session::select(const TrainRequest& requ
     }
     auto fresh = up_to_date(*m);
     if (!fresh) return fresh.status();
-    if (*fresh && !request.force) {
-      outcomes_.emplace_back(m->name, "up to date");
-      continue;
-    }
-    pending.push_back(m);
+    if (!*fresh || request.force) pending.insert(m);
   }
-  return pending;
+  // Models that share modules train as one unit: one of them pending brings the others.
+  for (const spec::Model* m : std::vector<const spec::Model*>(pending.begin(), pending.end()))
+    for (const spec::Model* partner : ws_.training_unit(*m))
+      if (pending.insert(partner).second && global_.verbosity >= 0)
+        print_note("'" + partner->name + "' trains too: it shares modules with '" + m->name + "'");
+  std::vector<const spec::Model*> ordered;  // spec order
+  for (const spec::Model& m : ws_.models) {
+    if (pending.count(&m)) {
+      ordered.push_back(&m);
+    } else if (m.training && std::find(chosen.begin(), chosen.end(), &m) != chosen.end()) {
+      outcomes_.emplace_back(m.name, "up to date");
+    }
+  }
+  return ordered;
 }
 
 Result<std::shared_ptr<const data::TokenizedDataset>> Session::dataset_for(const spec::Model& model) {
@@ -207,44 +231,104 @@ std::filesystem::path Session::checkpoint_path(const spec::Model& model) const {
   return store_->dir() / "checkpoints" / (model.name + "." + model.recipe_hash.substr(0, 16) + ".safetensors");
 }
 
+// A job's checkpoint: its own tensors, and for a member of a share unit its group's
+// (prefixed "share.") with the group's step count, so the unit can resume as one.
 Status Session::save_checkpoint(const runtime::TrainingJob& job) {
   std::vector<lineage::SafetensorsTensor> tensors;
-  for (const auto& [name, t] : job.checkpoint_tensors())
-    tensors.push_back({name, lineage::DType::kF32, t.shape, {static_cast<const std::byte*>(t.data), t.bytes()}});
+  auto add = [&](const std::string& prefix, const std::vector<std::pair<std::string, runtime::Tensor>>& list) {
+    for (const auto& [name, t] : list)
+      tensors.push_back({prefix + name, lineage::DType::kF32, t.shape,
+                         {static_cast<const std::byte*>(t.data), t.bytes()}});
+  };
+  add("", job.checkpoint_tensors());
+  std::map<std::string, std::string> metadata = {{"model", job.model().name},
+                                                 {"recipe_hash", job.model().recipe_hash},
+                                                 {"step", std::to_string(job.steps_done())}};
+  if (const runtime::ShareGroup* share = job.share_group()) {
+    add("share.", share->checkpoint_tensors());
+    metadata["share_step"] = std::to_string(share->steps_done());
+  }
   const std::filesystem::path path = checkpoint_path(job.model());
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   if (ec) return io_error("cannot create " + path.parent_path().string() + ": " + ec.message());
-  return lineage::write_safetensors(store_->env(), path, tensors,
-                                    {{"model", job.model().name},
-                                     {"recipe_hash", job.model().recipe_hash},
-                                     {"step", std::to_string(job.steps_done())}});
+  return lineage::write_safetensors(store_->env(), path, tensors, metadata);
+}
+
+// Every member of a share unit is checkpointed at the same moment (finished members
+// included: they are stored only when the unit is), so that the unit resumes exactly.
+Status Session::save_unit_checkpoints(const runtime::TrainingJob& job) {
+  const runtime::ShareGroup* share = job.share_group();
+  if (!share) return save_checkpoint(job);
+  for (const runtime::TrainingJob* member : share->members()) SCION_RETURN_IF_ERROR(save_checkpoint(*member));
+  return Status::ok();
+}
+
+Result<std::optional<Checkpoint>> Session::read_checkpoint(const spec::Model& model) {
+  const std::filesystem::path path = checkpoint_path(model);
+  if (!std::filesystem::exists(path)) return std::optional<Checkpoint>();
+  auto file = lineage::read_safetensors(store_->env(), path);
+  if (!file) return file.status();
+  Checkpoint checkpoint{.file = std::move(*file)};
+  const auto& meta = checkpoint.file.contents.metadata;
+  auto step = meta.find("step");
+  if (meta.count("recipe_hash") == 0 || meta.at("recipe_hash") != model.recipe_hash || step == meta.end())
+    return corruption(path.string() + " is not a checkpoint of '" + model.name +
+                      "' for its current recipe; delete it or train without --resume");
+  checkpoint.steps = std::stoll(step->second);
+  if (auto share_step = meta.find("share_step"); share_step != meta.end())
+    checkpoint.share_steps = std::stoll(share_step->second);
+  for (const lineage::SafetensorsTensor& t : checkpoint.file.contents.tensors) checkpoint.values[t.name] = t.bytes;
+  return std::optional<Checkpoint>(std::move(checkpoint));
+}
+
+// Notes a checkpoint that --resume would have continued. Returns whether to resume.
+bool Session::resume_wanted(const spec::Model& model) const {
+  if (!std::filesystem::exists(checkpoint_path(model))) return false;
+  if (!resume_ && global_.verbosity >= 0)
+    print_note("'" + model.name + "' has a checkpoint of an interrupted run; starting over (use "
+               "--resume to continue it)");
+  return resume_;
 }
 
 Status Session::resume_from_checkpoint(runtime::TrainingJob& job) {
-  const std::filesystem::path path = checkpoint_path(job.model());
-  if (!std::filesystem::exists(path)) return Status::ok();
-  if (!resume_) {
-    if (global_.verbosity >= 0)
-      print_note("'" + job.model().name + "' has a checkpoint of an interrupted run; starting "
-                 "over (use --resume to continue it)");
-    return Status::ok();
-  }
-  auto file = lineage::read_safetensors(store_->env(), path);
-  if (!file) return file.status();
-  const auto& meta = file->contents.metadata;
-  auto step = meta.find("step");
-  if (meta.count("recipe_hash") == 0 || meta.at("recipe_hash") != job.model().recipe_hash ||
-      step == meta.end())
-    return corruption(path.string() + " is not a checkpoint of '" + job.model().name +
-                      "' for its current recipe; delete it or train without --resume");
-  std::map<std::string, std::span<const std::byte>> values;
-  for (const lineage::SafetensorsTensor& t : file->contents.tensors) values[t.name] = t.bytes;
-  const std::int64_t steps = std::stoll(step->second);
-  SCION_RETURN_IF_ERROR(job.restore(steps, values));
+  if (!resume_wanted(job.model())) return Status::ok();
+  auto checkpoint = read_checkpoint(job.model());
+  if (!checkpoint) return checkpoint.status();
+  SCION_RETURN_IF_ERROR(job.restore((*checkpoint)->steps, (*checkpoint)->values));
   if (global_.verbosity >= 0)
-    std::cerr << "  resuming " << job.model().name << " at step " << steps << "\n";
+    std::cerr << "  resuming " << job.model().name << " at step " << (*checkpoint)->steps << "\n";
   return Status::ok();
+}
+
+// A share unit resumes only as a whole: every member's checkpoint from the same moment.
+Status Session::resume_unit(runtime::ShareGroup& share) {
+  bool wanted = false;
+  for (const runtime::TrainingJob* member : share.members()) wanted = resume_wanted(member->model()) || wanted;
+  if (!wanted) return Status::ok();
+  std::vector<Checkpoint> checkpoints;
+  for (const runtime::TrainingJob* member : share.members()) {
+    auto checkpoint = read_checkpoint(member->model());
+    if (!checkpoint) return checkpoint.status();
+    const bool matches = checkpoint->has_value() && (*checkpoint)->share_steps &&
+                         (checkpoints.empty() || checkpoints.front().share_steps == (*checkpoint)->share_steps);
+    if (!matches) {
+      print_note("the checkpoints of '" + share.unit().front()->name + "' and the models it shares "
+                 "modules with are not from one moment; starting them over");
+      return Status::ok();
+    }
+    checkpoints.push_back(std::move(**checkpoint));
+  }
+  for (std::size_t i = 0; i < checkpoints.size(); ++i) {
+    runtime::TrainingJob& member = *share.members()[i];
+    SCION_RETURN_IF_ERROR(member.restore(checkpoints[i].steps, checkpoints[i].values));
+    if (global_.verbosity >= 0)
+      std::cerr << "  resuming " << member.model().name << " at step " << checkpoints[i].steps << "\n";
+  }
+  std::map<std::string, std::span<const std::byte>> shared;
+  for (const auto& [name, bytes] : checkpoints.front().values)
+    if (name.starts_with("share.")) shared[name.substr(6)] = bytes;
+  return share.restore(*checkpoints.front().share_steps, shared);
 }
 
 void Session::progress(const runtime::StepReport& r, std::size_t group_size) {
@@ -269,22 +353,37 @@ void Session::progress(const runtime::StepReport& r, std::size_t group_size) {
 
 Status Session::train_group(const std::vector<const spec::Model*>& members, lineage::RunKind kind) {
   const auto start = Clock::now();
-  runtime::ParameterStore pool(*backend_);
+  runtime::ParameterStore pool(*backend_, shares_);
   std::vector<std::unique_ptr<runtime::TrainingJob>> jobs;
   std::vector<std::map<std::string, std::string>> digests(members.size());
   std::map<const runtime::TrainingJob*, std::int64_t> run_ids;
   std::map<const runtime::TrainingJob*, std::size_t> index_of;
 
+  // Every member's parameters first: a share unit's group needs all of its members' views.
+  std::map<std::string, runtime::ParameterBinding> bindings;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const spec::Model& model = *members[i];
     runtime::ParameterBinding binding = pool.add_model(ws_, model);
     SCION_RETURN_IF_ERROR(load_inherited(model, binding, digests[i]));
-    runtime::initialize_new_parameters(ws_, model, binding, model.training->seed);
+    runtime::initialize_new_parameters(ws_, model, binding, model.training->seed, shares_);
+    bindings[model.name] = std::move(binding);
+  }
+  std::map<std::string, std::unique_ptr<runtime::ShareGroup>> share_groups;  // by unit owner
+  for (const spec::Model* model : members) {
+    if (shares_.shared_by(model->name).empty()) continue;
+    const std::vector<const spec::Model*> unit = ws_.training_unit(*model);
+    std::unique_ptr<runtime::ShareGroup>& group = share_groups[unit.front()->name];
+    if (!group) group = std::make_unique<runtime::ShareGroup>(unit, shares_, bindings, *backend_);
+  }
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const spec::Model& model = *members[i];
     auto data = dataset_for(model);
     if (!data) return data.status();
-    auto job = runtime::TrainingJob::create(ws_, model, binding, *data, *backend_);
+    runtime::ShareGroup* share = nullptr;
+    if (!shares_.shared_by(model.name).empty()) share = share_groups.at(ws_.training_unit(model).front()->name).get();
+    auto job = runtime::TrainingJob::create(ws_, model, bindings.at(model.name), *data, *backend_, share);
     if (!job) return job.status();
-    SCION_RETURN_IF_ERROR(resume_from_checkpoint(**job));
+    if (!share) SCION_RETURN_IF_ERROR(resume_from_checkpoint(**job));
     lineage::RunStart run{.kind = kind,
                           .recipe_hash = model.recipe_hash,
                           .dataset_digest = ws_.find_dataset(model.training->dataset)->digest,
@@ -297,6 +396,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     outcomes_.emplace_back(model.name, "running", *run_id);
     jobs.push_back(std::move(*job));
   }
+  for (auto& [owner, group] : share_groups) SCION_RETURN_IF_ERROR(resume_unit(*group));
   const std::size_t first_outcome = outcomes_.size() - members.size();
   auto outcome_of = [&](const runtime::TrainingJob& job) -> ModelOutcome& {
     return outcomes_[first_outcome + index_of.at(&job)];
@@ -309,6 +409,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
               << ": " << fmt::format("{}", fmt::join(names, ", ")) << "\n";
 
   std::int64_t tokens = 0;
+  std::map<const runtime::ShareGroup*, std::int64_t> unit_saved_at;
   runtime::TrainerCallbacks callbacks;
   callbacks.on_step = [&](const runtime::StepReport& r) -> Status {
     tokens += r.tokens;
@@ -328,7 +429,15 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
       }
     }
     progress(r, members.size());
-    if (r.step % kCheckpointEvery == 0 && !r.job->finished()) SCION_RETURN_IF_ERROR(save_checkpoint(*r.job));
+    // A share unit checkpoints as a whole, by its group's steps, once per step.
+    const runtime::ShareGroup* share = r.job->share_group();
+    const bool due = share ? share->steps_done() % kCheckpointEvery == 0 && !share->finished() &&
+                                 unit_saved_at[share] != share->steps_done()
+                           : r.step % kCheckpointEvery == 0 && !r.job->finished();
+    if (due) {
+      SCION_RETURN_IF_ERROR(save_unit_checkpoints(*r.job));
+      if (share) unit_saved_at[share] = share->steps_done();
+    }
     return store_->append_metrics(run_ids.at(r.job), metrics);
   };
   callbacks.on_job_finished = [&](runtime::TrainingJob& job) -> Status {
@@ -419,22 +528,33 @@ int Session::run(const TrainRequest& request) {
   for (const spec::Model* m : waiting) waiting_names.insert(m->name);
   Status status;
   while (!waiting.empty() && status.is_ok()) {
+    std::set<const spec::Model*> ready;
+    for (const spec::Model* m : waiting) {
+      if (m->is_base() || waiting_names.count(m->from)) {
+        if (m->is_base()) ready.insert(m);
+        continue;
+      }
+      auto fresh = up_to_date(*ws_.find_model(m->from));
+      if (!fresh) return fail(fresh.status());
+      if (!*fresh) {
+        status = invalid_argument("'" + m->name + "' needs its parent '" + m->from +
+                                  "' trained first: run `scion run`, or `scion " +
+                                  (ws_.find_model(m->from)->is_base() ? "train " : "adapt ") + m->from + "`");
+        break;
+      }
+      ready.insert(m);
+    }
+    // A share unit waits until every member's parent is trained.
     std::vector<const spec::Model*> wave, later;
     for (const spec::Model* m : waiting) {
-      bool ready = m->is_base();
-      if (!ready && !waiting_names.count(m->from)) {
-        auto fresh = up_to_date(*ws_.find_model(m->from));
-        if (!fresh) return fail(fresh.status());
-        if (!*fresh) {
-          status = invalid_argument("'" + m->name + "' needs its parent '" + m->from +
-                                    "' trained first: run `scion run`, or `scion " +
-                                    (ws_.find_model(m->from)->is_base() ? "train " : "adapt ") + m->from + "`");
-          break;
-        }
-        ready = true;
-      }
-      (ready ? wave : later).push_back(m);
+      const auto unit = ws_.training_unit(*m);
+      const bool unit_ready = std::all_of(unit.begin(), unit.end(), [&](const spec::Model* u) {
+        return ready.count(u) > 0 || !waiting_names.count(u->name);
+      });
+      (ready.count(m) && unit_ready ? wave : later).push_back(m);
     }
+    if (status.is_ok() && wave.empty())
+      status = internal_error("no model can train: the remaining ones wait for each other");
     if (!status.is_ok()) break;
     for (const auto& members : training_groups(ws_, wave, budget)) {
       const auto kind = members.front()->is_base() ? lineage::RunKind::kTrain : lineage::RunKind::kAdapt;

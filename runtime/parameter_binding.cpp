@@ -53,18 +53,18 @@ ParameterBinding ParameterStore::add(const spec::Workspace& workspace, const spe
     auto it = digests->find(p.name);
     return it == digests->end() || it->second.empty() ? nullptr : &it->second;
   };
+  auto key_of = [&](const ParameterSpec& p) { return shares_.canonical({p.introduced_by, p.name}); };
   for (const ParameterSpec& p : table) {
-    if (by_author_and_name_.count({p.introduced_by, p.name})) continue;
+    if (by_author_and_name_.count(key_of(p))) continue;
     const std::string* digest = digest_of(p);
     if (!digest) continue;
     auto held = by_digest_.find(*digest);
     if (held != by_digest_.end() && held->second.numel() == Tensor{nullptr, p.shape, DType::kF32, Device::kCpu}.numel())
-      by_author_and_name_[{p.introduced_by, p.name}] = held->second;
+      by_author_and_name_[key_of(p)] = held->second;
   }
   std::vector<ViewSpec> missing;
   for (const ParameterSpec& p : table)
-    if (!by_author_and_name_.count({p.introduced_by, p.name}))
-      missing.push_back({p.name, p.shape, DType::kF32});
+    if (!by_author_and_name_.count(key_of(p))) missing.push_back({p.name, p.shape, DType::kF32});
   if (!missing.empty()) {
     arenas_.push_back(std::make_unique<Arena>(missing, *backend_));
     // An inherited parameter the model retrains (BitFit, full, unfreeze) starts from the
@@ -74,37 +74,39 @@ ParameterBinding ParameterStore::add(const spec::Workspace& workspace, const spe
       for (const ParameterSpec& p : parameter_table(workspace, *workspace.find_model(model.from)))
         parent_author[p.name] = p.introduced_by;
     for (const ParameterSpec& p : table) {
-      if (!arenas_.back()->contains(p.name) || by_author_and_name_.count({p.introduced_by, p.name}))
-        continue;
+      if (!arenas_.back()->contains(p.name) || by_author_and_name_.count(key_of(p))) continue;
       const Tensor& view = arenas_.back()->view(p.name);
       auto parent = parent_author.find(p.name);
       if (parent != parent_author.end()) {
-        auto inherited = by_author_and_name_.find({parent->second, p.name});
+        auto inherited = by_author_and_name_.find(shares_.canonical({parent->second, p.name}));
         if (inherited != by_author_and_name_.end())
           backend_->copy(view.f32(), inherited->second.f32(), view.numel());
       }
-      by_author_and_name_[{p.introduced_by, p.name}] = view;
+      by_author_and_name_[key_of(p)] = view;
       if (const std::string* digest = digest_of(p)) by_digest_.emplace(*digest, view);
     }
     last_arena_ = arenas_.back().get();
   }
   ParameterBinding binding;
-  for (const ParameterSpec& p : table) binding.bind(p.name, by_author_and_name_.at({p.introduced_by, p.name}));
+  for (const ParameterSpec& p : table) binding.bind(p.name, by_author_and_name_.at(key_of(p)));
   return binding;
 }
 
 namespace {
-std::vector<ViewSpec> trainable_views(const std::vector<ParameterSpec>& table) {
+std::vector<ViewSpec> own_trainable_views(const std::vector<ParameterSpec>& table,
+                                          const ParameterBinding& shared) {
   std::vector<ViewSpec> views;
   for (const ParameterSpec& p : table)
-    if (p.trainable) views.push_back({p.name, p.shape, DType::kF32});
+    if (p.trainable && !shared.find(p.name)) views.push_back({p.name, p.shape, DType::kF32});
   return views;
 }
 }  // namespace
 
-GradientSet::GradientSet(const std::vector<ParameterSpec>& table, Backend& backend)
-    : arena_(trainable_views(table), backend) {
+GradientSet::GradientSet(const std::vector<ParameterSpec>& table, Backend& backend,
+                         const ParameterBinding& shared)
+    : arena_(own_trainable_views(table, shared), backend) {
   binding_.bind_all(arena_);
+  for (const auto& [name, view] : shared.views()) binding_.bind(name, view);
 }
 
 bool is_new_parameter(const std::string& name, const spec::Model& model) {
@@ -139,9 +141,11 @@ InitRule rule_for(const std::string& name) {
 }  // namespace
 
 void initialize_new_parameters(const spec::Workspace& workspace, const spec::Model& model,
-                               const ParameterBinding& params, std::uint64_t seed) {
+                               const ParameterBinding& params, std::uint64_t seed,
+                               const SharedModules& shares) {
   for (const ParameterSpec& p : parameter_table(workspace, model)) {
     if (p.introduced_by != model.name || !is_new_parameter(p.name, model)) continue;
+    if (shares.canonical({p.introduced_by, p.name}).first != model.name) continue;
     const Tensor* view = params.find(p.name);
     if (!view) continue;
     float* x = view->f32();

@@ -8,7 +8,8 @@
 //
 // ParameterStore is that pool for a family built in memory: it keys storage by
 // (introduced_by, name) — two models hold the same value exactly when the same model
-// introduced it — and lays out each newly seen group of parameters in one Arena.
+// introduced it, or when a `share` declaration makes two keys one (SharedModules) — and
+// lays out each newly seen group of parameters in one Arena.
 // GradientSet holds one job's gradients for its trainable parameters, one Arena.
 // Nothing here is thread-safe to mutate; reading views concurrently is fine.
 #pragma once
@@ -17,10 +18,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/arena.h"
 #include "runtime/parameter_table.h"
+#include "runtime/shared_modules.h"
 #include "runtime/tensor.h"
 #include "spec/status.h"
 #include "spec/workspace.h"
@@ -43,7 +46,8 @@ class ParameterBinding {
 
 class ParameterStore {
  public:
-  explicit ParameterStore(Backend& backend) : backend_(&backend) {}
+  explicit ParameterStore(Backend& backend, SharedModules shares = {})
+      : backend_(&backend), shares_(std::move(shares)) {}
 
   // Binds every parameter of `model`, allocating storage for the ones no earlier model of
   // this store introduced. Inherited values the model retrains (BitFit, full, unfreeze)
@@ -71,16 +75,20 @@ class ParameterStore {
                        const std::map<std::string, std::string>* digests);
 
   Backend* backend_;
+  SharedModules shares_;
   std::vector<std::unique_ptr<Arena>> arenas_;
   std::map<std::pair<std::string, std::string>, Tensor> by_author_and_name_;
   std::map<std::string, Tensor> by_digest_;
   const Arena* last_arena_ = nullptr;
 };
 
-// Gradients of one job: a zeroed view for every trainable parameter of its table.
+// Gradients of one job: a zeroed view for every trainable parameter of its table, except
+// those `shared` binds (a ShareGroup's, for the job's shared modules), which it binds to
+// those views instead. zero() clears only its own.
 class GradientSet {
  public:
-  GradientSet(const std::vector<ParameterSpec>& table, Backend& backend);
+  GradientSet(const std::vector<ParameterSpec>& table, Backend& backend,
+              const ParameterBinding& shared = {});
   const ParameterBinding& binding() const { return binding_; }
   void zero() { arena_.zero(); }
 
@@ -93,14 +101,17 @@ class GradientSet {
 // adapters and head), as opposed to an inherited value it may retrain (BitFit, full).
 bool is_new_parameter(const std::string& name, const spec::Model& model);
 
-// Initialises, in place, every parameter of `model`'s table that is new to it:
+// Initialises, in place, every parameter of `model`'s table that is new to it and that it
+// holds itself (not a module it shares with an earlier model of its unit, which that
+// model initialises):
 // normal(0, 0.02) for embeddings and linear weights, ones/zeros for layer norms, zero
 // biases; LoRA A uniform(±1/sqrt(in)) (kaiming-uniform with a=√5, as PyTorch's Linear) and
 // B zero; bottleneck up-projection zero; prefix and prompt vectors normal(0, 0.02).
 // Each tensor draws from its own stream seeded by (seed, name), so values do not depend
 // on table order or on which other models exist.
 void initialize_new_parameters(const spec::Workspace& workspace, const spec::Model& model,
-                               const ParameterBinding& params, std::uint64_t seed);
+                               const ParameterBinding& params, std::uint64_t seed,
+                               const SharedModules& shares = {});
 
 // Prompt tuning from text: row p of `prompt` (P, C) becomes the embedding of token
 // ids[p % ids.size()]. REQUIRES: !ids.empty(), every id < V.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -101,7 +102,8 @@ std::vector<const Model*> ancestors_of(const std::vector<ModelEntry>& entries, s
 
 // A share that joins a model with its own ancestor would make a parameter both inherited
 // from and trained into the same model: a cycle through `from` and `share`.
-void check_share_cycles(SpecReader& r, const YamlNode& section, const Workspace& ws) {
+bool check_share_with_ancestor(SpecReader& r, const YamlNode& section, const Workspace& ws) {
+  bool found = false;
   for (const Share& s : ws.shares) {
     for (const std::string& name : s.models) {
       const Model* m = ws.find_model(name);
@@ -116,9 +118,62 @@ void check_share_cycles(SpecReader& r, const YamlNode& section, const Workspace&
                             s.name, m->name, ancestor->name),
                 "; a descendant already inherits its ancestors' modules, so share them only "
                 "between models that do not descend from each other");
+        found = true;
       }
     }
   }
+  return found;
+}
+
+// Models joined by shares train as one unit, after the parents of all of them: a unit
+// that waits, through `from`, for itself can never train. Reports one such cycle, e.g.
+// p -> a, a ~ b, b -> c, c ~ p, at a share on it.
+void check_training_unit_cycles(SpecReader& r, const YamlNode& section, const Workspace& ws) {
+  std::map<std::string, std::string> unit_of;  // model -> its unit's first model
+  for (const Model& m : ws.models) unit_of[m.name] = ws.training_unit(m).front()->name;
+  // Edges between units: (parent unit, child unit) with a witness child.
+  std::map<std::string, std::vector<const Model*>> children;
+  for (const Model& m : ws.models)
+    if (!m.is_base()) children[unit_of.at(m.from)].push_back(&m);
+  enum class Mark { kNone, kVisiting, kDone };
+  std::map<std::string, Mark> marks;
+  std::vector<const Model*> path;  // the children through which the search went down
+  std::function<bool(const std::string&)> visit = [&](const std::string& unit) {
+    marks[unit] = Mark::kVisiting;
+    for (const Model* child : children[unit]) {
+      const std::string& next = unit_of.at(child->name);
+      path.push_back(child);
+      if (marks[next] == Mark::kVisiting) {
+        // The cycle is the part of `path` from the first child that entered `next`.
+        std::size_t first = 0;
+        while (unit_of.at(path[first]->from) != next) ++first;
+        std::string chain;
+        const Share* share = nullptr;
+        for (std::size_t i = first; i < path.size(); ++i) {
+          const Model* c = path[i];
+          const Model* partner = ws.find_model(path[i + 1 < path.size() ? i + 1 : first]->from);
+          chain += fmt::format("{}'{}' is adapted from '{}'", i == first ? "" : "; ", c->name, c->from);
+          if (partner == c) continue;
+          chain += fmt::format("; '{}' trains with '{}'", c->name, partner->name);
+          for (const Share& s : ws.shares)
+            if (std::find(s.models.begin(), s.models.end(), c->name) != s.models.end()) share = &s;
+        }
+        const YamlNode* node = share ? find(section, share->name) : nullptr;
+        r.error(node ? *node : section,
+                share ? join_path(join_path("share", share->name), "models") : "share",
+                fmt::format("cycle through 'from' and 'share': {}", chain),
+                "; models that share modules train together, after the parents of all of "
+                "them, so none of them may descend from a model that trains with another");
+        return true;
+      }
+      if (marks[next] == Mark::kNone && visit(next)) return true;
+      path.pop_back();
+    }
+    marks[unit] = Mark::kDone;
+    return false;
+  };
+  for (const Model& m : ws.models)
+    if (marks[unit_of.at(m.name)] == Mark::kNone && visit(unit_of.at(m.name))) return;
 }
 
 // Reads the models section: heads first, then references, order and generations, then
@@ -187,7 +242,8 @@ LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem:
 
   if (!r.has_errors()) {
     for (std::size_t i : order) ws.models.push_back(std::move(entries[i].model));
-    if (const YamlNode* share = find(*root, "share")) check_share_cycles(r, *share, ws);
+    if (const YamlNode* share = find(*root, "share"))
+      if (!check_share_with_ancestor(r, *share, ws)) check_training_unit_cycles(r, *share, ws);
   }
   result.errors = r.take_errors();
   std::stable_sort(result.errors.begin(), result.errors.end(),
@@ -196,7 +252,7 @@ LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem:
                             std::tie(b.location.line, b.location.column);
                    });
   if (!result.errors.empty()) return result;
-  for (Model& m : ws.models) m.recipe_hash = recipe_hash(ws, m);
+  set_recipe_hashes(ws);
   result.workspace = std::move(ws);
   return result;
 }

@@ -6,19 +6,14 @@
 
 #include <map>
 
+#include "runtime/parameter_binding.h"
 #include "runtime/parameter_table.h"
+#include "runtime/shared_modules.h"
 
 namespace scion::spec {
 namespace {
 
 using runtime::ParameterSpec;
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (std::size_t at = text.find(from); at != std::string::npos;
-       at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
 
 bool matches(const std::string& glob, const std::string& name) {
   return fnmatch(glob.c_str(), name.c_str(), 0) == 0;
@@ -52,19 +47,60 @@ void check_globs(const Model& m, const std::vector<ParameterSpec>& table,
   }
 }
 
-// The shared parameters of one model, keyed by name with the model's name replaced by
-// the placeholder, so that the same module in two models has the same key.
-std::map<std::string, std::vector<std::int64_t>> shared_parameters(
-    const Share& share, const Model& m, const std::vector<ParameterSpec>& table) {
-  std::map<std::string, std::vector<std::int64_t>> found;
-  for (const std::string& module : share.modules) {
-    const std::string glob = replace_all(module, kShareModelPlaceholder, m.name);
-    for (const ParameterSpec& p : table)
-      if (matches(glob, p.name))
-        found[replace_all(p.name, "." + m.name + ".",
-                          std::string(".") + kShareModelPlaceholder + ".")] = p.shape;
+// The shapes of one model's shared parameters, by placeholder key.
+std::map<std::string, std::vector<std::int64_t>> shared_shapes(const Share& share, const Model& m,
+                                                               const std::vector<ParameterSpec>& table) {
+  std::map<std::string, std::vector<std::int64_t>> shapes;
+  for (const auto& [key, p] : runtime::shared_parameters(share, m, table)) shapes[key] = p->shape;
+  return shapes;
+}
+
+// What a member must be for its modules to be trained by all members at once: a model
+// that trains, on the same frozen trunk as the others, sharing only what it introduces.
+void check_share_member(const Workspace& ws, const Share& share, const Model& m, const Model& first,
+                        const std::vector<ParameterSpec>& table, std::vector<Diagnostic>& out) {
+  const std::string path = "share." + share.name + ".models";
+  auto error = [&](std::string message) { out.push_back({share.location, path, std::move(message)}); };
+  if (m.is_base()) {
+    error(fmt::format("share '{}': '{}' is a base, which trains its whole trunk at {}; share "
+                      "modules between descendants", share.name, m.name, path));
+    return;
   }
-  return found;
+  if (!m.training) {
+    error(fmt::format("share '{}': '{}' has no `train` recipe; models that share modules train them "
+                      "together, so every one of them needs one at {}", share.name, m.name, path));
+    return;
+  }
+  for (const auto& [key, p] : runtime::shared_parameters(share, m, table))
+    if (p->introduced_by != m.name || !runtime::is_new_parameter(p->name, m)) {
+      const std::string modules = "share." + share.name + ".modules";
+      out.push_back({share.location, modules,
+                     fmt::format("share '{}': '{}' of '{}' is {} parameter at {}; only a model's own "
+                                 "adapters, prefixes, prompts and heads can be shared",
+                                 share.name, p->name, m.name,
+                                 p->introduced_by == m.name ? "a retrained inherited" : "an inherited",
+                                 modules)});
+      break;
+    }
+  for (const ParameterSpec& p : table)
+    if (p.trainable && p.introduced_by == m.name && !runtime::is_new_parameter(p.name, m)) {
+      error(fmt::format("share '{}': '{}' retrains '{}' of its trunk, so it cannot train co-batched "
+                        "with the others at {}; share only between models whose trunk stays frozen",
+                        share.name, m.name, p.name, path));
+      break;
+    }
+  if (&m == &first || !first.training) return;
+  if (ws.ancestry(m).back() != ws.ancestry(first).back())
+    error(fmt::format("share '{}': '{}' descends from '{}' but '{}' from '{}' at {}; models that "
+                      "share modules train over one frozen trunk, so they must have one base",
+                      share.name, m.name, ws.ancestry(m).back()->name, first.name,
+                      ws.ancestry(first).back()->name, path));
+  if (m.training->grad_accumulation != first.training->grad_accumulation)
+    error(fmt::format("share '{}': '{}' accumulates {} micro-batches a step but '{}' {} at {}; "
+                      "models that share modules take their steps together, so give them the "
+                      "same train.grad_accumulation",
+                      share.name, m.name, m.training->grad_accumulation, first.name,
+                      first.training->grad_accumulation, path));
 }
 
 void check_share(const Workspace& ws, const Share& share, std::vector<Diagnostic>& out) {
@@ -73,7 +109,8 @@ void check_share(const Workspace& ws, const Share& share, std::vector<Diagnostic
   std::map<std::string, std::vector<std::int64_t>> first_params;
   for (const std::string& name : share.models) {
     const Model& m = *ws.find_model(name);
-    const auto params = shared_parameters(share, m, runtime::parameter_table(ws, m));
+    const std::vector<ParameterSpec> table = runtime::parameter_table(ws, m);
+    const auto params = shared_shapes(share, m, table);
     if (params.empty()) {
       out.push_back({share.location, path,
                      fmt::format("share '{}': modules [{}] match no parameter of '{}' at {}",
@@ -83,8 +120,9 @@ void check_share(const Workspace& ws, const Share& share, std::vector<Diagnostic
     if (first == nullptr) {
       first = &m;
       first_params = params;
-      continue;
     }
+    check_share_member(ws, share, m, *first, table, out);
+    if (first == &m) continue;
     for (const auto& [key, shape] : first_params) {
       const auto other = params.find(key);
       if (other == params.end()) {

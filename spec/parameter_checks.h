@@ -13,11 +13,6 @@
 
 namespace scion::spec {
 
-// In a share's module globs, this word stands for each sharing model's own name, since
-// adapter parameters carry the name of the model that introduced them
-// ("head.$model.*" matches head.review.weight in review, head.tweets.weight in tweets).
-inline constexpr const char* kShareModelPlaceholder = "$model";
-
 // REQUIRES: workspace passed load_workspace.
 std::vector<Diagnostic> parameter_diagnostics(const Workspace& workspace);
 

@@ -1,6 +1,7 @@
 #include "spec/recipe_hash.h"
 
 #include <algorithm>
+#include <set>
 
 #include "spec/file_digest.h"
 
@@ -106,9 +107,8 @@ json shares_of(const Workspace& ws, const Model& model) {
   return out;
 }
 
-}  // namespace
-
-json canonical_recipe(const Workspace& ws, const Model& m) {
+// Everything of `model`'s recipe but its share partners' recipes.
+json own_recipe(const Workspace& ws, const Model& m) {
   json recipe = {{"name", m.name},
                  {"freeze", m.freeze},
                  {"unfreeze", m.unfreeze},
@@ -125,8 +125,45 @@ json canonical_recipe(const Workspace& ws, const Model& m) {
   return recipe;
 }
 
+}  // namespace
+
+json canonical_recipe(const Workspace& ws, const Model& m) {
+  json recipe = own_recipe(ws, m);
+  // The shared modules depend on every model of the unit: its partners' recipes are part
+  // of this one (their own recipes, which leave partners out, so nothing is circular).
+  json partners = json::array();
+  for (const Model* partner : ws.training_unit(m))
+    if (partner != &m) partners.push_back(sha256_hex(own_recipe(ws, *partner).dump()));
+  if (!partners.empty()) {
+    std::sort(partners.begin(), partners.end());
+    recipe["partners"] = partners;
+  }
+  return recipe;
+}
+
 std::string recipe_hash(const Workspace& ws, const Model& m) {
   return sha256_hex(canonical_recipe(ws, m).dump());
+}
+
+void set_recipe_hashes(Workspace& ws) {
+  // A model's hash needs its parent's, and so do its partners' own recipes: hash, pass by
+  // pass, every model whose unit's parents all have theirs. The loader has rejected
+  // cycles through `from` and `share`, so each pass makes progress.
+  std::set<const Model*> done;
+  for (bool progress = true; progress && done.size() < ws.models.size();) {
+    progress = false;
+    for (Model& m : ws.models) {
+      if (done.count(&m)) continue;
+      const auto unit = ws.training_unit(m);
+      const bool ready = std::all_of(unit.begin(), unit.end(), [&](const Model* u) {
+        return u->is_base() || done.count(ws.find_model(u->from)) > 0;
+      });
+      if (!ready) continue;
+      m.recipe_hash = recipe_hash(ws, m);
+      done.insert(&m);
+      progress = true;
+    }
+  }
 }
 
 }  // namespace scion::spec

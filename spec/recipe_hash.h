@@ -5,8 +5,9 @@
 // every field that changes the parameters it produces: its own name (parameter names
 // embed it), architecture or imported checkpoint digest, adaptation, freeze/unfreeze,
 // training recipe with its seed, the content digest and reading settings (format,
-// fields, labels) of its training data, the shares it takes part in, and its parent's
-// recipe hash. The hash is the lowercase hex SHA-256 of that text. Names of datasets,
+// fields, labels) of its training data, the shares it takes part in, its parent's
+// recipe hash, and the recipes of the models it trains with through shares (its training
+// unit, Workspace::training_unit), whose training changes its shared modules. The hash is the lowercase hex SHA-256 of that text. Names of datasets,
 // data file paths and unrelated models are not part of it, so renaming or moving them
 // keeps every hash; any training-relevant change changes it and every descendant's.
 #pragma once
@@ -18,9 +19,13 @@
 
 namespace scion::spec {
 
-// REQUIRES: every model before `model` in workspace.models already has its recipe_hash
-// (parents come first), and the workspace passed validation.
+// REQUIRES: the parents of `model` and of every model of its training unit already have
+// their recipe_hash, and the workspace passed validation.
 nlohmann::json canonical_recipe(const Workspace& workspace, const Model& model);
 std::string recipe_hash(const Workspace& workspace, const Model& model);
+
+// Sets every model's recipe_hash, each after the parents of its training unit.
+// REQUIRES: the workspace passed validation (no cycle through `from` and `share`).
+void set_recipe_hashes(Workspace& workspace);
 
 }  // namespace scion::spec

@@ -1,6 +1,8 @@
 #include "spec/workspace.h"
 
+#include <algorithm>
 #include <cassert>
+#include <set>
 
 namespace scion::spec {
 
@@ -39,6 +41,24 @@ std::vector<const Model*> Workspace::ancestry(const Model& model) const {
 
 const Architecture& Workspace::architecture_of(const Model& model) const {
   return *ancestry(model).back()->architecture;
+}
+
+std::vector<const Model*> Workspace::training_unit(const Model& model) const {
+  std::set<std::string> unit{model.name};
+  // Grow to a fixed point: a share touching the unit brings in all of its models.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Share& share : shares) {
+      const bool touches = std::any_of(share.models.begin(), share.models.end(),
+                                       [&](const std::string& m) { return unit.count(m) > 0; });
+      if (!touches) continue;
+      for (const std::string& m : share.models) grew = unit.insert(m).second || grew;
+    }
+  }
+  std::vector<const Model*> members;
+  for (const Model& m : models)
+    if (unit.count(m.name)) members.push_back(&m);
+  return members;
 }
 
 }  // namespace scion::spec

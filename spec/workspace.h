@@ -192,6 +192,11 @@ struct Dataset {
 
 // ---- Sharing -----------------------------------------------------------------------------
 
+// In a share's module globs, this word stands for each sharing model's own name, since
+// adapter parameters carry the name of the model that introduced them
+// ("head.$model.*" matches head.review.weight in review, head.tweets.weight in tweets).
+inline constexpr const char* kShareModelPlaceholder = "$model";
+
 // Named modules (parameter-name globs) of several models are one set of parameters.
 struct Share {
   std::string name;
@@ -239,6 +244,10 @@ struct Workspace {
   std::vector<const Model*> ancestry(const Model& model) const;
   // The base's architecture, for a base or any descendant.
   const Architecture& architecture_of(const Model& model) const;
+  // The models joined to `model` by shares, directly or through other shares, with
+  // `model` itself, in spec order: they train as one unit (one co-batched group, stored
+  // together), since each one's shared modules depend on every other one's training.
+  std::vector<const Model*> training_unit(const Model& model) const;
 };
 
 }  // namespace scion::spec

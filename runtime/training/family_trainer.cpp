@@ -4,28 +4,40 @@
 
 namespace scion::runtime {
 
+namespace {
+
+// Whether `job` may be reported finished: it is, and so is every job it shares with.
+bool done(const TrainingJob& job) {
+  return job.finished() && (!job.share_group() || job.share_group()->finished());
+}
+
+}  // namespace
+
 Status FamilyTrainer::run(const std::vector<TrainingJob*>& jobs, const TrainerCallbacks& callbacks,
                           const std::atomic<bool>* cancel) {
-  std::vector<TrainingJob*> active;
-  for (TrainingJob* job : jobs) {
-    if (!job->finished()) {
-      active.push_back(job);
-    } else if (callbacks.on_job_finished) {
-      SCION_RETURN_IF_ERROR(callbacks.on_job_finished(*job));
-    }
-  }
-  while (!active.empty()) {
-    if (cancel && cancel->load()) return {StatusCode::kCancelled, "training interrupted"};
-    SCION_RETURN_IF_ERROR(step(active, callbacks));
-    std::vector<TrainingJob*> still_active;
-    for (TrainingJob* job : active) {
+  std::vector<TrainingJob*> active, waiting;  // waiting: finished, reported once done()
+  auto settle = [&](std::vector<TrainingJob*> candidates) -> Status {
+    active.clear();
+    std::vector<TrainingJob*> still_waiting;
+    for (TrainingJob* job : candidates) {
       if (!job->finished()) {
-        still_active.push_back(job);
+        active.push_back(job);
+      } else if (!done(*job)) {
+        still_waiting.push_back(job);
       } else if (callbacks.on_job_finished) {
         SCION_RETURN_IF_ERROR(callbacks.on_job_finished(*job));
       }
     }
-    active = std::move(still_active);
+    waiting = std::move(still_waiting);
+    return Status::ok();
+  };
+  SCION_RETURN_IF_ERROR(settle(jobs));
+  while (!active.empty()) {
+    if (cancel && cancel->load()) return {StatusCode::kCancelled, "training interrupted"};
+    SCION_RETURN_IF_ERROR(step(active, callbacks));
+    std::vector<TrainingJob*> candidates = active;
+    candidates.insert(candidates.end(), waiting.begin(), waiting.end());
+    SCION_RETURN_IF_ERROR(settle(std::move(candidates)));
   }
   return Status::ok();
 }
@@ -35,7 +47,13 @@ Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
   const std::size_t n = active.size();
   std::vector<double> loss_sum(n, 0.0);
   std::vector<std::int64_t> tokens(n, 0);
-  for (TrainingJob* job : active) job->zero_grad();
+  std::vector<ShareGroup*> shares;  // of the active jobs, each once
+  for (TrainingJob* job : active) {
+    job->zero_grad();
+    ShareGroup* share = job->share_group();
+    if (share && std::find(shares.begin(), shares.end(), share) == shares.end()) shares.push_back(share);
+  }
+  for (ShareGroup* share : shares) share->zero_grad();
 
   // Micro-batch m carries every job that accumulates more than m micro-batches.
   int max_micro = 0;
@@ -59,11 +77,15 @@ Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
     for (std::size_t s = 0; s < members.size(); ++s) loss_sum[members[s]] += (*out)[s].loss;
   }
 
+  // Every job's own update, then each ShareGroup's once, before any job validates.
+  std::vector<float> lr(n);
+  for (std::size_t j = 0; j < n; ++j) lr[j] = active[j]->apply_step();
+  for (ShareGroup* share : shares) share->apply_step();
   for (std::size_t j = 0; j < n; ++j) {
     TrainingJob& job = *active[j];
     StepReport report;
     report.job = &job;
-    report.lr = job.apply_step();
+    report.lr = lr[j];
     report.step = job.steps_done();
     report.loss = static_cast<float>(loss_sum[j] / job.micro_batches_per_step());
     report.tokens = tokens[j];

@@ -9,6 +9,12 @@
 // rest go on. Because each segment's loss and gradients are exactly those of the job
 // alone, co-batched training gives the parameters of training each job by itself.
 //
+// Jobs whose models share modules (`share`) belong to one ShareGroup: every member's
+// gradient reaches the shared modules, which the group updates once per step after the
+// members' own updates, and the members are reported finished together, once all of them
+// are, so that each is stored with the final shared values. A share's members must all be
+// in the group.
+//
 // A group may hold a job that trains its trunk (a base, BitFit, full fine-tuning) only
 // when it is the group's only job. The trainer borrows jobs and backend. Not thread-safe.
 #pragma once
@@ -32,8 +38,9 @@ struct StepReport {
 };
 
 struct TrainerCallbacks {
-  std::function<Status(const StepReport&)> on_step;        // after each job's step
-  std::function<Status(TrainingJob&)> on_job_finished;     // when a job leaves the group
+  std::function<Status(const StepReport&)> on_step;     // after each job's step
+  // When a job is done: it has finished, and so has every job it shares modules with.
+  std::function<Status(TrainingJob&)> on_job_finished;
 };
 
 class FamilyTrainer {
@@ -42,6 +49,7 @@ class FamilyTrainer {
 
   // Runs every job to its end. Checks `cancel` between steps and returns kCancelled when
   // it is set, leaving unfinished jobs as they are. A callback's error stops the run.
+  // REQUIRES: every member of each job's ShareGroup is in `jobs`.
   Status run(const std::vector<TrainingJob*>& jobs, const TrainerCallbacks& callbacks,
              const std::atomic<bool>* cancel = nullptr);
 

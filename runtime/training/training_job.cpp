@@ -29,7 +29,7 @@ int argmax(const float* logits, int K) {
 
 Result<std::unique_ptr<TrainingJob>> TrainingJob::create(
     const spec::Workspace& workspace, const spec::Model& model, const ParameterBinding& params,
-    std::shared_ptr<const data::TokenizedDataset> data, Backend& backend) {
+    std::shared_ptr<const data::TokenizedDataset> data, Backend& backend, ShareGroup* share) {
   const spec::TrainingSpec& recipe = *model.training;
   const spec::Architecture& arch = workspace.architecture_of(model);
 
@@ -46,13 +46,16 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::create(
   job->validation_rows_ = std::move(split->validation);
   job->table_ = parameter_table(workspace, model);
   job->params_ = params;
-  job->grads_ = std::make_unique<GradientSet>(job->table_, backend);
+  const ParameterBinding shared = share ? share->gradients_for(model.name) : ParameterBinding{};
+  job->grads_ = std::make_unique<GradientSet>(job->table_, backend, shared);
   auto weights = resolve_model(workspace, model, recipe.objective, job->params_,
                                &job->grads_->binding());
   if (!weights) return weights.status();
   job->weights_ = std::move(*weights);
-  job->optimizer_ = std::make_unique<Optimizer>(
-      backend, recipe.optimizer, trainable_tensors(job->table_, job->params_, job->grads_->binding()));
+  std::vector<TrainableTensor> own;
+  for (TrainableTensor& t : trainable_tensors(job->table_, job->params_, job->grads_->binding()))
+    if (!shared.find(t.name)) own.push_back(std::move(t));
+  job->optimizer_ = std::make_unique<Optimizer>(backend, recipe.optimizer, std::move(own));
 
   // Steps: given, or epochs over the training rows in optimizer steps (micro-batches
   // grouped by gradient accumulation, a partial group at the end counting as a step).
@@ -60,6 +63,10 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::create(
   const std::int64_t accumulation = std::max(1, recipe.grad_accumulation);
   job->steps_per_epoch_ = std::max<std::int64_t>(1, (batches + accumulation - 1) / accumulation);
   job->total_steps_ = recipe.steps > 0 ? recipe.steps : recipe.epochs * job->steps_per_epoch_;
+  if (share) {
+    job->share_ = share;
+    share->attach(job.get());
+  }
   return job;
 }
 

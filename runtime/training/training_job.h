@@ -4,7 +4,10 @@
 // group, so a frozen trunk is held once), its own gradients, optimizer state, learning-rate
 // schedule, data stream (own seed, batch size and order), validation rows and
 // early-stopping state. FamilyTrainer (family_trainer.h) runs several jobs that share one
-// frozen trunk through co-batched steps; training a model alone is a group of one.
+// frozen trunk through co-batched steps; training a model alone is a group of one. A
+// model with modules shared by a `share` declaration leaves them to its unit's
+// ShareGroup (share_group.h): their gradients go to the group's buffers and the group's
+// optimizer updates them.
 // The job borrows the workspace, model and backend, which must outlive it. Not thread-safe.
 #pragma once
 
@@ -23,6 +26,7 @@
 #include "runtime/optimizer.h"
 #include "runtime/parameter_binding.h"
 #include "runtime/parameter_table.h"
+#include "runtime/training/share_group.h"
 #include "runtime/transformer.h"
 #include "spec/status.h"
 #include "spec/workspace.h"
@@ -40,18 +44,23 @@ class TrainingJob {
   // `params` binds every name of the model's parameter table to initialised values (the
   // inherited ones loaded, the new ones from initialize_new_parameters). The training
   // spec's dataset is `data`; a validation split is taken from it when the recipe asks.
+  // `share`: the ShareGroup of the model's unit when it shares modules (the job attaches
+  // itself to it), else null.
   // Errors: kSpecError for a recipe the data cannot serve (see BatchStream::create).
   static Result<std::unique_ptr<TrainingJob>> create(const spec::Workspace& workspace,
                                                      const spec::Model& model,
                                                      const ParameterBinding& params,
                                                      std::shared_ptr<const data::TokenizedDataset> data,
-                                                     Backend& backend);
+                                                     Backend& backend, ShareGroup* share = nullptr);
 
   const spec::Model& model() const { return model_; }
   const spec::TrainingSpec& recipe() const { return *model_.training; }
   const std::vector<ParameterSpec>& table() const { return table_; }
   const ParameterBinding& parameters() const { return params_; }
   const ModelWeights& weights() const { return weights_; }
+  ShareGroup* share_group() const { return share_; }
+  // The gradient views the model's backward pass accumulates into (shared ones included).
+  const ParameterBinding& gradients() const { return grads_->binding(); }
 
   std::int64_t total_steps() const { return total_steps_; }
   std::int64_t steps_done() const { return optimizer_->steps_taken(); }
@@ -72,7 +81,8 @@ class TrainingJob {
   void zero_grad() { grads_->zero(); }
 
   // What a checkpoint must hold to continue this job exactly: every trainable parameter
-  // ("param.<name>") and the optimizer state ("opt.<state name>"). The data stream and
+  // ("param.<name>") and the optimizer state ("opt.<state name>"), its shared modules
+  // left to its ShareGroup. The data stream and
   // dropout seeds follow from the step count. Early stopping restarts its patience.
   std::vector<std::pair<std::string, Tensor>> checkpoint_tensors() const;
   // Continues from a checkpoint taken after `steps` optimizer steps; `values` maps each
@@ -101,6 +111,7 @@ class TrainingJob {
   std::vector<ParameterSpec> table_;
   ParameterBinding params_;
   std::unique_ptr<GradientSet> grads_;
+  ShareGroup* share_ = nullptr;
   ModelWeights weights_;
   std::unique_ptr<Optimizer> optimizer_;
   data::BatchStream stream_;

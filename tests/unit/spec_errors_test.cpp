@@ -219,3 +219,19 @@ TEST_CASE("every error in a spec is reported, in file order") {
   CHECK(errors[1].starts_with("scion.yaml:11:36: error: expected true, false or {}, got 'yes'"));
   CHECK(errors[2].starts_with("scion.yaml:11:56: error: unknown dataset 'nope'"));
 }
+
+TEST_CASE("shares that make two training units wait for each other are a cycle") {
+  // p -> a, a ~ b, b -> c, c ~ p: a's unit waits for p's, and p's for b's.
+  CHECK(error_of(with_model(
+            "  p: {from: base, adapt: {lora: {rank: 2}}, train: {data: reviews, steps: 1}}\n"
+            "  b: {from: base, adapt: {lora: {rank: 2}}, train: {data: reviews, steps: 1}}\n"
+            "  a: {from: p, adapt: {lora: {rank: 2}}, train: {data: reviews, steps: 1}}\n"
+            "  c: {from: b, adapt: {lora: {rank: 2}}, train: {data: reviews, steps: 1}}\n"
+            "share:\n"
+            "  ab: {models: [a, b], modules: ['blk.*.lora.$model.*']}\n"
+            "  cp: {models: [c, p], modules: ['blk.*.lora.$model.*']}\n")) ==
+        "scion.yaml:16:7: error: cycle through 'from' and 'share': 'a' is adapted from 'p'; 'a' "
+        "trains with 'b'; 'c' is adapted from 'b'; 'c' trains with 'p' at share.cp.models; models "
+        "that share modules train together, after the parents of all of them, so none of them "
+        "may descend from a model that trains with another");
+}

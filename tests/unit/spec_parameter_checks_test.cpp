@@ -72,3 +72,46 @@ TEST_CASE("a freeze glob that matches no parameter is an error") {
         "at models.a.freeze[0] (names look like blk.0.attn_q.weight; `scion plan "
         "--json` lists them)");
 }
+
+TEST_CASE("only a model's own adapters and heads can be shared, between trainable descendants") {
+  SECTION("an inherited trunk parameter") {
+    const auto errors = checked_errors(
+        std::string(kPrefix) +
+        "  a: {from: base, adapt: {lora: {rank: 2}}, train: {data: corpus, epochs: 1}}\n"
+        "  b: {from: base, adapt: {lora: {rank: 2}}, train: {data: corpus, epochs: 1}}\n"
+        "share:\n"
+        "  trunk: {models: [a, b], modules: ['blk.0.attn_q.weight']}\n");
+    REQUIRE(errors.size() == 2);
+    CHECK(errors[0] ==
+          "scion.yaml:13:3: error: share 'trunk': 'blk.0.attn_q.weight' of 'a' is an inherited "
+          "parameter at share.trunk.modules; only a model's own adapters, prefixes, prompts and "
+          "heads can be shared");
+  }
+  SECTION("a model that retrains its trunk") {
+    const auto errors = checked_errors(
+        std::string(kPrefix) +
+        "  a: {from: base, adapt: {bitfit: true, head: {}}, train: {data: reviews, epochs: 1}}\n"
+        "  b: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1}}\n"
+        "share:\n"
+        "  heads: {models: [a, b], modules: ['head.$model.*']}\n");
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0] ==
+          "scion.yaml:13:3: error: share 'heads': 'a' retrains 'blk.0.ln1.bias' of its trunk, "
+          "so it cannot train co-batched with the others at share.heads.models; share only "
+          "between models whose trunk stays frozen");
+  }
+  SECTION("members that step differently") {
+    const auto errors = checked_errors(
+        std::string(kPrefix) +
+        "  a: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1}}\n"
+        "  b: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1, "
+        "grad_accumulation: 2}}\n"
+        "share:\n"
+        "  heads: {models: [a, b], modules: ['head.$model.*']}\n");
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0] ==
+          "scion.yaml:13:3: error: share 'heads': 'b' accumulates 2 micro-batches a step but 'a' 1 "
+          "at share.heads.models; models that share modules take their steps together, so give "
+          "them the same train.grad_accumulation");
+  }
+}

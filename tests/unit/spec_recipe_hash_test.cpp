@@ -127,3 +127,20 @@ TEST_CASE("the canonical recipe is typed JSON, not YAML text") {
   CHECK(recipe["train"]["data"]["digest"] == w.find_dataset("reviews")->digest);
   CHECK_FALSE(recipe["train"]["data"].contains("path"));
 }
+
+TEST_CASE("a model's hash follows the recipes of the models it shares modules with") {
+  TempWorkspace ws;
+  const std::string shared = std::string(kFamily) +
+                             "  third:\n"
+                             "    from: base\n"
+                             "    adapt: {lora: {rank: 4, targets: [q, v]}, head: {}}\n"
+                             "    train: {data: reviews, epochs: 2, seed: 3}\n"
+                             "share:\n"
+                             "  heads: {models: [review, third], modules: ['head.$model.*']}\n";
+  const auto before = hashes(ws, shared);
+  const auto after = hashes(ws, replaced(shared, "seed: 3", "seed: 4"));
+  CHECK(after.at("third") != before.at("third"));
+  CHECK(after.at("review") != before.at("review"));  // its shared head trains with third's data
+  CHECK(after.at("other") == before.at("other"));
+  CHECK(after.at("base") == before.at("base"));
+}

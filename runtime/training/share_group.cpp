@@ -1,0 +1,87 @@
+#include "runtime/training/share_group.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/data/lr_schedule.h"
+#include "runtime/training/training_job.h"
+
+namespace scion::runtime {
+namespace {
+
+// Every shared parameter of the unit once, by its canonical key.
+std::map<ParameterKey, Tensor> shared_views(const std::vector<const spec::Model*>& unit,
+                                            const SharedModules& shares,
+                                            const std::map<std::string, ParameterBinding>& params) {
+  std::map<ParameterKey, Tensor> views;
+  for (const spec::Model* m : unit)
+    for (const auto& [name, key] : shares.shared_by(m->name))
+      views.emplace(key, *params.at(m->name).find(name));
+  return views;
+}
+
+std::vector<ViewSpec> gradient_views(const std::map<ParameterKey, Tensor>& shared) {
+  std::vector<ViewSpec> views;
+  for (const auto& [key, view] : shared) views.push_back({key.second, view.shape, DType::kF32});
+  return views;
+}
+
+}  // namespace
+
+ShareGroup::ShareGroup(std::vector<const spec::Model*> unit, const SharedModules& shares,
+                       const std::map<std::string, ParameterBinding>& params, Backend& backend)
+    : backend_(backend), unit_(std::move(unit)) {
+  const std::map<ParameterKey, Tensor> shared = shared_views(unit_, shares, params);
+  grads_ = Arena(gradient_views(shared), backend);
+  std::vector<TrainableTensor> tensors;
+  for (const auto& [key, view] : shared) tensors.push_back({key.second, view, grads_.view(key.second)});
+  for (const spec::Model* m : unit_) {
+    ParameterBinding& binding = by_member_[m->name];
+    for (const auto& [name, key] : shares.shared_by(m->name)) binding.bind(name, grads_.view(key.second));
+  }
+  optimizer_ = std::make_unique<Optimizer>(backend, owner().training->optimizer, std::move(tensors));
+}
+
+bool ShareGroup::finished() const {
+  return std::all_of(members_.begin(), members_.end(), [](const TrainingJob* j) { return j->finished(); });
+}
+
+std::int64_t ShareGroup::total_steps() const {
+  std::int64_t steps = 0;
+  for (const TrainingJob* job : members_) steps = std::max(steps, job->total_steps());
+  return steps;
+}
+
+float ShareGroup::apply_step() {
+  const spec::TrainingSpec& recipe = *owner().training;
+  const float lr = data::learning_rate(steps_done(), total_steps(), recipe.schedule, recipe.optimizer.lr);
+  const int micro = std::max(1, recipe.grad_accumulation);
+  if (micro > 1)
+    for (const TrainableTensor& t : optimizer_->tensors())
+      backend_.scale_inplace(t.grad.f32(), 1.0f / static_cast<float>(micro), t.grad.numel());
+  optimizer_->step(lr);
+  return lr;
+}
+
+std::vector<std::pair<std::string, Tensor>> ShareGroup::checkpoint_tensors() const {
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const TrainableTensor& t : optimizer_->tensors()) tensors.emplace_back("param." + t.name, t.param);
+  for (const std::string& name : optimizer_->state().names())
+    tensors.emplace_back("opt." + name, optimizer_->state().view(name));
+  return tensors;
+}
+
+Status ShareGroup::restore(std::int64_t steps,
+                           const std::map<std::string, std::span<const std::byte>>& values) {
+  for (const auto& [name, tensor] : checkpoint_tensors()) {
+    auto it = values.find(name);
+    if (it == values.end() || it->second.size() != tensor.bytes())
+      return corruption("checkpoint of the modules '" + owner().name + "' shares lacks '" + name +
+                        "' or has the wrong size; train without --resume");
+    std::memcpy(tensor.data, it->second.data(), tensor.bytes());
+  }
+  optimizer_->restore_steps(static_cast<int>(steps));
+  return Status::ok();
+}
+
+}  // namespace scion::runtime
