@@ -41,4 +41,11 @@ const Architecture& Workspace::architecture_of(const Model& model) const {
   return *ancestry(model).back()->architecture;
 }
 
+Objective Workspace::objective_of(const Model& model) const {
+  for (const Model* m : ancestry(model))
+    if (m->training) return m->training->objective;
+  return architecture_of(model).kind == ArchitectureKind::kDecoder ? Objective::kCausalLm
+                                                                   : Objective::kMaskedLm;
+}
+
 }  // namespace scion::spec

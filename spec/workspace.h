@@ -239,6 +239,10 @@ struct Workspace {
   std::vector<const Model*> ancestry(const Model& model) const;
   // The base's architecture, for a base or any descendant.
   const Architecture& architecture_of(const Model& model) const;
+  // The objective the model was trained with: its own recipe's, else its nearest
+  // ancestor's. An imported base has none: its architecture's language-model objective
+  // (masked LM for an encoder, causal LM for a decoder).
+  Objective objective_of(const Model& model) const;
 };
 
 }  // namespace scion::spec
