@@ -132,6 +132,10 @@ Status read_expect(const BodyFields& body, BehaviouralTest* test) {
     if (!text) return text.status();
     auto predicate = Expression::compile(*text, expect.where("predicate"));
     if (!predicate) return predicate.status();
+    if (predicate->uses_prefix("lm.") || predicate->uses_prefix("parent.lm."))
+      return expect.error("predicate",
+                          "predicates judge classifier outputs and see no lm.* scores; to test "
+                          "a language model write expect: {prefer: \" ...\", over: \" ...\"}");
     e.kind = Expectation::Kind::kPredicate;
     e.predicate = std::move(predicate.value());
     ++kinds;
@@ -143,6 +147,9 @@ Status read_expect(const BodyFields& body, BehaviouralTest* test) {
     if (!over) return over.status();
     auto margin = expect.number("margin", 0.0);
     if (!margin) return margin.status();
+    for (const auto& [key, text] : {std::pair{"prefer", *prefer}, std::pair{"over", *over}})
+      if (text.empty())
+        return expect.error(key, "is empty; give the continuation to score, e.g. \" was right\"");
     e.kind = Expectation::Kind::kPrefer;
     e.prefer = *prefer;
     e.over = *over;

@@ -81,6 +81,10 @@ struct BehaviouralTest {
   std::optional<Direction> direction;
   std::optional<double> threshold;  // INV: max change of p(original label)
   bool regression_parent = false;   // count only failures the parent model does not have
+
+  // Whether the test asks language models (a `prefer` expectation: continuation scores)
+  // rather than classifiers (labels and probabilities). A test asks one kind, never both.
+  bool scores_continuations() const { return expect.kind == Expectation::Kind::kPrefer; }
 };
 
 // Compiles a spec test. `lexicons` are the workspace's (LexiconSet::for_workspace); the

@@ -101,8 +101,6 @@ void add_output_variables(const ModelOutput& output, std::string_view prefix, Va
   const std::string p(prefix);
   for (std::size_t i = 0; i < output.labels.size() && i < output.probabilities.size(); ++i)
     (*values)[p + "p." + output.labels[i]] = output.probabilities[i];
-  for (const auto& [continuation, logprob] : output.continuation_logprobs)
-    (*values)[p + "lm." + continuation] = logprob;
   if (!output.is_classifier()) return;
   (*values)[p + "confidence"] = confidence(output);
   (*values)[p + "margin"] = margin(output);

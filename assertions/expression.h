@@ -58,10 +58,11 @@ class Expression {
   std::unique_ptr<std::mutex> mutex_;
 };
 
-// Adds the variables of one output under `prefix` ("" for the model under test,
-// "parent." or "perturbed."): <prefix>p.<label> for each label, <prefix>confidence,
-// <prefix>margin, <prefix>entropy, <prefix>label_index, <prefix>num_labels, and
-// <prefix>lm.<continuation> (log-likelihood) for each scored continuation.
+// Adds the variables of one classifier output under `prefix` ("" for the model under
+// test, "parent." or "perturbed."): <prefix>p.<label> for each label, <prefix>confidence,
+// <prefix>margin, <prefix>entropy, <prefix>label_index, <prefix>num_labels. A language
+// model's lm.<name> variables are bound by the assertion that names its continuations
+// (model_assertion.h).
 void add_output_variables(const ModelOutput& output, std::string_view prefix, VariableMap* values);
 
 }  // namespace scion::assertions

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "assertions/body_fields.h"
@@ -52,6 +53,78 @@ Status read_allowed_outputs(const BodyFields& body, std::string* pattern,
   return Status::ok();
 }
 
+bool is_name(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// `continuations: {name: "text"}`, and the expression's variables checked against them:
+// with continuations it may use lm.<name>, parent.lm.<name> and length only; without,
+// no lm.* at all.
+Status read_continuations(const BodyFields& body, const Expression& expression,
+                          std::vector<std::pair<std::string, std::string>>* out) {
+  if (const nlohmann::json* value = body.find("continuations")) {
+    if (!value->is_object() || value->empty())
+      return body.error("continuations",
+                        "expected a mapping {name: \" text\"}: lm.<name> becomes the "
+                        "log-likelihood of the text after each input");
+    for (const auto& [name, text] : value->items()) {
+      if (!is_name(name))
+        return body.error("continuations." + name,
+                          "is not a name: use letters, digits and _ (it becomes lm." + name + ")");
+      if (!text.is_string() || text.get<std::string>().empty())
+        return body.error("continuations." + name,
+                          "expected the non-empty text to score after each input, got " +
+                              (text.is_string() ? std::string("an empty string") : json_type_name(text)));
+      out->emplace_back(name, text.get<std::string>());
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, text] : *out) names.push_back(name);
+  for (const std::string& variable : expression.variables()) {
+    const std::string_view own = std::string_view(variable).starts_with("parent.")
+                                     ? std::string_view(variable).substr(7)
+                                     : std::string_view(variable);
+    if (own.starts_with("lm.")) {
+      const std::string name(own.substr(3));
+      if (out->empty())
+        return body.error("expression",
+                          fmt::format("uses {}, but the assertion names no continuations; add "
+                                      "continuations: {{{}: \" text\"}} with the text to score "
+                                      "after each input",
+                                      variable, name));
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        return body.error("expression", fmt::format("uses {}, but continuations: names no '{}' "
+                                                    "(it names {})",
+                                                    variable, name, fmt::join(names, ", ")));
+    } else if (!out->empty() && variable != "length") {
+      return body.error("expression",
+                        fmt::format("uses '{}', which a language model does not have: with "
+                                    "continuations: the expression sees lm.<name>, "
+                                    "parent.lm.<name> and length",
+                                    variable));
+    }
+  }
+  return Status::ok();
+}
+
+// lm.<name> (under `prefix`) for each continuation, from scores keyed by text.
+Status bind_scores(const ModelOutput& output, const std::string& prefix, const std::string& origin,
+                   const std::vector<std::pair<std::string, std::string>>& continuations,
+                   VariableMap* values) {
+  for (const auto& [name, text] : continuations) {
+    auto it = output.continuation_logprobs.find(text);
+    if (it == output.continuation_logprobs.end())
+      return invalid_argument(fmt::format(
+          "{}: the {} output has no score for continuation '{}' (\"{}\"); the evaluator "
+          "must score every continuation the assertion names",
+          origin, prefix.empty() ? "model's" : "parent's", name, text));
+    (*values)[prefix + "lm." + name] = it->second;
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<ModelAssertion> ModelAssertion::compile(const spec::AssertionSpec& spec,
@@ -92,11 +165,12 @@ Result<ModelAssertion> ModelAssertion::compile(const spec::AssertionSpec& spec,
     SCION_RETURN_IF_ERROR(read_allowed_outputs(body, &a.pattern_, &a.regex_, &a.allowed_labels_));
   } else if (spec.kind == "expression") {
     a.kind_ = AssertionKind::kExpression;
-    SCION_RETURN_IF_ERROR(body.check_keys({"expression"}));
+    SCION_RETURN_IF_ERROR(body.check_keys({"expression", "continuations"}));
     auto text = body.string("expression");
     if (!text) return text.status();
     auto e = Expression::compile(*text, body.where("expression"));
     if (!e) return e.status();
+    SCION_RETURN_IF_ERROR(read_continuations(body, *e, &a.continuations_));
     a.expression_ = std::move(e.value());
   } else {
     return body.error("kind", fmt::format("unknown assertion kind '{}'; use low_confidence, "
@@ -146,8 +220,14 @@ Result<double> ModelAssertion::severity(const AssertionInput& in) const {
     }
     case AssertionKind::kExpression: {
       VariableMap values;
-      add_output_variables(out, "", &values);
-      if (in.parent) add_output_variables(*in.parent, "parent.", &values);
+      if (continuations_.empty()) {
+        add_output_variables(out, "", &values);
+        if (in.parent) add_output_variables(*in.parent, "parent.", &values);
+      } else {
+        SCION_RETURN_IF_ERROR(bind_scores(out, "", origin_, continuations_, &values));
+        if (in.parent)
+          SCION_RETURN_IF_ERROR(bind_scores(*in.parent, "parent.", origin_, continuations_, &values));
+      }
       values["length"] = static_cast<double>(in.text.size());
       auto v = expression_->evaluate(values);
       if (!v) return v.status();

@@ -9,18 +9,24 @@
 //                        severity = p'(new label) - p'(old label) on the perturbed output
 //   allowed_outputs      {pattern: "regex", labels: [..], ignore_case: false}: inputs
 //                        matching pattern must get one of labels; severity = confidence
-//   expression           {expression: "..."}: the formula's value is the severity
-//                        (values <= 0 and NaN mean no violation); variables as in
-//                        expression.h for the output and (parent.) its parent's,
-//                        plus `length` (input characters)
-// The evaluator asks needs_parent() / perturbation() to know which extra outputs to
-// compute. Immutable once compiled; severity() is thread-safe.
+//   expression           {expression: "...", continuations: {name: "text"}}: the
+//                        formula's value is the severity (values <= 0 and NaN mean no
+//                        violation). Without continuations it watches classifiers:
+//                        variables as in expression.h for the output and (parent.) its
+//                        parent's, plus `length` (input characters). With continuations
+//                        it watches language models: lm.<name> is log p(text | input)
+//                        for each named continuation (parent.lm.<name> the parent's),
+//                        plus `length`; nothing else.
+// Every other kind watches classifiers. The evaluator asks needs_parent(),
+// perturbation() and continuations() to know which extra outputs to compute. Immutable
+// once compiled; severity() is thread-safe.
 #pragma once
 
 #include <optional>
 #include <regex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "assertions/expression.h"
@@ -56,14 +62,22 @@ class ModelAssertion {
                                         const LexiconSet& lexicons);
 
   const std::string& name() const { return name_; }
+  const std::string& origin() const { return origin_; }  // "file:line:col: assertion 'x'"
   AssertionKind kind() const { return kind_; }
   const std::vector<std::string>& models() const { return models_; }
   bool needs_parent() const;
   // The perturbation whose output the assertion compares with, if any.
   const Perturbation* perturbation() const { return perturbation_ ? &*perturbation_ : nullptr; }
+  // The continuations a language-model assertion scores after each input: (name, text),
+  // by name. Empty for an assertion on classifiers.
+  const std::vector<std::pair<std::string, std::string>>& continuations() const {
+    return continuations_;
+  }
+  bool scores_continuations() const { return !continuations_.empty(); }
 
-  // Severity >= 0. Fails (invalid argument) when an output it needs is missing or an
-  // expression names a variable the output lacks.
+  // Severity >= 0. Fails (invalid argument) when an output it needs is missing, an
+  // expression names a variable the output lacks, or a language model's output lacks the
+  // score of a named continuation (output->continuation_logprobs is keyed by text).
   Result<double> severity(const AssertionInput& input) const;
 
  private:
@@ -78,6 +92,7 @@ class ModelAssertion {
   std::optional<std::regex> regex_;
   std::vector<std::string> allowed_labels_;
   std::optional<Expression> expression_;
+  std::vector<std::pair<std::string, std::string>> continuations_;  // (name, text)
 };
 
 std::string_view assertion_kind_name(AssertionKind kind);

@@ -4,9 +4,52 @@
 #include <fmt/format.h>
 
 #include "runtime/data/dataset_reader.h"
+#include "runtime/evaluation/continuation_scorer.h"
 #include "runtime/evaluation/family_evaluator.h"
 
 namespace scion::cli {
+
+namespace {
+
+// A `models:` entry of the other kind, as a spec error at the test or assertion.
+Status check_kinds(const spec::Workspace& ws, const std::string& origin, const char* what,
+                   const std::vector<std::string>& models, ModelKind asked) {
+  for (const std::string& name : models) {
+    const spec::Model* model = ws.find_model(name);
+    if (!model || model_kind(ws, *model) == asked) continue;
+    const std::string reads = asked == ModelKind::kLanguageModel
+                                  ? "scores continuations, which only language models do"
+                                  : "reads class labels, which only classifiers give";
+    const std::string remedy =
+        asked == ModelKind::kLanguageModel
+            ? "remove it from models:"
+            : std::string("remove it from models:; a language model is tested with ") +
+                  (std::string_view(what) == "test"
+                       ? "expect: {prefer: ..., over: ...}"
+                       : "an expression assertion with continuations:");
+    return spec_error(fmt::format("{}: models: '{}' is a {}, but this {} {}; {}", origin, name,
+                                  kind_name(model_kind(ws, *model)), what, reads, remedy));
+  }
+  return Status::ok();
+}
+
+// A continuation longer than a language model's rows hold, as a spec error at its origin.
+Status check_continuations_fit(const runtime::ScoredModel& lm, const EvaluationPlan& plan) {
+  const std::size_t room = runtime::max_continuation_tokens(*lm.weights);
+  for (const auto& [continuation, origin] : plan.continuation_origins()) {
+    const std::size_t tokens = lm.tokenizer->encode(continuation).size();
+    if (tokens > room)
+      return spec_error(fmt::format(
+          "{}: the continuation \"{}\" is {} tokens, but language model '{}' scores at most {} "
+          "(its max_length {} less {} prompt tokens{}); shorten the continuation",
+          origin, continuation, tokens, lm.weights->name, room, lm.weights->arch.max_length,
+          lm.weights->prompt_tokens(),
+          lm.weights->objective == spec::Objective::kMaskedLm ? ", [CLS] and [SEP]" : ""));
+  }
+  return Status::ok();
+}
+
+}  // namespace
 
 Result<BehaviourSuite> compile_suite(const spec::Workspace& ws) {
   BehaviourSuite suite;
@@ -25,6 +68,7 @@ Result<BehaviourSuite> compile_suite(const spec::Workspace& ws) {
       if (!examples) return examples.status();
       for (const data::Example& e : examples->examples) dataset_texts.push_back(e.text);
     }
+    SCION_RETURN_IF_ERROR(check_kinds(ws, test->origin, "test", test->models, kind_of(*test)));
     auto cases = assertions::generate_cases(*test, dataset_texts);
     if (!cases) return cases.status();
     suite.tests.push_back({std::move(*test), std::move(*cases)});
@@ -32,6 +76,9 @@ Result<BehaviourSuite> compile_suite(const spec::Workspace& ws) {
   for (const spec::AssertionSpec& spec : ws.assertions) {
     auto assertion = assertions::ModelAssertion::compile(spec, *lexicons);
     if (!assertion) return assertion.status();
+    SCION_RETURN_IF_ERROR(
+        check_kinds(ws, assertion->origin(), "assertion", assertion->models(),
+                    kind_of(*assertion)));
     suite.assertions.push_back(std::move(*assertion));
   }
   return suite;
@@ -41,23 +88,87 @@ bool covers(const std::vector<std::string>& models, const std::string& model) {
   return models.empty() || std::find(models.begin(), models.end(), model) != models.end();
 }
 
+ModelKind kind_of(const assertions::BehaviouralTest& test) {
+  return test.scores_continuations() ? ModelKind::kLanguageModel : ModelKind::kClassifier;
+}
+
+ModelKind kind_of(const assertions::ModelAssertion& assertion) {
+  return assertion.scores_continuations() ? ModelKind::kLanguageModel : ModelKind::kClassifier;
+}
+
+bool applies(const spec::Workspace& ws, const assertions::BehaviouralTest& test,
+             const std::string& model) {
+  return covers(test.models, model) && model_kind(ws, *ws.find_model(model)) == kind_of(test);
+}
+
+bool applies(const spec::Workspace& ws, const assertions::ModelAssertion& assertion,
+             const std::string& model) {
+  return covers(assertion.models(), model) &&
+         model_kind(ws, *ws.find_model(model)) == kind_of(assertion);
+}
+
 std::size_t TextIndex::add(const std::string& text) {
   auto [it, inserted] = index_.emplace(text, texts_.size());
   if (inserted) texts_.push_back(text);
   return it->second;
 }
 
+void EvaluationPlan::add_continuation(const std::string& input, const std::string& continuation,
+                                      const std::string& origin) {
+  if (seen_.emplace(input, continuation).second) queries_.push_back({input, continuation});
+  origins_.emplace(continuation, origin);
+}
+
+void EvaluationPlan::add_case(const assertions::BehaviouralTest& test,
+                              const assertions::TestCase& test_case) {
+  if (test.scores_continuations()) {
+    add_continuation(test_case.input, test_case.prefer, test.origin + ": expect.prefer");
+    add_continuation(test_case.input, test_case.over, test.origin + ": expect.over");
+    return;
+  }
+  add_text(test_case.input);
+  if (test_case.perturbed) add_text(*test_case.perturbed);
+}
+
 Result<FamilyOutputs> evaluate_models(const StoredFamily& family, runtime::Backend& backend,
                                       const std::vector<std::string>& models,
-                                      std::span<const std::string> texts, int chunk_size) {
-  std::vector<runtime::EvaluatedModel> evaluated;
-  for (const std::string& name : models) evaluated.push_back(*family.classifier(name));
-  runtime::FamilyEvaluator evaluator(backend);
-  auto outputs = evaluator.classify(evaluated, texts, {.chunk_size = chunk_size});
-  if (!outputs) return outputs.status();
-  FamilyOutputs by_model;
-  for (std::size_t m = 0; m < models.size(); ++m) by_model[models[m]] = std::move((*outputs)[m]);
-  return by_model;
+                                      const EvaluationPlan& plan, int chunk_size) {
+  std::vector<std::string> classifier_names, lm_names;
+  std::vector<runtime::EvaluatedModel> classifiers;
+  std::vector<runtime::ScoredModel> language_models;
+  for (const std::string& name : models) {
+    if (const runtime::ScoredModel* lm = family.language_model(name)) {
+      SCION_RETURN_IF_ERROR(check_continuations_fit(*lm, plan));
+      lm_names.push_back(name);
+      language_models.push_back(*lm);
+    }
+    if (const runtime::EvaluatedModel* classifier = family.classifier(name)) {
+      classifier_names.push_back(name);
+      classifiers.push_back(*classifier);
+    }
+  }
+  const runtime::EvaluationOptions options{.chunk_size = chunk_size};
+  FamilyOutputs outputs;
+  if (!classifiers.empty() && !plan.texts().empty()) {
+    auto classified =
+        runtime::FamilyEvaluator(backend).classify(classifiers, plan.texts(), options);
+    if (!classified) return classified.status();
+    for (std::size_t m = 0; m < classifiers.size(); ++m)
+      for (std::size_t t = 0; t < plan.texts().size(); ++t)
+        outputs.of(classifier_names[m])[plan.texts()[t]] = std::move((*classified)[m][t]);
+  }
+  if (!language_models.empty() && !plan.queries().empty()) {
+    auto scores =
+        runtime::ContinuationScorer(backend).score(language_models, plan.queries(), options);
+    if (!scores) return scores.status();
+    for (std::size_t m = 0; m < language_models.size(); ++m)
+      for (std::size_t q = 0; q < plan.queries().size(); ++q) {
+        const runtime::ContinuationQuery& query = plan.queries()[q];
+        outputs.of(lm_names[m])[query.input].continuation_logprobs[query.continuation] =
+            (*scores)[m][q];
+      }
+  }
+  return outputs;
 }
 
 std::int64_t case_number(const std::string& case_id) {
@@ -69,14 +180,20 @@ std::string describe_output(const assertions::ModelOutput& output) {
   return fmt::format("{} ({:.2f})", assertions::predicted_label(output), assertions::confidence(output));
 }
 
-std::string describe_expectation(const assertions::BehaviouralTest& test) {
+std::string describe_expectation(const assertions::BehaviouralTest& test,
+                                 const assertions::TestCase* test_case) {
   using Kind = assertions::Expectation::Kind;
   std::string expect;
   switch (test.expect.kind) {
     case Kind::kLabel: expect = fmt::format("label {}", fmt::join(test.expect.labels, " or ")); break;
     case Kind::kNotLabel: expect = fmt::format("label not {}", fmt::join(test.expect.labels, " or ")); break;
     case Kind::kPredicate: expect = "predicate holds"; break;
-    case Kind::kPrefer: expect = "prefers the expected continuation"; break;
+    case Kind::kPrefer:
+      expect = fmt::format(
+          "log p(\"{}\") > log p(\"{}\"){}", test_case ? test_case->prefer : test.expect.prefer,
+          test_case ? test_case->over : test.expect.over,
+          test.expect.margin != 0.0 ? fmt::format(" + {}", test.expect.margin) : "");
+      break;
     case Kind::kNone: break;
   }
   std::string what;

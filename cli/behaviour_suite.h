@@ -1,14 +1,23 @@
 // BehaviourSuite: what `scion test`, `scion predict --assert` and `scion lineage blame`
 // share: the spec's tests and assertions compiled, their cases generated, and the
-// outputs of a set of stored models on a set of texts, computed in one co-batched pass.
+// outputs of a set of stored models computed in one co-batched pass.
 //
-// TextIndex collects the distinct texts that some model must see (case inputs, their
-// perturbed twins, assertion perturbations), so each text is evaluated once per model.
-// evaluate_models() runs every requested model on every collected text with
-// runtime::FamilyEvaluator: models of one base share each batch's trunk pass.
+// Tests and assertions ask one kind of model (ModelKind): a `prefer` test or an
+// expression assertion with `continuations:` asks language models, every other one asks
+// classifiers. A test or assertion applies to a model when its `models:` covers it and
+// the kinds match; compile_suite() rejects a `models:` list that names a model of the
+// other kind.
+//
+// EvaluationPlan collects what the pass must compute: the distinct texts classifiers
+// must see (case inputs, perturbed twins, assertion perturbations) and the distinct
+// (input, continuation) pairs language models must score, so each is evaluated once per
+// model. evaluate_models() runs every requested model on them: classifiers with
+// runtime::FamilyEvaluator, language models with runtime::ContinuationScorer; models of
+// one base share each batch's trunk pass.
 #pragma once
 
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,11 +41,22 @@ struct BehaviourSuite {
 };
 
 // Compiles every test and assertion of `ws` and generates the tests' cases (reading
-// datasets for `data:` tests). Errors carry the spec position (exit code 2).
+// datasets for `data:` tests). Errors carry the spec position (exit code 2), including a
+// `models:` entry of the wrong kind.
 Result<BehaviourSuite> compile_suite(const spec::Workspace& ws);
 
 // Whether a test or assertion naming `models` (empty: all) covers `model`.
 bool covers(const std::vector<std::string>& models, const std::string& model);
+
+// The kind of model a test or assertion asks.
+ModelKind kind_of(const assertions::BehaviouralTest& test);
+ModelKind kind_of(const assertions::ModelAssertion& assertion);
+
+// Whether the test or assertion applies to `model`: it covers it and asks its kind.
+bool applies(const spec::Workspace& ws, const assertions::BehaviouralTest& test,
+             const std::string& model);
+bool applies(const spec::Workspace& ws, const assertions::ModelAssertion& assertion,
+             const std::string& model);
 
 // Distinct texts, in the order first added.
 class TextIndex {
@@ -51,13 +71,55 @@ class TextIndex {
   std::vector<std::string> texts_;
 };
 
-// outputs[model][i]: the model's output on texts[i].
-using FamilyOutputs = std::map<std::string, std::vector<assertions::ModelOutput>>;
+// What one pass computes: every classifier on every text, every language model on every
+// (input, continuation) pair.
+class EvaluationPlan {
+ public:
+  void add_text(const std::string& text) { texts_.add(text); }
+  // `origin` says where the continuation comes from ("file:line:col: test 'x':
+  // expect.prefer"), for the error when it is too long for a model.
+  void add_continuation(const std::string& input, const std::string& continuation,
+                        const std::string& origin);
+  // What judging `test_case` needs: a classifier test its input and perturbed twin, a
+  // language-model test its two continuations after the input.
+  void add_case(const assertions::BehaviouralTest& test, const assertions::TestCase& test_case);
+  const std::vector<std::string>& texts() const { return texts_.texts(); }
+  const std::vector<runtime::ContinuationQuery>& queries() const { return queries_; }
+  // Each distinct continuation and where it was first asked for.
+  const std::map<std::string, std::string>& continuation_origins() const { return origins_; }
 
-// REQUIRES: every model is loaded in `family` and has a classifier.
+ private:
+  TextIndex texts_;
+  std::set<std::pair<std::string, std::string>> seen_;
+  std::vector<runtime::ContinuationQuery> queries_;
+  std::map<std::string, std::string> origins_;
+};
+
+// The outputs of one pass, by model and input. A classifier's output has its labels and
+// probabilities; a language model's has continuation_logprobs for every continuation
+// scored after that input.
+class FamilyOutputs {
+ public:
+  // REQUIRES: the model was evaluated, and `input` collected for its kind.
+  const assertions::ModelOutput& at(const std::string& model, const std::string& input) const {
+    return by_model_.at(model).at(input);
+  }
+  // The model's outputs by input, for evaluate_models() to fill.
+  std::map<std::string, assertions::ModelOutput>& of(const std::string& model) {
+    return by_model_[model];
+  }
+
+ private:
+  std::map<std::string, std::map<std::string, assertions::ModelOutput>> by_model_;
+};
+
+// Runs each model that has a classifier form (StoredFamily::classifier) on plan.texts()
+// and each that has a language-model form on plan.queries(). A continuation longer than
+// a language model's rows hold is a spec error at its origin.
+// REQUIRES: every model is loaded in `family`.
 Result<FamilyOutputs> evaluate_models(const StoredFamily& family, runtime::Backend& backend,
                                       const std::vector<std::string>& models,
-                                      std::span<const std::string> texts, int chunk_size);
+                                      const EvaluationPlan& plan, int chunk_size);
 
 // The case number of a case id "<test>/<n>".
 std::int64_t case_number(const std::string& case_id);
@@ -65,7 +127,9 @@ std::int64_t case_number(const std::string& case_id);
 // "positive (0.93)": the predicted label and its probability.
 std::string describe_output(const assertions::ModelOutput& output);
 
-// What a case of `test` must satisfy, in words, for stored results and reports.
-std::string describe_expectation(const assertions::BehaviouralTest& test);
+// What a case of `test` must satisfy, in words, for stored results and reports; with
+// `test_case`, a preference names that case's continuations (template slots filled).
+std::string describe_expectation(const assertions::BehaviouralTest& test,
+                                 const assertions::TestCase* test_case = nullptr);
 
 }  // namespace scion::cli

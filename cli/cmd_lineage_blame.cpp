@@ -2,17 +2,18 @@
 // ancestor in which that failure first appears.
 //
 // The model's tests (or the one named) run on the model and on every ancestor up the
-// chain in one co-batched pass (all of them share one trunk). Each test is judged plainly
-// on every model of the chain (`regression: parent` is not applied: blame asks about raw
-// failures). A failing case is *introduced* by the model just below the nearest ancestor
-// that passes it; when every ancestor fails it too, it is *inherited* from the top of the
-// chain.
+// chain in one co-batched pass (all of them share one trunk): classifiers on the cases'
+// texts, language models on the cases' (input, continuation) pairs. Each test is judged
+// plainly on every model of the chain (`regression: parent` is not applied: blame asks
+// about raw failures). A failing case is *introduced* by the model just below the
+// nearest ancestor that passes it; when every ancestor fails it too, it is *inherited*
+// from the top of the chain.
 //
-// The chain stops at the first ancestor without a classifier head: a base pretrained with
-// masked LM cannot be asked a classification question. Failures present at the top of
-// the chain are then "inherited from <top>, the first model with a classifier head" —
-// they come from its adaptation on the trunk, or from the trunk itself; blame cannot
-// tell those apart.
+// The chain stops at the first ancestor of another kind: a base pretrained with masked LM
+// cannot be asked a classification question, nor a classifier a language-model one.
+// Failures present at the top of the chain are then "inherited from <top>, the first
+// <kind> (<ancestor> is not)" — they come from its adaptation on the trunk, or from the
+// trunk itself; blame cannot tell those apart.
 #include <fmt/format.h>
 #include <iostream>
 #include <optional>
@@ -77,10 +78,10 @@ struct BlamedCase {
 int blame(const GlobalOptions& global, const BlameOptions& options) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  auto found = find_classifier_model(
-      *ws, options.model, "; blame explains behavioural-test failures of classifiers");
-  if (!found) return fail(found.status());
-  const spec::Model* model = *found;
+  const spec::Model* model = ws->find_model(options.model);
+  if (!model)
+    return fail(not_found("no model '" + options.model + "' in " + ws->spec_path.string()));
+  const ModelKind kind = model_kind(*ws, *model);
   auto store = open_store(global, /*create=*/false);
   if (!store) return fail(store.status());
   auto suite = compile_suite(*ws);
@@ -88,18 +89,23 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
 
   std::vector<const CompiledTest*> tests;
   for (const CompiledTest& t : suite->tests)
-    if (options.test.empty() ? covers(t.test.models, model->name) : t.test.name == options.test)
+    if (options.test.empty() ? applies(*ws, t.test, model->name) : t.test.name == options.test)
       tests.push_back(&t);
   if (!options.test.empty() && tests.empty())
     return fail(not_found("no test '" + options.test + "' under tests: in " + ws->spec_path.string()));
+  if (!options.test.empty() && kind_of(tests.front()->test) != kind)
+    return fail(invalid_argument(fmt::format(
+        "test '{}' asks a {}, and '{}' is a {}; blame a model the test applies to",
+        options.test, kind_name(kind_of(tests.front()->test)), model->name, kind_name(kind))));
 
-  // The chain: the model and its ancestors while they classify.
+  // The chain: the model and its ancestors while they are of its kind.
   std::vector<const spec::Model*> chain;
   for (const spec::Model* m : ws->ancestry(*model)) {
-    if (!classifier_labels(*ws, *m)) break;
+    if (model_kind(*ws, *m) != kind) break;
     chain.push_back(m);
   }
-  const spec::Model* headless = chain.back()->is_base() ? nullptr : ws->find_model(chain.back()->from);
+  const spec::Model* other_kind =
+      chain.back()->is_base() ? nullptr : ws->find_model(chain.back()->from);
   std::vector<std::string> names;
   std::vector<ChainLink> links;
   for (const spec::Model* m : chain) {
@@ -112,20 +118,22 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
   auto backend = runtime::make_cpu_backend();
   StoredFamily family(*ws, **store, *backend);
   if (Status s = family.load(names); !s.is_ok()) return fail(s);
-  TextIndex texts;
+  EvaluationPlan plan;
   for (const CompiledTest* t : tests)
     for (const assertions::TestCase& c : t->cases.cases) {
-      if (options.case_number && case_number(c.id) != *options.case_number) continue;
-      texts.add(c.input);
-      if (c.perturbed) texts.add(*c.perturbed);
+      if (!options.case_number || case_number(c.id) == *options.case_number)
+        plan.add_case(t->test, c);
     }
-  auto outputs = evaluate_models(family, *backend, names, texts.texts(), options.chunk_size);
+  auto outputs = evaluate_models(family, *backend, names, plan, options.chunk_size);
   if (!outputs) return fail(outputs.status());
 
   const std::string top_origin =
-      headless ? fmt::format("{}, the first model with a classifier head ({} has none)",
-                             chain.back()->name, headless->name)
-               : chain.back()->name;
+      other_kind
+          ? fmt::format("{}, the first {} ({} is {})", chain.back()->name, kind_name(kind),
+                        other_kind->name,
+                        kind == ModelKind::kClassifier ? "a language model with no classifier head"
+                                                       : "a classifier")
+          : chain.back()->name;
   nlohmann::json json_tests = nlohmann::json::array();
   const bool tty = stdout_is_tty();
   if (!global.json)
@@ -144,9 +152,8 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
       std::vector<bool> fails;
       std::string reason;
       for (std::size_t k = 0; k < chain.size(); ++k) {
-        const auto& out = outputs->at(names[k]);
-        assertions::CaseOutputs o{.original = &out[texts.at(c.input)]};
-        if (c.perturbed) o.perturbed = &out[texts.at(*c.perturbed)];
+        assertions::CaseOutputs o{.original = &outputs->at(names[k], c.input)};
+        if (c.perturbed) o.perturbed = &outputs->at(names[k], *c.perturbed);
         auto verdict = assertions::judge_case(plain, c, o);
         if (!verdict) {
           if (k == 0) return fail(verdict.status());
@@ -207,7 +214,8 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
                             {"run", l.run ? nlohmann::json(*l.run) : nlohmann::json()},
                             {"dataset_digest", l.dataset_digest}});
     print_json({{"model", model->name}, {"chain", chain_json},
-                {"headless_ancestor", headless ? nlohmann::json(headless->name) : nlohmann::json()},
+                {"headless_ancestor",
+                 other_kind ? nlohmann::json(other_kind->name) : nlohmann::json()},
                 {"tests", json_tests}});
   }
   return kExitOk;
@@ -223,9 +231,11 @@ void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global
   cmd->add_option("MODEL", options->model, "The model")->required();
   cmd->add_option("--test", options->test, "Only this test (default: every test of the model)");
   cmd->add_option("--case", *case_number, "Only case N of the test(s)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--chunk-size", options->chunk_size, "Texts per co-batched forward pass (default 64)")
+  cmd->add_option("--chunk-size", options->chunk_size,
+                  "Texts or (input, continuation) pairs per co-batched pass (default 64)")
       ->check(CLI::Range(1, 65536));
-  cmd->footer("Inherited: the first model with a classifier head up the ancestry fails it too.\n"
+  cmd->footer("Inherited: the first model of MODEL's kind (classifier or language model) up the\n"
+              "ancestry fails it too.\n"
               "Introduced by X: X's parent passes it, X and its descendants down to MODEL fail it.\n"
               "Example: scion lineage blame product-lora --test typo-invariance");
   cmd->callback([&global, &action, options, case_number] {

@@ -67,7 +67,7 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
     if (!compiled) return fail(compiled.status());
     suite = std::move(*compiled);
     for (const assertions::ModelAssertion& a : suite.assertions) {
-      if (!covers(a.models(), model->name)) continue;
+      if (!covers(a.models(), model->name) || kind_of(a) != ModelKind::kClassifier) continue;
       if (a.needs_parent() && !parent) {
         print_note("assertion '" + a.name() + "' skipped: it compares with the parent, which has no "
                    "classifier head");
@@ -76,38 +76,37 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
       checks.push_back(&a);
     }
   }
-  TextIndex texts;
+  EvaluationPlan plan;
   std::vector<std::string> names = {model->name};
-  for (const std::string& t : inputs) texts.add(t);
+  for (const std::string& t : inputs) plan.add_text(t);
   for (const assertions::ModelAssertion* a : checks) {
     if (a->needs_parent() && names.size() == 1) names.push_back(parent->name);
     if (const assertions::Perturbation* p = a->perturbation())
       for (const std::string& t : inputs)
-        if (auto perturbed = p->apply(t, 0)) texts.add(*perturbed);
+        if (auto perturbed = p->apply(t, 0)) plan.add_text(*perturbed);
   }
 
   auto backend = runtime::make_cpu_backend();
   StoredFamily family(*ws, **store, *backend);
   if (Status s = family.load(names); !s.is_ok()) return fail(s);
-  auto outputs = evaluate_models(family, *backend, names, texts.texts(), options.chunk_size);
+  auto outputs = evaluate_models(family, *backend, names, plan, options.chunk_size);
   if (!outputs) return fail(outputs.status());
-  const auto& out = outputs->at(model->name);
 
   nlohmann::json predictions = nlohmann::json::array();
   const bool tty = stdout_is_tty();
   std::size_t violations = 0;
   for (const std::string& text : inputs) {
-    const assertions::ModelOutput& o = out[texts.at(text)];
+    const assertions::ModelOutput& o = outputs->at(model->name, text);
     std::vector<Flag> flags;
     for (const assertions::ModelAssertion* a : checks) {
       assertions::AssertionInput input{.text = text, .output = &o};
-      if (a->needs_parent()) input.parent = &outputs->at(parent->name)[texts.at(text)];
+      if (a->needs_parent()) input.parent = &outputs->at(parent->name, text);
       std::string perturbed;
       if (const assertions::Perturbation* p = a->perturbation()) {
         auto changed = p->apply(text, 0);
         if (!changed) continue;
         perturbed = *changed;
-        input.perturbed = &out[texts.at(perturbed)];
+        input.perturbed = &outputs->at(model->name, perturbed);
       }
       auto severity = a->severity(input);
       if (!severity) return fail(severity.status());

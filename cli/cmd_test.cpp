@@ -1,6 +1,7 @@
 // `scion test [MODEL...]`: runs every behavioural test and model assertion of the spec on
-// the trained family in one co-batched pass, judges the cases, records every case result
-// and violation against the model version (recipe hash) under a run of kind `test`, and
+// the trained family in one co-batched pass (classifiers on texts, language models on
+// (input, continuation) pairs), judges the cases, records every case result and
+// violation against the model version (recipe hash) under a run of kind `test`, and
 // reports a family matrix (tests × models, failure rates and their change since each
 // model's previous test run), failing examples, and the most severe violations.
 #include "cli/cmd_test.h"
@@ -29,6 +30,7 @@ struct JudgedTest {
   assertions::TestResult result;
   std::optional<double> previous_rate;  // the model's previous test run, same test
   std::string note;                     // why the test ran without its parent comparison
+  nlohmann::json scores;                // language-model tests: each case's log-likelihoods
 };
 
 struct Violation {
@@ -54,7 +56,9 @@ class TestSession {
   Status record();
   void report();
   Status write_files();
-  const spec::Model* classifying_parent(const std::string& model) const;
+  const spec::Model* comparable_parent(const std::string& model) const;
+  std::string no_parent_reason(const std::string& model) const;
+  bool tested(const std::string& model) const;
 
   const GlobalOptions& global_;
   const TestOptions& options_;
@@ -64,7 +68,9 @@ class TestSession {
   StoredFamily family_;
   BehaviourSuite suite_;
   std::vector<std::string> models_;  // selected, spec order
-  TextIndex texts_;
+  EvaluationPlan plan_;
+  // The inputs assertions watch: every input of the tests of each kind, sorted.
+  std::map<ModelKind, std::vector<std::string>> monitored_;
   FamilyOutputs outputs_;
   std::vector<JudgedTest> judged_;  // test-major, then model
   std::map<std::string, std::vector<lineage::TestCaseResult>> case_rows_;  // by model
@@ -72,102 +78,151 @@ class TestSession {
   std::map<std::string, std::int64_t> run_ids_;
 };
 
-const spec::Model* TestSession::classifying_parent(const std::string& model) const {
+// The parent, when it is of the model's kind (a regression or an assertion compares
+// like with like); nullptr for a base or a parent of the other kind.
+const spec::Model* TestSession::comparable_parent(const std::string& model) const {
   const spec::Model* m = ws_.find_model(model);
   if (m->is_base()) return nullptr;
   const spec::Model* parent = ws_.find_model(m->from);
-  return classifier_labels(ws_, *parent) ? parent : nullptr;
+  return model_kind(ws_, *parent) == model_kind(ws_, *m) ? parent : nullptr;
+}
+
+std::string TestSession::no_parent_reason(const std::string& model) const {
+  const spec::Model* m = ws_.find_model(model);
+  if (m->is_base()) return "a base has no parent";
+  return "the parent '" + m->from + "' is not a " + kind_name(model_kind(ws_, *m)) + " like it";
+}
+
+bool TestSession::tested(const std::string& model) const {
+  for (const CompiledTest& t : suite_.tests)
+    if (applies(ws_, t.test, model)) return true;
+  for (const assertions::ModelAssertion& a : suite_.assertions)
+    if (applies(ws_, a, model)) return true;
+  return false;
 }
 
 Status TestSession::select_models() {
   for (const std::string& name : options_.models) {
-    const spec::Model* m = ws_.find_model(name);
-    if (!m) return not_found("no model '" + name + "' in " + ws_.spec_path.string());
-    if (!classifier_labels(ws_, *m) && options_.only_classifiers) continue;
-    if (!classifier_labels(ws_, *m))
-      return invalid_argument("model '" + name +
-                              "' has no classifier head (it is a language model); behavioural "
-                              "tests need one: test its descendants instead");
+    if (!ws_.find_model(name))
+      return not_found("no model '" + name + "' in " + ws_.spec_path.string());
+    if (options_.only_tested && !tested(name)) continue;
     models_.push_back(name);
   }
   if (options_.models.empty())
     for (const spec::Model& m : ws_.models)
-      if (classifier_labels(ws_, m)) models_.push_back(m.name);
-  if (models_.empty() && options_.only_classifiers) return Status::ok();
+      if (tested(m.name)) models_.push_back(m.name);
+  if (models_.empty() && options_.only_tested) return Status::ok();
   if (models_.empty())
-    return invalid_argument("no model of " + ws_.spec_path.string() +
-                            " has a classifier head to test");
+    return invalid_argument("no test or assertion of " + ws_.spec_path.string() +
+                            " applies to any model: label tests need a classifier, `prefer` "
+                            "tests a language model");
   return family_.load(models_);
 }
 
-// Collects every text any selected model (or a parent a comparison needs) must see, loads
-// those parents, and evaluates all of them in one pass.
+// Collects every text a selected classifier (or a parent a comparison needs) must see and
+// every (input, continuation) pair a language model must score, loads those parents, and
+// evaluates all of them in one pass.
 Status TestSession::plan_and_evaluate() {
   std::set<std::string> needed(models_.begin(), models_.end());
+  std::set<ModelKind> kinds;
+  for (const std::string& m : needed) kinds.insert(model_kind(ws_, *ws_.find_model(m)));
   for (const CompiledTest& t : suite_.tests) {
+    const ModelKind kind = kind_of(t.test);
+    if (!kinds.count(kind)) continue;
     for (const assertions::TestCase& c : t.cases.cases) {
-      texts_.add(c.input);
-      if (c.perturbed) texts_.add(*c.perturbed);
+      monitored_[kind].push_back(c.input);
+      plan_.add_case(t.test, c);
     }
     if (t.test.regression_parent)
       for (const std::string& m : models_)
-        if (covers(t.test.models, m))
-          if (const spec::Model* parent = classifying_parent(m)) needed.insert(parent->name);
+        if (applies(ws_, t.test, m))
+          if (const spec::Model* parent = comparable_parent(m)) needed.insert(parent->name);
   }
-  // Assertions monitor the models' outputs on every test input.
-  const std::vector<std::string> monitored = texts_.texts();
+  for (auto& [kind, inputs] : monitored_) {
+    std::sort(inputs.begin(), inputs.end());
+    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+  }
+  // Assertions watch the models' outputs on every test input of their kind.
   for (const assertions::ModelAssertion& a : suite_.assertions) {
+    const std::vector<std::string>& inputs = monitored_[kind_of(a)];
     if (const assertions::Perturbation* p = a.perturbation())
-      for (const std::string& text : monitored)
-        if (auto perturbed = p->apply(text, 0)) texts_.add(*perturbed);
+      for (const std::string& text : inputs)
+        if (auto perturbed = p->apply(text, 0)) plan_.add_text(*perturbed);
+    for (const auto& [name, continuation] : a.continuations())
+      for (const std::string& input : inputs)
+        plan_.add_continuation(input, continuation, a.origin() + ": continuations." + name);
     if (a.needs_parent())
       for (const std::string& m : models_)
-        if (covers(a.models(), m))
-          if (const spec::Model* parent = classifying_parent(m)) needed.insert(parent->name);
+        if (applies(ws_, a, m))
+          if (const spec::Model* parent = comparable_parent(m)) needed.insert(parent->name);
   }
   const std::vector<std::string> evaluated(needed.begin(), needed.end());
   SCION_RETURN_IF_ERROR(family_.load(evaluated));
-  auto outputs = evaluate_models(family_, *backend_, evaluated, texts_.texts(), options_.chunk_size);
+  auto outputs = evaluate_models(family_, *backend_, evaluated, plan_, options_.chunk_size);
   if (!outputs) return outputs.status();
   outputs_ = std::move(*outputs);
   return Status::ok();
 }
 
+// The log-likelihoods of a case's two continuations, for --json.
+nlohmann::json case_scores(const assertions::TestCase& c, const assertions::ModelOutput& out) {
+  return {{c.prefer, out.continuation_logprobs.at(c.prefer)},
+          {c.over, out.continuation_logprobs.at(c.over)}};
+}
+
+const char* outcome_name(assertions::Outcome outcome) {
+  switch (outcome) {
+    case assertions::Outcome::kPass: return "pass";
+    case assertions::Outcome::kFail: return "fail";
+    case assertions::Outcome::kInherited: return "inherited";
+  }
+  return "?";
+}
+
 Status TestSession::judge_tests() {
   for (const CompiledTest& t : suite_.tests) {
+    const bool lm = kind_of(t.test) == ModelKind::kLanguageModel;
     for (const std::string& model : models_) {
-      if (!covers(t.test.models, model)) continue;
+      if (!applies(ws_, t.test, model)) continue;
       JudgedTest judged;
-      const spec::Model* parent = t.test.regression_parent ? classifying_parent(model) : nullptr;
+      if (lm) judged.scores = nlohmann::json::array();
+      const spec::Model* parent = t.test.regression_parent ? comparable_parent(model) : nullptr;
       assertions::BehaviouralTest test = t.test;
       if (test.regression_parent && !parent) {
         test.regression_parent = false;
-        judged.note = "regression: parent not applied: the parent has no classifier head";
+        judged.note = "regression: parent not applied: " + no_parent_reason(model);
       }
-      const auto& out = outputs_.at(model);
       std::vector<assertions::Verdict> verdicts;
       for (const assertions::TestCase& c : t.cases.cases) {
-        assertions::CaseOutputs o{.original = &out[texts_.at(c.input)]};
-        if (c.perturbed) o.perturbed = &out[texts_.at(*c.perturbed)];
+        assertions::CaseOutputs o{.original = &outputs_.at(model, c.input)};
+        if (c.perturbed) o.perturbed = &outputs_.at(model, *c.perturbed);
         if (parent) {
-          const auto& pout = outputs_.at(parent->name);
-          o.parent = &pout[texts_.at(c.input)];
-          if (c.perturbed) o.parent_perturbed = &pout[texts_.at(*c.perturbed)];
+          o.parent = &outputs_.at(parent->name, c.input);
+          if (c.perturbed) o.parent_perturbed = &outputs_.at(parent->name, *c.perturbed);
         }
         auto verdict = assertions::judge_case(test, c, o);
         if (!verdict)
           return Status(verdict.status().code(),
                         t.test.origin + " on model '" + model + "': " + verdict.status().message());
-        std::string output = describe_output(*o.original);
+        // A preference's reason gives both log-likelihoods and how they compare.
+        std::string output = lm ? verdict->reason : describe_output(*o.original);
         if (o.perturbed) output += " -> " + describe_output(*o.perturbed);
+        if (!lm && verdict->outcome != assertions::Outcome::kPass) output += ": " + verdict->reason;
+        if (lm) {
+          nlohmann::json entry = {{"case", c.id}, {"input", c.input},
+                                  {"log_likelihoods", case_scores(c, *o.original)},
+                                  {"outcome", outcome_name(verdict->outcome)}};
+          if (o.parent) entry["parent_log_likelihoods"] = case_scores(c, *o.parent);
+          judged.scores.push_back(std::move(entry));
+        }
         lineage::TestCaseResult row;
         row.model = model;
         row.model_version = ws_.find_model(model)->recipe_hash;
         row.test = t.test.name;
         row.case_index = case_number(c.id);
         row.input = c.perturbed ? c.input + " -> " + *c.perturbed : c.input;
-        row.expected = describe_expectation(t.test);
-        row.output = output + (verdict->outcome == assertions::Outcome::kPass ? "" : ": " + verdict->reason);
+        row.expected = describe_expectation(t.test, &c);
+        row.output = output;
         row.passed = verdict->outcome != assertions::Outcome::kFail;
         case_rows_[model].push_back(std::move(row));
         verdicts.push_back(std::move(*verdict));
@@ -180,41 +235,54 @@ Status TestSession::judge_tests() {
   return Status::ok();
 }
 
+// What a violation record shows of the output: the label and confidence of a classifier,
+// the named log-likelihoods of a language model (and the parent's, when compared).
+nlohmann::json violation_detail(const assertions::ModelAssertion& a,
+                                const assertions::AssertionInput& input, double severity) {
+  nlohmann::json detail = {{"severity", severity},
+                           {"kind", assertions::assertion_kind_name(a.kind())}};
+  if (a.scores_continuations()) {
+    auto named = [&a](const assertions::ModelOutput& out) {
+      nlohmann::json scores = nlohmann::json::object();
+      for (const auto& [name, text] : a.continuations())
+        scores[name] = out.continuation_logprobs.at(text);
+      return scores;
+    };
+    detail["log_likelihoods"] = named(*input.output);
+    if (input.parent) detail["parent_log_likelihoods"] = named(*input.parent);
+    return detail;
+  }
+  detail["label"] = assertions::predicted_label(*input.output);
+  detail["confidence"] = assertions::confidence(*input.output);
+  if (input.parent) detail["parent_label"] = assertions::predicted_label(*input.parent);
+  return detail;
+}
+
 Status TestSession::check_assertions() {
-  std::vector<std::string> monitored;
-  for (const CompiledTest& t : suite_.tests)
-    for (const assertions::TestCase& c : t.cases.cases) monitored.push_back(c.input);
-  std::sort(monitored.begin(), monitored.end());
-  monitored.erase(std::unique(monitored.begin(), monitored.end()), monitored.end());
   for (const assertions::ModelAssertion& a : suite_.assertions) {
     for (const std::string& model : models_) {
-      if (!covers(a.models(), model)) continue;
-      const spec::Model* parent = a.needs_parent() ? classifying_parent(model) : nullptr;
+      if (!applies(ws_, a, model)) continue;
+      const spec::Model* parent = a.needs_parent() ? comparable_parent(model) : nullptr;
       if (a.needs_parent() && !parent) {
         print_note("assertion '" + a.name() + "' skipped on '" + model +
-                   "': it compares with the parent, which has no classifier head");
+                   "': it compares with the parent, and " + no_parent_reason(model));
         continue;
       }
-      const auto& out = outputs_.at(model);
-      for (const std::string& text : monitored) {
-        assertions::AssertionInput input{.text = text, .output = &out[texts_.at(text)]};
-        if (parent) input.parent = &outputs_.at(parent->name)[texts_.at(text)];
+      for (const std::string& text : monitored_[kind_of(a)]) {
+        assertions::AssertionInput input{.text = text, .output = &outputs_.at(model, text)};
+        if (parent) input.parent = &outputs_.at(parent->name, text);
         std::optional<std::string> perturbed;
         if (const assertions::Perturbation* p = a.perturbation()) {
           perturbed = p->apply(text, 0);
           if (!perturbed) continue;  // nothing to perturb: the assertion does not apply
-          input.perturbed = &out[texts_.at(*perturbed)];
+          input.perturbed = &outputs_.at(model, *perturbed);
         }
         auto severity = a.severity(input);
         if (!severity)
           return Status(severity.status().code(), "assertion '" + a.name() + "' on model '" + model +
                                                       "': " + severity.status().message());
         if (*severity <= 0) continue;
-        nlohmann::json detail = {{"severity", *severity},
-                                 {"kind", assertions::assertion_kind_name(a.kind())},
-                                 {"label", assertions::predicted_label(*input.output)},
-                                 {"confidence", assertions::confidence(*input.output)}};
-        if (input.parent) detail["parent_label"] = assertions::predicted_label(*input.parent);
+        nlohmann::json detail = violation_detail(a, input, *severity);
         if (perturbed) {
           detail["perturbed"] = *perturbed;
           detail["perturbed_label"] = assertions::predicted_label(*input.perturbed);
@@ -296,6 +364,15 @@ nlohmann::json violation_json(const Violation& v) {
           {"run", v.record.run_id ? nlohmann::json(*v.record.run_id) : nlohmann::json()}};
 }
 
+// The label a classifier gave, or the log-likelihoods a language model gave.
+std::string describe_violation(const nlohmann::json& detail) {
+  if (!detail.contains("log_likelihoods")) return detail.value("label", std::string());
+  std::vector<std::string> scores;
+  for (const auto& [name, value] : detail["log_likelihoods"].items())
+    scores.push_back(fmt::format("lm.{} {:.3f}", name, value.get<double>()));
+  return fmt::format("{}", fmt::join(scores, ", "));
+}
+
 std::string rate_cell(const JudgedTest& j) {
   std::string cell = fmt::format("{:.0f}%", 100 * j.result.failure_rate);
   if (j.result.cases == 0) cell = "no cases";
@@ -325,6 +402,7 @@ void TestSession::report() {
                           {"previous_failure_rate", j.previous_rate ? nlohmann::json(*j.previous_rate)
                                                                     : nlohmann::json()}};
       if (!j.note.empty()) t["note"] = j.note;
+      if (!j.scores.is_null()) t["scores"] = j.scores;
       tests.push_back(t);
     }
     for (std::size_t i = 0; i < violations_.size() && i < top; ++i)
@@ -387,7 +465,7 @@ void TestSession::report() {
       const Violation& v = violations_[i];
       std::cout << fmt::format("  {:.3f}  {:<16} {:<16} \"{}\" -> {}\n", v.severity, v.record.model,
                                v.record.assertion, v.record.input,
-                               v.record.detail.value("label", std::string()));
+                               describe_violation(v.record.detail));
     }
   }
   std::size_t failing = 0;
@@ -427,7 +505,7 @@ int TestSession::run() {
     return kExitOk;
   }
   if (Status s = select_models(); !s.is_ok()) return fail(s);
-  if (models_.empty()) return kExitOk;  // `scion run` of language models only
+  if (models_.empty()) return kExitOk;  // `scion run` of models no test applies to
   for (auto step : {&TestSession::plan_and_evaluate, &TestSession::judge_tests,
                     &TestSession::check_assertions, &TestSession::record, &TestSession::write_files})
     if (Status s = (this->*step)(); !s.is_ok()) return fail(s);
@@ -452,12 +530,14 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
   static TestOptions options;
   CLI::App* cmd = app.add_subcommand(
       "test", "Run behavioural tests and model assertions on trained models, co-batched");
-  cmd->add_option("models", options.models, "Models to test (default: every model with a classifier head)");
+  cmd->add_option("models", options.models,
+                  "Models to test (default: every model some test or assertion applies to)");
   cmd->add_option("--junit", options.junit_path, "Also write a JUnit XML report to FILE")->option_text("FILE");
   cmd->add_option("--export-violations", options.violations_path,
                   "Write assertion violations to FILE as JSON lines, most severe first")
       ->option_text("FILE");
-  cmd->add_option("--chunk-size", options.chunk_size, "Texts per co-batched forward pass (default 64)")
+  cmd->add_option("--chunk-size", options.chunk_size,
+                  "Texts or (input, continuation) pairs per co-batched pass (default 64)")
       ->check(CLI::Range(1, 65536));
   cmd->add_option("--examples", options.examples, "Failing examples shown per test and model (default 3)")
       ->check(CLI::Range(0, 1000));

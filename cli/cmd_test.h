@@ -10,12 +10,12 @@
 namespace scion::cli {
 
 struct TestOptions {
-  std::vector<std::string> models;  // empty: every model of the spec with a classifier head
+  std::vector<std::string> models;  // empty: every model some test or assertion applies to
   std::string junit_path;           // JUnit XML report, when set
   std::string violations_path;      // assertion violations as JSONL, most severe first
   int chunk_size = 64;              // texts per co-batched forward pass
   int examples = 3;                 // failing examples shown per test and model
-  bool only_classifiers = false;    // skip named models without a classifier head (for `run`)
+  bool only_tested = false;         // skip named models no test or assertion applies to (for `run`)
 };
 
 // Evaluates, judges, records and reports. Returns 0, 1 when a test exceeds its

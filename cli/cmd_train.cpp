@@ -81,7 +81,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, CommandAction& 
       std::cout << "\n";
       TestOptions tests;
       tests.models = options.models;
-      tests.only_classifiers = true;
+      tests.only_tested = true;
       return run_behavioural_tests(global, tests);
     };
   });

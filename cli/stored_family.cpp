@@ -4,6 +4,15 @@
 
 namespace scion::cli {
 
+ModelKind model_kind(const spec::Workspace& ws, const spec::Model& model) {
+  return ws.objective_of(model) == spec::Objective::kClassification ? ModelKind::kClassifier
+                                                                    : ModelKind::kLanguageModel;
+}
+
+std::string kind_name(ModelKind kind) {
+  return kind == ModelKind::kClassifier ? "classifier" : "language model";
+}
+
 std::optional<std::vector<std::string>> classifier_labels(const spec::Workspace& ws,
                                                           const spec::Model& model) {
   for (const spec::Model* m : ws.ancestry(model)) {
@@ -80,14 +89,26 @@ Status StoredFamily::load_one(const spec::Model& model) {
     if (pool_.is_new(*view)) std::memcpy(view->data, it->second.bytes.data(), view->bytes());
   }
   bindings_[model.name] = binding;
+  return resolve_one(model);
+}
 
+Status StoredFamily::resolve_one(const spec::Model& model) {
+  auto tokenizer = tokenizer_for(model);
+  if (!tokenizer) return tokenizer.status();
+  if (model_kind(ws_, model) == ModelKind::kLanguageModel) {
+    auto weights = runtime::resolve_model(ws_, model, ws_.objective_of(model),
+                                          bindings_[model.name], nullptr);
+    if (!weights) return weights.status();
+    auto& held = lm_weights_[model.name] =
+        std::make_unique<runtime::ModelWeights>(std::move(*weights));
+    language_models_[model.name] = {.weights = held.get(), .tokenizer = *tokenizer};
+  }
+  // A language model adapted from a classifier still holds its ancestor's head.
   auto labels = classifier_labels(ws_, model);
   if (!labels) return Status::ok();
   auto weights = runtime::resolve_model(ws_, model, spec::Objective::kClassification,
                                         bindings_[model.name], nullptr);
   if (!weights) return weights.status();
-  auto tokenizer = tokenizer_for(model);
-  if (!tokenizer) return tokenizer.status();
   auto& held = weights_[model.name] = std::make_unique<runtime::ModelWeights>(std::move(*weights));
   classifiers_[model.name] = {.weights = held.get(), .tokenizer = *tokenizer, .labels = *labels};
   return Status::ok();
@@ -96,6 +117,11 @@ Status StoredFamily::load_one(const spec::Model& model) {
 const runtime::EvaluatedModel* StoredFamily::classifier(const std::string& model) const {
   auto it = classifiers_.find(model);
   return it == classifiers_.end() ? nullptr : &it->second;
+}
+
+const runtime::ScoredModel* StoredFamily::language_model(const std::string& model) const {
+  auto it = language_models_.find(model);
+  return it == language_models_.end() ? nullptr : &it->second;
 }
 
 }  // namespace scion::cli

@@ -8,9 +8,11 @@
 // when the store holds parameters for its current recipe (the spec's recipe hash);
 // otherwise the error says to run `scion run`.
 //
-// Classifiers: a model classifies with the nearest head up its ancestry (its own, an
-// ancestor's, or a base trained for classification); a model with none (a base
-// pretrained with masked LM) is loaded but has no classifier().
+// Kinds: a model whose objective (spec::Workspace::objective_of) is classification is a
+// classifier: it classifies with the nearest head up its ancestry (its own, an
+// ancestor's, or a base trained for classification), classifier(). A model trained with
+// masked or causal LM (or an imported base) is a language model: it scores continuations
+// with its LM head, language_model().
 // Owns the parameter memory and the tokenizers; the workspace and store are borrowed.
 #pragma once
 
@@ -23,6 +25,7 @@
 
 #include "lineage/store.h"
 #include "runtime/backend.h"
+#include "runtime/evaluation/continuation_scorer.h"
 #include "runtime/evaluation/family_evaluator.h"
 #include "runtime/model_weights.h"
 #include "runtime/parameter_binding.h"
@@ -30,6 +33,14 @@
 #include "spec/workspace.h"
 
 namespace scion::cli {
+
+// What a model answers: class probabilities, or log-likelihoods of continuations.
+enum class ModelKind { kClassifier, kLanguageModel };
+
+// A classifier when the model's objective is classification, else a language model.
+ModelKind model_kind(const spec::Workspace& ws, const spec::Model& model);
+// "classifier" | "language model"
+std::string kind_name(ModelKind kind);
 
 // The class names of the head `model` classifies with; nullopt when it has none.
 std::optional<std::vector<std::string>> classifier_labels(const spec::Workspace& ws,
@@ -55,9 +66,14 @@ class StoredFamily {
   // The loaded model's inference form (classifier head resolved), or nullptr when it has
   // no classifier head. REQUIRES: load() included the model.
   const runtime::EvaluatedModel* classifier(const std::string& model) const;
+  // The loaded language model's inference form (LM head, its causal or masked objective),
+  // or nullptr for a classifier. REQUIRES: load() included the model.
+  const runtime::ScoredModel* language_model(const std::string& model) const;
 
  private:
   Status load_one(const spec::Model& model);
+  // The loaded model's inference forms: classifier, language model, or both.
+  Status resolve_one(const spec::Model& model);
   Result<const text::Tokenizer*> tokenizer_for(const spec::Model& model);
 
   const spec::Workspace& ws_;
@@ -65,7 +81,9 @@ class StoredFamily {
   runtime::ParameterStore pool_;
   std::map<std::string, runtime::ParameterBinding> bindings_;
   std::map<std::string, std::unique_ptr<runtime::ModelWeights>> weights_;
+  std::map<std::string, std::unique_ptr<runtime::ModelWeights>> lm_weights_;
   std::map<std::string, runtime::EvaluatedModel> classifiers_;
+  std::map<std::string, runtime::ScoredModel> language_models_;
   std::map<std::string, std::unique_ptr<text::Tokenizer>> tokenizers_;  // by base name
 };
 

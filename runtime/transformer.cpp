@@ -470,6 +470,9 @@ void plan_batch(detail::BatchPlan& plan, const FamilyBatch& batch, Backend& back
       layout.add(p + "dpooled", sa.B * C, &sa.dpooled);
     }
     layout.add(p + "logits", logit_rows * width, &sa.logits);
+    // Inference takes no loss: an LM head's logits (rows × V) are the largest buffers of a
+    // scoring batch, so their gradient, probabilities and losses are not laid out.
+    if (plan.inference) continue;
     layout.add(p + "dlogits", logit_rows * width, &sa.dlogits);
     layout.add(p + "probs", logit_rows * width, &sa.probs);
     layout.add(p + "losses", logit_rows, &sa.losses);

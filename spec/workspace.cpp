@@ -61,4 +61,11 @@ std::vector<const Model*> Workspace::training_unit(const Model& model) const {
   return members;
 }
 
+Objective Workspace::objective_of(const Model& model) const {
+  for (const Model* m : ancestry(model))
+    if (m->training) return m->training->objective;
+  return architecture_of(model).kind == ArchitectureKind::kDecoder ? Objective::kCausalLm
+                                                                   : Objective::kMaskedLm;
+}
+
 }  // namespace scion::spec

@@ -248,6 +248,10 @@ struct Workspace {
   // `model` itself, in spec order: they train as one unit (one co-batched group, stored
   // together), since each one's shared modules depend on every other one's training.
   std::vector<const Model*> training_unit(const Model& model) const;
+  // The objective the model was trained with: its own recipe's, else its nearest
+  // ancestor's. An imported base has none: its architecture's language-model objective
+  // (masked LM for an encoder, causal LM for a decoder).
+  Objective objective_of(const Model& model) const;
 };
 
 }  // namespace scion::spec

@@ -2,29 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <numeric>
 
 #include "runtime/data/batcher.h"
 #include "runtime/data/tokenized_dataset.h"
+#include "runtime/evaluation/trunk_groups.h"
 
 namespace scion::runtime {
-
-namespace {
-
-// Every trunk pointer of a model: models with equal keys run on one trunk storage and may
-// share a batch. A model that retrains part of the trunk (BitFit, full) has its own.
-std::vector<const void*> trunk_key(const ModelWeights& w) {
-  std::vector<const void*> key = {w.tok_emb, w.pos_emb, w.lm_head, w.ln_f.weight, w.ln_f.bias,
-                                  w.emb_ln.weight, w.emb_ln.bias};
-  for (const BlockWeights& b : w.blocks) {
-    key.insert(key.end(), {b.ln1.weight, b.ln1.bias, b.ln2.weight, b.ln2.bias});
-    for (const LinearWeights& l : b.linear) key.insert(key.end(), {l.weight, l.bias});
-  }
-  return key;
-}
-
-}  // namespace
 
 std::vector<float> softmax(std::span<const float> logits) {
   std::vector<float> p(logits.size());
@@ -37,13 +21,19 @@ std::vector<float> softmax(std::span<const float> logits) {
   return p;
 }
 
+double log_softmax(std::span<const float> logits, std::size_t k) {
+  const double top = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (float logit : logits) sum += std::exp(double(logit) - top);
+  return double(logits[k]) - top - std::log(sum);
+}
+
 Result<std::vector<std::vector<assertions::ModelOutput>>> FamilyEvaluator::classify(
     std::span<const EvaluatedModel> models, std::span<const std::string> texts,
     const EvaluationOptions& options) {
   if (options.chunk_size <= 0) return invalid_argument("the evaluation chunk size must be positive");
   std::vector<std::vector<assertions::ModelOutput>> outputs(models.size());
-  // Models bound to the same trunk storage share batches.
-  std::map<std::vector<const void*>, std::vector<std::size_t>> by_trunk;
+  std::vector<const ModelWeights*> weights;
   for (std::size_t m = 0; m < models.size(); ++m) {
     const EvaluatedModel& model = models[m];
     if (!model.weights->has_classifier)
@@ -55,9 +45,10 @@ Result<std::vector<std::vector<assertions::ModelOutput>>> FamilyEvaluator::class
     if (model.weights->arch.max_length - model.weights->prompt_tokens() < 3)
       return invalid_argument("model '" + model.weights->name +
                               "': max_length leaves no room for text after its prompt tokens");
-    by_trunk[trunk_key(*model.weights)].push_back(m);
+    weights.push_back(model.weights);
   }
-  for (const auto& [trunk, members] : by_trunk)
+  // Models bound to the same trunk storage share batches.
+  for (const std::vector<std::size_t>& members : group_by_trunk(weights))
     SCION_RETURN_IF_ERROR(classify_group(models, members, texts, options, outputs));
   return outputs;
 }

@@ -41,7 +41,9 @@ struct EvaluatedModel {
 };
 
 struct EvaluationOptions {
-  int chunk_size = 64;  // most texts per batch; REQUIRES: > 0
+  // Most texts (classify) or (input, continuation) pairs (ContinuationScorer) per batch;
+  // REQUIRES: > 0.
+  int chunk_size = 64;
   // Most token rows one layer of a batch may hold (texts × positions × branches of the
   // trie at its widest layer): the chunk shrinks to stay under it. Activations of a few
   // thousand rows stay in the last-level cache between a product and the element-wise
@@ -76,5 +78,9 @@ class FamilyEvaluator {
 
 // Softmax of one row of K logits, computed in double for stability.
 std::vector<float> softmax(std::span<const float> logits);
+
+// log softmax(logits)[k], computed in double: a token's log-probability stays exact where
+// its probability underflows a float. REQUIRES: k < logits.size().
+double log_softmax(std::span<const float> logits, std::size_t k);
 
 }  // namespace scion::runtime

@@ -125,6 +125,17 @@ TEST_CASE("language-model preference fills slots and compares log-likelihoods",
   CHECK_THAT(
       compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"prefer", "{name}"}, {"over", "b"}}}}),
       Catch::Contains("tests.t.expect.prefer: uses slot '{name}'"));
+  CHECK(t.scores_continuations());
+  CHECK_FALSE(compile_ok("mft", {{"inputs", {"x"}}, {"expect", {{"label", "positive"}}}})
+                  .scores_continuations());
+  // An empty continuation has nothing to score; a predicate sees no lm.* scores.
+  CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"prefer", ""}, {"over", "b"}}}}),
+             Catch::Contains("tests.t.expect.prefer: is empty"));
+  CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"prefer", "a"}, {"over", ""}}}}),
+             Catch::Contains("tests.t.expect.over: is empty"));
+  CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"predicate", "lm.yes > lm.no"}}}}),
+             Catch::Contains("tests.t.expect.predicate: predicates judge classifier outputs") &&
+                 Catch::Contains("prefer"));
 }
 
 TEST_CASE("INV: the label must not change; threshold bounds the probability move",

@@ -149,6 +149,58 @@ TEST_CASE("expression: the formula's value over named quantities is the severity
   CHECK_THAT(s.status().message(), Catch::Contains("'p.joy'") && Catch::Contains("p.positive"));
 }
 
+TEST_CASE("expression with continuations: lm.<name> is the named text's log-likelihood",
+          "[assertions][assertion]") {
+  const ModelAssertion a = compile_ok(
+      "expression", {{"expression", "(lm.woof - lm.meow) * (length > 3)"},
+                     {"continuations", {{"meow", " meow"}, {"woof", " woof"}}}});
+  CHECK(a.scores_continuations());
+  CHECK(a.continuations() ==
+        std::vector<std::pair<std::string, std::string>>{{"meow", " meow"}, {"woof", " woof"}});
+  CHECK_FALSE(a.needs_parent());
+  // Scores are keyed by the continuation's text; the assertion binds them to its names.
+  ModelOutput lm;
+  lm.continuation_logprobs = {{" meow", -1.0}, {" woof", -4.0}, {" moo", 0.0}};
+  CHECK(severity(a, {"the cat says", &lm, nullptr, nullptr}) == 0.0);
+  lm.continuation_logprobs[" woof"] = -0.25;
+  CHECK(severity(a, {"the cat says", &lm, nullptr, nullptr}) == Approx(0.75));
+  CHECK(severity(a, {"cat", &lm, nullptr, nullptr}) == 0.0);  // length 3
+  lm.continuation_logprobs.erase(" meow");
+  auto missing = a.severity({"the cat says", &lm, nullptr, nullptr});
+  REQUIRE_FALSE(missing.is_ok());
+  CHECK_THAT(missing.status().message(), Catch::Contains("no score for continuation 'meow'"));
+
+  const ModelAssertion drop = compile_ok(
+      "expression", {{"expression", "parent.lm.meow - lm.meow - 1"}, {"continuations", {{"meow", " meow"}}}});
+  CHECK(drop.needs_parent());
+  ModelOutput child, parent;
+  child.continuation_logprobs = {{" meow", -5.0}};
+  parent.continuation_logprobs = {{" meow", -1.5}};
+  CHECK(severity(drop, {"the cat says", &child, &parent, nullptr}) == Approx(2.5));
+  // Classifier assertions do not score continuations.
+  CHECK_FALSE(compile_ok("low_confidence", nlohmann::json::object()).scores_continuations());
+}
+
+TEST_CASE("continuations: errors say what is wrong and where", "[assertions][assertion]") {
+  CHECK_THAT(compile_error("expression", {{"expression", "lm.yes > lm.no"}}),
+             Catch::Contains("assertions.check.expression: uses lm.no, but the assertion names no "
+                             "continuations; add continuations: {no: \" text\"}"));
+  CHECK_THAT(compile_error("expression", {{"expression", "lm.yes - lm.maybe"},
+                                          {"continuations", {{"yes", " yes"}, {"no", " no"}}}}),
+             Catch::Contains("uses lm.maybe, but continuations: names no 'maybe' (it names no, yes)"));
+  CHECK_THAT(compile_error("expression", {{"expression", "lm.yes - confidence"},
+                                          {"continuations", {{"yes", " yes"}}}}),
+             Catch::Contains("uses 'confidence', which a language model does not have"));
+  CHECK_THAT(compile_error("expression", {{"expression", "lm.yes"}, {"continuations", {" yes"}}}),
+             Catch::Contains("assertions.check.continuations: expected a mapping"));
+  CHECK_THAT(compile_error("expression", {{"expression", "lm.yes"}, {"continuations", {{"yes", ""}}}}),
+             Catch::Contains("assertions.check.continuations.yes: expected the non-empty text"));
+  CHECK_THAT(compile_error("expression", {{"expression", "1"}, {"continuations", {{"a b", "x"}}}}),
+             Catch::Contains("continuations.a b: is not a name"));
+  CHECK_THAT(compile_error("low_confidence", {{"continuations", {{"yes", " yes"}}}}),
+             Catch::Contains("continuations"));
+}
+
 TEST_CASE("expressions that do not parse name the assertion and the column",
           "[assertions][assertion]") {
   const std::string m = compile_error("expression", {{"expression", "confidence < (0.5 * margin"}});

@@ -73,6 +73,12 @@ TEST_CASE("stored models load into one pool and classify as they did in memory")
     for (const spec::Model& m : ws.models) commit(**store, ws, m, f.params(m.name));
     REQUIRE(family.load(names).is_ok());
     CHECK(family.classifier("base") == nullptr);  // no head: nothing to classify with
+    // An encoder base with no training recipe is a masked language model; it scores with
+    // the LM head on the same trunk memory its descendants classify with.
+    CHECK(cli::model_kind(ws, *ws.find_model("base")) == cli::ModelKind::kLanguageModel);
+    REQUIRE(family.language_model("base") != nullptr);
+    CHECK(family.language_model("base")->weights->objective == spec::Objective::kMaskedLm);
+    CHECK(family.language_model("base")->weights->tok_emb == family.classifier("lora")->weights->tok_emb);
     REQUIRE(family.classifier("child") != nullptr);
     // The frozen trunk is held once: lora and its child read the same memory.
     CHECK(family.classifier("child")->weights->tok_emb == family.classifier("lora")->weights->tok_emb);
