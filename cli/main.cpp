@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <vector>
@@ -63,6 +64,19 @@ void add_global_options(CLI::App& app, GlobalOptions& g, bool& show_version) {
   app.add_flag("--version", show_version, "Version, build options and CUDA devices");
 }
 
+// libgomp reads OMP_WAIT_POLICY once, as it loads, before main. Its default keeps idle
+// workers spinning for a while after every parallel loop: a little faster alone on a quiet
+// machine, ruinous beside any other busy process, whose threads the spinning starves.
+// Measured on 2 cores with the example family (bench/README.md, "OpenMP waiting"): one
+// `scion run` alone took 28 s spinning and 33 s waiting passively; two at once took more
+// than 300 s spinning and 51 s passively. So unless the user chose a policy, scion starts
+// itself again, once, with OMP_WAIT_POLICY=passive.
+void choose_openmp_wait_policy(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+  execv("/proc/self/exe", argv);  // returns only when it fails: go on with the default
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"scion: train, test and trace families of adapted models"};
   app.footer(
@@ -109,6 +123,7 @@ int run(int argc, char** argv) {
 }  // namespace scion::cli
 
 int main(int argc, char** argv) {
+  scion::cli::choose_openmp_wait_policy(argv);
   try {
     return scion::cli::run(argc, argv);
   } catch (const std::exception& e) {

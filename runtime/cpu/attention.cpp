@@ -9,6 +9,7 @@
 
 #include "runtime/cpu/fast_exp.h"
 #include "runtime/cpu/gemm.h"
+#include "runtime/cpu/parallel.h"
 
 // The four products per (sequence, head) — scores QKᵀ and the weighted sum PV forward, and
 // their gradients backward — run as serial OpenBLAS GEMMs over the head's strided columns
@@ -51,7 +52,7 @@ void attention_forward(float* out, float* probs, const float* q, const float* k,
   const int hs = C / NH;
   const int S = P + T;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if (worth_parallel(std::int64_t{B} * T * S * NH))
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < NH; ++h) {
       const std::size_t head = static_cast<std::size_t>(b) * T * C + h * hs;
@@ -106,7 +107,7 @@ void attention_backward(float* dq, float* dk, float* dv, float* dprefix_k, float
       gemm(true, false, P, hs, T, 1.0f, ds, S, q + head, C, 1.0f, dprefix_k + h * hs, C);
   };
   const bool prefix_grads = P > 0 && (dprefix_k || dprefix_v);
-#pragma omp parallel
+#pragma omp parallel if (worth_parallel(std::int64_t{B} * T * S * NH))
   {
     std::vector<float> ds(static_cast<std::size_t>(T) * S);
     if (prefix_grads) {

@@ -1,4 +1,5 @@
 #include "runtime/cpu/cross_entropy.h"
+#include "runtime/cpu/parallel.h"
 
 #include <cmath>
 
@@ -7,7 +8,7 @@ namespace scion::runtime::cpu {
 std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,
                                    const std::int32_t* targets, std::int64_t N, int V) {
   std::int64_t counted = 0;
-#pragma omp parallel for schedule(static) reduction(+ : counted)
+#pragma omp parallel for schedule(static) reduction(+ : counted) if (worth_parallel(N * V))
   for (std::int64_t n = 0; n < N; ++n) {
     const float* z = logits + n * V;
     float* p = probs + n * V;
@@ -33,7 +34,7 @@ std::int64_t cross_entropy_forward(float* losses, float* probs, const float* log
 
 void cross_entropy_backward(float* dlogits, const float* probs, const std::int32_t* targets,
                             float scale, std::int64_t N, int V) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N * V))
   for (std::int64_t n = 0; n < N; ++n) {
     float* d = dlogits + n * V;
     const float* p = probs + n * V;

@@ -1,4 +1,5 @@
 #include "runtime/cpu/dropout.h"
+#include "runtime/cpu/parallel.h"
 
 namespace scion::runtime::cpu {
 
@@ -13,7 +14,7 @@ void dropout_forward(float* out, float* mask, const float* inp, std::int64_t N, 
                      std::uint64_t seed, std::uint64_t stream) {
   const float keep_scale = 1.0f / (1.0f - p);
   const std::uint64_t key = mix64(seed ^ mix64(stream));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N))
   for (std::int64_t i = 0; i < N; ++i) {
     // top 24 bits -> uniform in [0, 1)
     const float u = static_cast<float>(mix64(key + static_cast<std::uint64_t>(i)) >> 40) *
@@ -24,7 +25,7 @@ void dropout_forward(float* out, float* mask, const float* inp, std::int64_t N, 
 }
 
 void dropout_backward(float* dinp, const float* dout, const float* mask, std::int64_t N) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N))
   for (std::int64_t i = 0; i < N; ++i) dinp[i] = dout[i] * mask[i];
 }
 

@@ -1,24 +1,25 @@
 #include "runtime/cpu/elementwise.h"
+#include "runtime/cpu/parallel.h"
 
 namespace scion::runtime::cpu {
 
 void residual_forward(float* out, const float* inp1, const float* inp2, std::int64_t N) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N))
   for (std::int64_t i = 0; i < N; ++i) out[i] = inp1[i] + inp2[i];
 }
 
 void copy(float* dst, const float* src, std::int64_t N) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N))
   for (std::int64_t i = 0; i < N; ++i) dst[i] = src[i];
 }
 
 void add_inplace(float* dst, const float* src, float scale, std::int64_t N) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N))
   for (std::int64_t i = 0; i < N; ++i) dst[i] += scale * src[i];
 }
 
 void fill(float* dst, float value, std::int64_t N) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N))
   for (std::int64_t i = 0; i < N; ++i) dst[i] = value;
 }
 
@@ -31,7 +32,7 @@ double squared_norm(const float* x, std::int64_t N) {
 }
 
 void scale_inplace(float* x, float scale, std::int64_t N) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N))
   for (std::int64_t i = 0; i < N; ++i) x[i] *= scale;
 }
 

@@ -1,4 +1,5 @@
 #include "runtime/cpu/embedding.h"
+#include "runtime/cpu/parallel.h"
 
 #include <cstddef>
 
@@ -7,7 +8,7 @@ namespace scion::runtime::cpu {
 void embedding_forward(float* out, const std::int32_t* inp, const float* wte, const float* wpe,
                        const float* prompt, int B, int T, int P, int C) {
   const int S = P + T;
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if (worth_parallel(std::int64_t{B} * S * C))
   for (int b = 0; b < B; ++b) {
     for (int s = 0; s < S; ++s) {
       float* o = out + (static_cast<std::size_t>(b) * S + s) * C;
@@ -26,7 +27,7 @@ void embedding_backward(float* dwte, float* dwpe, float* dprompt, const float* d
   const int S = P + T;
   if (dprompt)
     for (std::size_t i = 0; i < static_cast<std::size_t>(P) * C; ++i) dprompt[i] = 0.0f;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(std::int64_t{B} * S * C))
   for (int c = 0; c < C; ++c) {
     for (int b = 0; b < B; ++b) {
       for (int s = 0; s < S; ++s) {

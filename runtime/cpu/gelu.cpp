@@ -1,4 +1,5 @@
 #include "runtime/cpu/gelu.h"
+#include "runtime/cpu/parallel.h"
 
 #include <cmath>
 
@@ -20,7 +21,7 @@ inline float fast_tanh(float u) {
 }  // namespace
 
 void gelu_forward(float* out, const float* inp, std::int64_t N) {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (worth_parallel(N))
   for (std::int64_t i = 0; i < N; ++i) {
     const float x = inp[i];
     out[i] = 0.5f * x * (1.0f + fast_tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
@@ -28,7 +29,7 @@ void gelu_forward(float* out, const float* inp, std::int64_t N) {
 }
 
 void gelu_backward(float* dinp, const float* inp, const float* dout, std::int64_t N) {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (worth_parallel(N))
   for (std::int64_t i = 0; i < N; ++i) {
     const float x = inp[i];
     const float u = kSqrt2OverPi * (x + kCubic * x * x * x);

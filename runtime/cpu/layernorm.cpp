@@ -1,4 +1,5 @@
 #include "runtime/cpu/layernorm.h"
+#include "runtime/cpu/parallel.h"
 
 #include <cmath>
 #include <cstddef>
@@ -8,7 +9,7 @@ namespace scion::runtime::cpu {
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
                        const float* weight, const float* bias, std::int64_t N, int C) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N * C))
   for (std::int64_t n = 0; n < N; ++n) {
     const float* x = inp + n * C;
     float m = 0.0f;
@@ -28,7 +29,7 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                         const float* inp, const float* weight, const float* mean,
                         const float* rstd, std::int64_t N, int C, GradMode mode) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N * C))
   for (std::int64_t n = 0; n < N; ++n) {
     const float* dy = dout + n * C;
     const float* x = inp + n * C;
@@ -50,7 +51,7 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
   }
   if (!dweight && !dbias) return;
   // Parameter gradients: parallel over channels so each sum has one fixed order.
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N * C))
   for (int c = 0; c < C; ++c) {
     float dw = 0.0f, db = 0.0f;
     for (std::int64_t n = 0; n < N; ++n) {

@@ -3,6 +3,7 @@
 #include <cstddef>
 
 #include "runtime/cpu/gemm.h"
+#include "runtime/cpu/parallel.h"
 
 namespace scion::runtime::cpu {
 
@@ -10,7 +11,7 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
                     std::int64_t N, int C, int OC) {
   if (N == 0) return;
   if (bias) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N * OC))
     for (std::int64_t n = 0; n < N; ++n)
       for (int o = 0; o < OC; ++o) out[n * OC + o] = bias[o];
   }
@@ -35,7 +36,7 @@ void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dou
   if (dbias) {
     // Blocks of 64 outputs per thread: rows are read contiguously, sums keep one order.
     const int blocks = (OC + 63) / 64;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N * OC))
     for (int blk = 0; blk < blocks; ++blk) {
       const int begin = blk * 64, end = begin + 64 < OC ? begin + 64 : OC;
       float sum[64] = {};

@@ -1,4 +1,5 @@
 #include "runtime/cpu/optimizer_kernels.h"
+#include "runtime/cpu/parallel.h"
 
 #include <cmath>
 
@@ -8,7 +9,7 @@ void adamw_update(float* param, const float* grad, float* m, float* v, std::int6
                   float beta1, float beta2, float eps, float weight_decay, int step) {
   const float correction1 = 1.0f - std::pow(beta1, static_cast<float>(step));
   const float correction2 = 1.0f - std::pow(beta2, static_cast<float>(step));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(n))
   for (std::int64_t i = 0; i < n; ++i) {
     const float g = grad[i];
     m[i] = beta1 * m[i] + (1.0f - beta1) * g;
@@ -21,7 +22,7 @@ void adamw_update(float* param, const float* grad, float* m, float* v, std::int6
 
 void sgd_update(float* param, const float* grad, float* velocity, std::int64_t n, float lr,
                 float momentum, float weight_decay) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(n))
   for (std::int64_t i = 0; i < n; ++i) {
     const float g = grad[i] + weight_decay * param[i];
     velocity[i] = momentum * velocity[i] + g;

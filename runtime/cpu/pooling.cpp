@@ -1,4 +1,5 @@
 #include "runtime/cpu/pooling.h"
+#include "runtime/cpu/parallel.h"
 
 #include <cstddef>
 
@@ -20,7 +21,7 @@ Span pooled_span(const std::int32_t* lengths, int b, int S, int offset, PoolMode
 
 void pool_forward(float* out, const float* inp, const std::int32_t* lengths, int B, int S,
                   int offset, int C, PoolMode mode) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(std::int64_t{B} * S * C))
   for (int b = 0; b < B; ++b) {
     const Span span = pooled_span(lengths, b, S, offset, mode);
     const float weight = 1.0f / static_cast<float>(span.end - span.begin);
@@ -35,7 +36,7 @@ void pool_forward(float* out, const float* inp, const std::int32_t* lengths, int
 
 void pool_backward(float* dinp, const float* dout, const std::int32_t* lengths, int B, int S,
                    int offset, int C, PoolMode mode) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(std::int64_t{B} * S * C))
   for (int b = 0; b < B; ++b) {
     const Span span = pooled_span(lengths, b, S, offset, mode);
     const float weight = 1.0f / static_cast<float>(span.end - span.begin);
