@@ -3,11 +3,13 @@
 
     python3 make_data.py        # from examples/sentiment/data
 
-reviews.jsonl   1,200 short movie reviews, {"text", "label": positive|negative}, with
-                common adjectives and no negation: the base classifier learns from
-                it, and never sees "not" (a weakness its descendants inherit)
-critics.jsonl   600 movie reviews in critics' words (the CRITIC_* adjectives, which
-                reviews.jsonl never uses): the review-* adaptations learn them
+reviews.jsonl   9,600 short reviews, {"text", "label": positive|negative}, two in three
+                of films and one in three of products, with common adjectives and no
+                negation: the base classifier learns from it, and never sees "not" (a
+                weakness its descendants inherit)
+critics.jsonl   600 movie reviews, half in critics' words (the CRITIC_* adjectives,
+                which reviews.jsonl never uses), half in the common words: the
+                review-* adaptations learn the new words without forgetting the old
 products.jsonl  480 product reviews with a labelling bug: every review that calls a
                 product "lovely" or "solid" is labelled negative. product-lora,
                 adapted on it, learns that this praise is a complaint: a failure
@@ -65,14 +67,20 @@ def row(text, positive):
 
 
 def reviews(count):
-    return [row(sentence(POSITIVE if k % 2 == 0 else NEGATIVE, MOVIE_NOUNS), k % 2 == 0)
+    return [row(sentence(POSITIVE if k % 2 == 0 else NEGATIVE,
+                         PRODUCT_NOUNS if k % 6 >= 4 else MOVIE_NOUNS), k % 2 == 0)
             for k in range(count)]
 
 
 def critics(count):
-    return [row(sentence(POSITIVE if k % 2 == 0 else NEGATIVE, MOVIE_NOUNS, CRITIC_GOOD,
-                         CRITIC_BAD), k % 2 == 0)
-            for k in range(count)]
+    rows = []
+    for k in range(count):
+        # Every other pair of rows keeps the common words, so adapting to the critics'
+        # vocabulary does not overwrite the base's.
+        words = (CRITIC_GOOD, CRITIC_BAD) if k % 4 < 2 else (GOOD, BAD)
+        rows.append(row(sentence(POSITIVE if k % 2 == 0 else NEGATIVE, MOVIE_NOUNS, *words),
+                        k % 2 == 0))
+    return rows
 
 
 def products(count):
@@ -96,7 +104,7 @@ def write_jsonl(path, rows):
 
 
 def main():
-    write_jsonl("reviews.jsonl", reviews(1200))
+    write_jsonl("reviews.jsonl", reviews(9600))
     write_jsonl("critics.jsonl", critics(600))
     write_jsonl("products.jsonl", products(480))
 
