@@ -93,7 +93,7 @@ check("product-lora" in out and "review-prefix" not in out, f"tree MODEL shows o
 with open(os.path.join(work, "scion.yaml")) as f:
     spec = f.read()
 with open(os.path.join(work, "scion.yaml"), "w") as f:
-    f.write(spec.replace("epochs: 16", "epochs: 17", 1))
+    f.write(spec.replace("epochs: 2\n", "epochs: 3\n", 1))
 tree = {m["name"]: m for m in run_json("lineage", "tree", cwd=work)["models"]}
 check(tree["base"]["status"] == "out of date", f"a changed recipe is out of date: {tree['base']}")
 
