@@ -519,7 +519,7 @@ class Pass {
   void heads_forward(const float* y, std::vector<SegmentResult>& results);
 
   void heads_backward(const float* y, float* dy);
-  void block_backward(int l, const float* x);
+  void block_backward(int l, const float* x, bool input_grad);
   void linear_backward(int l, int i, float* dinp, const float* dout, const float* inp,
                        GradMode mode);
   void bottleneck_backward(int l, int site, const float* y, const float* dres, float* dy);
@@ -761,7 +761,8 @@ void Pass::heads_backward(const float* y, float* dy) {
 }
 
 // dinp (=/+= per mode) and the frozen product's weight gradients (only when the trunk
-// trains), then each segment's LoRA: its A/B gradients and its share of dinp (+=).
+// trains), then each segment's LoRA: its A/B gradients and its share of dinp (+=). A null
+// dinp: nothing below needs the input's gradient, so only weight gradients are computed.
 void Pass::linear_backward(int l, int i, float* dinp, const float* dout, const float* inp,
                            GradMode mode) {
   const LinearWeights& w = trunk_.blocks[l].linear[i];
@@ -774,12 +775,14 @@ void Pass::linear_backward(int l, int i, float* dinp, const float* dout, const f
       const Plan::LoraActs& la = sa.lora[l][i][j];
       be_.matmul_backward(sa.dlora_hidden, lw.db, nullptr, dout + sa.row0 * w.out, la.hidden,
                           lw.b, lw.scale, sa.rows, lw.rank, w.out, GradMode::kAssign);
-      float* dx = dinp + sa.row0 * w.in;
+      float* dx = dinp ? dinp + sa.row0 * w.in : nullptr;
       if (la.dropped) {
-        be_.matmul_backward(sa.dlora_in, lw.da, nullptr, sa.dlora_hidden, la.dropped, lw.a, 1.0f,
-                            sa.rows, w.in, lw.rank, GradMode::kAssign);
-        be_.dropout_backward(sa.dlora_in, sa.dlora_in, la.mask, sa.rows * w.in);
-        be_.add_inplace(dx, sa.dlora_in, 1.0f, sa.rows * w.in);
+        be_.matmul_backward(dx ? sa.dlora_in : nullptr, lw.da, nullptr, sa.dlora_hidden, la.dropped,
+                            lw.a, 1.0f, sa.rows, w.in, lw.rank, GradMode::kAssign);
+        if (dx) {
+          be_.dropout_backward(sa.dlora_in, sa.dlora_in, la.mask, sa.rows * w.in);
+          be_.add_inplace(dx, sa.dlora_in, 1.0f, sa.rows * w.in);
+        }
       } else {
         be_.matmul_backward(dx, lw.da, nullptr, sa.dlora_hidden, inp + sa.row0 * w.in, lw.a,
                             1.0f, sa.rows, w.in, lw.rank, GradMode::kAccumulate);
@@ -836,8 +839,11 @@ void Pass::attention_backward(int l) {
   }
 }
 
-// On entry plan_.dx holds d loss / d (block output); on exit, d loss / d (block input x).
-void Pass::block_backward(int l, const float* x) {
+// On entry plan_.dx holds d loss / d (block output); on exit, d loss / d (block input x)
+// when `input_grad`. Without it (the lowest block any gradient reaches, embeddings
+// frozen) the q/k/v products skip their input gradients, as the first norm does when its
+// weights are frozen: a frozen trunk's bottom block needs only its adapters' gradients.
+void Pass::block_backward(int l, const float* x, bool input_grad) {
   Plan::BlockActs& b = plan_.blocks[l];
   const BlockWeights& w = trunk_.blocks[l];
   float* dx = plan_.dx;
@@ -870,16 +876,20 @@ void Pass::block_backward(int l, const float* x) {
   dropout_backward(dbranch, b.o_mask, C_);
   linear_backward(l, kAttnO, plan_.datt, dbranch, b.att, GradMode::kAssign);
   attention_backward(l);
+  const bool norm_trains = w.ln1.dweight || w.ln1.dbias;
   if (pre_norm_) {
-    linear_backward(l, kAttnQ, dtmp, plan_.dq, b.ln1, GradMode::kAssign);
-    linear_backward(l, kAttnK, dtmp, plan_.dk, b.ln1, GradMode::kAccumulate);
-    linear_backward(l, kAttnV, dtmp, plan_.dv, b.ln1, GradMode::kAccumulate);
-    be_.layernorm_backward(dx, w.ln1.dweight, w.ln1.dbias, dtmp, x, w.ln1.weight, b.ln1_mean,
-                           b.ln1_rstd, N_, C_, GradMode::kAccumulate);
+    float* dln1 = input_grad || norm_trains ? dtmp : nullptr;
+    linear_backward(l, kAttnQ, dln1, plan_.dq, b.ln1, GradMode::kAssign);
+    linear_backward(l, kAttnK, dln1, plan_.dk, b.ln1, GradMode::kAccumulate);
+    linear_backward(l, kAttnV, dln1, plan_.dv, b.ln1, GradMode::kAccumulate);
+    if (dln1)
+      be_.layernorm_backward(dx, w.ln1.dweight, w.ln1.dbias, dtmp, x, w.ln1.weight, b.ln1_mean,
+                             b.ln1_rstd, N_, C_, GradMode::kAccumulate);
   } else {
-    linear_backward(l, kAttnQ, dx, plan_.dq, x, GradMode::kAccumulate);
-    linear_backward(l, kAttnK, dx, plan_.dk, x, GradMode::kAccumulate);
-    linear_backward(l, kAttnV, dx, plan_.dv, x, GradMode::kAccumulate);
+    float* dinput = input_grad ? dx : nullptr;
+    linear_backward(l, kAttnQ, dinput, plan_.dq, x, GradMode::kAccumulate);
+    linear_backward(l, kAttnK, dinput, plan_.dk, x, GradMode::kAccumulate);
+    linear_backward(l, kAttnV, dinput, plan_.dv, x, GradMode::kAccumulate);
   }
 }
 
@@ -924,7 +934,8 @@ void Pass::backward() {
   } else {
     heads_backward(y, plan_.dx);
   }
-  for (int l = a_.layers - 1; l >= std::max(stop, 0); --l) block_backward(l, block_input(l));
+  for (int l = a_.layers - 1; l >= std::max(stop, 0); --l)
+    block_backward(l, block_input(l), /*input_grad=*/l > stop);
   if (stop < 0) embeddings_backward();
 }
 
