@@ -1,5 +1,7 @@
 #include "runtime/optimizer.h"
 
+#include <cstring>
+
 #include <cmath>
 
 namespace scion::runtime {
@@ -51,8 +53,11 @@ Optimizer::Optimizer(Backend& backend, const spec::OptimizerSpec& spec,
     : backend_(backend), spec_(spec), tensors_(std::move(tensors)),
       state_(state_table(spec.kind, tensors_), backend) {}
 
-float Optimizer::step(float lr) {
+float Optimizer::step(float lr, int micro_batches) {
   ++step_;
+  if (micro_batches > 1)
+    for (const TrainableTensor& t : tensors_)
+      backend_.scale_inplace(t.grad.f32(), 1.0f / static_cast<float>(micro_batches), t.grad.numel());
   const float norm = spec_.grad_clip > 0 ? clip_grad_norm(backend_, tensors_, spec_.grad_clip) : 0.0f;
   for (const TrainableTensor& t : tensors_) {
     if (spec_.kind == spec::OptimizerKind::kAdamW) {
@@ -65,6 +70,26 @@ float Optimizer::step(float lr) {
     }
   }
   return norm;
+}
+
+std::vector<std::pair<std::string, Tensor>> Optimizer::checkpoint_tensors() const {
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const TrainableTensor& t : tensors_) tensors.emplace_back("param." + t.name, t.param);
+  for (const std::string& name : state_.names()) tensors.emplace_back("opt." + name, state_.view(name));
+  return tensors;
+}
+
+Status Optimizer::restore(int steps, const std::map<std::string, std::span<const std::byte>>& values,
+                          const std::string& owner) {
+  for (const auto& [name, tensor] : checkpoint_tensors()) {
+    auto it = values.find(name);
+    if (it == values.end() || it->second.size() != tensor.bytes())
+      return corruption("checkpoint of " + owner + " lacks '" + name +
+                        "' or has the wrong size; train without --resume");
+    std::memcpy(tensor.data, it->second.data(), tensor.bytes());
+  }
+  step_ = steps;
+  return Status::ok();
 }
 
 }  // namespace scion::runtime

@@ -8,13 +8,18 @@
 // (frozen ones) are never written. Not thread-safe.
 #pragma once
 
+#include <cstddef>
+#include <map>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/arena.h"
 #include "runtime/backend.h"
 #include "runtime/parameter_binding.h"
 #include "runtime/parameter_table.h"
+#include "spec/status.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {
@@ -46,15 +51,22 @@ class Optimizer {
   Optimizer(Backend& backend, const spec::OptimizerSpec& spec,
             std::vector<TrainableTensor> tensors);
 
-  // Clips (when spec.grad_clip > 0) and applies one update with learning rate `lr`.
-  // Returns the gradient norm before clipping (0 when clipping is off).
-  float step(float lr);
+  // Divides every gradient by `micro_batches` (a step's gradient is the mean over its
+  // micro-batches), clips (when spec.grad_clip > 0) and applies one update with learning
+  // rate `lr`. Returns the gradient norm before clipping (0 when clipping is off).
+  float step(float lr, int micro_batches = 1);
   int steps_taken() const { return step_; }
-  // The moments (AdamW: m.<name>, v.<name>) or velocities (SGD: velocity.<name>), for
-  // checkpoints; restore_steps() sets the step count a restored state belongs to.
-  const Arena& state() const { return state_; }
-  void restore_steps(int steps_taken) { step_ = steps_taken; }
   const std::vector<TrainableTensor>& tensors() const { return tensors_; }
+
+  // What a checkpoint must hold to continue exactly: each parameter ("param.<name>") and
+  // the optimizer state ("opt.m.<name>", "opt.v.<name>" for AdamW; "opt.velocity.<name>"
+  // for SGD).
+  std::vector<std::pair<std::string, Tensor>> checkpoint_tensors() const;
+  // Copies checkpoint_tensors() back from `values` and continues after `steps` steps.
+  // Errors: kCorruption, naming `owner` ("'review-lora'"), for a missing tensor or a size
+  // that does not match.
+  Status restore(int steps, const std::map<std::string, std::span<const std::byte>>& values,
+                 const std::string& owner);
 
  private:
   Backend& backend_;

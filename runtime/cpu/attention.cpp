@@ -28,7 +28,7 @@ inline void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, c
 }
 
 // Masks and normalises one row of scores in place; masked entries become exactly 0.
-inline void softmax_row(float* p, int visible, int S) {
+SCION_SIMD_CLONES void softmax_row(float* p, int visible, int S) {
   for (int j = visible; j < S; ++j) p[j] = 0.0f;
   if (visible == 0) return;  // no key at all: a zero output
   float maxval = -INFINITY;

@@ -1,7 +1,8 @@
 #include "runtime/cpu/cross_entropy.h"
-#include "runtime/cpu/parallel.h"
 
 #include <cmath>
+
+#include "runtime/cpu/parallel.h"
 
 namespace scion::runtime::cpu {
 

@@ -1,4 +1,5 @@
 #include "runtime/cpu/dropout.h"
+
 #include "runtime/cpu/parallel.h"
 
 namespace scion::runtime::cpu {

@@ -1,4 +1,5 @@
 #include "runtime/cpu/elementwise.h"
+
 #include "runtime/cpu/parallel.h"
 
 namespace scion::runtime::cpu {

@@ -1,9 +1,10 @@
 #include "runtime/cpu/gelu.h"
-#include "runtime/cpu/parallel.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/cpu/fast_exp.h"
+#include "runtime/cpu/parallel.h"
 
 namespace scion::runtime::cpu {
 namespace {
@@ -15,22 +16,22 @@ constexpr float kCubic = 0.044715f;
 // form 1 - 2/(e^{2u}+1) loses only absolute precision near 0 (about 1e-7), which GELU's
 // 0.5·x·(1+tanh) does not amplify; clamping keeps e^{2u} finite.
 inline float fast_tanh(float u) {
-  const float clamped = u > 15.0f ? 15.0f : (u < -15.0f ? -15.0f : u);
-  return 1.0f - 2.0f / (fast_exp(2.0f * clamped) + 1.0f);
+  return 1.0f - 2.0f / (fast_exp(2.0f * std::min(std::max(u, -15.0f), 15.0f)) + 1.0f);
 }
-}  // namespace
 
-void gelu_forward(float* out, const float* inp, std::int64_t N) {
-#pragma omp parallel for simd schedule(static) if (worth_parallel(N))
-  for (std::int64_t i = 0; i < N; ++i) {
+SCION_SIMD_CLONES void gelu_forward_range(float* out, const float* inp, std::int64_t begin,
+                                          std::int64_t end) {
+#pragma omp simd
+  for (std::int64_t i = begin; i < end; ++i) {
     const float x = inp[i];
     out[i] = 0.5f * x * (1.0f + fast_tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
   }
 }
 
-void gelu_backward(float* dinp, const float* inp, const float* dout, std::int64_t N) {
-#pragma omp parallel for simd schedule(static) if (worth_parallel(N))
-  for (std::int64_t i = 0; i < N; ++i) {
+SCION_SIMD_CLONES void gelu_backward_range(float* dinp, const float* inp, const float* dout,
+                                           std::int64_t begin, std::int64_t end) {
+#pragma omp simd
+  for (std::int64_t i = begin; i < end; ++i) {
     const float x = inp[i];
     const float u = kSqrt2OverPi * (x + kCubic * x * x * x);
     const float th = fast_tanh(u);
@@ -38,6 +39,18 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, std::int64_
     const float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
     dinp[i] = dout[i] * (0.5f * (1.0f + th) + 0.5f * x * sech2 * du);
   }
+}
+
+}  // namespace
+
+void gelu_forward(float* out, const float* inp, std::int64_t N) {
+  for_each_block(N, [&](std::int64_t begin, std::int64_t end) { gelu_forward_range(out, inp, begin, end); });
+}
+
+void gelu_backward(float* dinp, const float* inp, const float* dout, std::int64_t N) {
+  for_each_block(N, [&](std::int64_t begin, std::int64_t end) {
+    gelu_backward_range(dinp, inp, dout, begin, end);
+  });
 }
 
 }  // namespace scion::runtime::cpu

@@ -1,9 +1,10 @@
 #include "runtime/cpu/layernorm.h"
-#include "runtime/cpu/parallel.h"
 
 #include <cmath>
 #include <cstddef>
 #include <vector>
+
+#include "runtime/cpu/parallel.h"
 
 namespace scion::runtime::cpu {
 

@@ -1,7 +1,8 @@
 #include "runtime/cpu/pooling.h"
-#include "runtime/cpu/parallel.h"
 
 #include <cstddef>
+
+#include "runtime/cpu/parallel.h"
 
 namespace scion::runtime::cpu {
 namespace {

@@ -1,7 +1,6 @@
 #include "runtime/training/share_group.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "runtime/data/lr_schedule.h"
 #include "runtime/training/training_job.h"
@@ -55,33 +54,18 @@ std::int64_t ShareGroup::total_steps() const {
 float ShareGroup::apply_step() {
   const spec::TrainingSpec& recipe = *owner().training;
   const float lr = data::learning_rate(steps_done(), total_steps(), recipe.schedule, recipe.optimizer.lr);
-  const int micro = std::max(1, recipe.grad_accumulation);
-  if (micro > 1)
-    for (const TrainableTensor& t : optimizer_->tensors())
-      backend_.scale_inplace(t.grad.f32(), 1.0f / static_cast<float>(micro), t.grad.numel());
-  optimizer_->step(lr);
+  optimizer_->step(lr, std::max(1, recipe.grad_accumulation));
   return lr;
 }
 
 std::vector<std::pair<std::string, Tensor>> ShareGroup::checkpoint_tensors() const {
-  std::vector<std::pair<std::string, Tensor>> tensors;
-  for (const TrainableTensor& t : optimizer_->tensors()) tensors.emplace_back("param." + t.name, t.param);
-  for (const std::string& name : optimizer_->state().names())
-    tensors.emplace_back("opt." + name, optimizer_->state().view(name));
-  return tensors;
+  return optimizer_->checkpoint_tensors();
 }
 
 Status ShareGroup::restore(std::int64_t steps,
                            const std::map<std::string, std::span<const std::byte>>& values) {
-  for (const auto& [name, tensor] : checkpoint_tensors()) {
-    auto it = values.find(name);
-    if (it == values.end() || it->second.size() != tensor.bytes())
-      return corruption("checkpoint of the modules '" + owner().name + "' shares lacks '" + name +
-                        "' or has the wrong size; train without --resume");
-    std::memcpy(tensor.data, it->second.data(), tensor.bytes());
-  }
-  optimizer_->restore_steps(static_cast<int>(steps));
-  return Status::ok();
+  return optimizer_->restore(static_cast<int>(steps), values,
+                             "the modules '" + owner().name + "' shares");
 }
 
 }  // namespace scion::runtime

@@ -94,32 +94,17 @@ float TrainingJob::learning_rate() const {
 
 float TrainingJob::apply_step() {
   const float lr = learning_rate();
-  const int micro = std::max(1, recipe().grad_accumulation);
-  if (micro > 1)
-    for (const TrainableTensor& t : optimizer_->tensors())
-      backend_.scale_inplace(t.grad.f32(), 1.0f / static_cast<float>(micro), t.grad.numel());
-  optimizer_->step(lr);
+  optimizer_->step(lr, std::max(1, recipe().grad_accumulation));
   return lr;
 }
 
 std::vector<std::pair<std::string, Tensor>> TrainingJob::checkpoint_tensors() const {
-  std::vector<std::pair<std::string, Tensor>> tensors;
-  for (const TrainableTensor& t : optimizer_->tensors()) tensors.emplace_back("param." + t.name, t.param);
-  for (const std::string& name : optimizer_->state().names())
-    tensors.emplace_back("opt." + name, optimizer_->state().view(name));
-  return tensors;
+  return optimizer_->checkpoint_tensors();
 }
 
 Status TrainingJob::restore(std::int64_t steps,
                             const std::map<std::string, std::span<const std::byte>>& values) {
-  for (const auto& [name, tensor] : checkpoint_tensors()) {
-    auto it = values.find(name);
-    if (it == values.end() || it->second.size() != tensor.bytes())
-      return corruption("checkpoint of '" + model_.name + "' lacks '" + name +
-                        "' or has the wrong size; train without --resume");
-    std::memcpy(tensor.data, it->second.data(), tensor.bytes());
-  }
-  optimizer_->restore_steps(static_cast<int>(steps));
+  SCION_RETURN_IF_ERROR(optimizer_->restore(static_cast<int>(steps), values, "'" + model_.name + "'"));
   stream_.seek(steps * std::max(1, recipe().grad_accumulation));
   return Status::ok();
 }

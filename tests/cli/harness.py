@@ -35,3 +35,14 @@ def check(condition, message):
 
 def temp_dir():
     return tempfile.mkdtemp(prefix="scion-cli-test-")
+
+
+def exported_tensor_bytes(work, model):
+    """The tensor bytes of `scion export MODEL` run in `work` (the header is left out: its
+    metadata holds timestamps)."""
+    out = os.path.join(work, model + ".safetensors")
+    rc, _, err = run("export", model, "-o", out, cwd=work)
+    check(rc == 0, f"export {model}: {err}")
+    with open(out, "rb") as f:
+        data = f.read()
+    return data[8 + int.from_bytes(data[:8], "little"):]

@@ -8,7 +8,7 @@ import shutil
 import signal
 import subprocess
 
-from harness import EXAMPLES, SCION, check, run, run_json, temp_dir
+from harness import EXAMPLES, SCION, check, exported_tensor_bytes, run, run_json, temp_dir
 
 SPEC = """datasets:
   reviews: {path: data/reviews.jsonl, labels: [negative, positive]}
@@ -46,15 +46,6 @@ def workspace(spec=SPEC):
 
 def statuses(result):
     return {m["model"]: m["status"] for m in result["models"]}
-
-
-def tensor_bytes(work, model):
-    out = os.path.join(work, model + ".safetensors")
-    rc, _, err = run("export", model, "-o", out, cwd=work)
-    check(rc == 0, f"export {model}: {err}")
-    with open(out, "rb") as f:
-        data = f.read()
-    return data[8 + int.from_bytes(data[:8], "little"):]  # the metadata holds timestamps
 
 
 work = workspace()
@@ -110,7 +101,7 @@ check(rc == 0 and "resuming a at step 30" in err and "resuming b at step 25" in 
 resumed = json.loads(out)
 check(statuses(resumed)["a"] == "trained" and statuses(resumed)["b"] == "trained", f"{resumed}")
 for model in ("a", "b"):
-    check(tensor_bytes(straight, model) == tensor_bytes(interrupted, model),
+    check(exported_tensor_bytes(straight, model) == exported_tensor_bytes(interrupted, model),
           f"{model}: an interrupted and resumed unit ends as an uninterrupted one")
 rc, _, err = run("fsck", cwd=interrupted)
 check(rc == 0, f"fsck passes: {err}")

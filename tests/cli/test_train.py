@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from harness import EXAMPLES, SCION, check, run, run_json, temp_dir
+from harness import EXAMPLES, SCION, check, exported_tensor_bytes, run, run_json, temp_dir
 
 
 def shortened_example(base_epochs=1, epochs=1):
@@ -29,16 +29,6 @@ def shortened_example(base_epochs=1, epochs=1):
 
 def statuses(result):
     return {m["model"]: m["status"] for m in result["models"]}
-
-
-def export_bytes(work, model):
-    out = os.path.join(work, model + ".safetensors")
-    rc, _, err = run("export", model, "-o", out, cwd=work)
-    check(rc == 0, f"export {model}: {err}")
-    with open(out, "rb") as f:
-        data = f.read()
-    header_len = int.from_bytes(data[:8], "little")
-    return data[8 + header_len:]  # tensor bytes only; the metadata holds timestamps
 
 
 work = shortened_example()
@@ -74,7 +64,7 @@ check(diff["differ"] == [], "product-lora keeps review-lora's adapters and head 
 again = shortened_example()
 run_json("run", cwd=again)
 for model in ("base", "review-lora", "product-lora"):
-    check(export_bytes(work, model) == export_bytes(again, model),
+    check(exported_tensor_bytes(work, model) == exported_tensor_bytes(again, model),
           f"{model}: two runs of one spec give identical parameters")
 
 # A recipe change retrains that model and its descendants, nothing else.
@@ -158,7 +148,7 @@ checkpoints = os.listdir(os.path.join(interrupted, ".scion", "checkpoints"))
 check(len(checkpoints) == 1 and checkpoints[0].startswith("tiny."), f"a checkpoint is left: {checkpoints}")
 resumed = run_json("train", "--resume", cwd=interrupted)
 check(resumed["models"][0]["status"] == "trained", f"--resume finishes the run: {resumed}")
-check(export_bytes(straight, "tiny") == export_bytes(interrupted, "tiny"),
+check(exported_tensor_bytes(straight, "tiny") == exported_tensor_bytes(interrupted, "tiny"),
       "an interrupted and resumed run ends with the parameters of an uninterrupted one")
 check(os.listdir(os.path.join(interrupted, ".scion", "checkpoints")) == [],
       "the checkpoint is removed once the model is stored")

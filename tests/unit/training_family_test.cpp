@@ -4,38 +4,19 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <random>
 
 #include "runtime/backend.h"
 #include "runtime/parameter_binding.h"
-#include "runtime/text/byte_tokenizer.h"
 #include "runtime/training/family_trainer.h"
+#include "training_test_data.h"
 
 using namespace scion;
 
 namespace {
 
-constexpr int kVocab = 260;
-
 // A tiny encoder and descendants of every method that can share its frozen trunk.
 spec::Workspace family() {
-  spec::Workspace ws;
-  spec::Dataset data;
-  data.name = "reviews";
-  data.labels = {"neg", "pos"};
-  ws.datasets.push_back(data);
-
-  spec::Model base;
-  base.name = "base";
-  spec::Architecture arch;
-  arch.layers = 2;
-  arch.width = 16;
-  arch.heads = 2;
-  arch.ffn_width = 32;
-  arch.vocab_size = kVocab;
-  arch.max_length = 16;
-  base.architecture = arch;
-  ws.models.push_back(base);
+  spec::Workspace ws = test::tiny_base_workspace();
 
   auto descendant = [&](std::string name, std::string from, auto configure, std::uint64_t seed,
                         float lr, int batch, int steps) {
@@ -63,19 +44,6 @@ spec::Workspace family() {
   return ws;
 }
 
-std::shared_ptr<const data::TokenizedDataset> synthetic_data() {
-  auto data = std::make_shared<data::TokenizedDataset>();
-  data->specials = text::ByteTokenizer().special_tokens();
-  data->vocab_size = kVocab;
-  std::mt19937 gen(7);
-  for (int i = 0; i < 24; ++i) {
-    std::vector<std::int32_t> row(3 + gen() % 9);
-    for (auto& t : row) t = static_cast<std::int32_t>(gen() % 256);
-    data->rows.push_back(row);
-    data->labels.push_back(static_cast<std::int32_t>(gen() % 2));
-  }
-  return data;
-}
 
 // Trains `names` as one group over a fresh copy of the family; returns every trained
 // parameter by name.
@@ -93,7 +61,7 @@ std::map<std::string, std::vector<float>> train(const spec::Workspace& ws,
     if (name.ends_with(".lora.lora.b"))
       for (std::int64_t i = 0; i < view.numel(); ++i) view.f32()[i] = 0.01f * static_cast<float>(i % 7);
 
-  const auto data = synthetic_data();
+  const auto data = test::synthetic_reviews();
   std::vector<std::unique_ptr<runtime::TrainingJob>> jobs;
   std::vector<runtime::TrainingJob*> raw;
   for (const std::string& name : names) {

@@ -4,40 +4,21 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
-#include <random>
 
 #include "runtime/backend.h"
 #include "runtime/parameter_binding.h"
 #include "runtime/shared_modules.h"
-#include "runtime/text/byte_tokenizer.h"
 #include "runtime/training/family_trainer.h"
+#include "training_test_data.h"
 #include "runtime/training/share_group.h"
 
 using namespace scion;
 
 namespace {
 
-constexpr int kVocab = 260;
-
 // A tiny encoder; a and b share their heads and their LoRA on q; c stands apart.
 spec::Workspace family(int steps_of_b = 6) {
-  spec::Workspace ws;
-  spec::Dataset data;
-  data.name = "reviews";
-  data.labels = {"neg", "pos"};
-  ws.datasets.push_back(data);
-
-  spec::Model base;
-  base.name = "base";
-  spec::Architecture arch;
-  arch.layers = 2;
-  arch.width = 16;
-  arch.heads = 2;
-  arch.ffn_width = 32;
-  arch.vocab_size = kVocab;
-  arch.max_length = 16;
-  base.architecture = arch;
-  ws.models.push_back(base);
+  spec::Workspace ws = test::tiny_base_workspace();
 
   auto descendant = [&](std::string name, std::uint64_t seed, float lr, int batch, int steps,
                         bool prefix) {
@@ -70,19 +51,6 @@ spec::Workspace family(int steps_of_b = 6) {
   return ws;
 }
 
-std::shared_ptr<const data::TokenizedDataset> synthetic_data() {
-  auto data = std::make_shared<data::TokenizedDataset>();
-  data->specials = text::ByteTokenizer().special_tokens();
-  data->vocab_size = kVocab;
-  std::mt19937 gen(7);
-  for (int i = 0; i < 24; ++i) {
-    std::vector<std::int32_t> row(3 + gen() % 9);
-    for (auto& t : row) t = static_cast<std::int32_t>(gen() % 256);
-    data->rows.push_back(row);
-    data->labels.push_back(static_cast<std::int32_t>(gen() % 2));
-  }
-  return data;
-}
 
 // One training session's state, built as `scion adapt` builds a group.
 struct Group {
@@ -125,7 +93,7 @@ struct Group {
     return out;
   }
 
-  std::shared_ptr<const data::TokenizedDataset> data = synthetic_data();
+  std::shared_ptr<const data::TokenizedDataset> data = test::synthetic_reviews();
   std::unique_ptr<runtime::Backend> backend;
   runtime::SharedModules shares;
   runtime::ParameterStore pool;
