@@ -22,7 +22,10 @@
 // --scaling instead measures co-batched groups of 1, 2, 4, 8, 16 and 32 jobs (one run
 // each, --steps steps): tokens/s and seconds per job-step.
 //
-// Usage: w1_multitenant [--reps N] [--threads N] [--jobs N] [--steps N]
+// --rows-per-pass N sets FamilyTrainer's TrainerOptions::max_rows_per_pass (default: the
+// trainer's own; a large N puts a whole group's step in one pass).
+//
+// Usage: w1_multitenant [--reps N] [--threads N] [--jobs N] [--steps N] [--rows-per-pass N]
 //                       [--peer bench/peers/w1_torch.py] [--scaling]
 
 #include <algorithm>
@@ -67,6 +70,7 @@ struct Options {
   int steps = 20;
   bool scaling = false;
   std::string peer;
+  TrainerOptions trainer;
 };
 
 double median(std::vector<double> v) {
@@ -145,7 +149,7 @@ struct RunResult {
 // another (groups of one). Times FamilyTrainer::run only.
 RunResult train(const spec::Workspace& ws,
                 const std::vector<std::shared_ptr<const data::TokenizedDataset>>& datasets,
-                bool cobatched, Backend& backend) {
+                bool cobatched, const TrainerOptions& options, Backend& backend) {
   ParameterStore pool(backend);
   const spec::Model& trunk = *ws.find_model("trunk");
   const ParameterBinding trunk_params = pool.add_model(ws, trunk);
@@ -176,7 +180,7 @@ RunResult train(const spec::Workspace& ws,
   };
   const auto start = Clock::now();
   for (const auto& group : groups) {
-    FamilyTrainer trainer(backend);
+    FamilyTrainer trainer(backend, options);
     const Status s = trainer.run(group, callbacks);
     if (!s.is_ok()) {
       std::fprintf(stderr, "error: %s\n", s.message().c_str());
@@ -208,6 +212,7 @@ Options parse(int argc, char** argv) {
     else if (key == "--jobs") o.jobs = std::atoi(value);
     else if (key == "--steps") o.steps = std::atoi(value);
     else if (key == "--peer") o.peer = value;
+    else if (key == "--rows-per-pass") o.trainer.max_rows_per_pass = std::atoll(value);
   }
   return o;
 }
@@ -224,11 +229,13 @@ std::vector<std::shared_ptr<const data::TokenizedDataset>> make_datasets(int job
 }
 
 int run_scaling(const Options& opt, Backend& backend) {
-  std::printf("w1 scaling: co-batched groups, %d steps per job, batch %d x T %d, threads %d\n",
-              opt.steps, kBatch, kLength, opt.threads);
+  std::printf("w1 scaling: co-batched groups, %d steps per job, batch %d x T %d, threads %d, "
+              "rows per pass %lld\n",
+              opt.steps, kBatch, kLength, opt.threads,
+              static_cast<long long>(opt.trainer.max_rows_per_pass));
   for (int jobs : {1, 2, 4, 8, 16, 32}) {
     const spec::Workspace ws = make_workspace(jobs, opt.steps);
-    const RunResult r = train(ws, make_datasets(jobs, opt.steps), true, backend);
+    const RunResult r = train(ws, make_datasets(jobs, opt.steps), true, opt.trainer, backend);
     std::printf("w1 scaling jobs=%d seconds=%.2f tokens=%lld tokens_per_s=%.0f "
                 "seconds_per_job_step=%.4f gflops=%.1f\n",
                 jobs, r.seconds, static_cast<long long>(r.tokens), r.tokens / r.seconds,
@@ -260,9 +267,9 @@ int main(int argc, char** argv) {
   std::vector<double> co_times, seq_times, peer_times;
   RunResult co, seq;
   for (int rep = 0; rep < opt.reps; ++rep) {
-    co = train(ws, datasets, true, *backend);
+    co = train(ws, datasets, true, opt.trainer, *backend);
     co_times.push_back(co.seconds);
-    seq = train(ws, datasets, false, *backend);
+    seq = train(ws, datasets, false, opt.trainer, *backend);
     seq_times.push_back(seq.seconds);
     if (peer) peer_times.push_back(peer->request("run", "seconds"));
     std::printf("w1 rep %d: cobatched=%.2f s sequential=%.2f s%s\n", rep, co.seconds, seq.seconds,

@@ -8,15 +8,19 @@
 
 #include "runtime/parameter_binding.h"
 #include "runtime/parameter_table.h"
+#include "runtime/training/family_trainer.h"
 
 namespace scion::cli {
 namespace {
 
 // One job's share of a group: everything but the frozen base parameters, which the group
-// holds once (`base_bytes`).
+// holds once (`base_bytes`), and its activations (`activation_bytes`, over `rows` token
+// rows a step), which a group holds only for the rows of one pass.
 struct JobMemory {
   std::int64_t base_bytes = 0;
   std::int64_t own_bytes = 0;
+  std::int64_t activation_bytes = 0;
+  std::int64_t rows = 1;
 };
 
 JobMemory job_memory(const spec::Workspace& ws, const spec::Model& m) {
@@ -28,8 +32,35 @@ JobMemory job_memory(const spec::Workspace& ws, const spec::Model& m) {
     else if (p.introduced_by == base) frozen_base += p.numel();
   }
   const TrainingMemory mem = estimate_training_memory(ws, m, total, trainable);
-  return {4 * frozen_base, mem.total() - 4 * frozen_base};
+  const spec::TrainingSpec& t = *m.training;
+  const std::int64_t length = t.max_length > 0 ? t.max_length : ws.architecture_of(m).max_length;
+  return {4 * frozen_base, mem.total() - 4 * frozen_base - mem.activations, mem.activations,
+          std::max<std::int64_t>(1, t.batch_size * length)};
 }
+
+// A group's memory: the frozen base once, every job's own parameters and optimizer state,
+// and the activations of its largest pass (FamilyTrainer cuts a step into passes of at
+// most max_rows_per_pass rows).
+struct GroupMemory {
+  std::int64_t base_bytes = 0, own_bytes = 0, activation_bytes = 0, largest_job_activations = 0;
+  double activation_bytes_per_row = 0;
+
+  void add(const JobMemory& job) {
+    base_bytes = std::max(base_bytes, job.base_bytes);
+    own_bytes += job.own_bytes;
+    activation_bytes += job.activation_bytes;
+    largest_job_activations = std::max(largest_job_activations, job.activation_bytes);
+    activation_bytes_per_row = std::max(activation_bytes_per_row,
+                                        static_cast<double>(job.activation_bytes) / job.rows);
+  }
+  // A pass holds at most max_rows_per_pass rows, or one job's rows when they are more.
+  std::int64_t total() const {
+    const double pass_rows = static_cast<double>(runtime::TrainerOptions{}.max_rows_per_pass);
+    const auto one_pass = std::max(static_cast<std::int64_t>(activation_bytes_per_row * pass_rows),
+                                   largest_job_activations);
+    return base_bytes + own_bytes + std::min(activation_bytes, one_pass);
+  }
+};
 
 }  // namespace
 
@@ -65,13 +96,9 @@ std::int64_t default_memory_budget_bytes() {
 
 std::int64_t group_memory_bytes(const spec::Workspace& ws,
                                 const std::vector<const spec::Model*>& group) {
-  std::int64_t base = 0, own = 0;
-  for (const spec::Model* m : group) {
-    const JobMemory job = job_memory(ws, *m);
-    base = std::max(base, job.base_bytes);
-    own += job.own_bytes;
-  }
-  return base + own;
+  GroupMemory memory;
+  for (const spec::Model* m : group) memory.add(job_memory(ws, *m));
+  return memory.total();
 }
 
 std::vector<std::vector<const spec::Model*>> training_groups(
@@ -101,23 +128,18 @@ std::vector<std::vector<const spec::Model*>> training_groups(
   for (const std::string& base : base_order) {
     // Greedy in spec order: a block joins the open group while the group stays in budget.
     std::vector<const spec::Model*> open;
-    std::int64_t base_bytes = 0, own_bytes = 0;
+    GroupMemory memory;
     for (const auto& block : by_base.at(base)) {
-      std::int64_t block_base = 0, block_own = 0;
-      for (const spec::Model* m : block) {
-        const JobMemory job = job_memory(ws, *m);
-        block_base = std::max(block_base, job.base_bytes);
-        block_own += job.own_bytes;
-      }
-      const std::int64_t with_block = std::max(base_bytes, block_base) + own_bytes + block_own;
-      if (!open.empty() && budget_bytes > 0 && with_block > budget_bytes) {
+      GroupMemory with_block = memory;
+      for (const spec::Model* m : block) with_block.add(job_memory(ws, *m));
+      if (!open.empty() && budget_bytes > 0 && with_block.total() > budget_bytes) {
         groups.push_back(std::move(open));
         open.clear();
-        base_bytes = own_bytes = 0;
+        with_block = {};
+        for (const spec::Model* m : block) with_block.add(job_memory(ws, *m));
       }
       open.insert(open.end(), block.begin(), block.end());
-      base_bytes = std::max(base_bytes, block_base);
-      own_bytes += block_own;
+      memory = with_block;
     }
     groups.push_back(std::move(open));
   }

@@ -6,9 +6,12 @@
 // that trains its trunk (a base, BitFit, full fine-tuning) trains alone. A group is split,
 // in spec order, so that its estimated training memory stays within a budget:
 //   the frozen base parameters once (4 bytes each), plus per job everything else its
-//   TrainingMemory counts: its other parameters (4 bytes each), gradients and optimizer
-//   state of its trainable parameters (AdamW: 4 + 8, so 16 bytes a trainable parameter
-//   with the value itself) and its activations.
+//   TrainingMemory counts but activations: its other parameters (4 bytes each), gradients
+//   and optimizer state of its trainable parameters (AdamW: 4 + 8, so 16 bytes a
+//   trainable parameter with the value itself), plus the activations of one pass:
+//   runtime::FamilyTrainer cuts a step into passes of at most
+//   TrainerOptions::max_rows_per_pass token rows (or one job's rows, when more), so a
+//   group holds the activations of the rows of one pass, not of every job at once.
 // A job over the budget on its own still trains, in a group of one. Models that share
 // modules (a training unit, spec::Workspace::training_unit) are never split: a unit over
 // the budget still trains as one group. Pure functions of the spec; thread-safe.

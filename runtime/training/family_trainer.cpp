@@ -62,19 +62,30 @@ Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
     std::vector<std::size_t> members;
     std::vector<data::Batch> batches;
     batches.reserve(n);  // segments point into these batches
-    FamilyBatch family;
-    family.training = true;
     for (std::size_t j = 0; j < n; ++j) {
       if (active[j]->micro_batches_per_step() <= m) continue;
       members.push_back(j);
       batches.push_back(active[j]->next_batch());
-      family.segments.push_back(active[j]->segment_for(batches.back(), active[j]->dropout_seed(m)));
       tokens[j] += static_cast<std::int64_t>(batches.back().batch_size) * batches.back().length;
     }
-    auto out = net_.forward(family);
-    if (!out) return out.status();
-    SCION_RETURN_IF_ERROR(net_.backward());
-    for (std::size_t s = 0; s < members.size(); ++s) loss_sum[members[s]] += (*out)[s].loss;
+    // Consecutive members share a pass while their rows fit max_rows_per_pass.
+    for (std::size_t first = 0; first < members.size();) {
+      FamilyBatch family{.training = true};
+      std::int64_t rows = 0;
+      std::size_t last = first;
+      for (; last < members.size(); ++last) {
+        const std::int64_t more = static_cast<std::int64_t>(batches[last].batch_size) * batches[last].length;
+        if (last > first && rows + more > options_.max_rows_per_pass) break;
+        rows += more;
+        TrainingJob& job = *active[members[last]];
+        family.segments.push_back(job.segment_for(batches[last], job.dropout_seed(m)));
+      }
+      auto out = net_.forward(family);
+      if (!out) return out.status();
+      SCION_RETURN_IF_ERROR(net_.backward());
+      for (std::size_t s = first; s < last; ++s) loss_sum[members[s]] += (*out)[s - first].loss;
+      first = last;
+    }
   }
 
   // Every job's own update, then each ShareGroup's once, before any job validates.

@@ -1,10 +1,11 @@
 // FamilyTrainer: trains a group of jobs that share one frozen trunk, co-batched.
 //
 // Each step gathers the next micro-batch of every active job into one FamilyBatch (one
-// segment per job), runs the frozen trunk once over all rows, applies each job's adapters
-// to its own rows and back-propagates each job's loss into its own trainable parameters
-// (SegmentedTransformer). Then every job takes its own optimizer step at its own
-// learning rate. Jobs keep their own data order, batch size, gradient accumulation,
+// segment per job; consecutive passes when their rows exceed
+// TrainerOptions::max_rows_per_pass), runs the frozen trunk once over all rows, applies
+// each job's adapters to its own rows and back-propagates each job's loss into its own
+// trainable parameters (SegmentedTransformer). Then every job takes its own optimizer step
+// at its own learning rate. Jobs keep their own data order, batch size, gradient accumulation,
 // schedule, step count and early stopping; a job that finishes leaves the batch and the
 // rest go on. Because each segment's loss and gradients are exactly those of the job
 // alone, co-batched training gives the parameters of training each job by itself.
@@ -43,9 +44,20 @@ struct TrainerCallbacks {
   std::function<Status(TrainingJob&)> on_job_finished;
 };
 
+struct TrainerOptions {
+  // Most token rows one forward/backward pass holds. A step whose jobs bring more rows
+  // runs as several passes over consecutive jobs: gradients are sums over rows, so the
+  // result is the same, and activations stay bounded by this many rows instead of growing
+  // with the group. At W1's width (256) passes past a few thousand rows run at memory
+  // speed: 32 co-batched jobs in one pass cost 25% more per job-step than one
+  // (bench/README.md, "Scaling").
+  std::int64_t max_rows_per_pass = 4096;
+};
+
 class FamilyTrainer {
  public:
-  explicit FamilyTrainer(Backend& backend) : backend_(backend), net_(backend) {}
+  explicit FamilyTrainer(Backend& backend, TrainerOptions options = {})
+      : backend_(backend), net_(backend), options_(options) {}
 
   // Runs every job to its end. Checks `cancel` between steps and returns kCancelled when
   // it is set, leaving unfinished jobs as they are. A callback's error stops the run.
@@ -59,6 +71,7 @@ class FamilyTrainer {
 
   Backend& backend_;
   SegmentedTransformer net_;
+  TrainerOptions options_;
 };
 
 }  // namespace scion::runtime

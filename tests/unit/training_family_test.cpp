@@ -48,7 +48,8 @@ spec::Workspace family() {
 // Trains `names` as one group over a fresh copy of the family; returns every trained
 // parameter by name.
 std::map<std::string, std::vector<float>> train(const spec::Workspace& ws,
-                                                const std::vector<std::string>& names) {
+                                                const std::vector<std::string>& names,
+                                                runtime::TrainerOptions options = {}) {
   auto backend = runtime::make_cpu_backend(1);
   runtime::ParameterStore pool(*backend);
   // The trunk and the parent's adapter get the same values in every configuration.
@@ -73,7 +74,7 @@ std::map<std::string, std::vector<float>> train(const spec::Workspace& ws,
     raw.push_back(job->get());
     jobs.push_back(std::move(*job));
   }
-  runtime::FamilyTrainer trainer(*backend);
+  runtime::FamilyTrainer trainer(*backend, options);
   REQUIRE(trainer.run(raw, {}).is_ok());
   std::map<std::string, std::vector<float>> out;
   for (auto& job : jobs) {
@@ -107,6 +108,23 @@ TEST_CASE("co-batched training equals training each job alone, for every method"
         max_abs = std::max(max_abs, std::fabs(values[i]));
       }
       CHECK(max_diff <= 1e-4f * max_abs);
+    }
+  }
+}
+
+TEST_CASE("a step cut into passes of few rows gives the parameters of one pass") {
+  const spec::Workspace ws = family();
+  const std::vector<std::string> names = {"lora", "prefix", "bottleneck", "prompt", "head"};
+  const auto one_pass = train(ws, names);
+  // A micro-batch here holds 2 to 5 rows of up to 16 tokens: a cap of 1 gives every job a
+  // pass of its own, 100 puts one to three jobs in a pass.
+  for (const std::int64_t cap : {1, 100}) {
+    const auto passes = train(ws, names, runtime::TrainerOptions{.max_rows_per_pass = cap});
+    REQUIRE(passes.size() == one_pass.size());
+    for (const auto& [param, values] : one_pass) {
+      INFO("cap " << cap << " " << param);
+      const auto& split = passes.at(param);
+      for (std::size_t i = 0; i < values.size(); ++i) CHECK(split[i] == Approx(values[i]).margin(1e-6));
     }
   }
 }
