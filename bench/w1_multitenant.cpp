@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_options.h"
 #include "bench/peer_process.h"
 #include "runtime/backend.h"
 #include "runtime/data/tokenized_dataset.h"
@@ -199,21 +200,17 @@ RunResult train(const spec::Workspace& ws,
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string key = argv[i];
-    if (key == "--scaling") {
-      o.scaling = true;
-      continue;
-    }
-    if (i + 1 >= argc) break;
-    const char* value = argv[++i];
-    if (key == "--reps") o.reps = std::atoi(value);
-    else if (key == "--threads") o.threads = std::atoi(value);
-    else if (key == "--jobs") o.jobs = std::atoi(value);
-    else if (key == "--steps") o.steps = std::atoi(value);
-    else if (key == "--peer") o.peer = value;
-    else if (key == "--rows-per-pass") o.trainer.max_rows_per_pass = std::atoll(value);
-  }
+  bench::BenchOptions(
+      "usage: w1_multitenant [--reps N] [--threads N] [--jobs N] [--steps N] [--rows-per-pass N]\n"
+      "                      [--peer bench/peers/w1_torch.py] [--scaling]")
+      .number("reps", o.reps)
+      .number("threads", o.threads)
+      .number("jobs", o.jobs)
+      .number("steps", o.steps)
+      .number("rows-per-pass", o.trainer.max_rows_per_pass)
+      .text("peer", o.peer)
+      .flag("scaling", o.scaling)
+      .parse(argc, argv);
   return o;
 }
 

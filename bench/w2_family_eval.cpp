@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_options.h"
 #include "runtime/backend.h"
 #include "runtime/evaluation/family_evaluator.h"
 #include "runtime/parameter_binding.h"
@@ -119,14 +120,12 @@ std::vector<std::string> make_inputs(int count) {
 
 int main(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string key = argv[i];
-    const int value = std::atoi(argv[i + 1]);
-    if (key == "--reps") opt.reps = value;
-    else if (key == "--threads") opt.threads = value;
-    else if (key == "--inputs") opt.inputs = value;
-    else if (key == "--chunk") opt.chunk = value;
-  }
+  bench::BenchOptions("usage: w2_family_eval [--reps N] [--threads N] [--inputs N] [--chunk N]")
+      .number("reps", opt.reps)
+      .number("threads", opt.threads)
+      .number("inputs", opt.inputs)
+      .number("chunk", opt.chunk)
+      .parse(argc, argv);
   auto backend = make_cpu_backend(opt.threads);
   const spec::Workspace ws = make_workspace();
   ParameterStore pool(*backend);

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_options.h"
 #include "bench/peer_process.h"
 #include "runtime/backend.h"
 #include "runtime/model_weights.h"
@@ -77,13 +78,13 @@ double sgemm_gflops(int threads) {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string key = argv[i];
-    if (key == "--steps") o.steps = std::atoi(argv[i + 1]);
-    else if (key == "--threads") o.threads = std::atoi(argv[i + 1]);
-    else if (key == "--layers") o.layers = std::atoi(argv[i + 1]);
-    else if (key == "--peer") o.peer = argv[i + 1];
-  }
+  bench::BenchOptions(
+      "usage: w3_trunk_training [--steps N] [--threads N] [--layers N] [--peer bench/peers/w3_torch.py]")
+      .number("steps", o.steps)
+      .number("threads", o.threads)
+      .number("layers", o.layers)
+      .text("peer", o.peer)
+      .parse(argc, argv);
   return o;
 }
 
