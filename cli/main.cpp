@@ -68,9 +68,9 @@ void add_global_options(CLI::App& app, GlobalOptions& g, bool& show_version) {
 // workers spinning for a while after every parallel loop: a little faster alone on a quiet
 // machine, ruinous beside any other busy process, whose threads the spinning starves.
 // Measured on 2 cores with the example family (bench/README.md, "OpenMP waiting"): one
-// `scion run` alone took 28 s spinning and 33 s waiting passively; two at once took more
-// than 300 s spinning and 51 s passively. So unless the user chose a policy, scion starts
-// itself again, once, with OMP_WAIT_POLICY=passive.
+// `scion run` alone took 29 s spinning (OMP_WAIT_POLICY=active) and 36.5 s waiting
+// passively; two at once took more than 150 s spinning and 46 s passively. So unless the
+// user chose a policy, scion starts itself again, once, with OMP_WAIT_POLICY=passive.
 void choose_openmp_wait_policy(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
   if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;

@@ -29,8 +29,8 @@ namespace scion::cli {
 //   gradients    4 bytes x trainable parameters
 //   optimizer    AdamW 8 bytes (two moments), SGD with momentum 4, plain SGD 0, x trainable
 //   activations  4 bytes x batch x length x layers x (10 width + 2 ffn_width + 2 heads length)
-//                the tensors one transformer block keeps for backward (llm.c's layout:
-//                ln1, qkv, attention output, projection, residual, ln2, two ffn tensors,
+//                the tensors one transformer block keeps for backward
+//                (ln1, qkv, attention output, projection, residual, ln2, two ffn tensors,
 //                ffn output, residual: 10 C + 2 F per token, plus pre- and post-softmax
 //                scores of H x T per token).
 struct TrainingMemory {

@@ -1,5 +1,5 @@
 // Arena: one allocation carved into named tensor views from a table of (name, shape,
-// dtype), as llm.c does for parameters, gradients, optimizer state and activations.
+// dtype), one per role: parameters, gradients, optimizer state, activations.
 //
 // The arena owns its bytes (zero-filled at construction) for its whole life; views are
 // valid until it is destroyed. Each view starts on a 64-byte boundary so SIMD loads and

@@ -2,7 +2,7 @@
 //
 // A Tensor never owns its bytes. Storage lives in an Arena (runtime/arena.h): one
 // allocation per role (parameters, gradients, optimizer state, activations) carved into
-// named views, as in llm.c, so a training step allocates nothing. Views of one arena may
+// named views, so a training step allocates nothing. Views of one arena may
 // be shared by many models (the weight-dedup pool binds one buffer per digest to every
 // model that uses it; see runtime/parameter_binding.h).
 //
