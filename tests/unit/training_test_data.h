@@ -3,8 +3,11 @@
 // with random labels to train on. Descendants are added by each test.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <random>
+#include <vector>
 
 #include "runtime/data/tokenized_dataset.h"
 #include "runtime/text/byte_tokenizer.h"
@@ -46,6 +49,18 @@ inline std::shared_ptr<const data::TokenizedDataset> synthetic_reviews() {
     data->labels.push_back(static_cast<std::int32_t>(gen() % 2));
   }
   return data;
+}
+
+// Largest |expected - actual| over the scale of `expected` (its largest magnitude, at least
+// 1e-3). Co-batched and alone training sum row blocks of a product in another order, a few
+// ulps apart; after a handful of Adam steps that stays far below 1e-4 of the scale.
+inline float difference_to_scale(const std::vector<float>& expected, const std::vector<float>& actual) {
+  float max_diff = 0, max_abs = 1e-3f;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    max_diff = std::max(max_diff, std::fabs(expected[i] - actual[i]));
+    max_abs = std::max(max_abs, std::fabs(expected[i]));
+  }
+  return max_diff / max_abs;
 }
 
 }  // namespace scion::test
