@@ -1,7 +1,10 @@
-// `scion predict MODEL --text T | --file F [--assert]`: a stored model's label and class
-// probabilities for each text; with --assert, the spec's model assertions for that model
-// are checked on every prediction and their violations printed.
+// `scion predict MODEL... --text T | --file F [--assert]`: stored models' labels and class
+// probabilities for each text; with --assert, the spec's model assertions for each model
+// are checked on every prediction and their violations printed. Several models answer in
+// one evaluation through the shared trunk (the trie of layer applications: what their
+// ancestry has in common is computed once), as `scion test` evaluates the family.
 #include <fmt/format.h>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -16,7 +19,7 @@ namespace scion::cli {
 namespace {
 
 struct PredictOptions {
-  std::string model;
+  std::vector<std::string> models;
   std::vector<std::string> texts;
   std::string file;
   bool check_assertions = false;
@@ -40,6 +43,94 @@ struct Flag {
   std::string perturbed;
 };
 
+// One model to predict with: its assertions to check and the parent some of them compare
+// with.
+struct Predictor {
+  const spec::Model* model = nullptr;
+  const spec::Model* parent = nullptr;  // the parent, when it is a classifier
+  std::vector<const assertions::ModelAssertion*> checks;
+};
+
+Result<Predictor> predictor_for(const spec::Workspace& ws, const std::string& name,
+                                const BehaviourSuite& suite, bool check_assertions) {
+  auto found = find_classifier_model(ws, name, " (it is a language model); predict one of its descendants");
+  if (!found) return found.status();
+  Predictor p{.model = *found};
+  if (!p.model->is_base() && classifier_labels(ws, *ws.find_model(p.model->from)))
+    p.parent = ws.find_model(p.model->from);
+  if (!check_assertions) return p;
+  for (const assertions::ModelAssertion& a : suite.assertions) {
+    if (!covers(a.models(), p.model->name) || kind_of(a) != ModelKind::kClassifier) continue;
+    if (a.needs_parent() && !p.parent) {
+      print_note("assertion '" + a.name() + "' skipped for '" + p.model->name +
+                 "': it compares with the parent, which has no classifier head");
+      continue;
+    }
+    p.checks.push_back(&a);
+  }
+  return p;
+}
+
+// The assertions `p` violates on `text`.
+Result<std::vector<Flag>> check_prediction(const Predictor& p, const std::string& text,
+                                           const FamilyOutputs& outputs) {
+  std::vector<Flag> flags;
+  for (const assertions::ModelAssertion* a : p.checks) {
+    assertions::AssertionInput input{.text = text, .output = &outputs.at(p.model->name, text)};
+    if (a->needs_parent()) input.parent = &outputs.at(p.parent->name, text);
+    std::string perturbed;
+    if (const assertions::Perturbation* perturbation = a->perturbation()) {
+      auto changed = perturbation->apply(text, 0);
+      if (!changed) continue;
+      perturbed = *changed;
+      input.perturbed = &outputs.at(p.model->name, perturbed);
+    }
+    auto severity = a->severity(input);
+    if (!severity) return severity.status();
+    if (*severity > 0) flags.push_back({a->name(), *severity, perturbed});
+  }
+  return flags;
+}
+
+nlohmann::json prediction_json(const std::string& model, const std::string& text,
+                               const assertions::ModelOutput& o, const std::vector<Flag>* flags) {
+  nlohmann::json probabilities = nlohmann::json::object();
+  for (std::size_t k = 0; k < o.labels.size(); ++k) probabilities[o.labels[k]] = o.probabilities[k];
+  nlohmann::json p = {{"model", model}, {"text", text}, {"label", assertions::predicted_label(o)},
+                      {"confidence", assertions::confidence(o)}, {"probabilities", probabilities}};
+  if (flags) {
+    nlohmann::json v = nlohmann::json::array();
+    for (const Flag& f : *flags) {
+      nlohmann::json item = {{"assertion", f.assertion}, {"severity", f.severity}};
+      if (!f.perturbed.empty()) item["perturbed"] = f.perturbed;
+      v.push_back(item);
+    }
+    p["violations"] = v;
+  }
+  return p;
+}
+
+// "<lead>positive  (negative 0.081, positive 0.919)<tail>", and below it each violation,
+// indented by `indent`.
+void print_prediction(const std::string& lead, const std::string& tail, const std::string& indent,
+                      const assertions::ModelOutput& o, const std::vector<Flag>& flags, bool tty) {
+  std::vector<std::string> probabilities;
+  for (std::size_t k = 0; k < o.labels.size(); ++k)
+    probabilities.push_back(fmt::format("{} {:.3f}", o.labels[k], o.probabilities[k]));
+  std::cout << lead << paint(assertions::predicted_label(o), Color::kBold, tty) << "  ("
+            << fmt::format("{}", fmt::join(probabilities, ", ")) << ")" << tail << "\n";
+  for (const Flag& f : flags)
+    std::cout << indent << paint("violation", Color::kYellow, tty) << " " << f.assertion
+              << fmt::format(" (severity {:.3f})", f.severity)
+              << (f.perturbed.empty() ? "" : " on \"" + f.perturbed + "\"") << "\n";
+}
+
+std::vector<std::string> names_of(const std::vector<Predictor>& predictors) {
+  std::vector<std::string> names;
+  for (const Predictor& p : predictors) names.push_back(p.model->name);
+  return names;
+}
+
 int predict(const GlobalOptions& global, const PredictOptions& options) {
   std::vector<std::string> inputs = options.texts;
   if (!options.file.empty()) {
@@ -50,41 +141,33 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
   if (inputs.empty()) return fail(invalid_argument("nothing to predict: give --text TEXT or --file FILE"));
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  auto found = find_classifier_model(*ws, options.model,
-                                     " (it is a language model); predict one of its descendants");
-  if (!found) return fail(found.status());
-  const spec::Model* model = *found;
   auto store = open_store(global, /*create=*/false);
   if (!store) return fail(store.status());
 
-  std::vector<const assertions::ModelAssertion*> checks;
   BehaviourSuite suite;
-  const spec::Model* parent = nullptr;
-  if (!model->is_base() && classifier_labels(*ws, *ws->find_model(model->from)))
-    parent = ws->find_model(model->from);
   if (options.check_assertions) {
     auto compiled = compile_suite(*ws);
     if (!compiled) return fail(compiled.status());
     suite = std::move(*compiled);
-    for (const assertions::ModelAssertion& a : suite.assertions) {
-      if (!covers(a.models(), model->name) || kind_of(a) != ModelKind::kClassifier) continue;
-      if (a.needs_parent() && !parent) {
-        print_note("assertion '" + a.name() + "' skipped: it compares with the parent, which has no "
-                   "classifier head");
-        continue;
-      }
-      checks.push_back(&a);
-    }
   }
+  std::vector<Predictor> predictors;
+  std::set<std::string> seen;
+  for (const std::string& name : options.models) {
+    if (!seen.insert(name).second) continue;  // a model named twice answers once
+    auto p = predictor_for(*ws, name, suite, options.check_assertions);
+    if (!p) return fail(p.status());
+    predictors.push_back(std::move(*p));
+  }
+  std::vector<std::string> names = names_of(predictors);  // parents for assertions join
   EvaluationPlan plan;
-  std::vector<std::string> names = {model->name};
   for (const std::string& t : inputs) plan.add_text(t);
-  for (const assertions::ModelAssertion* a : checks) {
-    if (a->needs_parent() && names.size() == 1) names.push_back(parent->name);
-    if (const assertions::Perturbation* p = a->perturbation())
-      for (const std::string& t : inputs)
-        if (auto perturbed = p->apply(t, 0)) plan.add_text(*perturbed);
-  }
+  for (const Predictor& p : predictors)
+    for (const assertions::ModelAssertion* a : p.checks) {
+      if (a->needs_parent() && seen.insert(p.parent->name).second) names.push_back(p.parent->name);
+      if (const assertions::Perturbation* perturbation = a->perturbation())
+        for (const std::string& t : inputs)
+          if (auto perturbed = perturbation->apply(t, 0)) plan.add_text(*perturbed);
+    }
 
   auto backend = runtime::make_cpu_backend();
   StoredFamily family(*ws, **store, *backend);
@@ -94,57 +177,33 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
 
   nlohmann::json predictions = nlohmann::json::array();
   const bool tty = stdout_is_tty();
-  std::size_t violations = 0;
+  const bool several = predictors.size() > 1;
+  std::size_t width = 0;
+  for (const Predictor& p : predictors) width = std::max(width, p.model->name.size());
+  std::size_t violations = 0, checks = 0;
+  for (const Predictor& p : predictors) checks += p.checks.size();
   for (const std::string& text : inputs) {
-    const assertions::ModelOutput& o = outputs->at(model->name, text);
-    std::vector<Flag> flags;
-    for (const assertions::ModelAssertion* a : checks) {
-      assertions::AssertionInput input{.text = text, .output = &o};
-      if (a->needs_parent()) input.parent = &outputs->at(parent->name, text);
-      std::string perturbed;
-      if (const assertions::Perturbation* p = a->perturbation()) {
-        auto changed = p->apply(text, 0);
-        if (!changed) continue;
-        perturbed = *changed;
-        input.perturbed = &outputs->at(model->name, perturbed);
-      }
-      auto severity = a->severity(input);
-      if (!severity) return fail(severity.status());
-      if (*severity > 0) flags.push_back({a->name(), *severity, perturbed});
+    // One model: a line per text. Several: the text, then a line per model.
+    if (several && !global.json) std::cout << text << "\n";
+    for (const Predictor& p : predictors) {
+      const assertions::ModelOutput& o = outputs->at(p.model->name, text);
+      auto flags = check_prediction(p, text, *outputs);
+      if (!flags) return fail(flags.status());
+      violations += flags->size();
+      if (global.json)
+        predictions.push_back(prediction_json(p.model->name, text, o, options.check_assertions ? &*flags : nullptr));
+      else if (several)
+        print_prediction(fmt::format("  {:<{}}  ", p.model->name, width), "",
+                         std::string(width + 6, ' '), o, *flags, tty);
+      else
+        print_prediction("", "  " + text, "  ", o, *flags, tty);
     }
-    violations += flags.size();
-    if (global.json) {
-      nlohmann::json probabilities = nlohmann::json::object();
-      for (std::size_t k = 0; k < o.labels.size(); ++k) probabilities[o.labels[k]] = o.probabilities[k];
-      nlohmann::json p = {{"text", text}, {"label", assertions::predicted_label(o)},
-                          {"confidence", assertions::confidence(o)}, {"probabilities", probabilities}};
-      if (options.check_assertions) {
-        nlohmann::json v = nlohmann::json::array();
-        for (const Flag& f : flags) {
-          nlohmann::json item = {{"assertion", f.assertion}, {"severity", f.severity}};
-          if (!f.perturbed.empty()) item["perturbed"] = f.perturbed;
-          v.push_back(item);
-        }
-        p["violations"] = v;
-      }
-      predictions.push_back(p);
-      continue;
-    }
-    std::vector<std::string> probabilities;
-    for (std::size_t k = 0; k < o.labels.size(); ++k)
-      probabilities.push_back(fmt::format("{} {:.3f}", o.labels[k], o.probabilities[k]));
-    std::cout << paint(assertions::predicted_label(o), Color::kBold, tty) << "  ("
-              << fmt::format("{}", fmt::join(probabilities, ", ")) << ")  " << text << "\n";
-    for (const Flag& f : flags)
-      std::cout << "  " << paint("violation", Color::kYellow, tty) << " " << f.assertion
-                << fmt::format(" (severity {:.3f})", f.severity)
-                << (f.perturbed.empty() ? "" : " on \"" + f.perturbed + "\"") << "\n";
   }
   if (global.json) {
-    print_json({{"model", model->name}, {"predictions", predictions}});
+    print_json({{"models", names_of(predictors)}, {"predictions", predictions}});
   } else if (options.check_assertions) {
     std::cout << fmt::format("{} assertion violation{} ({} assertion{} checked)\n", violations,
-                             violations == 1 ? "" : "s", checks.size(), checks.size() == 1 ? "" : "s");
+                             violations == 1 ? "" : "s", checks, checks == 1 ? "" : "s");
   }
   return kExitOk;
 }
@@ -153,14 +212,15 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
 
 void add_predict_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
   static PredictOptions options;
-  CLI::App* cmd = app.add_subcommand("predict", "Labels and class probabilities of a trained model");
-  cmd->add_option("MODEL", options.model, "The model")->required();
+  CLI::App* cmd = app.add_subcommand("predict", "Labels and class probabilities of trained models");
+  cmd->add_option("MODEL", options.models, "The models (several answer in one shared pass)")->required();
   cmd->add_option("--text", options.texts, "A text to classify (repeatable)");
   cmd->add_option("--file", options.file, "A file with one text per line")->option_text("FILE");
   cmd->add_flag("--assert", options.check_assertions, "Check the spec's model assertions on each prediction");
   cmd->add_option("--chunk-size", options.chunk_size, "Texts per forward pass (default 64)")
       ->check(CLI::Range(1, 65536));
-  cmd->footer("Example: scion -C examples/sentiment predict review-lora --text \"a lovely film\" --assert");
+  cmd->footer("Example: scion -C examples/sentiment predict review-lora --text \"a lovely film\" --assert\n"
+              "         scion -C examples/sentiment predict base review-lora product-lora --text \"the kettle was solid\"");
   cmd->callback([&global, &action] {
     action = [&global] { return predict(global, options); };
   });

@@ -161,6 +161,19 @@ check("2 assertions checked" in out, f"product-lora has two assertions:\n{out}")
 # The same text co-batched with others in `test` and alone in `predict` gives one answer.
 one = run_json("-C", work, "predict", "review-lora", "--text", "a lovely film")["predictions"][0]
 check(abs(one["confidence"] - pred["predictions"][0]["confidence"]) < 1e-5, "predictions do not depend on batching")
+# Several models answer in one shared pass, each as it answers alone; a repeat answers once.
+many = run_json("-C", work, "predict", "base", "review-lora", "product-lora", "review-lora",
+                "--text", "a lovely film", "--text", "dull and awful")
+check(many["models"] == ["base", "review-lora", "product-lora"], f"models: {many['models']}")
+check(len(many["predictions"]) == 6, f"a prediction per text and model: {many}")
+for p in many["predictions"]:
+    alone = run_json("-C", work, "predict", p["model"], "--text", p["text"])["predictions"][0]
+    check(alone["model"] == p["model"] and alone["label"] == p["label"]
+          and abs(alone["confidence"] - p["confidence"]) < 1e-5,
+          f"{p['model']} on {p['text']!r}: together {p['confidence']}, alone {alone['confidence']}")
+rc, out, err = run("-C", work, "predict", "review-lora", "product-lora", "--text", "a lovely film")
+check(rc == 0 and out.splitlines()[0] == "a lovely film" and len(out.splitlines()) == 3,
+      f"several models: the text, then a line per model:\n{out}")
 rc, out, err = run("-C", work, "predict", "base", "--text", "a lovely film")
 check(rc == 0 and "positive" in out, f"the base is a classifier too: {rc}\n{out}\n{err}")
 # A language model has no labels to predict: a usage error that says what to do.
