@@ -64,16 +64,19 @@ void add_global_options(CLI::App& app, GlobalOptions& g, bool& show_version) {
   app.add_flag("--version", show_version, "Version, build options and CUDA devices");
 }
 
-// libgomp reads OMP_WAIT_POLICY once, as it loads, before main. Its default keeps idle
-// workers spinning for a while after every parallel loop: a little faster alone on a quiet
-// machine, ruinous beside any other busy process, whose threads the spinning starves.
-// Measured on 2 cores with the example family (bench/README.md, "OpenMP waiting"): one
-// `scion run` alone took 29 s spinning (OMP_WAIT_POLICY=active) and 36.5 s waiting
-// passively; two at once took more than 150 s spinning and 46 s passively. So unless the
-// user chose a policy, scion starts itself again, once, with OMP_WAIT_POLICY=passive.
+// libgomp reads its wait settings once, as it loads, before main. Its default keeps idle
+// workers spinning for a while (300,000 polls) after every parallel loop: ruinous beside
+// any other busy process, whose threads the spinning starves; sleeping at once
+// (OMP_WAIT_POLICY=passive) costs a run alone the futex wake-up of every loop, and a step
+// of a small model runs hundreds of loops. A short spin keeps most of both. Measured on 2
+// cores with `scion run` of the example family (bench/README.md, "OpenMP waiting"),
+// medians of 3: alone 30.5 s spinning (active), 41.2 s passive, 31.6 s with
+// GOMP_SPINCOUNT=1000; two at once over 150 s spinning, 45.7 s passive, 54.3 s with the
+// short spin. So unless the user chose (OMP_WAIT_POLICY or GOMP_SPINCOUNT), scion starts
+// itself again, once, with GOMP_SPINCOUNT=1000.
 void choose_openmp_wait_policy(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;
+  if (setenv("GOMP_SPINCOUNT", "1000", 1) != 0) return;
   execv("/proc/self/exe", argv);  // returns only when it fails: go on with the default
 }
 

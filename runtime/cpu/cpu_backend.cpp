@@ -1,16 +1,11 @@
 // The CPU reference backend: forwards every Backend method to the kernel of the same name
 // in runtime/cpu/.
 //
-// Threads: OpenBLAS (the pthread build Debian ships) runs its own pool; our element-wise
-// and attention kernels use OpenMP. BLAS is never called inside an OpenMP region, so the
-// two pools take turns and each may use every core for its phase; setting both to the
-// same count keeps the machine at one runnable thread per core. What still hurts is
-// spinning: idle OpenMP workers spin-wait by default (GOMP's OMP_WAIT_POLICY=active
-// behaviour) and steal cores from the BLAS threads that run next. Measured on the 2-core
-// shared development machine (W3 with 2 layers, bench/README.md): 11.2 s/step with
-// OMP_WAIT_POLICY=active versus 7.4 s/step with OMP_WAIT_POLICY=passive, so benchmarks
-// and training runs should export OMP_WAIT_POLICY=passive (libgomp reads it before main,
-// so the program cannot set it for itself).
+// Threads: one OpenMP team runs everything. OpenBLAS (the pthread build Debian ships) is
+// set to one thread, and runtime/cpu/gemm.h splits products over the team, so no second
+// pool competes for the cores between loops. How idle workers wait (spin, sleep, or spin
+// briefly and sleep) is libgomp's setting, read before main: cli/main.cpp chooses it for
+// the scion command, and bench/README.md ("OpenMP waiting") has the measurements.
 #include <cblas.h>
 #include <omp.h>
 

@@ -1,7 +1,7 @@
 // When a kernel's loop is worth waking the OpenMP team.
 //
-// scion's team waits passively between loops (cli/main.cpp says why): a worker sleeps on
-// a futex, and waking it costs tens of microseconds. Below kParallelMinElements the
+// scion's idle workers poll briefly, then sleep on a futex (cli/main.cpp says why), and
+// waking a sleeping one costs tens of microseconds. Below kParallelMinElements the
 // calling thread finishes sooner alone (a 64-wide example model's layer norms, GELUs and
 // residuals are a few thousand floats each). Loops split their work the same way at any
 // thread count, so running one serially never changes a result.
