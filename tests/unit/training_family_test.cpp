@@ -25,14 +25,8 @@ spec::Workspace family() {
     m.from = std::move(from);
     configure(m.adaptation);
     m.adaptation.head = spec::HeadSpec{.labels = {"neg", "pos"}};
-    spec::TrainingSpec t;
-    t.dataset = "reviews";
-    t.steps = steps;
-    t.batch_size = batch;
-    t.seed = seed;
-    t.optimizer.lr = lr;
-    t.validation_split = 0.25f;
-    m.training = t;
+    m.training = test::reviews_recipe(seed, lr, batch, steps);
+    m.training->validation_split = 0.25f;
     ws.models.push_back(m);
   };
   descendant("lora", "base", [](spec::Adaptation& a) { a.lora = spec::LoraSpec{.rank = 2, .alpha = 4}; }, 1, 1e-2f, 4, 6);

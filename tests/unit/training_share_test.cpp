@@ -31,13 +31,7 @@ spec::Workspace family(int steps_of_b = 6) {
       m.adaptation.lora = spec::LoraSpec{.rank = 2, .alpha = 4, .targets = {"q", "v"}};
     }
     m.adaptation.head = spec::HeadSpec{.labels = {"neg", "pos"}};
-    spec::TrainingSpec t;
-    t.dataset = "reviews";
-    t.steps = steps;
-    t.batch_size = batch;
-    t.seed = seed;
-    t.optimizer.lr = lr;
-    m.training = t;
+    m.training = test::reviews_recipe(seed, lr, batch, steps);
     ws.models.push_back(m);
   };
   descendant("a", 1, 1e-2f, 4, 6, false);

@@ -37,6 +37,17 @@ inline spec::Workspace tiny_base_workspace() {
   return ws;
 }
 
+// A recipe that trains on "reviews" for `steps` AdamW steps of `batch` rows at `lr`.
+inline spec::TrainingSpec reviews_recipe(std::uint64_t seed, float lr, int batch, int steps) {
+  spec::TrainingSpec t;
+  t.dataset = "reviews";
+  t.steps = steps;
+  t.batch_size = batch;
+  t.seed = seed;
+  t.optimizer.lr = lr;
+  return t;
+}
+
 inline std::shared_ptr<const data::TokenizedDataset> synthetic_reviews() {
   auto data = std::make_shared<data::TokenizedDataset>();
   data->specials = text::ByteTokenizer().special_tokens();
