@@ -26,6 +26,10 @@ const char* run_status_name(RunStatus status) {
       return "failed";
     case RunStatus::kInterrupted:
       return "interrupted";
+    case RunStatus::kDiverged:
+      return "diverged";
+    case RunStatus::kAbandoned:
+      return "abandoned";
   }
   return "?";
 }
@@ -39,7 +43,8 @@ std::optional<RunKind> parse_run_kind(std::string_view name) {
 
 std::optional<RunStatus> parse_run_status(std::string_view name) {
   for (RunStatus s :
-       {RunStatus::kRunning, RunStatus::kFinished, RunStatus::kFailed, RunStatus::kInterrupted}) {
+       {RunStatus::kRunning, RunStatus::kFinished, RunStatus::kFailed, RunStatus::kInterrupted,
+        RunStatus::kDiverged, RunStatus::kAbandoned}) {
     if (name == run_status_name(s)) return s;
   }
   return std::nullopt;

@@ -61,7 +61,9 @@ struct DatasetRecord {
 };
 
 enum class RunKind { kTrain, kAdapt, kTest, kImport };
-enum class RunStatus { kRunning, kFinished, kFailed, kInterrupted };
+// kDiverged: training stopped on a non-finite loss or parameter; kAbandoned: the run's
+// process ended without saying how (killed), noticed by a later writer.
+enum class RunStatus { kRunning, kFinished, kFailed, kInterrupted, kDiverged, kAbandoned };
 const char* run_kind_name(RunKind kind);
 const char* run_status_name(RunStatus status);
 std::optional<RunKind> parse_run_kind(std::string_view name);

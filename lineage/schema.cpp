@@ -102,21 +102,43 @@ CREATE TABLE assertion_violations (
 CREATE INDEX assertion_violations_model ON assertion_violations(model_id, model_version, assertion);
 CREATE INDEX assertion_violations_run ON assertion_violations(run_id);
 )sql",
+    // 2: runs end as 'diverged' (non-finite loss or parameters) or 'abandoned' (its
+    // process is gone while the run says running), and record the pid that runs them.
+    // SQLite cannot widen a CHECK in place: the table is rebuilt (foreign keys are off
+    // while migrations run; see migrate()).
+    R"sql(
+CREATE TABLE runs_v2 (
+  id              INTEGER PRIMARY KEY,
+  model_id        INTEGER NOT NULL REFERENCES models(id),
+  kind            TEXT NOT NULL CHECK (kind IN ('train', 'adapt', 'test', 'import')),
+  status          TEXT NOT NULL CHECK (status IN ('running', 'finished', 'failed', 'interrupted',
+                                                  'diverged', 'abandoned')),
+  recipe_hash     TEXT NOT NULL,
+  dataset_digest  TEXT REFERENCES datasets(digest),
+  started_at      TEXT NOT NULL,
+  finished_at     TEXT,
+  seed            INTEGER NOT NULL,
+  host            TEXT NOT NULL,
+  scion_version   TEXT NOT NULL,
+  hyperparameters TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(hyperparameters)),
+  message         TEXT NOT NULL DEFAULT '',
+  pid             INTEGER           -- process that runs it on `host`; NULL before version 2
+) STRICT;
+INSERT INTO runs_v2 (id, model_id, kind, status, recipe_hash, dataset_digest, started_at,
+                     finished_at, seed, host, scion_version, hyperparameters, message)
+  SELECT id, model_id, kind, status, recipe_hash, dataset_digest, started_at, finished_at, seed,
+         host, scion_version, hyperparameters, message FROM runs;
+DROP TABLE runs;
+ALTER TABLE runs_v2 RENAME TO runs;
+CREATE INDEX runs_model_started ON runs(model_id, started_at DESC, id DESC);
+CREATE INDEX runs_started ON runs(started_at DESC, id DESC);
+)sql",
 };
 
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));
 static_assert(kMigrationCount == kSchemaVersion, "one migration per schema version");
 
-}  // namespace
-
-Status migrate(SqliteDb& db) {
-  const std::string where = std::string("'").append(db.path().string()).append("'");
-  // The common case, an up-to-date store, needs no write lock.
-  auto current = db.query_int("PRAGMA user_version");
-  if (!current.is_ok()) return current.status();
-  auto current_app = db.query_int("PRAGMA application_id");
-  if (!current_app.is_ok()) return current_app.status();
-  if (*current == kSchemaVersion && *current_app == kApplicationId) return Status::ok();
+Status run_migrations(SqliteDb& db, const std::string& where) {
   for (;;) {
     auto tx = Transaction::begin(db);  // re-read the version under the write lock
     if (!tx.is_ok()) return tx.status();
@@ -141,10 +163,34 @@ Status migrate(SqliteDb& db) {
     if (*version == kSchemaVersion) return Status::ok();
 
     SCION_RETURN_IF_ERROR(db.exec(kMigrations[*version]));
+    auto broken_references = db.query_int("SELECT count(*) FROM pragma_foreign_key_check");
+    if (!broken_references.is_ok()) return broken_references.status();
+    if (*broken_references != 0)
+      return corruption(where + ": migration to schema version " + std::to_string(*version + 1) +
+                        " left " + std::to_string(*broken_references) +
+                        " broken references; the store is unchanged. Run `scion fsck`");
     SCION_RETURN_IF_ERROR(db.exec("PRAGMA application_id = " + std::to_string(kApplicationId)));
     SCION_RETURN_IF_ERROR(db.exec("PRAGMA user_version = " + std::to_string(*version + 1)));
     SCION_RETURN_IF_ERROR((*tx)->commit());
   }
+}
+
+}  // namespace
+
+Status migrate(SqliteDb& db) {
+  const std::string where = std::string("'").append(db.path().string()).append("'");
+  // The common case, an up-to-date store, needs no write lock.
+  auto current = db.query_int("PRAGMA user_version");
+  if (!current.is_ok()) return current.status();
+  auto current_app = db.query_int("PRAGMA application_id");
+  if (!current_app.is_ok()) return current_app.status();
+  if (*current == kSchemaVersion && *current_app == kApplicationId) return Status::ok();
+  // A migration may rebuild a table that others reference, which needs foreign keys off
+  // (they cannot change inside a transaction); each migration checks them before commit.
+  SCION_RETURN_IF_ERROR(db.exec("PRAGMA foreign_keys = OFF"));
+  Status migrated = run_migrations(db, where);
+  Status restored = db.exec("PRAGMA foreign_keys = ON");
+  return migrated.is_ok() ? restored : migrated;
 }
 
 }  // namespace scion::lineage

@@ -165,7 +165,7 @@ Result<std::int64_t> LineageStore::start_run(const ModelRecord& model, const Run
   if (!id.is_ok()) return id.status();
   auto stmt = db_->prepare(
       "INSERT INTO runs (model_id, kind, status, recipe_hash, dataset_digest, started_at, seed, "
-      "host, scion_version, hyperparameters) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)");
+      "host, scion_version, hyperparameters, pid) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, *id)
       .bind(2, run_kind_name(run.kind))
@@ -175,7 +175,8 @@ Result<std::int64_t> LineageStore::start_run(const ModelRecord& model, const Run
       .bind(6, static_cast<std::int64_t>(run.seed))
       .bind(7, std::string_view(host_name()))
       .bind(8, SCION_VERSION)
-      .bind(9, std::string_view(run.hyperparameters.dump()));
+      .bind(9, std::string_view(run.hyperparameters.dump()))
+      .bind(10, static_cast<std::int64_t>(::getpid()));
   Status inserted = stmt->run();
   if (!inserted.is_ok() && run.dataset_digest) {
     return not_found("run of '" + model.name + "' refers to dataset " + *run.dataset_digest +
