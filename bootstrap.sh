@@ -6,6 +6,8 @@
 #   ./bootstrap.sh run      ... then run the main job on the bundled example family
 #   ./bootstrap.sh test     ... then run the whole default test suite (unit, cli, gpu)
 #   ./bootstrap.sh slow     ... then run the slow suite too
+#   ./bootstrap.sh sanitize ... build in build-sanitize with AddressSanitizer and
+#                           UndefinedBehaviorSanitizer, then run the unit and cli suites
 #
 # Environment: BUILD_DIR (default build), CI=true adds -Dwerror=true.
 set -euo pipefail
@@ -35,6 +37,7 @@ install_missing_packages() {
 configure_and_build() {
   local options=()
   [ "${CI:-}" = "true" ] && options+=(-Dwerror=true)
+  options+=("${sanitize_options[@]}")
   if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     meson setup "$BUILD_DIR" "${options[@]}" >/dev/null
   elif [ ${#options[@]} -gt 0 ]; then
@@ -64,14 +67,26 @@ PY
   return $status
 }
 
+# The sanitizer build is a build folder of its own, so it never mixes with the normal one.
+sanitize_options=()
+if [ "$mode" = sanitize ]; then
+  BUILD_DIR=${SANITIZE_BUILD_DIR:-build-sanitize}
+  sanitize_options=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized)
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+  export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}
+fi
+
 install_missing_packages
 configure_and_build
 scion="$BUILD_DIR/cli/scion"
 
 case "$mode" in
   build) ;;
-  run) exec examples/run-main-job.sh "$scion" ;;
+  run) exec examples/run-main-job.sh "$scion" "$BUILD_DIR/main-job" ;;
   test) run_tests --no-suite slow ;;
   slow) run_tests ;;
-  *) echo "usage: $0 [build|run|test|slow]" >&2; exit 2 ;;
+  # Sanitized code runs several times slower: the timeouts stretch to match.
+  sanitize) run_tests --suite unit --suite cli --timeout-multiplier 6 ;;
+  *) echo "usage: $0 [build|run|test|slow|sanitize]" >&2; exit 2 ;;
 esac

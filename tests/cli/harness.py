@@ -5,6 +5,7 @@ and exits non-zero (with a message) on the first failed check, 77 to skip.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,15 @@ def check(condition, message):
 
 def temp_dir():
     return tempfile.mkdtemp(prefix="scion-cli-test-")
+
+
+def copy_example(name, dest):
+    """Copies examples/NAME to dest (which may exist) without a .scion/ store: the main
+    job (`./bootstrap.sh run`) or a user may have left one there, and a test starts from
+    the example as the repository has it."""
+    shutil.copytree(os.path.join(EXAMPLES, name), dest, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".scion"))
+    return dest
 
 
 def exported_tensor_bytes(work, model):

@@ -5,10 +5,9 @@ import glob
 import json
 import os
 import re
-import shutil
 import struct
 
-from harness import EXAMPLES, check, run, run_json, temp_dir
+from harness import check, copy_example, run, run_json, temp_dir
 
 
 def write_safetensors(path, tensors):
@@ -24,7 +23,7 @@ def write_safetensors(path, tensors):
 
 
 work = temp_dir()
-shutil.copytree(os.path.join(EXAMPLES, "sentiment"), work, dirs_exist_ok=True)
+copy_example("sentiment", work)
 # A second base with the same architecture, so two imported models can be compared.
 with open(os.path.join(work, "scion.yaml")) as f:
     spec = f.read()

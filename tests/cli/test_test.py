@@ -6,14 +6,12 @@ predict against it.
 """
 import json
 import os
-import shutil
 import xml.etree.ElementTree as ET
 
-from harness import EXAMPLES, check, run, run_json, temp_dir
+from harness import check, copy_example, run, run_json, temp_dir
 
 work = os.path.join(temp_dir(), "sentiment")
-shutil.copytree(os.path.join(EXAMPLES, "sentiment"), work,
-                ignore=shutil.ignore_patterns(".scion"))
+copy_example("sentiment", work)
 
 # Before training: a clear error that says what to run.
 rc, out, err = run("-C", work, "test")

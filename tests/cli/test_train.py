@@ -4,19 +4,17 @@ determinism, retraining what a recipe change touches, Ctrl-C, and bad requests."
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
 
-from harness import EXAMPLES, SCION, check, exported_tensor_bytes, run, run_json, temp_dir
+from harness import EXAMPLES, SCION, check, copy_example, exported_tensor_bytes, run, run_json, temp_dir
 
 
 def shortened_example(base_epochs=1, epochs=1):
     """A copy of examples/sentiment whose recipes take seconds instead of a minute."""
     work = os.path.join(temp_dir(), "sentiment")
-    shutil.copytree(os.path.join(EXAMPLES, "sentiment"), work,
-                    ignore=shutil.ignore_patterns(".scion"))
+    copy_example("sentiment", work)
     path = os.path.join(work, "scion.yaml")
     with open(path) as f:
         spec = f.read()

@@ -1,8 +1,7 @@
 """scion validate: the example is valid; broken specs give every error, exit 2, and JSON."""
 import os
-import shutil
 
-from harness import EXAMPLES, check, run, run_json, temp_dir
+from harness import EXAMPLES, check, copy_example, run, run_json, temp_dir
 
 SENTIMENT = os.path.join(EXAMPLES, "sentiment")
 
@@ -17,7 +16,7 @@ check(report["counts"]["models"] == 6 and report["counts"]["datasets"] == 3
 
 # A copy of the example with two mistakes: a misspelt method and a missing data file.
 work = temp_dir()
-shutil.copytree(SENTIMENT, os.path.join(work, "sentiment"))
+copy_example("sentiment", os.path.join(work, "sentiment"))
 spec_path = os.path.join(work, "sentiment", "scion.yaml")
 with open(spec_path, encoding="utf-8") as f:
     spec = f.read()

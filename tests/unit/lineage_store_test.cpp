@@ -48,6 +48,48 @@ TEST_CASE("a new store identifies itself and turns on its pragmas", "[lineage]")
                   .is_ok());
 }
 
+// A store of schema version 1, before runs could end 'diverged' or 'abandoned', is
+// migrated when opened: its runs and their metrics stay, and the new statuses are allowed.
+TEST_CASE("a version-1 store migrates to version 2 keeping its runs", "[lineage]") {
+  TempDir dir;
+  {
+    auto store = open_store(dir.path() / ".scion");
+    SqliteDb& db = store->db();
+    REQUIRE(db.exec("PRAGMA foreign_keys = OFF").is_ok());
+    REQUIRE(db.exec(R"sql(
+DROP TABLE runs;
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY, model_id INTEGER NOT NULL REFERENCES models(id),
+  kind TEXT NOT NULL CHECK (kind IN ('train', 'adapt', 'test', 'import')),
+  status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'failed', 'interrupted')),
+  recipe_hash TEXT NOT NULL, dataset_digest TEXT REFERENCES datasets(digest),
+  started_at TEXT NOT NULL, finished_at TEXT, seed INTEGER NOT NULL, host TEXT NOT NULL,
+  scion_version TEXT NOT NULL,
+  hyperparameters TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(hyperparameters)),
+  message TEXT NOT NULL DEFAULT '') STRICT;
+INSERT INTO models (id, name, created_at, updated_at) VALUES (1, 'm', 'now', 'now');
+INSERT INTO runs (id, model_id, kind, status, recipe_hash, started_at, finished_at, seed, host,
+                  scion_version)
+  VALUES (7, 1, 'train', 'finished', 'abc', '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z', 1,
+          'h', '0.1');
+INSERT INTO run_metrics (run_id, step, loss) VALUES (7, 1, 0.5), (7, 2, 0.25);
+PRAGMA user_version = 1;
+)sql")
+                .is_ok());
+  }
+  auto store = open_store(dir.path() / ".scion");
+  CHECK(count(*store, "PRAGMA user_version") == 2);
+  CHECK(count(*store, "PRAGMA foreign_keys") == 1);
+  CHECK(count(*store, "SELECT count(*) FROM run_metrics WHERE run_id = 7") == 2);
+  CHECK(count(*store, "SELECT count(*) FROM runs WHERE id = 7 AND status = 'finished'") == 1);
+  CHECK(count(*store, "SELECT count(*) FROM pragma_foreign_key_check") == 0);
+  CHECK(store->db().exec("UPDATE runs SET status = 'diverged' WHERE id = 7").is_ok());
+  CHECK_FALSE(store->db().exec("UPDATE runs SET status = 'lost' WHERE id = 7").is_ok());
+  // The metrics still belong to the rebuilt table: deleting the run cascades to them.
+  REQUIRE(store->db().exec("DELETE FROM runs WHERE id = 7").is_ok());
+  CHECK(count(*store, "SELECT count(*) FROM run_metrics") == 0);
+}
+
 TEST_CASE("opening without create reports a missing store clearly", "[lineage]") {
   TempDir dir;
   StoreOptions options;
