@@ -45,8 +45,9 @@ db_before = file_bytes(db)
 # export into the store is refused, and the store is intact afterwards.
 for target in (".scion/lineage.db", ".scion/new.safetensors", "./.scion/../.scion/lineage.db",
                os.path.join(work, ".scion", "objects", "x.safetensors")):
-    rc, _, err = run("export", "news", "-o", target, "--force", cwd=work)
-    check(rc == 2 and "inside the scion store" in err, f"export -o {target} is refused: {rc} {err}")
+    for force in ([], ["--force"]):
+        rc, _, err = run("export", "news", "-o", target, *force, cwd=work)
+        check(rc == 2 and "inside the scion store" in err, f"export -o {target} {force} is refused: {rc} {err}")
 check(file_bytes(db) == db_before, "the store's database is untouched")
 check(not os.path.exists(os.path.join(work, ".scion", "new.safetensors")), "nothing new in the store")
 os.symlink(os.path.join(work, ".scion"), os.path.join(work, "store-link"))
