@@ -99,7 +99,8 @@ check(rc == 2 and "no model 'news-lroa' in the store" in err and "did you mean '
       f"lineage show suggests the close name: {rc} {err}")
 for command in (["lineage", "diff", "news", "news-lroa"], ["lineage", "log", "news-lroa"],
                 ["lineage", "tree", "news-lroa"], ["export", "news-lroa", "-o", "y.safetensors"],
-                ["adapt", "news-lroa"], ["test", "news-lroa"]):
+                ["adapt", "news-lroa"], ["test", "news-lroa"], ["predict", "news-lroa", "--text", "x"],
+                ["lineage", "blame", "news-lroa"]):
     rc, _, err = run(*command, cwd=work)
     check(rc == 2 and "no model 'news-lroa'" in err and "did you mean 'news-lora'?" in err,
           f"{' '.join(command)} suggests the close name: {rc} {err}")
