@@ -53,7 +53,8 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
   if (!output.is_ok()) return fail(output.status());
   auto store = open_store(global, /*create=*/false);
   if (!store.is_ok()) return fail(store.status());
-  if (auto model = find_stored_model(**store, opts.model); !model.is_ok()) return fail(model.status());
+  if (auto model = find_stored_model(**store, opts.model); !model.is_ok())
+    return fail(model.status());
   auto params = (*store)->load_parameters(opts.model);
   if (!params.is_ok()) return fail(params.status());
   auto metadata = lineage_metadata(**store, opts.model, opts.own_only);

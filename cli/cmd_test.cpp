@@ -559,7 +559,8 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
   cmd->add_option("--export-violations", options.violations_path,
                   "Write assertion violations to FILE as JSON lines, most severe first")
       ->option_text("FILE");
-  cmd->add_flag("--force", options.force, "Replace the --junit and --export-violations files when they exist");
+  cmd->add_flag("--force", options.force,
+                "Replace the --junit and --export-violations files when they exist");
   cmd->add_option("--chunk-size", options.chunk_size,
                   "Texts or (input, continuation) pairs per co-batched pass (default 64)")
       ->check(CLI::Range(1, 65536));
