@@ -5,7 +5,9 @@
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/model_lookup.h"
 #include "cli/output.h"
+#include "cli/output_path.h"
 #include "lineage/safetensors.h"
 
 namespace scion::cli {
@@ -16,6 +18,7 @@ struct ExportOptions {
   std::string model;
   std::string output;
   bool own_only = false;
+  bool force = false;  // replace an existing file
 };
 
 // __metadata__: safetensors allows only string values, so the lineage is a JSON string.
@@ -46,8 +49,12 @@ Result<std::map<std::string, std::string>> lineage_metadata(lineage::LineageStor
 }
 
 int run_export(const GlobalOptions& global, const ExportOptions& opts) {
+  auto output = checked_output_path(opts.output, global.store_path(), opts.force, "-o");
+  if (!output.is_ok()) return fail(output.status());
   auto store = open_store(global, /*create=*/false);
   if (!store.is_ok()) return fail(store.status());
+  if (auto model = find_stored_model(**store, opts.model); !model.is_ok())
+    return fail(model.status());
   auto params = (*store)->load_parameters(opts.model);
   if (!params.is_ok()) return fail(params.status());
   auto metadata = lineage_metadata(**store, opts.model, opts.own_only);
@@ -64,7 +71,7 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
                           "' has no parameters of its own to export; "
                           "drop --own-only to export all of them"));
   }
-  Status written = lineage::write_safetensors((*store)->env(), opts.output, tensors, *metadata);
+  Status written = lineage::write_safetensors((*store)->env(), *output, tensors, *metadata);
   if (!written.is_ok()) return fail(written);
   if (global.json) {
     print_json({{"model", opts.model},
@@ -90,8 +97,11 @@ void add_export_command(CLI::App& app, const GlobalOptions& global, CommandActio
       ->option_text("FILE");
   cmd->add_flag("--own-only", opts->own_only,
                 "Only the parameters this model introduced (its adapters)");
+  cmd->add_flag("--force", opts->force, "Replace FILE when it exists");
   cmd->footer(
       "The lineage (ancestry, recipe hashes, methods) goes into __metadata__.\n"
+      "FILE may not be inside the store, nor a device or folder; an existing file is\n"
+      "replaced only with --force.\n"
       "Example: scion export sst2 -o sst2-adapter.safetensors --own-only");
   cmd->callback(
       [&global, &action, opts] { action = [&global, opts] { return run_export(global, *opts); }; });

@@ -6,6 +6,7 @@
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/model_lookup.h"
 #include "cli/output.h"
 #include "lineage/safetensors.h"
 #include "lineage/spec_records.h"
@@ -52,11 +53,10 @@ std::vector<std::string> mismatches(const std::vector<runtime::ParameterSpec>& t
 int run_import(const GlobalOptions& global, const ImportOptions& opts) {
   auto workspace = load_workspace_or_report(global);
   if (!workspace.is_ok()) return fail(workspace.status());
-  const spec::Model* model = workspace->find_model(opts.model);
-  if (model == nullptr) {
-    return fail(not_found("model '" + opts.model + "' is not in the spec '" + global.spec_file +
-                          "'; declare it as a base model (with an architecture) first"));
-  }
+  auto found = find_spec_model(*workspace, opts.model,
+                               "; declare it as a base model (with an architecture) first");
+  if (!found.is_ok()) return fail(found.status());
+  const spec::Model* model = *found;
   if (!model->is_base()) {
     return fail(invalid_argument("model '" + opts.model + "' (" + model->location.file + ":" +
                                  std::to_string(model->location.line) + ") is a descendant of '" +

@@ -10,6 +10,7 @@
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/model_lookup.h"
 #include "cli/output.h"
 
 namespace scion::cli {
@@ -135,6 +136,7 @@ nlohmann::json node_json(const FamilyNode& node) {
 Result<std::vector<FamilyNode>> subtree(const std::vector<FamilyNode>& nodes,
                                         const std::string& root) {
   if (root.empty()) return nodes;
+  SCION_RETURN_IF_ERROR(check_model_name(root));
   std::set<std::string> inside{root};
   std::vector<FamilyNode> out;
   for (const FamilyNode& n : nodes) {  // parents come first, so one pass suffices
@@ -143,7 +145,11 @@ Result<std::vector<FamilyNode>> subtree(const std::vector<FamilyNode>& nodes,
       out.push_back(n);
     }
   }
-  if (out.empty()) return not_found("model '" + root + "' is neither in the spec nor in the store");
+  if (out.empty()) {
+    std::vector<std::string> known;
+    for (const FamilyNode& n : nodes) known.push_back(n.name);
+    return unknown_model(root, "the spec or the store", known);
+  }
   return out;
 }
 
@@ -183,6 +189,8 @@ int run_tree(const GlobalOptions& global, const std::string& root) {
 int run_log(const GlobalOptions& global, const std::string& model, std::int64_t limit) {
   auto store = open_store(global, /*create=*/false);
   if (!store.is_ok()) return fail(store.status());
+  if (!model.empty())
+    if (auto found = find_stored_model(**store, model); !found.is_ok()) return fail(found.status());
   auto runs = (*store)->runs(model, limit);
   if (!runs.is_ok()) return fail(runs.status());
   if (global.json) {

@@ -22,6 +22,7 @@
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/model_lookup.h"
 #include "cli/output.h"
 #include "lineage/spec_records.h"
 
@@ -78,9 +79,9 @@ struct BlamedCase {
 int blame(const GlobalOptions& global, const BlameOptions& options) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  const spec::Model* model = ws->find_model(options.model);
-  if (!model)
-    return fail(not_found("no model '" + options.model + "' in " + ws->spec_path.string()));
+  auto found = find_spec_model(*ws, options.model);
+  if (!found) return fail(found.status());
+  const spec::Model* model = *found;
   const ModelKind kind = model_kind(*ws, *model);
   auto store = open_store(global, /*create=*/false);
   if (!store) return fail(store.status());

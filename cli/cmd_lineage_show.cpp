@@ -6,6 +6,7 @@
 
 #include "cli/cmd_lineage_support.h"
 #include "cli/exit_codes.h"
+#include "cli/model_lookup.h"
 #include "cli/output.h"
 #include "lineage/spec_records.h"
 
@@ -92,14 +93,11 @@ void print_show(const json& doc, bool tty) {
 int run_lineage_show(const GlobalOptions& global, const std::string& model) {
   auto store = open_store(global, /*create=*/false);
   if (!store.is_ok()) return fail(store.status());
+  if (auto found = find_stored_model(**store, model); !found.is_ok()) return fail(found.status());
   auto models = (*store)->models();
   if (!models.is_ok()) return fail(models.status());
   std::map<std::string, const lineage::StoredModel*> by_name;
   for (const auto& m : *models) by_name[m.name] = &m;
-  if (!by_name.count(model)) {
-    return fail(not_found("model '" + model + "' is not in the store '" + (*store)->dir().string() +
-                          "'; see 'scion lineage tree' for the models it holds"));
-  }
   json doc = {{"model", model}, {"ancestry", json::array()}};
   for (const lineage::StoredModel* m = by_name[model]; m != nullptr;
        m = m->parent.empty() ? nullptr : by_name[m->parent]) {
@@ -165,15 +163,10 @@ Result<std::map<std::string, json>> recipe_fields(lineage::LineageStore& store,
 int run_lineage_diff(const GlobalOptions& global, const std::string& a, const std::string& b) {
   auto store = open_store(global, /*create=*/false);
   if (!store.is_ok()) return fail(store.status());
-  auto model_a = (*store)->find_model(a);
-  auto model_b = (*store)->find_model(b);
+  auto model_a = find_stored_model(**store, a);
   if (!model_a.is_ok()) return fail(model_a.status());
+  auto model_b = find_stored_model(**store, b);
   if (!model_b.is_ok()) return fail(model_b.status());
-  for (const auto& [name, found] :
-       {std::pair{a, model_a->has_value()}, std::pair{b, model_b->has_value()}}) {
-    if (!found)
-      return fail(not_found("model '" + name + "' is not in the store; see 'scion lineage tree'"));
-  }
   auto params_a = (*store)->parameters(a);
   auto params_b = (*store)->parameters(b);
   if (!params_a.is_ok()) return fail(params_a.status());
@@ -193,8 +186,8 @@ int run_lineage_diff(const GlobalOptions& global, const std::string& a, const st
   }
   for (const auto& [name, p] : in_b) only_b.push_back(name);
 
-  auto fields_a = recipe_fields(**store, **model_a);
-  auto fields_b = recipe_fields(**store, **model_b);
+  auto fields_a = recipe_fields(**store, *model_a);
+  auto fields_b = recipe_fields(**store, *model_b);
   if (!fields_a.is_ok()) return fail(fields_a.status());
   if (!fields_b.is_ok()) return fail(fields_b.status());
   json recipe = json::array();

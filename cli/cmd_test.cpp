@@ -18,7 +18,9 @@
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/model_lookup.h"
 #include "cli/output.h"
+#include "cli/output_path.h"
 #include "cli/stored_family.h"
 #include "lineage/spec_records.h"
 
@@ -49,6 +51,7 @@ class TestSession {
   int run();
 
  private:
+  Status check_arguments();
   Status select_models();
   Status plan_and_evaluate();
   Status judge_tests();
@@ -76,6 +79,7 @@ class TestSession {
   std::map<std::string, std::vector<lineage::TestCaseResult>> case_rows_;  // by model
   std::vector<Violation> violations_;
   std::map<std::string, std::int64_t> run_ids_;
+  std::filesystem::path junit_file_, violations_file_;  // checked; empty when not asked for
 };
 
 // The parent, when it is of the model's kind (a regression or an assertion compares
@@ -101,10 +105,28 @@ bool TestSession::tested(const std::string& model) const {
   return false;
 }
 
+// Before any work: a misspelt model or a report that cannot be written should not cost a
+// test run first.
+Status TestSession::check_arguments() {
+  for (const std::string& name : options_.models)
+    if (auto model = find_spec_model(ws_, name); !model) return model.status();
+  const std::filesystem::path store = global_.store_path();
+  if (!options_.junit_path.empty()) {
+    auto junit = checked_output_path(options_.junit_path, store, options_.force, "--junit");
+    if (!junit) return junit.status();
+    junit_file_ = *junit;
+  }
+  if (!options_.violations_path.empty()) {
+    auto violations =
+        checked_output_path(options_.violations_path, store, options_.force, "--export-violations");
+    if (!violations) return violations.status();
+    violations_file_ = *violations;
+  }
+  return Status::ok();
+}
+
 Status TestSession::select_models() {
   for (const std::string& name : options_.models) {
-    if (!ws_.find_model(name))
-      return not_found("no model '" + name + "' in " + ws_.spec_path.string());
     if (options_.only_tested && !tested(name)) continue;
     models_.push_back(name);
   }
@@ -479,13 +501,13 @@ void TestSession::report() {
 }
 
 Status TestSession::write_files() {
-  if (!options_.junit_path.empty()) {
+  if (!junit_file_.empty()) {
     std::vector<assertions::TestResult> results;
     for (const JudgedTest& j : judged_) results.push_back(j.result);
-    SCION_RETURN_IF_ERROR(assertions::write_junit_file(options_.junit_path, results));
+    SCION_RETURN_IF_ERROR(assertions::write_junit_file(junit_file_, results));
   }
-  if (!options_.violations_path.empty()) {
-    std::ofstream out(options_.violations_path);
+  if (!violations_file_.empty()) {
+    std::ofstream out(violations_file_);
     for (const Violation& v : violations_) out << violation_json(v).dump() << "\n";
     if (!out) return io_error("cannot write " + options_.violations_path + ": check the path and disk space");
   }
@@ -493,6 +515,7 @@ Status TestSession::write_files() {
 }
 
 int TestSession::run() {
+  if (Status s = check_arguments(); !s.is_ok()) return fail(s);
   auto suite = compile_suite(ws_);
   if (!suite) return fail(suite.status());
   suite_ = std::move(*suite);
@@ -536,6 +559,8 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
   cmd->add_option("--export-violations", options.violations_path,
                   "Write assertion violations to FILE as JSON lines, most severe first")
       ->option_text("FILE");
+  cmd->add_flag("--force", options.force,
+                "Replace the --junit and --export-violations files when they exist");
   cmd->add_option("--chunk-size", options.chunk_size,
                   "Texts or (input, continuation) pairs per co-batched pass (default 64)")
       ->check(CLI::Range(1, 65536));

@@ -13,6 +13,7 @@ struct TestOptions {
   std::vector<std::string> models;  // empty: every model some test or assertion applies to
   std::string junit_path;           // JUnit XML report, when set
   std::string violations_path;      // assertion violations as JSONL, most severe first
+  bool force = false;               // replace existing report files
   int chunk_size = 64;              // texts per co-batched forward pass
   int examples = 3;                 // failing examples shown per test and model
   bool only_tested = false;         // skip named models no test or assertion applies to (for `run`)

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "cli/model_lookup.h"
+
 namespace scion::cli {
 
 ModelKind model_kind(const spec::Workspace& ws, const spec::Model& model) {
@@ -26,8 +28,9 @@ std::optional<std::vector<std::string>> classifier_labels(const spec::Workspace&
 Result<const spec::Model*> find_classifier_model(const spec::Workspace& ws,
                                                  const std::string& name,
                                                  const std::string& remedy) {
-  const spec::Model* model = ws.find_model(name);
-  if (!model) return not_found("no model '" + name + "' in " + ws.spec_path.string());
+  auto found = find_spec_model(ws, name);
+  if (!found) return found.status();
+  const spec::Model* model = *found;
   if (!classifier_labels(ws, *model))
     return invalid_argument("model '" + name + "' has no classifier head" + remedy);
   return model;
@@ -35,9 +38,9 @@ Result<const spec::Model*> find_classifier_model(const spec::Workspace& ws,
 
 Status StoredFamily::load(std::span<const std::string> models) {
   for (const std::string& name : models) {
-    const spec::Model* model = ws_.find_model(name);
-    if (!model) return not_found("no model '" + name + "' in " + ws_.spec_path.string());
-    auto chain = ws_.ancestry(*model);
+    auto model = find_spec_model(ws_, name);
+    if (!model) return model.status();
+    auto chain = ws_.ancestry(**model);
     for (auto it = chain.rbegin(); it != chain.rend(); ++it)
       if (!bindings_.count((*it)->name)) SCION_RETURN_IF_ERROR(load_one(**it));
   }

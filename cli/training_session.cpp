@@ -15,6 +15,7 @@
 
 #include "cli/cmd_lineage_support.h"
 #include "cli/exit_codes.h"
+#include "cli/model_lookup.h"
 #include "cli/output.h"
 #include "lineage/safetensors.h"
 #include "cli/training_groups.h"
@@ -124,8 +125,9 @@ Result<bool> Session::up_to_date(const spec::Model& model) {
 Result<std::vector<const spec::Model*>> Session::select(const TrainRequest& request) {
   std::vector<const spec::Model*> chosen;
   for (const std::string& name : request.models) {
-    const spec::Model* m = ws_.find_model(name);
-    if (!m) return not_found("no model '" + name + "' in " + ws_.spec_path.string());
+    auto found = find_spec_model(ws_, name);
+    if (!found) return found.status();
+    const spec::Model* m = *found;
     if (!in_scope(*m, request.scope))
       return invalid_argument("'" + name + "' is " +
                               (m->is_base() ? "a base: train it with `scion train`"
@@ -227,8 +229,11 @@ Status Session::commit(runtime::TrainingJob& job, std::int64_t run_id,
   return store_->commit_model(run_id, lineage::model_record_for(ws_, job.model()), writes);
 }
 
+// Named by the recipe hash, never by the model's name: a name must not be able to name a
+// file outside the store. The hash covers the name, so each model has its own file; the
+// checkpoint's metadata keeps the name.
 std::filesystem::path Session::checkpoint_path(const spec::Model& model) const {
-  return store_->dir() / "checkpoints" / (model.name + "." + model.recipe_hash.substr(0, 16) + ".safetensors");
+  return store_->dir() / "checkpoints" / (model.recipe_hash + ".safetensors");
 }
 
 // A job's checkpoint: its own tensors, and for a member of a share unit its group's

@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 
+#include "spec/names.h"
+
 namespace scion::spec {
 namespace {
 
@@ -103,6 +105,12 @@ void SpecReader::check_unique_names(const YamlNode& map, const std::string& path
     if (!key->is_scalar() || key->value.empty()) {
       error(*key, path, fmt::format("expected a {} name, got {}", kind, describe(*key)));
       continue;
+    }
+    if (const std::string problem = name_problem(key->value); !problem.empty()) {
+      const std::string like = safe_name_like(key->value);
+      error(*key, path, fmt::format("{} name '{}' {}", kind, shorten(key->value), problem),
+            fmt::format("; {}{}", kNameRule,
+                        like.empty() ? "" : fmt::format(" \u2014 rename it, e.g. '{}'", like)));
     }
     if (!seen.insert(key->value).second)
       error(*key, join_path(path, key->value),

@@ -55,7 +55,8 @@ class SpecReader {
   // `key_kind` names the keys in messages: "key", "adaptation method", ...
   void check_keys(const YamlNode& map, const std::string& path,
                   std::span<const std::string_view> allowed, std::string_view key_kind = "key");
-  // Reports keys given twice in a mapping whose keys are free names (models, datasets).
+  // Reports keys given twice in a mapping whose keys are free names (models, datasets),
+  // and names that break the naming rule (spec/names.h).
   void check_unique_names(const YamlNode& map, const std::string& path, std::string_view kind);
   // Reports "missing required key '<key>' at <path>" when absent.
   const YamlNode* require(const YamlNode& map, const std::string& path, std::string_view key,

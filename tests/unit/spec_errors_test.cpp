@@ -22,7 +22,6 @@ std::vector<std::string> errors_of(const std::string& yaml) {
 std::string error_of(const std::string& yaml) {
   const auto errors = errors_of(yaml);
   INFO(yaml);
-  for (const auto& e : errors) UNSCOPED_INFO(e);
   REQUIRE(errors.size() == 1);
   return errors[0];
 }
@@ -186,6 +185,85 @@ TEST_CASE("duplicate names and duplicate keys") {
                             "    train: {data: reviews, epochs: 1, epochs: 2}\n")) ==
         "scion.yaml:13:39: error: duplicate key 'epochs' at models.review.train.epochs; each "
         "key may appear once");
+}
+
+TEST_CASE("a model name that could name a file is refused where it is defined") {
+  const std::string rule =
+      "; names are 1 to 128 ASCII letters, digits, '.', '_' or '-', start with a letter or a "
+      "digit, and contain no '..'";
+  const std::string model_body =
+      ": {from: base, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n";
+  CHECK(error_of(with_model("  ../../escaped" + model_body)) ==
+        "scion.yaml:10:3: error: model name '../../escaped' starts with '.' at models" + rule +
+            " \u2014 rename it, e.g. 'escaped'");
+  CHECK(error_of(with_model("  /tmp/escaped" + model_body)) ==
+        "scion.yaml:10:3: error: model name '/tmp/escaped' starts with '/' at models" + rule +
+            " \u2014 rename it, e.g. 'tmp-escaped'");
+  CHECK(error_of(with_model("  a/../../b" + model_body)) ==
+        "scion.yaml:10:3: error: model name 'a/../../b' contains '/' at models" + rule +
+            " \u2014 rename it, e.g. 'a-b'");
+  CHECK(error_of(with_model("  v1..2" + model_body)) ==
+        "scion.yaml:10:3: error: model name 'v1..2' contains '..' at models" + rule +
+            " \u2014 rename it, e.g. 'v1.2'");
+  CHECK(error_of(with_model("  \"caf\u00e9\"" + model_body)) ==
+        "scion.yaml:10:3: error: model name 'caf\u00e9' contains byte 0xc3 (only ASCII is "
+        "allowed) at models" +
+            rule + " \u2014 rename it, e.g. 'caf'");
+}
+
+TEST_CASE("a name over 128 characters is refused, shown shortened") {
+  // A plain key over 1024 characters is invalid YAML; an explicit key ("? ") may be longer.
+  const std::string long_name(10000, 'a');
+  const std::string error = error_of(
+      with_model("  ? " + long_name +
+                 "\n  : {from: base, adapt: {bitfit: true}, train: {data: reviews, steps: 1}}\n"));
+  CHECK(error.starts_with("scion.yaml:10:5: error: model name '" + std::string(40, 'a') +
+                          "...' is 10000 characters long (at most 128) at models; names are"));
+  CHECK(error.ends_with(" \u2014 rename it, e.g. '" + std::string(128, 'a') + "'"));
+  CHECK(errors_of(with_model("  " + std::string(128, 'a') +
+                             ": {from: base, adapt: {bitfit: true}, train: {data: reviews, "
+                             "steps: 1}}\n"))
+            .empty());
+}
+
+TEST_CASE("datasets, shares, tests, assertions and lexicons follow the same naming rule") {
+  const std::string two_models =
+      "  a: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1}}\n"
+      "  b: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1}}\n";
+  const auto errors = errors_of(
+      "datasets:\n"
+      "  ../reviews:\n"
+      "    path: reviews.jsonl\n"
+      "    labels: [negative, positive]\n"
+      "  reviews:\n"
+      "    path: reviews.jsonl\n"
+      "    labels: [negative, positive]\n"
+      "  corpus: {path: corpus.txt}\n"
+      "models:\n"
+      "  base:\n"
+      "    architecture: {layers: 2, width: 16, heads: 4, max_length: 32}\n"
+      "    train: {data: corpus, steps: 10}\n" +
+      two_models +
+      "share:\n"
+      "  .heads: {models: [a, b], modules: ['head.$model.*']}\n"
+      "lexicons:\n"
+      "  \"adj ective\": [good, great]\n"
+      "tests:\n"
+      "  -vocab: {type: mft, capability: Vocabulary, models: [a], template: \"it was good\", "
+      "expect: positive}\n"
+      "assertions:\n"
+      "  \"sure?\": {kind: low_confidence, models: [b], threshold: 0.6}\n");
+  REQUIRE(errors.size() == 5);
+  CHECK(errors[0].starts_with(
+      "scion.yaml:2:3: error: dataset name '../reviews' starts with '.' at datasets;"));
+  CHECK(errors[1].starts_with(
+      "scion.yaml:16:3: error: share name '.heads' starts with '.' at share;"));
+  CHECK(errors[2].starts_with(
+      "scion.yaml:18:3: error: lexicon name 'adj ective' contains a space at lexicons;"));
+  CHECK(errors[3].starts_with(
+      "scion.yaml:20:3: error: test name '-vocab' starts with '-' at tests;"));
+  CHECK(errors[4].starts_with(
+      "scion.yaml:22:3: error: assertion name 'sure?' contains '?' at assertions;"));
 }
 
 TEST_CASE("a missing data file is an error at its key") {
