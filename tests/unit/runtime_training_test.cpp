@@ -306,3 +306,18 @@ TEST_CASE("prompt embeddings can start from text token embeddings") {
     CHECK(p.f32()[2 * C + c] == emb.f32()[7 * C + c]);
   }
 }
+
+TEST_CASE("an allocation the backend cannot make is an out-of-memory Status, not a crash") {
+  auto backend = make_cpu_backend(1);
+  // 2^62 bytes: more than any address space, whatever the kernel's overcommit policy.
+  auto huge = Arena::create({{"small", {16}, DType::kF32}, {"huge", {std::int64_t{1} << 40, std::int64_t{1} << 20}, DType::kF32}},
+                            *backend, "the parameters of 'giant'");
+  REQUIRE_FALSE(huge.is_ok());
+  CHECK(huge.status().code() == StatusCode::kOutOfMemory);
+  CHECK_THAT(huge.status().message(), Catch::StartsWith("out of memory: needs 4194304.0 TiB for the "
+                                                        "parameters of 'giant'") &&
+                                          Catch::Contains("available"));
+  auto fine = Arena::create({{"a", {3, 5}, DType::kF32}}, *backend, "a test");
+  REQUIRE(fine.is_ok());
+  CHECK(fine->view("a").f32()[14] == 0.0f);  // zero-filled
+}
