@@ -5,6 +5,7 @@ probability; a job planned to need more memory than the machine has is refused b
 anything is written, and an allocation that fails is a clean exit 3."""
 import json
 import os
+import re
 import shutil
 import struct
 
@@ -23,8 +24,11 @@ models:
   hot:
     from: base
     adapt: {lora: {rank: 2, targets: [q, v]}, head: {}}
-    train: {data: reviews, steps: 30, batch_size: 8, seed: 3, optimizer: {type: sgd, lr: 10}}
+    train: {data: reviews, steps: 30, batch_size: 8, seed: 3, optimizer: {type: sgd, lr: 10, weight_decay: 1}}
 """
+# hot's SGD at lr 10 alone wanders at losses in the hundreds in 30 steps of this tiny
+# model; with weight decay 1 each step multiplies its parameters by about 1 - lr x wd = -9,
+# so its loss passes 1e17 by step 21 and is NaN at step 22 (checked with `adapt -v`).
 
 
 def workspace(spec):
@@ -47,8 +51,8 @@ rc, out, err = run("--json", "adapt", cwd=work)
 check(rc == 3, f"a diverged model makes adapt exit 3, got {rc}\n{err}")
 check("'hot'" in err and "diverged at step" in err and "try a lower learning rate" in err,
       f"the error names the model, the step and what to do:\n{err}")
-check("loss is NaN" in err or "loss is infinite" in err or "is not finite" in err,
-      f"the error says what was not finite:\n{err}")
+check(re.search(r"diverged at step \d+: loss is (NaN|infinite)", err),
+      f"the error says when and what was not finite:\n{err}")
 summary = {m["model"]: m for m in json.loads(out)["models"]}
 check(summary["hot"]["status"] == "diverged" and summary["calm"]["status"] == "trained",
       f"the sibling of the co-batched group trains on: {summary}")
@@ -90,14 +94,18 @@ with open(exported, "rb") as f:
 header_length = int.from_bytes(data[:8], "little")
 header = json.loads(data[8:8 + header_length])
 start = 8 + header_length
-# Every token embedding of a non-ASCII byte becomes infinite: the reviews are ASCII, so
-# training never reads them, while a prediction on "é" does.
+# Every token embedding of a non-ASCII byte (ids 128..255: a byte is its own id) becomes
+# infinite: the reviews are ASCII, so training never reads them, while a prediction on
+# "é" does.
 emb = header["tok_emb.weight"]
 rows, width = emb["shape"]
 first = start + emb["data_offsets"][0]
 for row in range(128, 256):
     for col in range(width):
         struct.pack_into("<f", data, first + 4 * (row * width + col), float("inf"))
+unread_inf = os.path.join(work, "unread-inf.safetensors")
+with open(unread_inf, "wb") as f:
+    f.write(bytes(data))
 struct.pack_into("<f", data, start + header["ln_f.bias"]["data_offsets"][0], float("nan"))
 poisoned = os.path.join(work, "poisoned.safetensors")
 with open(poisoned, "wb") as f:
@@ -110,12 +118,14 @@ check(f"tensor 'tok_emb.weight' has {128 * width} NaN or infinite values" in err
       "tensor 'ln_f.bias' has 1 NaN or infinite value" in err and "--allow-nonfinite" in err,
       f"the refusal names each tensor, its count and the way out:\n{err}")
 check(run_json("lineage", "log", cwd=work)["runs"] == runs_before, "a refused import writes nothing")
-rc, _, err = run("import", poisoned, "--as", "base", "--allow-nonfinite", cwd=work)
+rc, _, err = run("import", unread_inf, "--as", "base", cwd=work)
+check(rc == 3, f"one tensor with Inf is enough to refuse: {rc} {err}")
+rc, _, err = run("import", unread_inf, "--as", "base", "--allow-nonfinite", cwd=work)
 check(rc == 0 and "tok_emb.weight" in err, f"--allow-nonfinite imports it, with a warning: {rc} {err}")
 
 # ---- predict never prints a non-finite probability ---------------------------------------
 with open(os.path.join(work, "scion.yaml"), "w") as f:
-    f.write(SPEC.replace("optimizer: {type: sgd, lr: 10}", "optimizer: {type: adamw, lr: 1.0e-3}"))
+    f.write(SPEC.replace("optimizer: {type: sgd, lr: 10, weight_decay: 1}", "optimizer: {type: adamw, lr: 1.0e-3}"))
 rc, _, err = run("adapt", "calm", "--force", cwd=work)
 check(rc == 0, f"calm trains on the imported base (ASCII data never reads the Inf rows): {err}")
 rc, out, err = run("predict", "calm", "--text", "a great film", cwd=work)
