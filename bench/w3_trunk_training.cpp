@@ -120,7 +120,8 @@ int main(int argc, char** argv) {
   }
   spec::OptimizerSpec adam;
   adam.weight_decay = 0.01f;
-  Optimizer optimizer(*backend, adam, trainable_tensors(table, params, grads.binding()));
+  const auto optimizer_owner = Optimizer::create(*backend, adam, trainable_tensors(table, params, grads.binding()), "the bench model").value();
+  Optimizer& optimizer = *optimizer_owner;
   std::int64_t parameter_count = 0;
   for (const ParameterSpec& p : table) parameter_count += p.numel();
 
