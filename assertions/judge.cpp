@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <optional>
 
 namespace scion::assertions {
 namespace {
@@ -135,9 +136,24 @@ Result<Check> check_direction(const BehaviouralTest& test, const ModelOutput& or
                            d.tolerance > 0.0 ? fmt::format(" (tolerance {})", d.tolerance) : "")};
 }
 
+// A failed check when an output the test reads is not finite: every comparison with NaN
+// is false, so an INV of two NaN outputs would keep its "prediction" and pass.
+std::optional<Check> non_finite_check(const ModelOutput& original, const ModelOutput* perturbed) {
+  for (const ModelOutput* output : {&original, perturbed}) {
+    if (output == nullptr) continue;
+    if (auto value = non_finite_value(*output))
+      return Check{false, fmt::format("the model's output is not finite ({}{}): its parameters "
+                                      "have diverged; retrain it with a lower learning rate",
+                                      output == perturbed ? "after perturbation, " : "", *value)};
+  }
+  return std::nullopt;
+}
+
 // The verdict for one model, ignoring any parent.
 Result<Check> judge_one(const BehaviouralTest& test, const TestCase& c, const ModelOutput& original,
                         const ModelOutput* perturbed, const ModelOutput* parent) {
+  if (auto failed = non_finite_check(original, test.type == TestType::kMft ? nullptr : perturbed))
+    return *failed;
   switch (test.type) {
     case TestType::kMft:
       return check_expectation(test, c, original, parent);

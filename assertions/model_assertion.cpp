@@ -192,6 +192,10 @@ Result<double> ModelAssertion::severity(const AssertionInput& in) const {
   };
   if (in.output == nullptr) return missing("model's");
   const ModelOutput& out = *in.output;
+  // NaN compares false and std::max(0, NaN) is 0, so a diverged model's output would
+  // violate nothing: it violates every assertion, at the top of the probability scale.
+  for (const ModelOutput* checked : {in.output, in.perturbed})
+    if (checked && non_finite_value(*checked)) return 1.0;
   switch (kind_) {
     case AssertionKind::kLowConfidence:
       return std::max(0.0, threshold_ - confidence(out));

@@ -17,7 +17,8 @@
 //                        it watches language models: lm.<name> is log p(text | input)
 //                        for each named continuation (parent.lm.<name> the parent's),
 //                        plus `length`; nothing else.
-// Every other kind watches classifiers. The evaluator asks needs_parent(),
+// An output (or perturbed output) that is not finite (model_output.h, non_finite_value)
+// has severity 1 under every kind. Every other kind watches classifiers. The evaluator asks needs_parent(),
 // perturbation() and continuations() to know which extra outputs to compute. Immutable
 // once compiled; severity() is thread-safe.
 #pragma once

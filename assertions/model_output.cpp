@@ -1,6 +1,9 @@
 #include "assertions/model_output.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <limits>
 
 namespace scion::assertions {
 
@@ -47,6 +50,17 @@ double entropy(const ModelOutput& output) {
   for (float p : output.probabilities)
     if (p > 0.0f) h -= static_cast<double>(p) * std::log(static_cast<double>(p));
   return h;
+}
+
+std::optional<std::string> non_finite_value(const ModelOutput& output) {
+  for (std::size_t k = 0; k < output.probabilities.size(); ++k)
+    if (!std::isfinite(output.probabilities[k]))
+      return fmt::format("p({}) = {}", k < output.labels.size() ? output.labels[k] : std::to_string(k),
+                         output.probabilities[k]);
+  for (const auto& [continuation, logprob] : output.continuation_logprobs)
+    if (std::isnan(logprob) || logprob == std::numeric_limits<double>::infinity())
+      return fmt::format("log p(\"{}\") = {}", continuation, logprob);
+  return std::nullopt;
 }
 
 }  // namespace scion::assertions

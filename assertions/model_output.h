@@ -35,5 +35,10 @@ double confidence(const ModelOutput& output);
 double margin(const ModelOutput& output);
 // Shannon entropy of the probabilities in nats (0 log 0 = 0).
 double entropy(const ModelOutput& output);
+// The first value that is not a number a model could mean: a probability that is NaN or
+// infinite, or a log-probability that is NaN or +infinity (a model whose parameters
+// diverged), described for a message ("p(positive) = nan"); nullopt when all are sound.
+// Comparisons with NaN are false, so every check must ask this first.
+std::optional<std::string> non_finite_value(const ModelOutput& output);
 
 }  // namespace scion::assertions

@@ -153,12 +153,12 @@ RunResult train(const spec::Workspace& ws,
                 bool cobatched, const TrainerOptions& options, Backend& backend) {
   ParameterStore pool(backend);
   const spec::Model& trunk = *ws.find_model("trunk");
-  const ParameterBinding trunk_params = pool.add_model(ws, trunk);
+  const ParameterBinding trunk_params = pool.add_model(ws, trunk).value();
   initialize_new_parameters(ws, trunk, trunk_params, 11);
   std::vector<std::unique_ptr<TrainingJob>> jobs;
   for (std::size_t j = 0; j < datasets.size(); ++j) {
     const spec::Model& m = *ws.find_model("job-" + std::to_string(j));
-    const ParameterBinding binding = pool.add_model(ws, m);
+    const ParameterBinding binding = pool.add_model(ws, m).value();
     initialize_new_parameters(ws, m, binding, m.training->seed);
     auto job = TrainingJob::create(ws, m, binding, datasets[j], backend);
     if (!job) {

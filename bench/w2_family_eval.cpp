@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   weights.reserve(ws.models.size());
   std::uint64_t seed = 1;
   for (const spec::Model& m : ws.models) {
-    const ParameterBinding binding = pool.add_model(ws, m);
+    const ParameterBinding binding = pool.add_model(ws, m).value();
     initialize_new_parameters(ws, m, binding, seed);
     randomise(binding, m, seed++);
     if (m.is_base()) continue;

@@ -109,10 +109,10 @@ int main(int argc, char** argv) {
   const int B = 16, T = 128;
 
   ParameterStore store(*backend);
-  const ParameterBinding params = store.add_model(ws, model);
+  const ParameterBinding params = store.add_model(ws, model).value();
   initialize_new_parameters(ws, model, params, 1);
   const auto table = parameter_table(ws, model);
-  GradientSet grads(table, *backend);
+  GradientSet grads = GradientSet::create(table, *backend, model.name).value();
   auto weights = resolve_model(ws, model, spec::Objective::kMaskedLm, params, &grads.binding());
   if (!weights.is_ok()) {
     std::fprintf(stderr, "error: %s\n", weights.status().message().c_str());
@@ -120,7 +120,8 @@ int main(int argc, char** argv) {
   }
   spec::OptimizerSpec adam;
   adam.weight_decay = 0.01f;
-  Optimizer optimizer(*backend, adam, trainable_tensors(table, params, grads.binding()));
+  const auto optimizer_owner = Optimizer::create(*backend, adam, trainable_tensors(table, params, grads.binding()), "the bench model").value();
+  Optimizer& optimizer = *optimizer_owner;
   std::int64_t parameter_count = 0;
   for (const ParameterSpec& p : table) parameter_count += p.numel();
 

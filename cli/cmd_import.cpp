@@ -19,6 +19,7 @@ namespace {
 struct ImportOptions {
   std::string file;
   std::string model;
+  bool allow_non_finite = false;
 };
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -50,6 +51,17 @@ std::vector<std::string> mismatches(const std::vector<runtime::ParameterSpec>& t
   return problems;
 }
 
+// Every tensor holding NaN or infinite values, with how many: a checkpoint that diverged
+// would make every model trained from it diverge, and every prediction NaN.
+std::vector<std::string> non_finite_tensors(const lineage::SafetensorsContents& contents) {
+  std::vector<std::string> problems;
+  for (const auto& t : contents.tensors)
+    if (const std::int64_t n = lineage::count_non_finite(t.dtype, t.bytes); n > 0)
+      problems.push_back("tensor '" + t.name + "' has " + std::to_string(n) + " NaN or infinite value" +
+                         (n == 1 ? "" : "s"));
+  return problems;
+}
+
 int run_import(const GlobalOptions& global, const ImportOptions& opts) {
   auto workspace = load_workspace_or_report(global);
   if (!workspace.is_ok()) return fail(workspace.status());
@@ -73,6 +85,16 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
         model->location.file + ":" + std::to_string(model->location.line) + " (" +
         std::to_string(problems.size()) +
         " problem(s) above); fix the architecture in the spec or convert the checkpoint"));
+  }
+
+  if (const auto bad = non_finite_tensors(checkpoint->contents); !bad.empty()) {
+    if (!opts.allow_non_finite) {
+      for (const auto& p : bad) std::cerr << "  " << opts.file << ": " << p << '\n';
+      return fail(corruption("'" + opts.file + "' holds values that are not finite in " +
+                             std::to_string(bad.size()) + " tensor(s) (listed above); nothing was "
+                             "imported. Pass --allow-nonfinite to import it anyway"));
+    }
+    for (const auto& p : bad) print_warning(opts.file + ": " + p + " (imported: --allow-nonfinite)");
   }
 
   std::map<std::string, const lineage::SafetensorsTensor*> by_name;
@@ -124,6 +146,8 @@ void add_import_command(CLI::App& app, const GlobalOptions& global, CommandActio
   cmd->add_option("--as", opts->model, "The base model in the spec it provides")
       ->required()
       ->option_text("MODEL");
+  cmd->add_flag("--allow-nonfinite", opts->allow_non_finite,
+                "Import tensors holding NaN or infinite values (refused otherwise)");
   cmd->footer(
       "Tensor names and shapes must match the model's parameter table exactly\n"
       "(see runtime/parameter_table.h); every mismatch is listed.\n"

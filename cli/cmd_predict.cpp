@@ -131,6 +131,21 @@ std::vector<std::string> names_of(const std::vector<Predictor>& predictors) {
   return names;
 }
 
+// A probability that is NaN or infinite is no prediction: refuse to print any (exit 3)
+// rather than show "-nan" as if it were an answer.
+Status check_finite(const std::vector<Predictor>& predictors, const std::vector<std::string>& inputs,
+                    const FamilyOutputs& outputs) {
+  for (const Predictor& p : predictors)
+    for (const std::string& text : inputs)
+      if (auto value = assertions::non_finite_value(outputs.at(p.model->name, text)))
+        return Status(StatusCode::kDiverged,
+                      fmt::format("model '{}' gave {} for \"{}\": its stored parameters are not "
+                                  "finite (it diverged, or was imported with --allow-nonfinite); "
+                                  "retrain it with `scion run --force {}` and a lower learning rate",
+                                  p.model->name, *value, text, p.model->name));
+  return Status::ok();
+}
+
 int predict(const GlobalOptions& global, const PredictOptions& options) {
   std::vector<std::string> inputs = options.texts;
   if (!options.file.empty()) {
@@ -174,6 +189,8 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
   if (Status s = family.load(names); !s.is_ok()) return fail(s);
   auto outputs = evaluate_models(family, *backend, names, plan, options.chunk_size);
   if (!outputs) return fail(outputs.status());
+
+  if (Status sound = check_finite(predictors, inputs, *outputs); !sound.is_ok()) return fail(sound);
 
   nlohmann::json predictions = nlohmann::json::array();
   const bool tty = stdout_is_tty();

@@ -19,6 +19,7 @@ struct TrainOptions {
   bool force = false;
   bool resume = false;
   std::int64_t memory_budget_mib = 0;
+  bool ignore_memory_limit = false;
 };
 
 CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* description,
@@ -30,13 +31,16 @@ CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* d
   cmd->add_option("--memory-budget", options.memory_budget_mib,
                   "MiB a co-batched group may use (estimate as in `scion plan`; default: half of RAM)")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--ignore-memory-limit", options.ignore_memory_limit,
+                "Train even when the estimated memory exceeds what is available or --memory-budget");
   cmd->footer(example);
   return cmd;
 }
 
 // The request the options ask for, in `scope`.
 TrainRequest request_for(TrainScope scope, const TrainOptions& options) {
-  return {scope, options.models, options.force, options.resume, options.memory_budget_mib};
+  return {scope, options.models, options.force, options.resume, options.memory_budget_mib,
+          options.ignore_memory_limit};
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <vector>
 
 #include "cli/commands.h"
@@ -129,6 +130,12 @@ int main(int argc, char** argv) {
   scion::cli::choose_openmp_wait_policy(argv);
   try {
     return scion::cli::run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Large buffers come from checked allocations (runtime::Arena::create); this is any
+    // other one, which cannot say how much it wanted.
+    scion::cli::print_error("out of memory; free memory, or lower batch_size, max_length or the "
+                            "architecture's size in the spec");
+    return scion::cli::kExitRuntime;
   } catch (const std::exception& e) {
     scion::cli::print_error(std::string("internal error: ") + e.what() +
                             " (please report this as a scion bug)");

@@ -77,7 +77,9 @@ Status StoredFamily::load_one(const spec::Model& model) {
   for (const runtime::ParameterSpec& p : table)
     if (p.introduced_by == model.name || p.trainable)
       if (auto it = values->find(p.name); it != values->end()) digests[p.name] = it->second.digest;
-  runtime::ParameterBinding binding = pool_.add_stored_model(ws_, model, digests);
+  auto added = pool_.add_stored_model(ws_, model, digests);
+  if (!added) return added.status();
+  const runtime::ParameterBinding& binding = *added;
   for (const runtime::ParameterSpec& p : table) {
     if (p.introduced_by != model.name && !p.trainable) continue;
     auto it = values->find(p.name);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 
 #include "runtime/parameter_binding.h"
@@ -148,18 +149,28 @@ std::vector<std::vector<const spec::Model*>> training_groups(
 
 std::vector<std::vector<const spec::Model*>> planned_training_groups(const spec::Workspace& ws,
                                                                      std::int64_t budget_bytes) {
-  // A model's wave, as training_session.cpp's waves run when nothing is stored yet: 0 when
-  // no model of its share unit waits for a trained parent, else one more than the latest
-  // wave of those parents. The unit graph is acyclic (the loader checks), so this settles.
+  std::vector<const spec::Model*> trained;
+  for (const spec::Model& m : ws.models)
+    if (m.training) trained.push_back(&m);
+  return planned_training_groups(ws, trained, budget_bytes);
+}
+
+std::vector<std::vector<const spec::Model*>> planned_training_groups(
+    const spec::Workspace& ws, const std::vector<const spec::Model*>& models,
+    std::int64_t budget_bytes) {
+  const std::set<const spec::Model*> training(models.begin(), models.end());
+  // A model's wave, as training_session.cpp's waves run: 0 when no model of its share
+  // unit waits for a parent that trains too, else one more than the latest wave of those
+  // parents. The unit graph is acyclic (the loader checks), so this settles.
   std::map<const spec::Model*, std::size_t> wave_of;
   for (bool changed = true; changed;) {
     changed = false;
     for (const spec::Model& m : ws.models) {
-      if (!m.training) continue;
+      if (!training.count(&m)) continue;
       std::size_t wave = 0;
       for (const spec::Model* u : ws.training_unit(m)) {
         const spec::Model* parent = u->is_base() ? nullptr : ws.find_model(u->from);
-        if (parent && parent->training) wave = std::max(wave, wave_of[parent] + 1);
+        if (parent && training.count(parent)) wave = std::max(wave, wave_of[parent] + 1);
       }
       if (wave_of[&m] != wave) {
         wave_of[&m] = wave;
@@ -169,7 +180,7 @@ std::vector<std::vector<const spec::Model*>> planned_training_groups(const spec:
   }
   std::vector<std::vector<const spec::Model*>> waves;
   for (const spec::Model& m : ws.models) {
-    if (!m.training) continue;
+    if (!training.count(&m)) continue;
     const std::size_t wave = wave_of[&m];
     if (waves.size() <= wave) waves.resize(wave + 1);
     waves[wave].push_back(&m);

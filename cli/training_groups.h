@@ -64,5 +64,9 @@ std::vector<std::vector<const spec::Model*>> training_groups(
 // (a model waits for its trained parent), each wave grouped by training_groups.
 std::vector<std::vector<const spec::Model*>> planned_training_groups(const spec::Workspace& workspace,
                                                                      std::int64_t budget_bytes);
+// The same for training only `models` (each with training), the others being stored.
+std::vector<std::vector<const spec::Model*>> planned_training_groups(
+    const spec::Workspace& workspace, const std::vector<const spec::Model*>& models,
+    std::int64_t budget_bytes);
 
 }  // namespace scion::cli

@@ -21,6 +21,7 @@
 #include "cli/training_groups.h"
 #include "lineage/spec_records.h"
 #include "runtime/data/training_data.h"
+#include "runtime/memory_info.h"
 #include "runtime/parameter_binding.h"
 #include "runtime/shared_modules.h"
 #include "runtime/text/tokenizer.h"
@@ -40,6 +41,31 @@ constexpr std::int64_t kCheckpointEvery = 100;
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 
+// Refuses, before anything is written, a request with a group whose estimated training
+// memory (as `scion plan` shows it) exceeds what the machine has available, or the budget
+// the user gave explicitly: better a clear refusal than the kernel killing the process
+// half-way, or swapping for hours.
+Status check_memory(const spec::Workspace& ws, const std::vector<const spec::Model*>& pending,
+                    std::int64_t grouping_budget, std::int64_t explicit_budget) {
+  const std::optional<std::int64_t> available = runtime::available_memory_bytes();
+  for (const auto& group : planned_training_groups(ws, pending, grouping_budget)) {
+    const std::int64_t needs = group_memory_bytes(ws, group);
+    const bool over_available = available && needs > *available;
+    const bool over_budget = explicit_budget > 0 && needs > explicit_budget;
+    if (!over_available && !over_budget) continue;
+    std::vector<std::string> names;
+    for (const spec::Model* m : group) names.push_back("'" + m->name + "'");
+    const std::string limit = over_available ? runtime::memory_size(*available) + " available"
+                                             : runtime::memory_size(explicit_budget) + " allowed by --memory-budget";
+    return Status(StatusCode::kOutOfMemory,
+                  fmt::format("training {} needs {}, {}; lower batch_size or max_length (or the "
+                              "architecture's size) in {}, or pass --ignore-memory-limit to try anyway",
+                              fmt::join(names, ", "), runtime::memory_size(needs), limit,
+                              ws.spec_path.string()));
+  }
+  return Status::ok();
+}
+
 // A model waiting to train, and why it is in or out.
 struct Pending {
   const spec::Model* model;
@@ -51,7 +77,7 @@ struct ModelOutcome {
       : name(std::move(model)), status(std::move(state)), run_id(run) {}
 
   std::string name;
-  std::string status;  // trained | up to date | interrupted | failed
+  std::string status;  // trained | up to date | interrupted | failed | diverged
   std::int64_t run_id = 0;
   std::int64_t steps = 0;
   double final_loss = 0;
@@ -104,6 +130,8 @@ class Session {
   Status resume_from_checkpoint(runtime::TrainingJob& job);
   Status resume_unit(runtime::ShareGroup& share);
   void print_summary();
+  std::vector<const spec::Model*> without_descendants_of_diverged(std::vector<const spec::Model*> waiting,
+                                                                  std::set<std::string>& waiting_names);
 
   const GlobalOptions& global_;
   spec::Workspace ws_;
@@ -113,8 +141,18 @@ class Session {
   std::map<std::string, std::shared_ptr<const data::TokenizedDataset>> datasets_;
   std::vector<ModelOutcome> outcomes_;
   std::vector<GroupOutcome> groups_;
+  std::vector<std::string> diverged_;  // one message per model that diverged
   bool resume_ = false;
 };
+
+// "'review-hot' (scion.yaml:40) diverged at step 3: loss is NaN; try a lower learning rate".
+std::string divergence_message(const runtime::TrainingJob& job) {
+  const spec::Model& model = job.model();
+  return fmt::format("'{}' ({}:{}) diverged at step {}: {}; try a lower learning rate (its "
+                     "optimizer lr is {:g}); nothing of it was stored",
+                     model.name, model.location.file, model.location.line, job.divergence()->step,
+                     job.divergence()->what, model.training->optimizer.lr);
+}
 
 Result<bool> Session::up_to_date(const spec::Model& model) {
   auto stored = store_->find_model(model.name);
@@ -368,7 +406,9 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
   std::map<std::string, runtime::ParameterBinding> bindings;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const spec::Model& model = *members[i];
-    runtime::ParameterBinding binding = pool.add_model(ws_, model);
+    auto added = pool.add_model(ws_, model);
+    if (!added) return added.status();
+    runtime::ParameterBinding binding = std::move(*added);
     SCION_RETURN_IF_ERROR(load_inherited(model, binding, digests[i]));
     runtime::initialize_new_parameters(ws_, model, binding, model.training->seed, shares_);
     bindings[model.name] = std::move(binding);
@@ -378,7 +418,10 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     if (shares_.shared_by(model->name).empty()) continue;
     const std::vector<const spec::Model*> unit = ws_.training_unit(*model);
     std::unique_ptr<runtime::ShareGroup>& group = share_groups[unit.front()->name];
-    if (!group) group = std::make_unique<runtime::ShareGroup>(unit, shares_, bindings, *backend_);
+    if (group) continue;
+    auto created = runtime::ShareGroup::create(unit, shares_, bindings, *backend_);
+    if (!created) return created.status();
+    group = std::move(*created);
   }
   for (std::size_t i = 0; i < members.size(); ++i) {
     const spec::Model& model = *members[i];
@@ -445,6 +488,15 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     }
     return store_->append_metrics(run_ids.at(r.job), metrics);
   };
+  // A diverged job stores nothing and keeps its last checkpoint, which holds only values
+  // from before the divergence; its group goes on without it.
+  callbacks.on_job_diverged = [&](runtime::TrainingJob& job) -> Status {
+    ModelOutcome& outcome = outcome_of(job);
+    outcome.status = "diverged";
+    outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    diverged_.push_back(divergence_message(job));
+    return store_->finish_run(run_ids.at(&job), lineage::RunStatus::kDiverged, diverged_.back());
+  };
   callbacks.on_job_finished = [&](runtime::TrainingJob& job) -> Status {
     ModelOutcome& outcome = outcome_of(job);
     outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -465,7 +517,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     const bool interrupted = status.code() == StatusCode::kCancelled;
     for (auto& job : jobs) {
       ModelOutcome& outcome = outcome_of(*job);
-      if (outcome.status == "trained") continue;
+      if (outcome.status == "trained" || outcome.status == "diverged") continue;
       outcome.status = interrupted ? "interrupted" : "failed";
       if (interrupted && job->steps_done() > 0) {
         Status saved = save_checkpoint(*job);
@@ -517,14 +569,38 @@ void Session::print_summary() {
   }
 }
 
+// `waiting` less the models below one that diverged: their parent will not be stored.
+std::vector<const spec::Model*> Session::without_descendants_of_diverged(
+    std::vector<const spec::Model*> waiting, std::set<std::string>& waiting_names) {
+  std::set<std::string> diverged;
+  for (const ModelOutcome& o : outcomes_)
+    if (o.status == "diverged") diverged.insert(o.name);
+  std::vector<const spec::Model*> kept;
+  for (const spec::Model* m : waiting) {
+    const auto ancestry = ws_.ancestry(*m);
+    auto blocked_by = std::find_if(ancestry.begin(), ancestry.end(),
+                                   [&](const spec::Model* a) { return diverged.count(a->name) > 0; });
+    if (blocked_by == ancestry.end()) {
+      kept.push_back(m);
+      continue;
+    }
+    waiting_names.erase(m->name);
+    outcomes_.emplace_back(m->name, "not trained: '" + (*blocked_by)->name + "' diverged");
+  }
+  return kept;
+}
+
 int Session::run(const TrainRequest& request) {
   resume_ = request.resume;
   auto pending = select(request);
   if (!pending) return fail(pending.status());
-  std::signal(SIGINT, on_interrupt);
-  std::signal(SIGTERM, on_interrupt);
   const std::int64_t budget = request.memory_budget_mib > 0 ? request.memory_budget_mib << 20
                                                             : default_memory_budget_bytes();
+  if (!request.ignore_memory_limit)
+    if (Status fits = check_memory(ws_, *pending, budget, request.memory_budget_mib << 20); !fits.is_ok())
+      return fail(fits);
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
 
   // Waves: a model is ready once its parent's parameters for the current recipe are in
   // the store (stored earlier, or trained by an earlier wave).
@@ -567,9 +643,14 @@ int Session::run(const TrainRequest& request) {
       if (!status.is_ok()) break;
     }
     for (const spec::Model* m : wave) waiting_names.erase(m->name);
-    waiting = std::move(later);
+    waiting = without_descendants_of_diverged(std::move(later), waiting_names);
   }
   print_summary();
+  if (status.is_ok() && !diverged_.empty()) {
+    // Every divergence is an error of its own; the last one sets the exit status.
+    for (std::size_t i = 0; i + 1 < diverged_.size(); ++i) print_error(diverged_[i]);
+    status = Status(StatusCode::kDiverged, diverged_.back());
+  }
   if (!status.is_ok()) {
     if (status.code() == StatusCode::kCancelled) {
       print_warning("interrupted: finished models are stored; the rest are marked interrupted");

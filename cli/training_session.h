@@ -10,7 +10,10 @@
 // Ctrl-C stops between steps: finished models are kept, unfinished runs are marked
 // interrupted, and the store stays consistent. Each unfinished job leaves a checkpoint
 // (every kCheckpointEvery steps, and at the interruption) under <store>/checkpoints/, from
-// which `--resume` continues it exactly.
+// which `--resume` continues it exactly. Before any work, a request whose groups would
+// need more memory than the machine has available (or than an explicit --memory-budget)
+// is refused with kOutOfMemory, nothing written. A job whose loss or parameters stop
+// being finite is recorded `diverged` and stores nothing; the others go on (kDiverged).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -30,6 +33,9 @@ struct TrainRequest {
   bool force = false;               // retrain models that are up to date
   bool resume = false;              // continue interrupted jobs from their checkpoints
   std::int64_t memory_budget_mib = 0;  // co-batched groups stay within it; 0: half of RAM
+  // Train even a group whose estimated memory exceeds the available memory (MemAvailable)
+  // or a --memory-budget given explicitly; otherwise such a request is refused up front.
+  bool ignore_memory_limit = false;
 };
 
 // Runs the request; prints progress on stderr and a summary on stdout (JSON with --json).

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "runtime/backend.h"
+#include "runtime/memory_info.h"
 
 namespace scion::runtime {
 namespace {
@@ -12,19 +13,36 @@ constexpr std::size_t kAlignment = 64;
 std::size_t round_up(std::size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 }  // namespace
 
-Arena::Arena(const std::vector<ViewSpec>& table, Backend& backend) : backend_(&backend) {
+Result<Arena> Arena::create(const std::vector<ViewSpec>& table, Backend& backend,
+                            const std::string& purpose) {
+  Arena arena;
   std::vector<std::size_t> offsets;
   offsets.reserve(table.size());
   for (const ViewSpec& spec : table) {
-    offsets.push_back(bytes_);
+    offsets.push_back(arena.bytes_);
     Tensor probe{nullptr, spec.shape, spec.dtype, backend.device()};
-    bytes_ += round_up(probe.bytes());
+    arena.bytes_ += round_up(probe.bytes());
   }
-  data_ = backend.allocate(bytes_ == 0 ? kAlignment : bytes_);
-  backend.fill_zero(data_, bytes_);
+  arena.data_ = backend.allocate(arena.bytes_ == 0 ? kAlignment : arena.bytes_);
+  if (arena.data_ == nullptr) {
+    const std::optional<std::int64_t> available =
+        backend.device() == Device::kCpu ? available_memory_bytes() : std::nullopt;
+    return Status(StatusCode::kOutOfMemory,
+                  "out of memory: needs " + memory_size(static_cast<std::int64_t>(arena.bytes_)) +
+                      " for " + purpose +
+                      (available ? ", " + memory_size(*available) + " available" : std::string()) +
+                      "; lower width, layers, batch_size or max_length, or free memory");
+  }
+  arena.backend_ = &backend;
+  backend.fill_zero(arena.data_, arena.bytes_);
+  arena.lay_out(table, offsets);
+  return arena;
+}
+
+void Arena::lay_out(const std::vector<ViewSpec>& table, const std::vector<std::size_t>& offsets) {
   for (std::size_t i = 0; i < table.size(); ++i) {
     const ViewSpec& spec = table[i];
-    Tensor view{static_cast<char*>(data_) + offsets[i], spec.shape, spec.dtype, backend.device()};
+    Tensor view{static_cast<char*>(data_) + offsets[i], spec.shape, spec.dtype, backend_->device()};
     const bool inserted = views_.emplace(spec.name, view).second;
     assert(inserted && "arena view names must be unique");
     (void)inserted;

@@ -1,8 +1,9 @@
 // Arena: one allocation carved into named tensor views from a table of (name, shape,
 // dtype), one per role: parameters, gradients, optimizer state, activations.
 //
-// The arena owns its bytes (zero-filled at construction) for its whole life; views are
-// valid until it is destroyed. Each view starts on a 64-byte boundary so SIMD loads and
+// The arena owns its bytes (zero-filled at creation) for its whole life; views are
+// valid until it is destroyed. Creation fails with kOutOfMemory, saying how much it
+// needed and for what, when the backend cannot supply the bytes. Each view starts on a 64-byte boundary so SIMD loads and
 // BLAS see aligned rows. Memory comes from a Backend, so a CUDA backend gets device
 // arenas through the same type. Not thread-safe to construct; views may be used freely.
 #pragma once
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "runtime/tensor.h"
+#include "spec/status.h"
 
 namespace scion::runtime {
 
@@ -27,7 +29,11 @@ struct ViewSpec {
 class Arena {
  public:
   Arena() = default;
-  Arena(const std::vector<ViewSpec>& table, Backend& backend);
+  // `purpose` names what the bytes are for in the error ("the parameters of 'base'").
+  // Errors: kOutOfMemory ("out of memory: needs 192.0 GiB for <purpose>, 17.9 GiB
+  // available").
+  static Result<Arena> create(const std::vector<ViewSpec>& table, Backend& backend,
+                              const std::string& purpose);
   ~Arena();
   Arena(Arena&& other) noexcept;
   Arena& operator=(Arena&& other) noexcept;
@@ -45,6 +51,7 @@ class Arena {
 
  private:
   void release();
+  void lay_out(const std::vector<ViewSpec>& table, const std::vector<std::size_t>& offsets);
 
   Backend* backend_ = nullptr;
   void* data_ = nullptr;

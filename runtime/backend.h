@@ -47,6 +47,7 @@ class Backend {
   virtual Device device() const = 0;
   virtual bool supports_op(Op op) const = 0;
 
+  // nullptr when the memory cannot be had; callers must check (Arena::create does).
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void deallocate(void* data) = 0;
   virtual void fill_zero(void* data, std::size_t bytes) = 0;

@@ -1,8 +1,7 @@
 #include "runtime/optimizer.h"
 
-#include <cstring>
-
 #include <cmath>
+#include <cstring>
 
 namespace scion::runtime {
 namespace {
@@ -48,10 +47,14 @@ float clip_grad_norm(Backend& backend, const std::vector<TrainableTensor>& tenso
   return norm;
 }
 
-Optimizer::Optimizer(Backend& backend, const spec::OptimizerSpec& spec,
-                     std::vector<TrainableTensor> tensors)
-    : backend_(backend), spec_(spec), tensors_(std::move(tensors)),
-      state_(state_table(spec.kind, tensors_), backend) {}
+Result<std::unique_ptr<Optimizer>> Optimizer::create(Backend& backend, const spec::OptimizerSpec& spec,
+                                                     std::vector<TrainableTensor> tensors,
+                                                     const std::string& owner) {
+  auto state = Arena::create(state_table(spec.kind, tensors), backend,
+                             "the optimizer state of " + owner);
+  if (!state) return state.status();
+  return std::unique_ptr<Optimizer>(new Optimizer(backend, spec, std::move(tensors), std::move(*state)));
+}
 
 float Optimizer::step(float lr, int micro_batches) {
   ++step_;
@@ -70,6 +73,14 @@ float Optimizer::step(float lr, int micro_batches) {
     }
   }
   return norm;
+}
+
+std::optional<std::string> Optimizer::first_non_finite_parameter() const {
+  // A NaN or an infinity anywhere makes the sum of squares NaN or infinite, and finite
+  // floats cannot overflow it (it is summed in double): one pass per tensor, on any backend.
+  for (const TrainableTensor& t : tensors_)
+    if (!std::isfinite(backend_.squared_norm(t.param.f32(), t.param.numel()))) return t.name;
+  return std::nullopt;
 }
 
 std::vector<std::pair<std::string, Tensor>> Optimizer::checkpoint_tensors() const {

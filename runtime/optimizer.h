@@ -10,6 +10,8 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -47,15 +49,19 @@ float clip_grad_norm(Backend& backend, const std::vector<TrainableTensor>& tenso
 class Optimizer {
  public:
   // spec.kind picks AdamW or SGD; spec.lr is a default for step() callers that have no
-  // schedule; weight decay applies to every tensor in the list.
-  Optimizer(Backend& backend, const spec::OptimizerSpec& spec,
-            std::vector<TrainableTensor> tensors);
+  // schedule; weight decay applies to every tensor in the list. `owner` names whose
+  // tensors they are in an out-of-memory error ("'review-lora'"). Errors: kOutOfMemory.
+  static Result<std::unique_ptr<Optimizer>> create(Backend& backend, const spec::OptimizerSpec& spec,
+                                                   std::vector<TrainableTensor> tensors,
+                                                   const std::string& owner);
 
   // Divides every gradient by `micro_batches` (a step's gradient is the mean over its
   // micro-batches), clips (when spec.grad_clip > 0) and applies one update with learning
   // rate `lr`. Returns the gradient norm before clipping (0 when clipping is off).
   float step(float lr, int micro_batches = 1);
   int steps_taken() const { return step_; }
+  // The first parameter holding a NaN or an infinity; nullopt when all are finite.
+  std::optional<std::string> first_non_finite_parameter() const;
   const std::vector<TrainableTensor>& tensors() const { return tensors_; }
 
   // What a checkpoint must hold to continue exactly: each parameter ("param.<name>") and
@@ -69,6 +75,10 @@ class Optimizer {
                  const std::string& owner);
 
  private:
+  Optimizer(Backend& backend, const spec::OptimizerSpec& spec, std::vector<TrainableTensor> tensors,
+            Arena state)
+      : backend_(backend), spec_(spec), tensors_(std::move(tensors)), state_(std::move(state)) {}
+
   Backend& backend_;
   spec::OptimizerSpec spec_;
   std::vector<TrainableTensor> tensors_;

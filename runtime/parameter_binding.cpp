@@ -18,14 +18,14 @@ const Tensor* ParameterBinding::find(const std::string& name) const {
   return it == views_.end() ? nullptr : &it->second;
 }
 
-ParameterBinding ParameterStore::add_model(const spec::Workspace& workspace,
-                                           const spec::Model& model) {
+Result<ParameterBinding> ParameterStore::add_model(const spec::Workspace& workspace,
+                                                   const spec::Model& model) {
   return add(workspace, model, nullptr);
 }
 
-ParameterBinding ParameterStore::add_stored_model(const spec::Workspace& workspace,
-                                                  const spec::Model& model,
-                                                  const std::map<std::string, std::string>& digests) {
+Result<ParameterBinding> ParameterStore::add_stored_model(
+    const spec::Workspace& workspace, const spec::Model& model,
+    const std::map<std::string, std::string>& digests) {
   return add(workspace, model, &digests);
 }
 
@@ -43,8 +43,9 @@ std::int64_t ParameterStore::bytes_held() const {
   return bytes;
 }
 
-ParameterBinding ParameterStore::add(const spec::Workspace& workspace, const spec::Model& model,
-                                     const std::map<std::string, std::string>* digests) {
+Result<ParameterBinding> ParameterStore::add(const spec::Workspace& workspace,
+                                             const spec::Model& model,
+                                             const std::map<std::string, std::string>* digests) {
   const std::vector<ParameterSpec> table = parameter_table(workspace, model);
   last_arena_ = nullptr;
   // A value some earlier tensor already holds (same digest) binds that buffer.
@@ -66,7 +67,9 @@ ParameterBinding ParameterStore::add(const spec::Workspace& workspace, const spe
   for (const ParameterSpec& p : table)
     if (!by_author_and_name_.count(key_of(p))) missing.push_back({p.name, p.shape, DType::kF32});
   if (!missing.empty()) {
-    arenas_.push_back(std::make_unique<Arena>(missing, *backend_));
+    auto arena = Arena::create(missing, *backend_, "the parameters of '" + model.name + "'");
+    if (!arena) return arena.status();
+    arenas_.push_back(std::make_unique<Arena>(std::move(*arena)));
     // An inherited parameter the model retrains (BitFit, full, unfreeze) starts from the
     // parent's value, found under the parent's author for that name.
     std::map<std::string, std::string> parent_author;
@@ -102,11 +105,16 @@ std::vector<ViewSpec> own_trainable_views(const std::vector<ParameterSpec>& tabl
 }
 }  // namespace
 
-GradientSet::GradientSet(const std::vector<ParameterSpec>& table, Backend& backend,
-                         const ParameterBinding& shared)
-    : arena_(own_trainable_views(table, shared), backend) {
-  binding_.bind_all(arena_);
-  for (const auto& [name, view] : shared.views()) binding_.bind(name, view);
+Result<GradientSet> GradientSet::create(const std::vector<ParameterSpec>& table, Backend& backend,
+                                        const std::string& model, const ParameterBinding& shared) {
+  auto arena = Arena::create(own_trainable_views(table, shared), backend,
+                             "the gradients of '" + model + "'");
+  if (!arena) return arena.status();
+  GradientSet set;
+  set.arena_ = std::move(*arena);
+  set.binding_.bind_all(set.arena_);
+  for (const auto& [name, view] : shared.views()) set.binding_.bind(name, view);
+  return set;
 }
 
 bool is_new_parameter(const std::string& name, const spec::Model& model) {

@@ -54,7 +54,8 @@ class ParameterStore {
   // get their own storage holding a copy of the parent's value; new parameters start at
   // zero: call initialize_new_parameters or load them.
   // REQUIRES: the model's parent was added (and initialised) before it.
-  ParameterBinding add_model(const spec::Workspace& workspace, const spec::Model& model);
+  // Errors: kOutOfMemory when the storage cannot be allocated.
+  Result<ParameterBinding> add_model(const spec::Workspace& workspace, const spec::Model& model);
 
   // The same for stored values about to be loaded: `digests` maps the names the model
   // introduces or retrains to their content digests. A name whose digest an earlier
@@ -62,8 +63,9 @@ class ParameterStore {
   // one buffer per digest, whichever models use it. The caller fills only the views that
   // are_new() says were allocated by this call.
   // REQUIRES: nothing writes the bound views (shared buffers serve several models).
-  ParameterBinding add_stored_model(const spec::Workspace& workspace, const spec::Model& model,
-                                    const std::map<std::string, std::string>& digests);
+  Result<ParameterBinding> add_stored_model(const spec::Workspace& workspace,
+                                            const spec::Model& model,
+                                            const std::map<std::string, std::string>& digests);
   // Whether the buffer behind `view` was allocated by the last add_*_model call.
   bool is_new(const Tensor& view) const;
 
@@ -71,8 +73,8 @@ class ParameterStore {
   std::int64_t bytes_held() const;
 
  private:
-  ParameterBinding add(const spec::Workspace& workspace, const spec::Model& model,
-                       const std::map<std::string, std::string>* digests);
+  Result<ParameterBinding> add(const spec::Workspace& workspace, const spec::Model& model,
+                               const std::map<std::string, std::string>* digests);
 
   Backend* backend_;
   SharedModules shares_;
@@ -87,12 +89,15 @@ class ParameterStore {
 // those views instead. zero() clears only its own.
 class GradientSet {
  public:
-  GradientSet(const std::vector<ParameterSpec>& table, Backend& backend,
-              const ParameterBinding& shared = {});
+  // `model` names the owner in an out-of-memory error. Errors: kOutOfMemory.
+  static Result<GradientSet> create(const std::vector<ParameterSpec>& table, Backend& backend,
+                                    const std::string& model, const ParameterBinding& shared = {});
   const ParameterBinding& binding() const { return binding_; }
   void zero() { arena_.zero(); }
 
  private:
+  GradientSet() = default;
+
   Arena arena_;
   ParameterBinding binding_;
 };

@@ -22,17 +22,39 @@ std::vector<ViewSpec> mlp_table(std::int64_t P, std::int64_t C, std::int64_t H, 
 
 }  // namespace
 
+Result<std::unique_ptr<PrefixReparametrisation>> PrefixReparametrisation::create(
+    Backend& backend, const spec::Workspace& workspace, const spec::Model& model, std::uint64_t seed) {
+  std::unique_ptr<PrefixReparametrisation> reparam(new PrefixReparametrisation(backend, workspace, model));
+  SCION_RETURN_IF_ERROR(reparam->allocate());
+  reparam->initialise(seed);
+  return reparam;
+}
+
 PrefixReparametrisation::PrefixReparametrisation(Backend& backend,
                                                  const spec::Workspace& workspace,
-                                                 const spec::Model& model, std::uint64_t seed)
+                                                 const spec::Model& model)
     : backend_(backend), outputs_(output_names(workspace, model)),
       P_(model.adaptation.prefix->virtual_tokens), C_(workspace.architecture_of(model).width),
-      hidden_(model.adaptation.prefix->reparam_hidden),
-      params_(mlp_table(P_, C_, hidden_, static_cast<std::int64_t>(outputs_.size()) * C_), backend),
-      grads_(mlp_table(P_, C_, hidden_, static_cast<std::int64_t>(outputs_.size()) * C_), backend),
-      acts_({{"hidden", {P_, hidden_}}, {"out", {P_, static_cast<std::int64_t>(outputs_.size()) * C_}},
-             {"dhidden", {P_, hidden_}}, {"dembedding", {P_, C_}}},
-            backend) {
+      hidden_(model.adaptation.prefix->reparam_hidden) {}
+
+Status PrefixReparametrisation::allocate() {
+  const std::int64_t out = static_cast<std::int64_t>(outputs_.size()) * C_;
+  const std::string purpose = "a prefix reparametrisation MLP";
+  auto params = Arena::create(mlp_table(P_, C_, hidden_, out), backend_, purpose);
+  if (!params) return params.status();
+  auto grads = Arena::create(mlp_table(P_, C_, hidden_, out), backend_, purpose);
+  if (!grads) return grads.status();
+  auto acts = Arena::create({{"hidden", {P_, hidden_}}, {"out", {P_, out}},
+                             {"dhidden", {P_, hidden_}}, {"dembedding", {P_, C_}}},
+                            backend_, purpose);
+  if (!acts) return acts.status();
+  params_ = std::move(*params);
+  grads_ = std::move(*grads);
+  acts_ = std::move(*acts);
+  return Status::ok();
+}
+
+void PrefixReparametrisation::initialise(std::uint64_t seed) {
   for (const char* name : {"embedding", "w1", "w2"}) {
     std::mt19937_64 rng(cpu::mix64(seed ^ cpu::mix64(std::hash<std::string>{}(name))));
     std::normal_distribution<float> normal(0.0f, 0.02f);

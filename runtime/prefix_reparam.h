@@ -15,6 +15,7 @@
 // Owns its parameters, gradients and activations (one Arena each). Not thread-safe.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,11 @@ class PrefixReparametrisation {
  public:
   // REQUIRES: model.adaptation.prefix with reparam_hidden > 0. E and W1, W2 are drawn
   // from normal(0, 0.02) streams seeded by `seed`; biases start at zero.
-  PrefixReparametrisation(Backend& backend, const spec::Workspace& workspace,
-                          const spec::Model& model, std::uint64_t seed);
+  // Errors: kOutOfMemory.
+  static Result<std::unique_ptr<PrefixReparametrisation>> create(Backend& backend,
+                                                                 const spec::Workspace& workspace,
+                                                                 const spec::Model& model,
+                                                                 std::uint64_t seed);
 
   // Writes the MLP's output into the model's keys/values views in `params`.
   void materialise(const ParameterBinding& params);
@@ -44,6 +48,11 @@ class PrefixReparametrisation {
   bool produces(const std::string& name) const;
 
  private:
+  PrefixReparametrisation(Backend& backend, const spec::Workspace& workspace,
+                          const spec::Model& model);
+  Status allocate();
+  void initialise(std::uint64_t seed);
+
   Backend& backend_;
   std::vector<std::string> outputs_;  // keys/values names, in output column order
   int P_, C_, hidden_;

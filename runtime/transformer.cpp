@@ -318,9 +318,14 @@ class Layout {
     table_.push_back({name, {numel}, DType::kF32});
     slots_.push_back(slot);
   }
-  void finish(Arena& arena, Backend& backend) {
-    arena = Arena(table_, backend);
+  // The previous batch's arena goes first, so that the two are never held at once.
+  Status finish(Arena& arena, Backend& backend) {
+    arena = Arena();
+    auto fresh = Arena::create(table_, backend, "the activations of a batch");
+    if (!fresh) return fresh.status();
+    arena = std::move(*fresh);
     for (std::size_t i = 0; i < table_.size(); ++i) *slots_[i] = arena.view(table_[i].name).f32();
+    return Status::ok();
   }
 
  private:
@@ -330,7 +335,7 @@ class Layout {
 
 // Lays out every activation, saved value and gradient scratch buffer of the batch in
 // one arena: trunk buffers span all N rows; adapter and head buffers are per segment.
-void plan_batch(detail::BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
+Status plan_batch(detail::BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
   using Plan = detail::BatchPlan;
   const ModelWeights& trunk = *batch.segments[0].model;
   const spec::Architecture& a = trunk.arch;
@@ -477,9 +482,10 @@ void plan_batch(detail::BatchPlan& plan, const FamilyBatch& batch, Backend& back
     layout.add(p + "probs", logit_rows * width, &sa.probs);
     layout.add(p + "losses", logit_rows, &sa.losses);
   }
-  layout.finish(plan.arena, backend);
+  SCION_RETURN_IF_ERROR(layout.finish(plan.arena, backend));
   if (plan.inference)
     for (int l = 1; l < L; ++l) plan.blocks[l] = plan.blocks[0];
+  return Status::ok();
 }
 
 }  // namespace
@@ -946,7 +952,8 @@ Result<std::vector<SegmentResult>> SegmentedTransformer::forward(const FamilyBat
   SCION_RETURN_IF_ERROR(validate(batch));
   const std::string signature = batch_signature(batch);
   if (signature != plan_->signature) {
-    plan_batch(*plan_, batch, backend_);
+    plan_->signature.clear();  // a plan that failed half-way must not be reused
+    SCION_RETURN_IF_ERROR(plan_batch(*plan_, batch, backend_));
     plan_->signature = signature;
   }
   batch_ = batch;

@@ -24,6 +24,8 @@ enum class StatusCode {
   kBusy,             // the store is locked by another process for too long
   kVersionMismatch,  // the store was written by a newer scion
   kCancelled,        // the user interrupted the work (Ctrl-C)
+  kOutOfMemory,      // an allocation failed, or planned work needs more memory than there is
+  kDiverged,         // training produced a non-finite loss or parameter
   kInternal,         // a bug in scion
 };
 

@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "runtime/backend.h"
 #include "runtime/cpu/attention.h"
@@ -43,6 +44,7 @@ class CpuBackend final : public Backend {
   bool supports_op(Op) const override { return true; }
 
   void* allocate(std::size_t bytes) override {
+    if (bytes > std::numeric_limits<std::size_t>::max() - 63) return nullptr;  // rounding would wrap
     return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
   }
   void deallocate(void* data) override { std::free(data); }

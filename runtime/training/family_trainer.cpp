@@ -1,6 +1,8 @@
 #include "runtime/training/family_trainer.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 namespace scion::runtime {
 
@@ -9,6 +11,31 @@ namespace {
 // Whether `job` may be reported finished: it is, and so is every job it shares with.
 bool done(const TrainingJob& job) {
   return job.finished() && (!job.share_group() || job.share_group()->finished());
+}
+
+std::string loss_text(float loss) {
+  return std::isnan(loss) ? "loss is NaN" : "loss is infinite";
+}
+
+// A member of a ShareGroup that diverged takes its whole unit with it: the shared modules
+// it updates are theirs too.
+void spread_divergence(const std::vector<ShareGroup*>& shares) {
+  for (ShareGroup* share : shares) {
+    const TrainingJob* first = nullptr;
+    for (const TrainingJob* member : share->members())
+      if (member->divergence() && !first) first = member;
+    if (!first) continue;
+    for (TrainingJob* member : share->members())
+      if (member != first)
+        member->mark_diverged({first->divergence()->step, "'" + first->model().name +
+                                                              "', which shares modules with it, "
+                                                              "diverged: " + first->divergence()->what});
+  }
+}
+
+bool any_diverged(const ShareGroup& share) {
+  return std::any_of(share.members().begin(), share.members().end(),
+                     [](const TrainingJob* m) { return m->divergence().has_value(); });
 }
 
 }  // namespace
@@ -20,7 +47,9 @@ Status FamilyTrainer::run(const std::vector<TrainingJob*>& jobs, const TrainerCa
     active.clear();
     std::vector<TrainingJob*> still_waiting;
     for (TrainingJob* job : candidates) {
-      if (!job->finished()) {
+      if (job->divergence()) {
+        if (callbacks.on_job_diverged) SCION_RETURN_IF_ERROR(callbacks.on_job_diverged(*job));
+      } else if (!job->finished()) {
         active.push_back(job);
       } else if (!done(*job)) {
         still_waiting.push_back(job);
@@ -88,12 +117,17 @@ Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
     }
   }
 
-  // Every job's own update, then each ShareGroup's once, before any job validates.
-  std::vector<float> lr(n);
-  for (std::size_t j = 0; j < n; ++j) lr[j] = active[j]->apply_step();
-  for (ShareGroup* share : shares) share->apply_step();
+  // A job whose loss is not finite has diverged: its gradients are not finite either, so
+  // it takes no update.
+  for (std::size_t j = 0; j < n; ++j) {
+    const float loss = static_cast<float>(loss_sum[j] / active[j]->micro_batches_per_step());
+    if (!std::isfinite(loss)) active[j]->mark_diverged({active[j]->steps_done() + 1, loss_text(loss)});
+  }
+  spread_divergence(shares);
+  const std::vector<float> lr = apply_updates(active, shares);
   for (std::size_t j = 0; j < n; ++j) {
     TrainingJob& job = *active[j];
+    if (job.divergence()) continue;
     StepReport report;
     report.job = &job;
     report.lr = lr[j];
@@ -109,6 +143,29 @@ Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
     if (callbacks.on_step) SCION_RETURN_IF_ERROR(callbacks.on_step(report));
   }
   return Status::ok();
+}
+
+std::vector<float> FamilyTrainer::apply_updates(const std::vector<TrainingJob*>& active,
+                                                const std::vector<ShareGroup*>& shares) {
+  // Every job's own update, then each ShareGroup's once, before any job validates.
+  std::vector<float> lr(active.size());
+  for (std::size_t j = 0; j < active.size(); ++j) {
+    TrainingJob& job = *active[j];
+    if (job.divergence()) continue;
+    lr[j] = job.apply_step();
+    if (auto name = job.first_non_finite_parameter())
+      job.mark_diverged({job.steps_done(), "parameter '" + *name + "' is not finite after the update"});
+  }
+  spread_divergence(shares);
+  for (ShareGroup* share : shares) {
+    if (any_diverged(*share)) continue;
+    share->apply_step();
+    if (auto name = share->first_non_finite_parameter())
+      for (TrainingJob* member : share->members())
+        member->mark_diverged({share->steps_done(), "shared parameter '" + *name +
+                                                        "' is not finite after the update"});
+  }
+  return lr;
 }
 
 }  // namespace scion::runtime

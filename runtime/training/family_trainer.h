@@ -16,6 +16,12 @@
 // are, so that each is stored with the final shared values. A share's members must all be
 // in the group.
 //
+// A job diverges when its step's loss is not finite (it then takes no update) or when a
+// trainable parameter is not finite after its update (checked every step, so no
+// checkpoint or stored model ever holds one). It leaves the group at once, reported
+// through on_job_diverged and never through on_job_finished; the other jobs go on. The
+// members of a ShareGroup diverge together, since they update the same shared modules.
+//
 // A group may hold a job that trains its trunk (a base, BitFit, full fine-tuning) only
 // when it is the group's only job. The trainer borrows jobs and backend. Not thread-safe.
 #pragma once
@@ -42,6 +48,8 @@ struct TrainerCallbacks {
   std::function<Status(const StepReport&)> on_step;     // after each job's step
   // When a job is done: it has finished, and so has every job it shares modules with.
   std::function<Status(TrainingJob&)> on_job_finished;
+  // When a job has diverged (TrainingJob::divergence() says how); once per job.
+  std::function<Status(TrainingJob&)> on_job_diverged;
 };
 
 struct TrainerOptions {
@@ -68,6 +76,10 @@ class FamilyTrainer {
  private:
   // One optimizer step of every job in `active`.
   Status step(const std::vector<TrainingJob*>& active, const TrainerCallbacks& callbacks);
+  // Each job's and ShareGroup's update, skipping diverged ones and marking those whose
+  // parameters the update made non-finite. Returns the learning rates, by job.
+  std::vector<float> apply_updates(const std::vector<TrainingJob*>& active,
+                                   const std::vector<ShareGroup*>& shares);
 
   Backend& backend_;
   SegmentedTransformer net_;

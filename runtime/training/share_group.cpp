@@ -27,18 +27,25 @@ std::vector<ViewSpec> gradient_views(const std::map<ParameterKey, Tensor>& share
 
 }  // namespace
 
-ShareGroup::ShareGroup(std::vector<const spec::Model*> unit, const SharedModules& shares,
-                       const std::map<std::string, ParameterBinding>& params, Backend& backend)
-    : backend_(backend), unit_(std::move(unit)) {
-  const std::map<ParameterKey, Tensor> shared = shared_views(unit_, shares, params);
-  grads_ = Arena(gradient_views(shared), backend);
+Result<std::unique_ptr<ShareGroup>> ShareGroup::create(
+    std::vector<const spec::Model*> unit, const SharedModules& shares,
+    const std::map<std::string, ParameterBinding>& params, Backend& backend) {
+  std::unique_ptr<ShareGroup> group(new ShareGroup(backend, std::move(unit)));
+  const std::string modules = "the modules '" + group->owner().name + "' shares";
+  const std::map<ParameterKey, Tensor> shared = shared_views(group->unit_, shares, params);
+  auto grads = Arena::create(gradient_views(shared), backend, "the gradients of " + modules);
+  if (!grads) return grads.status();
+  group->grads_ = std::move(*grads);
   std::vector<TrainableTensor> tensors;
-  for (const auto& [key, view] : shared) tensors.push_back({key.second, view, grads_.view(key.second)});
-  for (const spec::Model* m : unit_) {
-    ParameterBinding& binding = by_member_[m->name];
-    for (const auto& [name, key] : shares.shared_by(m->name)) binding.bind(name, grads_.view(key.second));
+  for (const auto& [key, view] : shared) tensors.push_back({key.second, view, group->grads_.view(key.second)});
+  for (const spec::Model* m : group->unit_) {
+    ParameterBinding& binding = group->by_member_[m->name];
+    for (const auto& [name, key] : shares.shared_by(m->name)) binding.bind(name, group->grads_.view(key.second));
   }
-  optimizer_ = std::make_unique<Optimizer>(backend, owner().training->optimizer, std::move(tensors));
+  auto optimizer = Optimizer::create(backend, group->owner().training->optimizer, std::move(tensors), modules);
+  if (!optimizer) return optimizer.status();
+  group->optimizer_ = std::move(*optimizer);
+  return group;
 }
 
 bool ShareGroup::finished() const {

@@ -39,8 +39,11 @@ class ShareGroup {
   // `unit`: the members, owner first (Workspace::training_unit order); `params` binds each
   // member's parameters by model name (ParameterStore views, shared ones one buffer).
   // REQUIRES: the unit shares at least one parameter; every member trains.
-  ShareGroup(std::vector<const spec::Model*> unit, const SharedModules& shares,
-             const std::map<std::string, ParameterBinding>& params, Backend& backend);
+  // Errors: kOutOfMemory when the group's gradients or optimizer state cannot be allocated.
+  static Result<std::unique_ptr<ShareGroup>> create(std::vector<const spec::Model*> unit,
+                                                    const SharedModules& shares,
+                                                    const std::map<std::string, ParameterBinding>& params,
+                                                    Backend& backend);
 
   const std::vector<const spec::Model*>& unit() const { return unit_; }
   // The group's gradient views under `model`'s names: bind them in its GradientSet.
@@ -56,6 +59,10 @@ class ShareGroup {
   // updates at the owner's scheduled learning rate. Returns that learning rate.
   float apply_step();
   std::int64_t steps_done() const { return optimizer_->steps_taken(); }
+  // The first shared parameter holding a NaN or an infinity; nullopt when all are finite.
+  std::optional<std::string> first_non_finite_parameter() const {
+    return optimizer_->first_non_finite_parameter();
+  }
   std::int64_t total_steps() const;  // the longest member's
 
   // Shared parameters ("param.<canonical name>") and optimizer state ("opt.<name>"), for
@@ -64,6 +71,8 @@ class ShareGroup {
   Status restore(std::int64_t steps, const std::map<std::string, std::span<const std::byte>>& values);
 
  private:
+  ShareGroup(Backend& backend, std::vector<const spec::Model*> unit)
+      : backend_(backend), unit_(std::move(unit)) {}
   const spec::Model& owner() const { return *unit_.front(); }
 
   Backend& backend_;

@@ -47,7 +47,9 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::create(
   job->table_ = parameter_table(workspace, model);
   job->params_ = params;
   const ParameterBinding shared = share ? share->gradients_for(model.name) : ParameterBinding{};
-  job->grads_ = std::make_unique<GradientSet>(job->table_, backend, shared);
+  auto grads = GradientSet::create(job->table_, backend, model.name, shared);
+  if (!grads) return grads.status();
+  job->grads_ = std::make_unique<GradientSet>(std::move(*grads));
   auto weights = resolve_model(workspace, model, recipe.objective, job->params_,
                                &job->grads_->binding());
   if (!weights) return weights.status();
@@ -55,7 +57,9 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::create(
   std::vector<TrainableTensor> own;
   for (TrainableTensor& t : trainable_tensors(job->table_, job->params_, job->grads_->binding()))
     if (!shared.find(t.name)) own.push_back(std::move(t));
-  job->optimizer_ = std::make_unique<Optimizer>(backend, recipe.optimizer, std::move(own));
+  auto optimizer = Optimizer::create(backend, recipe.optimizer, std::move(own), "'" + model.name + "'");
+  if (!optimizer) return optimizer.status();
+  job->optimizer_ = std::move(*optimizer);
 
   // Steps: given, or epochs over the training rows in optimizer steps (micro-batches
   // grouped by gradient accumulation, a partial group at the end counting as a step).
@@ -96,6 +100,14 @@ float TrainingJob::apply_step() {
   const float lr = learning_rate();
   optimizer_->step(lr, std::max(1, recipe().grad_accumulation));
   return lr;
+}
+
+void TrainingJob::mark_diverged(Divergence divergence) {
+  if (!divergence_) divergence_ = std::move(divergence);
+}
+
+std::optional<std::string> TrainingJob::first_non_finite_parameter() const {
+  return optimizer_->first_non_finite_parameter();
 }
 
 std::vector<std::pair<std::string, Tensor>> TrainingJob::checkpoint_tensors() const {

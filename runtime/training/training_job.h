@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <span>
+#include <string>
 #include <utility>
 #include <memory>
 #include <optional>
@@ -37,6 +38,13 @@ namespace scion::runtime {
 struct ValidationResult {
   double loss = 0;
   std::optional<double> accuracy;  // classification only
+};
+
+// Why a job stopped with non-finite values: the optimizer step at which it was seen and
+// what was not finite ("loss is NaN", "parameter 'head.x.weight' is not finite").
+struct Divergence {
+  std::int64_t step = 0;
+  std::string what;
 };
 
 class TrainingJob {
@@ -66,6 +74,14 @@ class TrainingJob {
   std::int64_t steps_done() const { return optimizer_->steps_taken(); }
   bool stopped_early() const { return stopped_early_; }
   bool finished() const { return stopped_early_ || steps_done() >= total_steps_; }
+  // Set once the job's loss or one of its trainable parameters stopped being finite: the
+  // job trains no further and none of its values may be stored or checkpointed.
+  const std::optional<Divergence>& divergence() const { return divergence_; }
+  // Keeps the first divergence when called again.
+  void mark_diverged(Divergence divergence);
+  // The first trainable parameter of the job's own (not a ShareGroup's) holding a NaN or
+  // an infinity; nullopt when every one is finite.
+  std::optional<std::string> first_non_finite_parameter() const;
   int micro_batches_per_step() const { return recipe().grad_accumulation; }
   std::int64_t train_rows() const { return static_cast<std::int64_t>(train_rows_.size()); }
   std::int64_t validation_rows() const { return static_cast<std::int64_t>(validation_rows_.size()); }
@@ -123,6 +139,7 @@ class TrainingJob {
   std::optional<double> best_metric_;
   int evaluations_without_improvement_ = 0;
   bool stopped_early_ = false;
+  std::optional<Divergence> divergence_;
 };
 
 }  // namespace scion::runtime

@@ -2,6 +2,9 @@
 // generated, and each expectation and MFT / INV / DIR rule judged on synthetic outputs.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "assertions/behavioural_test.h"
 #include "assertions/judge.h"
 #include "assertions/words.h"
@@ -393,4 +396,50 @@ TEST_CASE("the pieces compose: compile, generate, run, judge, summarise", "[asse
   CHECK(results[1].failure_rate == 1.0);
   REQUIRE(results[1].examples.size() == 3);
   CHECK_THAT(results[1].examples[0].perturbed, Catch::Contains(" is not "));
+}
+
+TEST_CASE("a non-finite output fails MFT, INV and DIR cases, never passes",
+          "[assertions][judge]") {
+  const TestCase c{.id = "t/0",
+                   .input = "x",
+                   .perturbed = "y",
+                   .source = "inputs[0]",
+                   .fills = {},
+                   .prefer = {},
+                   .over = {}};
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const ModelOutput diverged = sentiment(nan, nan);
+  const ModelOutput fine = sentiment(0.3f, 0.7f);
+  auto fails_as_non_finite = [](const Verdict& v) {
+    CHECK(v.outcome == Outcome::kFail);
+    CHECK_THAT(v.reason, Catch::Contains("not finite") && Catch::Contains("p(negative) = nan"));
+  };
+
+  // With NaN probabilities the first label is "predicted" and NaN != 2 holds.
+  const auto mft = compile_ok("mft", {{"inputs", {"x"}}, {"expect", {{"label", "negative"}}}});
+  fails_as_non_finite(judge(mft, c, diverged));
+  const auto predicate = compile_ok("mft", {{"inputs", {"x"}}, {"expect", {{"predicate", "p.positive != 2"}}}});
+  fails_as_non_finite(judge(predicate, c, diverged));
+
+  // NaN compares false with everything, so two NaN outputs "keep" their prediction.
+  const auto inv = compile_ok("inv", {{"inputs", {"x"}}, {"perturb", {{"kind", "typos"}}}});
+  fails_as_non_finite(judge(inv, c, diverged, &diverged));
+  fails_as_non_finite(judge(inv, c, fine, &diverged));
+
+  const auto dir = compile_ok(
+      "dir", {{"inputs", {"x"}},
+              {"perturb", {{"kind", "negation"}}},
+              {"direction", {{"label", "positive"}, {"change", "decrease"}, {"tolerance", 0.05}}}});
+  fails_as_non_finite(judge(dir, c, diverged, &diverged));
+  const auto dir_expect = compile_ok(
+      "dir", {{"inputs", {"x"}}, {"perturb", {{"kind", "negation"}}}, {"expect", {{"label", "negative"}}}});
+  fails_as_non_finite(judge(dir_expect, c, diverged, &diverged));
+  const ModelOutput infinite = sentiment(0.5f, std::numeric_limits<float>::infinity());
+  const Verdict after = judge(dir, c, fine, &infinite);
+  CHECK(after.outcome == Outcome::kFail);
+  CHECK_THAT(after.reason, Catch::Contains("after perturbation, p(positive) = inf"));
+
+  CHECK(non_finite_value(fine) == std::nullopt);
+  const ModelOutput lm{{}, {}, {{"good", -1.5}, {"bad", std::nan("")}}};
+  CHECK(non_finite_value(lm) == "log p(\"bad\") = nan");
 }

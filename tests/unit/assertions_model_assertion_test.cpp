@@ -232,3 +232,15 @@ TEST_CASE("an Expression copies and reports its variables", "[assertions][expres
   CHECK(copy.evaluate(values).value() == Approx(2.5));
   CHECK(e->evaluate(values).value() == Approx(2.5));
 }
+
+TEST_CASE("a non-finite output violates every kind of assertion", "[assertions][model]") {
+  const float nan = std::nanf("");
+  const ModelOutput diverged = three(nan, nan, nan);
+  const ModelOutput fine = three(0.1f, 0.1f, 0.8f);
+  // Before the check each of these saw NaN as no violation (severity 0).
+  CHECK(severity(compile_ok("low_confidence", {{"threshold", 0.6}}), {"x", &diverged}) == 1.0);
+  CHECK(severity(compile_ok("expression", {{"expression", "p.positive - 0.5"}}), {"x", &diverged}) == 1.0);
+  const auto flip = compile_ok("perturbation_flip", {{"perturb", {{"kind", "typos"}}}});
+  CHECK(severity(flip, {"x", &fine, nullptr, &diverged}) == 1.0);
+  CHECK(severity(compile_ok("low_confidence", {{"threshold", 0.6}}), {"x", &fine}) == 0.0);
+}

@@ -213,7 +213,7 @@ TEST_CASE("merged LoRA equals unmerged") {
   const auto table = parameter_table(f.workspace(), f.model("parent"));
   std::vector<ViewSpec> copies;
   for (const ParameterSpec& p : table) copies.push_back({p.name, p.shape, DType::kF32});
-  Arena merged_storage(copies, f.backend());
+  Arena merged_storage = Arena::create(copies, f.backend(), "merged copies").value();
   ParameterBinding merged;
   for (const ParameterSpec& p : table) {
     const Tensor& src = *f.params("parent").find(p.name);
@@ -258,7 +258,9 @@ TEST_CASE("prefix reparametrisation: MLP gradients match finite differences") {
   f.add("reparam", "base", ad);
   f.materialise(2);
   f.randomise(3);
-  PrefixReparametrisation reparam(f.backend(), f.workspace(), f.model("reparam"), 4);
+  auto created = PrefixReparametrisation::create(f.backend(), f.workspace(), f.model("reparam"), 4);
+  REQUIRE(created.is_ok());
+  PrefixReparametrisation& reparam = **created;
   for (const TrainableTensor& t : reparam.trainable_tensors())  // larger than the 0.02 init
     for (std::int64_t i = 0; i < t.param.numel(); ++i) t.param.f32()[i] = 0.3f * std::sin(1.7f * i + 0.3f);
   ModelWeights w = f.weights("reparam");

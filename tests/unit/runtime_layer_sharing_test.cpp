@@ -165,7 +165,7 @@ TEST_CASE("stored values with one digest share one buffer") {
   std::map<std::string, std::string> base_digests;
   for (const runtime::ParameterSpec& p : runtime::parameter_table(ws, f.model("base")))
     base_digests[p.name] = "trunk:" + p.name;
-  const auto base = pool.add_stored_model(ws, f.model("base"), base_digests);
+  const auto base = pool.add_stored_model(ws, f.model("base"), base_digests).value();
   const std::int64_t trunk_bytes = pool.bytes_held();
   CHECK(pool.is_new(*base.find("tok_emb.weight")));
 
@@ -176,12 +176,12 @@ TEST_CASE("stored values with one digest share one buffer") {
       if (p.introduced_by == model) d[p.name] = digest + ":" + p.name.substr(p.name.rfind('.'));
     return d;
   };
-  const auto a = pool.add_stored_model(ws, f.model("probe-a"), head_digests("probe-a", "h1"));
+  const auto a = pool.add_stored_model(ws, f.model("probe-a"), head_digests("probe-a", "h1")).value();
   const std::int64_t head_bytes = pool.bytes_held() - trunk_bytes;
   CHECK(head_bytes > 0);
-  const auto b = pool.add_stored_model(ws, f.model("probe-b"), head_digests("probe-b", "h1"));
+  const auto b = pool.add_stored_model(ws, f.model("probe-b"), head_digests("probe-b", "h1")).value();
   CHECK(pool.bytes_held() == trunk_bytes + head_bytes);  // nothing new for the same digests
-  const auto c = pool.add_stored_model(ws, f.model("probe-c"), head_digests("probe-c", "h2"));
+  const auto c = pool.add_stored_model(ws, f.model("probe-c"), head_digests("probe-c", "h2")).value();
   CHECK(pool.bytes_held() == trunk_bytes + 2 * head_bytes);
   CHECK(pool.is_new(*c.find("head.probe-c.weight")));
 

@@ -59,7 +59,7 @@ nlohmann::json dump_case(const fs::path& dir, const std::string& name, spec::Nor
 
   auto backend = make_cpu_backend();
   ParameterStore store(*backend);
-  const ParameterBinding params = store.add_model(ws, model);
+  const ParameterBinding params = store.add_model(ws, model).value();
   std::mt19937_64 rng(17);
   std::normal_distribution<float> normal(0.0f, 0.3f);
   for (const auto& [pname, view] : params.views()) {
@@ -67,7 +67,7 @@ nlohmann::json dump_case(const fs::path& dir, const std::string& name, spec::Nor
     for (std::int64_t i = 0; i < view.numel(); ++i) view.f32()[i] = (norm_weight ? 1.0f : 0.0f) + normal(rng);
   }
   const auto table = parameter_table(ws, model);
-  GradientSet grads(table, *backend);
+  GradientSet grads = GradientSet::create(table, *backend, model.name).value();
   const spec::Objective objective = lora ? spec::Objective::kClassification : spec::Objective::kMaskedLm;
   auto weights = resolve_model(ws, model, objective, params, &grads.binding());
   if (!weights.is_ok()) throw std::runtime_error(weights.status().message());

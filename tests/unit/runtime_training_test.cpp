@@ -132,7 +132,8 @@ TEST_CASE("AdamW and SGD follow their update rules; clipping bounds the global n
   TrainableTensor t{"w", Tensor{p.data(), {2}}, Tensor{g.data(), {2}}};
   spec::OptimizerSpec adam;
   adam.weight_decay = 0.1f;
-  Optimizer opt(*backend, adam, {t});
+  const auto opt_owner = Optimizer::create(*backend, adam, {t}, "a test").value();
+  Optimizer& opt = *opt_owner;
   opt.step(0.01f);
   // step 1: m̂ = g, v̂ = g², update = g/(|g|+eps) = sign(g); decay θ·lr·wd.
   CHECK(p[0] == Approx(1.0f - 0.01f * (1.0f + 0.1f * 1.0f)).epsilon(1e-6));
@@ -142,7 +143,8 @@ TEST_CASE("AdamW and SGD follow their update rules; clipping bounds the global n
   spec::OptimizerSpec sgd;
   sgd.kind = spec::OptimizerKind::kSgd;
   sgd.momentum = 0.5f;
-  Optimizer opt2(*backend, sgd, {{"w", Tensor{q.data(), {1}}, Tensor{h.data(), {1}}}});
+  const auto opt2_owner = Optimizer::create(*backend, sgd, {{"w", Tensor{q.data(), {1}}, Tensor{h.data(), {1}}}}, "a test").value();
+  Optimizer& opt2 = *opt2_owner;
   opt2.step(0.1f);  // v = 2, θ = 1 - 0.2
   CHECK(q[0] == Approx(0.8f));
   opt2.step(0.1f);  // v = 0.5·2 + 2 = 3, θ = 0.8 - 0.3
@@ -166,7 +168,8 @@ std::vector<float> train(Family& f, const std::string& model, int steps, float l
   spec::OptimizerSpec spec;
   spec.weight_decay = 0.01f;
   spec.grad_clip = 1.0f;
-  Optimizer opt(f.backend(), spec, trainable_tensors(table, f.params(model), f.grads(model).binding()));
+  const auto opt_owner = Optimizer::create(f.backend(), spec, trainable_tensors(table, f.params(model), f.grads(model).binding()), "a test").value();
+  Optimizer& opt = *opt_owner;
   const TinyBatch d(4, 6, 16, 2, 21);
   const bool lm = objective != spec::Objective::kClassification;
   SegmentedTransformer net(f.backend());
@@ -264,7 +267,8 @@ TEST_CASE("shared modules bind the very same storage") {
   CHECK(wb->classifier.linear.weight == a_head.f32());
   const std::vector<float> before(a_head.f32(), a_head.f32() + a_head.numel());
   const auto table = parameter_table(f.workspace(), f.model("b"));
-  Optimizer opt(f.backend(), spec::OptimizerSpec{}, trainable_tensors(table, b_params, f.grads("b").binding()));
+  const auto opt_owner = Optimizer::create(f.backend(), spec::OptimizerSpec{}, trainable_tensors(table, b_params, f.grads("b").binding()), "a test").value();
+  Optimizer& opt = *opt_owner;
   const TinyBatch d(2, 4, 16, 2, 1);
   SegmentedTransformer net(f.backend());
   REQUIRE(net.forward({{d.segment(&*wb, 2, 4, 0)}, true}).is_ok());
@@ -305,4 +309,19 @@ TEST_CASE("prompt embeddings can start from text token embeddings") {
     CHECK(p.f32()[C + c] == emb.f32()[2 * C + c]);
     CHECK(p.f32()[2 * C + c] == emb.f32()[7 * C + c]);
   }
+}
+
+TEST_CASE("an allocation the backend cannot make is an out-of-memory Status, not a crash") {
+  auto backend = make_cpu_backend(1);
+  // 2^62 bytes: more than any address space, whatever the kernel's overcommit policy.
+  auto huge = Arena::create({{"small", {16}, DType::kF32}, {"huge", {std::int64_t{1} << 40, std::int64_t{1} << 20}, DType::kF32}},
+                            *backend, "the parameters of 'giant'");
+  REQUIRE_FALSE(huge.is_ok());
+  CHECK(huge.status().code() == StatusCode::kOutOfMemory);
+  CHECK_THAT(huge.status().message(), Catch::StartsWith("out of memory: needs 4194304.0 TiB for the "
+                                                        "parameters of 'giant'") &&
+                                          Catch::Contains("available"));
+  auto fine = Arena::create({{"a", {3, 5}, DType::kF32}}, *backend, "a test");
+  REQUIRE(fine.is_ok());
+  CHECK(fine->view("a").f32()[14] == 0.0f);  // zero-filled
 }

@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <span>
+#include <vector>
 
 #include "tests/unit/lineage_test_support.h"
 
@@ -98,4 +101,21 @@ TEST_CASE("an empty checkpoint and zero-size tensors are valid", "[safetensors]"
                         "zero.safetensors");
   REQUIRE(zero.is_ok());
   CHECK(zero->tensors.size() == 2);
+}
+
+TEST_CASE("non-finite values are counted in every dtype, from their bits") {
+  auto bytes_of = [](const auto& values) {
+    return std::span<const std::byte>(reinterpret_cast<const std::byte*>(values.data()),
+                                      values.size() * sizeof(values[0]));
+  };
+  const std::vector<float> f32 = {1.0f, std::numeric_limits<float>::infinity(), -0.0f,
+                                  std::numeric_limits<float>::quiet_NaN(),
+                                  -std::numeric_limits<float>::infinity(),
+                                  std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()};
+  CHECK(count_non_finite(DType::kF32, bytes_of(f32)) == 3);
+  // F16: 0x7C00 +inf, 0xFE00 NaN, 0x7BFF the largest finite; BF16: 0x7F80 +inf, 0xFFC1 NaN.
+  const std::vector<std::uint16_t> f16 = {0x3C00, 0x7C00, 0xFE00, 0x7BFF};
+  CHECK(count_non_finite(DType::kF16, bytes_of(f16)) == 2);
+  const std::vector<std::uint16_t> bf16 = {0x3F80, 0x7F80, 0xFFC1, 0x7F7F};
+  CHECK(count_non_finite(DType::kBF16, bytes_of(bf16)) == 2);
 }

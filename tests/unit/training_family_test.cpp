@@ -47,9 +47,9 @@ std::map<std::string, std::vector<float>> train(const spec::Workspace& ws,
   auto backend = runtime::make_cpu_backend(1);
   runtime::ParameterStore pool(*backend);
   // The trunk and the parent's adapter get the same values in every configuration.
-  runtime::ParameterBinding base = pool.add_model(ws, *ws.find_model("base"));
+  runtime::ParameterBinding base = pool.add_model(ws, *ws.find_model("base")).value();
   runtime::initialize_new_parameters(ws, *ws.find_model("base"), base, 11);
-  runtime::ParameterBinding lora = pool.add_model(ws, *ws.find_model("lora"));
+  runtime::ParameterBinding lora = pool.add_model(ws, *ws.find_model("lora")).value();
   runtime::initialize_new_parameters(ws, *ws.find_model("lora"), lora, 12);
   // A fresh LoRA B is zero; give the parent adapter non-zero B so the child sees it.
   for (const auto& [name, view] : lora.views())
@@ -61,7 +61,7 @@ std::map<std::string, std::vector<float>> train(const spec::Workspace& ws,
   std::vector<runtime::TrainingJob*> raw;
   for (const std::string& name : names) {
     const spec::Model& m = *ws.find_model(name);
-    runtime::ParameterBinding binding = pool.add_model(ws, m);
+    runtime::ParameterBinding binding = pool.add_model(ws, m).value();
     if (name != "lora") runtime::initialize_new_parameters(ws, m, binding, m.training->seed);
     auto job = runtime::TrainingJob::create(ws, m, binding, data, *backend);
     REQUIRE(job.is_ok());
@@ -132,4 +132,70 @@ TEST_CASE("jobs stop at their own step counts and training moves their parameter
   const auto trained = train(ws, {"head", "bottleneck"});
   const auto& bias = trained.at("head.head.bias");
   CHECK((bias[0] != 0.0f || bias[1] != 0.0f));
+}
+
+TEST_CASE("a job that diverges leaves its group, unstored, and the others train on") {
+  spec::Workspace ws = family();
+  spec::Model hot = *ws.find_model("head");
+  hot.name = "hot";
+  // Each SGD step multiplies the parameters by about 1 - lr x weight_decay = -9: past
+  // float range within 60 steps.
+  hot.training->optimizer.kind = spec::OptimizerKind::kSgd;
+  hot.training->optimizer.lr = 10.0f;
+  hot.training->optimizer.weight_decay = 1.0f;
+  hot.training->steps = 60;
+  ws.models.push_back(hot);
+  const auto alone = train(ws, {"prefix"});
+
+  auto backend = runtime::make_cpu_backend(1);
+  runtime::ParameterStore pool(*backend);
+  runtime::ParameterBinding base = pool.add_model(ws, *ws.find_model("base")).value();
+  runtime::initialize_new_parameters(ws, *ws.find_model("base"), base, 11);
+  const auto data = test::synthetic_reviews();
+  std::vector<std::unique_ptr<runtime::TrainingJob>> jobs;
+  std::vector<runtime::TrainingJob*> raw;
+  for (const std::string name : {"prefix", "hot"}) {
+    const spec::Model& m = *ws.find_model(name);
+    runtime::ParameterBinding binding = pool.add_model(ws, m).value();
+    runtime::initialize_new_parameters(ws, m, binding, m.training->seed);
+    auto job = runtime::TrainingJob::create(ws, m, binding, data, *backend);
+    REQUIRE(job.is_ok());
+    raw.push_back(job->get());
+    jobs.push_back(std::move(*job));
+  }
+  std::vector<std::string> finished, diverged;
+  std::map<std::string, int> steps_reported;
+  runtime::TrainerCallbacks callbacks;
+  callbacks.on_step = [&](const runtime::StepReport& r) {
+    CHECK(std::isfinite(r.loss));
+    ++steps_reported[r.job->model().name];
+    return Status::ok();
+  };
+  callbacks.on_job_finished = [&](runtime::TrainingJob& job) {
+    finished.push_back(job.model().name);
+    return Status::ok();
+  };
+  callbacks.on_job_diverged = [&](runtime::TrainingJob& job) {
+    diverged.push_back(job.model().name);
+    return Status::ok();
+  };
+  runtime::FamilyTrainer trainer(*backend);
+  REQUIRE(trainer.run(raw, callbacks).is_ok());
+
+  CHECK(finished == std::vector<std::string>{"prefix"});
+  REQUIRE(diverged == std::vector<std::string>{"hot"});
+  const runtime::TrainingJob& hot_job = *jobs[1];
+  REQUIRE(hot_job.divergence());
+  CHECK(hot_job.divergence()->step < 60);
+  CHECK(steps_reported["hot"] == hot_job.divergence()->step - 1);  // no report of the bad step
+  CHECK_THAT(hot_job.divergence()->what,
+             Catch::Contains("loss is") || Catch::Contains("is not finite after the update"));
+  if (hot_job.divergence()->what.starts_with("loss is"))
+    CHECK_FALSE(hot_job.first_non_finite_parameter());  // a non-finite loss takes no update
+  // The sibling reaches the parameters it reaches alone.
+  for (const auto& [param, values] : alone) {
+    const runtime::Tensor* v = jobs[0]->parameters().find(param);
+    REQUIRE(v);
+    for (std::size_t i = 0; i < values.size(); ++i) CHECK(v->f32()[i] == Approx(values[i]).margin(1e-6));
+  }
 }
