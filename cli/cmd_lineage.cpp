@@ -31,7 +31,7 @@ struct FamilyView {
 Result<FamilyView> load_family(const GlobalOptions& global) {
   FamilyView view;
   view.workspace = load_workspace_if_valid(global, view.why_no_spec);
-  auto store = open_store(global, /*create=*/false);
+  auto store = open_store_read_only(global);
   std::vector<lineage::StoredModel> stored;
   if (store.is_ok()) {
     view.store = std::move(*store);
@@ -181,7 +181,7 @@ int run_tree(const GlobalOptions& global, const std::string& root) {
 }
 
 int run_log(const GlobalOptions& global, const std::string& model, std::int64_t limit) {
-  auto store = open_store(global, /*create=*/false);
+  auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
   auto runs = (*store)->runs(model, limit);
   if (!runs.is_ok()) return fail(runs.status());

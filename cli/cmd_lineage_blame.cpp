@@ -82,7 +82,7 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
   if (!model)
     return fail(not_found("no model '" + options.model + "' in " + ws->spec_path.string()));
   const ModelKind kind = model_kind(*ws, *model);
-  auto store = open_store(global, /*create=*/false);
+  auto store = open_store_read_only(global);
   if (!store) return fail(store.status());
   auto suite = compile_suite(*ws);
   if (!suite) return fail(suite.status());
