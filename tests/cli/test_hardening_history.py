@@ -80,7 +80,8 @@ def wait_for_running_run(work, proc, timeout=120):
     """Waits until `proc` has recorded a running run with a few metrics."""
     end = time.time() + timeout
     while time.time() < end:
-        check(proc.poll() is None, f"training ended early: {proc.communicate()}")
+        if proc.poll() is not None:
+            check(False, f"training ended early: {proc.communicate()}")
         if os.path.exists(os.path.join(work, ".scion", "lineage.db")):
             try:
                 with db(work) as conn:
@@ -131,7 +132,7 @@ check(rc == 0, f"fsck passes a trained family: {out}{err}")
 damaged = copy_of(work)
 with db(damaged) as conn:
     conn.execute("DELETE FROM parameters WHERE model_id = (SELECT id FROM models WHERE name = 'child') "
-                 "AND name = (SELECT min(name) FROM parameters p JOIN models m ON m.id = p.model_id "
+                 "AND name = (SELECT min(p.name) FROM parameters p JOIN models m ON m.id = p.model_id "
                  "WHERE m.name = 'child' AND p.introduced_by = 'child')")
 rc, out, _ = run("fsck", cwd=damaged)
 check(rc == 1 and "model 'child'" in out and "lacks 1 parameter(s) its spec defines" in out,
@@ -256,7 +257,8 @@ rc, _, err = run("train", "--resume", cwd=stopped)
 check(rc == 0 and "'base' starts over instead of resuming: the recipe of 'base' changed" in err,
       f"--resume after a recipe edit says it starts over and why: {rc} {err}")
 gc = run_json("gc", cwd=stopped)
-check([c["path"] for c in gc["removed_checkpoints"]] == [checkpoint] and not os.path.exists(checkpoint),
+check([os.path.basename(c["path"]) for c in gc["removed_checkpoints"]] == [os.path.basename(checkpoint)]
+      and not os.path.exists(checkpoint),
       f"gc removes the checkpoint of the old recipe: {gc}")
 
 # A checkpoint of the recipe whose parameters are stored (its job finished) is stale too.
