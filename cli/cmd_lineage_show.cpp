@@ -64,6 +64,7 @@ Result<json> step_json(lineage::LineageStore& store, const lineage::StoredModel&
         {{"path", d.path}, {"digest", d.digest}, {"rows", d.rows}, {"format", d.format}});
   }
   json step = stored_model_to_json(m);
+  step["adaptation"] = lineage::recipe_in_spec_words(m.adaptation);  // floats as written
   step["method"] = lineage::method_label(m.adaptation);
   step["datasets"] = data;
   auto made_by = recipe_run(*runs, m);
@@ -104,7 +105,7 @@ void print_show(const json& doc, bool tty) {
                                                 : step["recipe_hash"].get<std::string>())
               << '\n';
     if (!step["adaptation"].empty())
-      std::cout << "  adaptation  " << step["adaptation"].dump() << '\n';
+      std::cout << "  adaptation  " << flow(step["adaptation"]) << '\n';
     if (!step["recipe_run"].is_null())
       std::cout << "  made by     run #" << step["recipe_run"] << '\n';
     if (!step["training"].empty()) std::cout << "  training    " << flow(step["training"]) << '\n';
@@ -188,7 +189,7 @@ Result<std::map<std::string, json>> recipe_fields(lineage::LineageStore& store,
   if (!runs.is_ok()) return runs.status();
   json recipe = {{"parent", m.parent},
                  {"recipe_hash", m.recipe_hash ? json(*m.recipe_hash) : json()},
-                 {"adaptation", m.adaptation},
+                 {"adaptation", lineage::recipe_in_spec_words(m.adaptation)},
                  {"architecture", m.architecture},
                  {"training", training_of(recipe_run(*runs, m))}};
   std::map<std::string, json> out;
