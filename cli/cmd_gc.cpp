@@ -1,6 +1,8 @@
-// `scion gc [--dry-run]`: remove tensors no model refers to any more.
+// `scion gc [--dry-run]`: remove tensors no model refers to any more, and checkpoints
+// that can no longer be resumed.
 #include <iostream>
 
+#include "cli/checkpoints.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -11,15 +13,39 @@ namespace scion::cli {
 
 namespace {
 
+// Removes (unless dry_run) the checkpoints that cannot be resumed any more.
+Result<std::vector<CheckpointFile>> collect_checkpoints(const GlobalOptions& global,
+                                                        lineage::LineageStore& store, bool dry_run) {
+  std::string why_no_spec;
+  const auto workspace = load_workspace_if_valid(global, why_no_spec);
+  if (!workspace && global.verbosity >= 0)
+    print_note(why_no_spec + "; keeping checkpoints whose model may still resume them");
+  auto checkpoints = list_checkpoints(store, workspace ? &*workspace : nullptr);
+  if (!checkpoints.is_ok()) return checkpoints.status();
+  std::vector<CheckpointFile> stale;
+  for (CheckpointFile& checkpoint : *checkpoints) {
+    if (checkpoint.stale.empty()) continue;
+    if (!dry_run) SCION_RETURN_IF_ERROR(store.env().remove_file(checkpoint.path));
+    stale.push_back(std::move(checkpoint));
+  }
+  return stale;
+}
+
 int run_gc(const GlobalOptions& global, bool dry_run) {
   auto store = open_store(global, /*create=*/false);
   if (!store.is_ok()) return fail(store.status());
   auto report = lineage::collect_garbage(**store, dry_run);
   if (!report.is_ok()) return fail(report.status());
+  auto checkpoints = collect_checkpoints(global, **store, dry_run);
+  if (!checkpoints.is_ok()) return fail(checkpoints.status());
   if (global.json) {
+    nlohmann::json removed_checkpoints = nlohmann::json::array();
+    for (const CheckpointFile& c : *checkpoints)
+      removed_checkpoints.push_back({{"path", c.path.string()}, {"model", c.model}, {"reason", c.stale}});
     print_json({{"dry_run", dry_run},
                 {"removed_objects", report->removed_objects},
                 {"removed_files", report->removed_files},
+                {"removed_checkpoints", removed_checkpoints},
                 {"bytes_freed", report->bytes_freed}});
     return kExitOk;
   }
@@ -30,13 +56,17 @@ int run_gc(const GlobalOptions& global, bool dry_run) {
   std::cout << (dry_run ? "would remove " : "removed ") << report->removed_objects.size()
             << " unreferenced object(s) and " << report->removed_files.size() << " stray file(s), "
             << (dry_run ? "freeing " : "freed ") << human_bytes(report->bytes_freed) << '\n';
+  for (const CheckpointFile& c : *checkpoints)
+    std::cout << (dry_run ? "would remove " : "removed ") << "checkpoint " << c.path.string()
+              << ": " << c.stale << '\n';
   return kExitOk;
 }
 
 }  // namespace
 
 void add_gc_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
-  CLI::App* cmd = app.add_subcommand("gc", "Remove stored tensors that no model refers to");
+  CLI::App* cmd = app.add_subcommand(
+      "gc", "Remove stored tensors no model refers to and checkpoints that cannot be resumed");
   auto dry_run = std::make_shared<bool>(false);
   cmd->add_flag("--dry-run,-n", *dry_run, "List what would be removed; change nothing");
   cmd->footer("Example: scion gc --dry-run -v");

@@ -32,7 +32,7 @@ struct FamilyView {
 Result<FamilyView> load_family(const GlobalOptions& global) {
   FamilyView view;
   view.workspace = load_workspace_if_valid(global, view.why_no_spec);
-  auto store = open_store(global, /*create=*/false);
+  auto store = open_store_read_only(global);
   std::vector<lineage::StoredModel> stored;
   if (store.is_ok()) {
     view.store = std::move(*store);
@@ -187,7 +187,7 @@ int run_tree(const GlobalOptions& global, const std::string& root) {
 }
 
 int run_log(const GlobalOptions& global, const std::string& model, std::int64_t limit) {
-  auto store = open_store(global, /*create=*/false);
+  auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
   if (!model.empty())
     if (auto found = find_stored_model(**store, model); !found.is_ok()) return fail(found.status());

@@ -83,7 +83,7 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
   if (!found) return fail(found.status());
   const spec::Model* model = *found;
   const ModelKind kind = model_kind(*ws, *model);
-  auto store = open_store(global, /*create=*/false);
+  auto store = open_store_read_only(global);
   if (!store) return fail(store.status());
   auto suite = compile_suite(*ws);
   if (!suite) return fail(suite.status());

@@ -16,12 +16,41 @@ namespace {
 
 using nlohmann::json;
 
-// The newest finished run of `model`, whose hyperparameters are the recipe's training part.
-std::optional<lineage::RunRecord> last_finished_run(const std::vector<lineage::RunRecord>& runs) {
-  for (const auto& r : runs) {
-    if (r.status == lineage::RunStatus::kFinished) return r;
+// The run that made the model's stored parameters: the newest finished train, adapt or
+// import run of its current recipe. Test runs finish too, but record no recipe.
+std::optional<lineage::RunRecord> recipe_run(const std::vector<lineage::RunRecord>& runs,
+                                             const lineage::StoredModel& m) {
+  if (!m.recipe_hash) return std::nullopt;
+  for (const auto& r : runs) {  // newest first
+    if (r.status == lineage::RunStatus::kFinished && r.kind != lineage::RunKind::kTest &&
+        r.recipe_hash == *m.recipe_hash)
+      return r;
   }
   return std::nullopt;
+}
+
+// What that run recorded, in the spec's words: a trained model's `train` section, an
+// imported one's source file.
+json training_of(const std::optional<lineage::RunRecord>& run) {
+  if (!run) return json::object();
+  json recipe = lineage::recipe_in_spec_words(run->hyperparameters);
+  return recipe.contains("train") ? recipe["train"] : recipe;
+}
+
+// A value written as YAML flow, as the spec writes it: {type: adamw, betas: [0.9, 0.999]}.
+std::string flow(const json& value) {
+  std::string out;
+  if (value.is_object() || value.is_array()) {
+    for (const auto& [key, child] : value.items())
+      out += (out.empty() ? "" : ", ") + (value.is_object() ? key + ": " : "") + flow(child);
+    return value.is_object() ? "{" + out + "}" : "[" + out + "]";
+  }
+  if (!value.is_string()) return value.dump();
+  const std::string& text = value.get_ref<const std::string&>();
+  const bool plain = !text.empty() && json::parse(text, nullptr, false).is_discarded() &&
+                     text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789_./-") == std::string::npos;
+  return plain ? text : value.dump();
 }
 
 // One step of the ancestry: what the store knows about a model's recipe.
@@ -36,11 +65,31 @@ Result<json> step_json(lineage::LineageStore& store, const lineage::StoredModel&
         {{"path", d.path}, {"digest", d.digest}, {"rows", d.rows}, {"format", d.format}});
   }
   json step = stored_model_to_json(m);
+  step["adaptation"] = lineage::recipe_in_spec_words(m.adaptation);  // floats as written
   step["method"] = lineage::method_label(m.adaptation);
   step["datasets"] = data;
-  auto finished = last_finished_run(*runs);
-  step["hyperparameters"] = finished ? finished->hyperparameters : json::object();
+  auto made_by = recipe_run(*runs, m);
+  step["recipe_run"] = made_by ? json(made_by->id) : json();
+  step["training"] = training_of(made_by);
   return step;
+}
+
+void print_runs(const std::string& title, const json& runs) {
+  std::cout << '\n' << title << ":\n";
+  for (const auto& r : runs) {
+    std::cout << "  #" << r["id"] << "  " << r["kind"].get<std::string>() << "  "
+              << r["status"].get<std::string>() << "  " << r["started_at"].get<std::string>()
+              << "  " << human_duration(r["duration_s"].get<double>()) << "  " << r["steps"]
+              << " steps";
+    if (!r["final_loss"].is_null())
+      std::cout << "  final loss " << std::fixed << std::setprecision(4)
+                << r["final_loss"].get<double>();
+    if (!r["final_validation"].empty()) std::cout << "  " << r["final_validation"].dump();
+    if (!r["message"].get<std::string>().empty())
+      std::cout << "  (" << r["message"].get<std::string>() << ")";
+    std::cout << '\n';
+  }
+  if (runs.empty()) std::cout << "  none\n";
 }
 
 void print_show(const json& doc, bool tty) {
@@ -57,9 +106,10 @@ void print_show(const json& doc, bool tty) {
                                                 : step["recipe_hash"].get<std::string>())
               << '\n';
     if (!step["adaptation"].empty())
-      std::cout << "  adaptation  " << step["adaptation"].dump() << '\n';
-    if (!step["hyperparameters"].empty())
-      std::cout << "  training    " << step["hyperparameters"].dump() << '\n';
+      std::cout << "  adaptation  " << flow(step["adaptation"]) << '\n';
+    if (!step["recipe_run"].is_null())
+      std::cout << "  made by     run #" << step["recipe_run"] << '\n';
+    if (!step["training"].empty()) std::cout << "  training    " << flow(step["training"]) << '\n';
     for (const auto& d : step["datasets"]) {
       std::cout << "  data        " << d["path"].get<std::string>() << "  sha256 "
                 << d["digest"].get<std::string>().substr(0, 16) << "  " << d["rows"] << " rows\n";
@@ -67,21 +117,8 @@ void print_show(const json& doc, bool tty) {
     std::cout << "  parameters  " << step["parameters"] << " tensors, " << step["own_parameters"]
               << " own\n";
   }
-  std::cout << "\nruns (newest first):\n";
-  for (const auto& r : doc["runs"]) {
-    std::cout << "  #" << r["id"] << "  " << r["kind"].get<std::string>() << "  "
-              << r["status"].get<std::string>() << "  " << r["started_at"].get<std::string>()
-              << "  " << human_duration(r["duration_s"].get<double>()) << "  " << r["steps"]
-              << " steps";
-    if (!r["final_loss"].is_null())
-      std::cout << "  final loss " << std::fixed << std::setprecision(4)
-                << r["final_loss"].get<double>();
-    if (!r["final_validation"].empty()) std::cout << "  " << r["final_validation"].dump();
-    if (!r["message"].get<std::string>().empty())
-      std::cout << "  (" << r["message"].get<std::string>() << ")";
-    std::cout << '\n';
-  }
-  if (doc["runs"].empty()) std::cout << "  none\n";
+  print_runs("runs (newest first)", doc["runs"]);
+  print_runs("test runs (newest first)", doc["test_runs"]);
   std::cout << "\nshares tensors with:\n";
   for (const auto& [other, count] : doc["shares"].items())
     std::cout << "  " << other << ": " << count << " tensors\n";
@@ -91,7 +128,7 @@ void print_show(const json& doc, bool tty) {
 }  // namespace
 
 int run_lineage_show(const GlobalOptions& global, const std::string& model) {
-  auto store = open_store(global, /*create=*/false);
+  auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
   if (auto found = find_stored_model(**store, model); !found.is_ok()) return fail(found.status());
   auto models = (*store)->models();
@@ -108,6 +145,7 @@ int run_lineage_show(const GlobalOptions& global, const std::string& model) {
   auto runs = (*store)->runs(model, 0);
   if (!runs.is_ok()) return fail(runs.status());
   doc["runs"] = json::array();
+  doc["test_runs"] = json::array();
   for (const auto& r : *runs) {
     json run = run_to_json(r);
     auto metrics = (*store)->run_metrics(r.id);
@@ -118,7 +156,7 @@ int run_lineage_show(const GlobalOptions& global, const std::string& model) {
       run["final_validation"] = it->validation;
       break;
     }
-    doc["runs"].push_back(run);
+    doc[r.kind == lineage::RunKind::kTest ? "test_runs" : "runs"].push_back(run);
   }
   auto shares = (*store)->sharing(model);
   if (!shares.is_ok()) return fail(shares.status());
@@ -147,12 +185,11 @@ Result<std::map<std::string, json>> recipe_fields(lineage::LineageStore& store,
                                                   const lineage::StoredModel& m) {
   auto runs = store.runs(m.name, 0);
   if (!runs.is_ok()) return runs.status();
-  auto finished = last_finished_run(*runs);
   json recipe = {{"parent", m.parent},
                  {"recipe_hash", m.recipe_hash ? json(*m.recipe_hash) : json()},
-                 {"adaptation", m.adaptation},
+                 {"adaptation", lineage::recipe_in_spec_words(m.adaptation)},
                  {"architecture", m.architecture},
-                 {"training", finished ? finished->hyperparameters : json::object()}};
+                 {"training", training_of(recipe_run(*runs, m))}};
   std::map<std::string, json> out;
   flatten(recipe, "", out);
   return out;
@@ -161,7 +198,7 @@ Result<std::map<std::string, json>> recipe_fields(lineage::LineageStore& store,
 }  // namespace
 
 int run_lineage_diff(const GlobalOptions& global, const std::string& a, const std::string& b) {
-  auto store = open_store(global, /*create=*/false);
+  auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
   auto model_a = find_stored_model(**store, a);
   if (!model_a.is_ok()) return fail(model_a.status());
@@ -231,8 +268,8 @@ int run_lineage_diff(const GlobalOptions& global, const std::string& a, const st
   if (all) list("=", shared);
   std::cout << paint("recipe", Color::kBold, tty) << ": " << recipe.size() << " field(s) differ\n";
   for (const auto& r : recipe) {
-    std::cout << "  " << r["field"].get<std::string>() << ": " << r["a"].dump() << " -> "
-              << r["b"].dump() << '\n';
+    std::cout << "  " << r["field"].get<std::string>() << ": " << flow(r["a"]) << " -> "
+              << flow(r["b"]) << '\n';
   }
   return kExitOk;
 }

@@ -15,6 +15,20 @@ Result<std::unique_ptr<lineage::LineageStore>> open_store(const GlobalOptions& g
                                                           bool create) {
   lineage::StoreOptions options;
   options.create = create;
+  auto store = lineage::LineageStore::open(global.store_path(), options);
+  if (store.is_ok() && global.verbosity >= 0) {
+    for (const lineage::RunRecord& run : (*store)->abandoned_on_open())
+      print_note("run " + std::to_string(run.id) + " of '" + run.model + "' is now marked " +
+                 "abandoned: its process (pid " + std::to_string(run.pid.value_or(0)) +
+                 ") is gone without having recorded how the run ended");
+  }
+  return store;
+}
+
+Result<std::unique_ptr<lineage::LineageStore>> open_store_read_only(const GlobalOptions& global) {
+  lineage::StoreOptions options;
+  options.create = false;
+  options.read_only = true;
   return lineage::LineageStore::open(global.store_path(), options);
 }
 
@@ -67,6 +81,7 @@ nlohmann::json run_to_json(const lineage::RunRecord& r) {
   out["finished_at"] = r.finished_at ? nlohmann::json(*r.finished_at) : nlohmann::json();
   out["dataset_digest"] = r.dataset_digest ? nlohmann::json(*r.dataset_digest) : nlohmann::json();
   out["final_loss"] = r.final_loss ? nlohmann::json(*r.final_loss) : nlohmann::json();
+  out["pid"] = r.pid ? nlohmann::json(*r.pid) : nlohmann::json();
   return out;
 }
 

@@ -14,9 +14,12 @@
 
 namespace scion::cli {
 
-// The store at global.store_path(). `create`: make it when missing (writers); readers
-// get a clear "no scion store" error instead.
+// The store at global.store_path(), for writing. `create`: make it when missing; without
+// it, a clear "no scion store" error instead. Notes each run it finds abandoned.
 Result<std::unique_ptr<lineage::LineageStore>> open_store(const GlobalOptions& global, bool create);
+// The store for commands that only read it (lineage, fsck, predict, test --no-record):
+// opened read-only, so a store this user may not write stays readable.
+Result<std::unique_ptr<lineage::LineageStore>> open_store_read_only(const GlobalOptions& global);
 
 // Prints the error and returns its exit code.
 int fail(const Status& status);

@@ -156,7 +156,7 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
   if (inputs.empty()) return fail(invalid_argument("nothing to predict: give --text TEXT or --file FILE"));
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  auto store = open_store(global, /*create=*/false);
+  auto store = open_store_read_only(global);
   if (!store) return fail(store.status());
 
   BehaviourSuite suite;

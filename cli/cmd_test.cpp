@@ -326,7 +326,7 @@ Status TestSession::check_assertions() {
 }
 
 // Reads each model's previous test run (for the matrix's change column), then records this
-// run's case results and violations under a new run of kind test.
+// run's case results and violations under a new run of kind test (unless --no-record).
 Status TestSession::record() {
   for (const std::string& model : models_) {
     const spec::Model& m = *ws_.find_model(model);
@@ -352,6 +352,7 @@ Status TestSession::record() {
           if (auto it = counts.find(j.result.test); it != counts.end() && it->second.second > 0)
             j.previous_rate = double(it->second.first) / it->second.second;
     }
+    if (!options_.record) continue;
     lineage::RunStart start;
     start.kind = lineage::RunKind::kTest;
     start.recipe_hash = m.recipe_hash;
@@ -543,7 +544,7 @@ int TestSession::run() {
 int run_behavioural_tests(const GlobalOptions& global, const TestOptions& options) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  auto store = open_store(global, /*create=*/false);
+  auto store = options.record ? open_store(global, /*create=*/false) : open_store_read_only(global);
   if (!store) return fail(store.status());  // a missing store's message says to run `scion run`
   TestSession session(global, options, std::move(*ws), std::move(*store));
   return session.run();
@@ -564,6 +565,8 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
   cmd->add_option("--chunk-size", options.chunk_size,
                   "Texts or (input, continuation) pairs per co-batched pass (default 64)")
       ->check(CLI::Range(1, 65536));
+  cmd->add_flag("--no-record{false}", options.record,
+                "Store nothing: the store is only read (it may be another user's, read-only)");
   cmd->add_option("--examples", options.examples, "Failing examples shown per test and model (default 3)")
       ->check(CLI::Range(0, 1000));
   cmd->footer("Exit status 1 when a test exceeds its max_failure_rate.\n"

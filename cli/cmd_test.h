@@ -17,6 +17,7 @@ struct TestOptions {
   int chunk_size = 64;              // texts per co-batched forward pass
   int examples = 3;                 // failing examples shown per test and model
   bool only_tested = false;         // skip named models no test or assertion applies to (for `run`)
+  bool record = true;               // store the results; false: read the store only (--no-record)
 };
 
 // Evaluates, judges, records and reports. Returns 0, 1 when a test exceeds its

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -128,6 +129,9 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   scion::cli::choose_openmp_wait_policy(argv);
+  // A write past the file size limit (ulimit -f) then fails with EFBIG, which the store
+  // reports like a full disk (exit 3, the store consistent), instead of killing scion.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return scion::cli::run(argc, argv);
   } catch (const std::bad_alloc&) {

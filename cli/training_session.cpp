@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <set>
 
+#include "cli/checkpoints.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/exit_codes.h"
 #include "cli/model_lookup.h"
@@ -127,6 +129,7 @@ class Session {
   Status save_unit_checkpoints(const runtime::TrainingJob& job);
   Result<std::optional<Checkpoint>> read_checkpoint(const spec::Model& model);
   bool resume_wanted(const spec::Model& model) const;
+  void note_outdated_checkpoints(const spec::Model& model) const;
   Status resume_from_checkpoint(runtime::TrainingJob& job);
   Status resume_unit(runtime::ShareGroup& share);
   void print_summary();
@@ -142,6 +145,7 @@ class Session {
   std::vector<ModelOutcome> outcomes_;
   std::vector<GroupOutcome> groups_;
   std::vector<std::string> diverged_;  // one message per model that diverged
+  std::set<std::string> noted_missing_;  // models whose missing objects were reported
   bool resume_ = false;
 };
 
@@ -154,10 +158,21 @@ std::string divergence_message(const runtime::TrainingJob& job) {
                      job.divergence()->what, model.training->optimizer.lr);
 }
 
+// Stored for its current recipe, with every object of its parameters still there.
 Result<bool> Session::up_to_date(const spec::Model& model) {
   auto stored = store_->find_model(model.name);
   if (!stored) return stored.status();
-  return stored->has_value() && (*stored)->recipe_hash == model.recipe_hash;
+  if (!stored->has_value() || (*stored)->recipe_hash != model.recipe_hash) return false;
+  auto missing = store_->missing_objects(model.name);
+  if (!missing) return missing.status();
+  if (missing->empty()) return true;
+  if (noted_missing_.insert(model.name).second && global_.verbosity >= 0)
+    print_note(fmt::format("'{}' is not up to date: {} of its stored objects are missing ({}{}); it "
+                           "trains again (an imported model: import it again)",
+                           model.name, missing->size(),
+                           store_->objects().path_for(missing->front().digest).string(),
+                           missing->size() > 1 ? ", ..." : ""));
+  return false;
 }
 
 Result<std::vector<const spec::Model*>> Session::select(const TrainRequest& request) {
@@ -307,6 +322,20 @@ Status Session::save_unit_checkpoints(const runtime::TrainingJob& job) {
   return Status::ok();
 }
 
+// A step count from a checkpoint's metadata; damaged text is an error naming the file.
+Result<std::int64_t> checkpoint_step(const std::filesystem::path& path, const std::string& key,
+                                     const std::string& text) {
+  std::int64_t value = -1;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 0)
+    return corruption(fmt::format("checkpoint {} is damaged: its metadata '{}' is '{}', not a step "
+                                  "count; delete it, or train without --resume",
+                                  path.string(), key, text));
+  return value;
+}
+
+// The checkpoint of `model`'s current recipe, or nullopt (with a note) when there is none
+// to resume: a checkpoint of another recipe means that training starts over.
 Result<std::optional<Checkpoint>> Session::read_checkpoint(const spec::Model& model) {
   const std::filesystem::path path = checkpoint_path(model);
   if (!std::filesystem::exists(path)) return std::optional<Checkpoint>();
@@ -315,19 +344,43 @@ Result<std::optional<Checkpoint>> Session::read_checkpoint(const spec::Model& mo
   Checkpoint checkpoint{.file = std::move(*file)};
   const auto& meta = checkpoint.file.contents.metadata;
   auto step = meta.find("step");
-  if (meta.count("recipe_hash") == 0 || meta.at("recipe_hash") != model.recipe_hash || step == meta.end())
-    return corruption(path.string() + " is not a checkpoint of '" + model.name +
-                      "' for its current recipe; delete it or train without --resume");
-  checkpoint.steps = std::stoll(step->second);
-  if (auto share_step = meta.find("share_step"); share_step != meta.end())
-    checkpoint.share_steps = std::stoll(share_step->second);
+  if (step == meta.end())
+    return corruption(path.string() + " is not a scion checkpoint (no step in its metadata); "
+                      "delete it, or train without --resume");
+  if (meta.count("recipe_hash") == 0 || meta.at("recipe_hash") != model.recipe_hash) {
+    print_note("the checkpoint " + path.string() + " is of another recipe of '" + model.name +
+               "'; its recipe changed since, so it trains from the start");
+    return std::optional<Checkpoint>();
+  }
+  auto steps = checkpoint_step(path, "step", step->second);
+  if (!steps) return steps.status();
+  checkpoint.steps = *steps;
+  if (auto share_step = meta.find("share_step"); share_step != meta.end()) {
+    auto share_steps = checkpoint_step(path, "share_step", share_step->second);
+    if (!share_steps) return share_steps.status();
+    checkpoint.share_steps = *share_steps;
+  }
   for (const lineage::SafetensorsTensor& t : checkpoint.file.contents.tensors) checkpoint.values[t.name] = t.bytes;
   return std::optional<Checkpoint>(std::move(checkpoint));
 }
 
+// --resume found no checkpoint of the current recipe: says so when there is one of an
+// earlier recipe, which cannot continue (its parameters and schedule belong to another).
+void Session::note_outdated_checkpoints(const spec::Model& model) const {
+  auto checkpoints = list_checkpoints(*store_, &ws_);
+  if (!checkpoints) return;  // only a note: training starts over either way
+  for (const CheckpointFile& c : *checkpoints)
+    if (c.model == model.name && c.recipe_hash != model.recipe_hash)
+      print_note("'" + model.name + "' starts over instead of resuming: " + c.stale + ", so its checkpoint " +
+                 c.path.string() + " cannot continue (`scion gc` removes it)");
+}
+
 // Notes a checkpoint that --resume would have continued. Returns whether to resume.
 bool Session::resume_wanted(const spec::Model& model) const {
-  if (!std::filesystem::exists(checkpoint_path(model))) return false;
+  if (!std::filesystem::exists(checkpoint_path(model))) {
+    if (resume_) note_outdated_checkpoints(model);
+    return false;
+  }
   if (!resume_ && global_.verbosity >= 0)
     print_note("'" + model.name + "' has a checkpoint of an interrupted run; starting over (use "
                "--resume to continue it)");
@@ -338,6 +391,7 @@ Status Session::resume_from_checkpoint(runtime::TrainingJob& job) {
   if (!resume_wanted(job.model())) return Status::ok();
   auto checkpoint = read_checkpoint(job.model());
   if (!checkpoint) return checkpoint.status();
+  if (!checkpoint->has_value()) return Status::ok();
   SCION_RETURN_IF_ERROR(job.restore((*checkpoint)->steps, (*checkpoint)->values));
   if (global_.verbosity >= 0)
     std::cerr << "  resuming " << job.model().name << " at step " << (*checkpoint)->steps << "\n";

@@ -55,6 +55,10 @@ class Env {
       const std::filesystem::path& dir) = 0;
 };
 
+// "; the file size limit (ulimit -f) is N bytes: raise it" when the process has one,
+// else "": appended to write errors, since hitting it looks like a full disk (EFBIG).
+std::string file_size_limit_note();
+
 // The process-wide POSIX Env.
 Env& default_env();
 

@@ -1,6 +1,7 @@
 // The POSIX Env: open/write/fsync/rename and mmap.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@ namespace fs = std::filesystem;
 Status errno_status(const std::string& what, const fs::path& path, int err) {
   std::string hint;
   if (err == ENOSPC) hint = "; free disk space and retry";
+  if (err == EFBIG) hint = file_size_limit_note();
   if (err == EACCES || err == EPERM) hint = "; check the permissions of the store directory";
   return io_error(what + " '" + path.string() + "': " + std::strerror(err) + hint);
 }
@@ -153,6 +155,13 @@ class PosixEnv final : public Env {
 };
 
 }  // namespace
+
+std::string file_size_limit_note() {
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return "";
+  return "; the file size limit (ulimit -f) is " + std::to_string(limit.rlim_cur) +
+         " bytes: raise it, or write the store where larger files are allowed";
+}
 
 Env& default_env() {
   static PosixEnv env;

@@ -3,9 +3,12 @@
 #include <sys/stat.h>
 
 #include <ctime>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "lineage/digest.h"
+#include "lineage/schema.h"
 
 namespace scion::lineage {
 
@@ -143,6 +146,93 @@ Status check_files(LineageStore& store, FsckReport& report,
   return Status::ok();
 }
 
+// Tables, indexes and their definitions as `type name` -> SQL, scion's own only.
+Result<std::map<std::string, std::string>> schema_objects(SqliteDb& db) {
+  auto stmt = db.prepare(
+      "SELECT type, name, coalesce(sql, '') FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'");
+  if (!stmt.is_ok()) return stmt.status();
+  std::map<std::string, std::string> out;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    out[stmt->column_text(0) + " " + stmt->column_text(1)] = stmt->column_text(2);
+  }
+  return out;
+}
+
+// The schema against the one migrate() creates today, built fresh in memory. Returns
+// whether every table is there as expected (the other checks query them).
+Result<bool> check_schema(SqliteDb& db, FsckReport& report) {
+  auto reference = SqliteDb::open(":memory:", /*create=*/true, 0);
+  if (!reference.is_ok()) return reference.status();
+  SCION_RETURN_IF_ERROR(migrate(**reference));
+  auto expected = schema_objects(**reference);
+  if (!expected.is_ok()) return expected.status();
+  auto actual = schema_objects(db);
+  if (!actual.is_ok()) return actual.status();
+  bool tables_usable = true;
+  for (const auto& [object, sql] : *expected) {
+    auto it = actual->find(object);
+    if (it == actual->end()) {
+      tables_usable = tables_usable && !object.starts_with("table ");
+      report.problems.push_back({"lineage.db " + object,
+                                 "is missing from the schema; restore lineage.db from a backup"});
+    } else if (it->second != sql) {
+      tables_usable = tables_usable && !object.starts_with("table ");
+      report.problems.push_back({"lineage.db " + object,
+                                 "differs from the schema this scion expects (" + it->second +
+                                     "); restore lineage.db from a backup"});
+    }
+  }
+  for (const auto& [object, sql] : *actual) {
+    if (!expected->count(object))
+      report.notes.push_back({"lineage.db " + object, "is not part of scion's schema"});
+  }
+  return tables_usable;
+}
+
+// Every model with a recipe hash (its parameters are stored) has parameters, and parent
+// links end at a base.
+Status check_models(SqliteDb& db, FsckReport& report) {
+  auto stmt = db.prepare(
+      "SELECT m.id, m.name, m.parent_id, m.recipe_hash IS NOT NULL, "
+      "EXISTS (SELECT 1 FROM parameters p WHERE p.model_id = m.id) FROM models m");
+  if (!stmt.is_ok()) return stmt.status();
+  struct Link {
+    std::string name;
+    std::optional<std::int64_t> parent;
+  };
+  std::map<std::int64_t, Link> models;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    Link& link = models[stmt->column_int(0)];
+    link.name = stmt->column_text(1);
+    if (!stmt->column_is_null(2)) link.parent = stmt->column_int(2);
+    if (stmt->column_int(3) != 0 && stmt->column_int(4) == 0)
+      report.problems.push_back({"model '" + link.name + "'",
+                                 "is recorded as trained but has no parameters; retrain it "
+                                 "(`scion run --force " + link.name + "`) or import it again"});
+  }
+  for (const auto& [id, model] : models) {
+    std::set<std::int64_t> seen{id};
+    std::string chain = model.name;
+    for (auto parent = model.parent; parent && models.count(*parent);
+         parent = models.at(*parent).parent) {
+      chain += " -> " + models.at(*parent).name;
+      if (!seen.insert(*parent).second) {
+        report.problems.push_back({"model '" + model.name + "'",
+                                   "its parent links form a cycle (" + chain +
+                                       "); restore lineage.db from a backup"});
+        break;
+      }
+    }
+  }
+  return Status::ok();
+}
+
 Status check_runs(LineageStore& store, FsckReport& report) {
   auto stmt = store.db().prepare(
       "SELECT r.id, m.name FROM runs r JOIN models m ON m.id = r.model_id WHERE r.status = "
@@ -166,7 +256,16 @@ Result<FsckReport> check_store(LineageStore& store) {
   // One read transaction: a consistent snapshot even while another process writes.
   SCION_RETURN_IF_ERROR(store.db().exec("BEGIN"));
   std::set<std::string> file_rows;
-  Status status = check_sqlite(store.db(), report);
+  auto tables_usable = check_schema(store.db(), report);
+  Status status = tables_usable.is_ok() ? Status::ok() : tables_usable.status();
+  if (status.is_ok() && !*tables_usable) {
+    (void)store.db().exec("COMMIT");
+    report.complete = false;
+    report.notes.push_back({"lineage.db", "the other checks need the tables as scion creates them; skipped"});
+    return report;
+  }
+  if (status.is_ok()) status = check_sqlite(store.db(), report);
+  if (status.is_ok()) status = check_models(store.db(), report);
   if (status.is_ok()) status = check_objects(store, report, file_rows);
   if (status.is_ok()) status = check_parameters(store, report);
   if (status.is_ok()) status = check_runs(store, report);

@@ -1,8 +1,9 @@
 // Checking a store (`scion fsck`) and removing what nothing refers to (`scion gc`).
 //
-// check_store() reads everything and changes nothing: SQLite's integrity and foreign-key
-// checks, every object's size and SHA-256 digest, every parameter's reference and byte
-// count. Problems are damage; notes are harmless leftovers (unreferenced object files
+// check_store() reads everything and changes nothing: the schema against the one this
+// scion creates, SQLite's integrity and foreign-key checks, that every trained model has
+// parameters and parent links end at a base, every object's size and SHA-256 digest,
+// every parameter's reference and byte count. Problems are damage; notes are harmless leftovers (unreferenced object files
 // from an interrupted write, runs still marked running) that gc or a new run clears.
 #pragma once
 
@@ -25,6 +26,7 @@ struct FsckReport {
   std::int64_t objects_checked = 0;
   std::int64_t bytes_checked = 0;
   std::int64_t parameters_checked = 0;
+  bool complete = true;  // false: tables are missing or changed, so most checks were skipped
   bool ok() const { return problems.empty(); }
 };
 

@@ -141,6 +141,7 @@ struct RunRecord {
   double duration_s = 0;  // to finished_at, or to now while running
   std::int64_t seed = 0;
   std::string host;
+  std::optional<std::int64_t> pid;  // the process that ran it on `host`; nullopt before schema 2
   std::string scion_version;
   nlohmann::json hyperparameters;
   std::string message;

@@ -138,28 +138,36 @@ CREATE INDEX runs_started ON runs(started_at DESC, id DESC);
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));
 static_assert(kMigrationCount == kSchemaVersion, "one migration per schema version");
 
+// The schema version of `db`, after checking that it is a scion store (or an empty
+// database) of a version this scion understands.
+Result<std::int64_t> checked_version(SqliteDb& db, const std::string& where) {
+  auto app_id = db.query_int("PRAGMA application_id");
+  if (!app_id.is_ok()) return app_id.status();
+  auto version = db.query_int("PRAGMA user_version");
+  if (!version.is_ok()) return version.status();
+  auto tables = db.query_int("SELECT count(*) FROM sqlite_schema");
+  if (!tables.is_ok()) return tables.status();
+
+  if (*app_id != kApplicationId && !(*app_id == 0 && *tables == 0)) {
+    return corruption(where + " is an SQLite database but not a scion store (application_id " +
+                      std::to_string(*app_id) + "); point --store at a scion store directory");
+  }
+  if (*version > kSchemaVersion) {
+    return Status(StatusCode::kVersionMismatch,
+                  "the store " + where + " has schema version " + std::to_string(*version) +
+                      ", written by a newer scion; this scion (" SCION_VERSION
+                      ") understands up to version " +
+                      std::to_string(kSchemaVersion) + ". Upgrade scion to use this store");
+  }
+  return *version;
+}
+
 Status run_migrations(SqliteDb& db, const std::string& where) {
   for (;;) {
     auto tx = Transaction::begin(db);  // re-read the version under the write lock
     if (!tx.is_ok()) return tx.status();
-    auto app_id = db.query_int("PRAGMA application_id");
-    if (!app_id.is_ok()) return app_id.status();
-    auto version = db.query_int("PRAGMA user_version");
+    auto version = checked_version(db, where);
     if (!version.is_ok()) return version.status();
-    auto tables = db.query_int("SELECT count(*) FROM sqlite_schema");
-    if (!tables.is_ok()) return tables.status();
-
-    if (*app_id != kApplicationId && !(*app_id == 0 && *tables == 0)) {
-      return corruption(where + " is an SQLite database but not a scion store (application_id " +
-                        std::to_string(*app_id) + "); point --store at a scion store directory");
-    }
-    if (*version > kSchemaVersion) {
-      return Status(StatusCode::kVersionMismatch,
-                    "the store " + where + " has schema version " + std::to_string(*version) +
-                        ", written by a newer scion; this scion (" SCION_VERSION
-                        ") understands up to version " +
-                        std::to_string(kSchemaVersion) + ". Upgrade scion to use this store");
-    }
     if (*version == kSchemaVersion) return Status::ok();
 
     SCION_RETURN_IF_ERROR(db.exec(kMigrations[*version]));
@@ -191,6 +199,12 @@ Status migrate(SqliteDb& db) {
   Status migrated = run_migrations(db, where);
   Status restored = db.exec("PRAGMA foreign_keys = ON");
   return migrated.is_ok() ? restored : migrated;
+}
+
+Result<bool> schema_is_current(SqliteDb& db) {
+  auto version = checked_version(db, std::string("'").append(db.path().string()).append("'"));
+  if (!version.is_ok()) return version.status();
+  return *version == kSchemaVersion;
 }
 
 }  // namespace scion::lineage

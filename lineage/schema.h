@@ -19,4 +19,9 @@ inline constexpr int kSchemaVersion = 2;
 // REQUIRES: no transaction open on `db`.
 Status migrate(SqliteDb& db);
 
+// Whether `db` already has the current schema, read without writing (for read-only
+// connections): false when migrate() would change it; an error for a database of a newer
+// scion or of another application.
+Result<bool> schema_is_current(SqliteDb& db);
+
 }  // namespace scion::lineage

@@ -1,5 +1,13 @@
 #include "lineage/spec_records.h"
 
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <vector>
+
 namespace scion::lineage {
 
 namespace {
@@ -42,7 +50,59 @@ const char* name_of(spec::Pooling pooling) {
   return "?";
 }
 
+// The canonical recipe stores each enum as its declaration index (spec/workspace.h);
+// recipe hashes depend on it, so these orders never change. Keyed by the field's path.
+const std::map<std::string, std::vector<const char*>>& enum_words() {
+  static const std::map<std::string, std::vector<const char*>> words = {
+      {"train.objective", {"mlm", "clm", "classification"}},
+      {"train.optimizer.type", {"adamw", "sgd"}},
+      {"train.schedule.type", {"constant", "linear", "cosine"}},
+      {"train.data.format", {"jsonl", "csv", "tsv", "text"}},
+      {"adapt.prompt.init", {"random", "text", "vocab"}},
+      {"adapt.bottleneck.placement", {"attention", "ffn", "both"}},
+      {"adapt.head.pooling", {"cls", "mean", "last"}},
+      {"architecture.tokenizer.kind", {"byte", "wordpiece", "bpe"}},
+  };
+  return words;
+}
+
+// Spec values are floats; the recipe holds them as doubles. A double that is exactly a
+// float prints as that float's shortest form.
+json as_written(double value) {
+  const auto single = static_cast<float>(value);
+  if (!std::isfinite(value) || static_cast<double>(single) != value) return value;
+  return std::strtod(fmt::format("{}", single).c_str(), nullptr);
+}
+
+json in_spec_words(const json& value, const std::string& path) {
+  if (value.is_object()) {
+    json out = json::object();
+    for (const auto& [key, child] : value.items())
+      out[key] = in_spec_words(child, path.empty() ? key : path + "." + key);
+    return out;
+  }
+  if (value.is_array()) {
+    json out = json::array();
+    for (const json& item : value) out.push_back(in_spec_words(item, path));
+    return out;
+  }
+  if (auto words = enum_words().find(path); words != enum_words().end() && value.is_number_integer()) {
+    const auto index = value.get<std::int64_t>();
+    if (index >= 0 && index < static_cast<std::int64_t>(words->second.size())) return words->second[index];
+  }
+  if (path == "train.seed" && value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    std::uint64_t seed = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
+    if (error == std::errc() && end == text.data() + text.size()) return seed;
+  }
+  if (value.is_number_float()) return as_written(value.get<double>());
+  return value;
+}
+
 }  // namespace
+
+json recipe_in_spec_words(const json& canonical) { return in_spec_words(canonical, ""); }
 
 json adaptation_json(const spec::Adaptation& a) {
   json out = json::object();

@@ -1,6 +1,30 @@
 #include "lineage/sqlite_db.h"
 
+#include <cctype>
+#include <cstdio>
+
+#include "lineage/env.h"
+
 namespace scion::lineage {
+
+namespace {
+
+// `path` percent-encoded for a file: URI ('?', '#' and '%' would end or escape it).
+std::string uri_path(const std::filesystem::path& path) {
+  std::string out;
+  for (unsigned char c : path.string()) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char escaped[4];
+      std::snprintf(escaped, sizeof escaped, "%%%02X", c);
+      out += escaped;
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 Statement::~Statement() {
   if (stmt_ != nullptr) sqlite3_finalize(stmt_);
@@ -71,17 +95,39 @@ std::span<const std::byte> Statement::column_blob(int column) const {
   return {static_cast<const std::byte*>(data), size};
 }
 
-Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::filesystem::path& path, bool create,
-                                                 int busy_timeout_ms) {
+Result<std::unique_ptr<SqliteDb>> SqliteDb::open_with(const std::filesystem::path& path,
+                                                      const std::string& name, int flags,
+                                                      int busy_timeout_ms) {
   sqlite3* handle = nullptr;
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
-  int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+  int rc = sqlite3_open_v2(name.c_str(), &handle, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   std::unique_ptr<SqliteDb> db(new SqliteDb(handle, path, busy_timeout_ms));
   if (rc != SQLITE_OK) return db->error(rc, "opening the store database");
   sqlite3_extended_result_codes(handle, 1);
   sqlite3_busy_timeout(handle, busy_timeout_ms);
   SCION_RETURN_IF_ERROR(db->exec("PRAGMA foreign_keys = ON"));
   return db;
+}
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::filesystem::path& path, bool create,
+                                                 int busy_timeout_ms) {
+  return open_with(path, path.string(),
+                   SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), busy_timeout_ms);
+}
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::open_read_only(const std::filesystem::path& path,
+                                                           int busy_timeout_ms) {
+  auto db = open_with(path, path.string(), SQLITE_OPEN_READONLY, busy_timeout_ms);
+  if (!db.is_ok()) return db.status();
+  // The first read shows whether the WAL index can be opened.
+  const int rc = sqlite3_exec((*db)->handle(), "SELECT count(*) FROM sqlite_schema", nullptr,
+                              nullptr, nullptr);
+  const int primary = rc & 0xff;
+  if (primary != SQLITE_READONLY && primary != SQLITE_CANTOPEN) {
+    if (rc != SQLITE_OK) return (*db)->error(rc, "reading the store database");
+    return db;
+  }
+  return open_with(path, "file:" + uri_path(std::filesystem::absolute(path)) + "?immutable=1",
+                   SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, busy_timeout_ms);
 }
 
 SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
@@ -126,7 +172,8 @@ Status SqliteDb::error(int rc, std::string_view what) const {
   }
   if (primary == SQLITE_FULL || primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN ||
       primary == SQLITE_READONLY || primary == SQLITE_PERM) {
-    return io_error(where + ": " + detail + " (check free space and permissions)");
+    return io_error(where + ": " + detail + " (check free space and permissions" +
+                    file_size_limit_note() + ")");
   }
   if (primary == SQLITE_CONSTRAINT) {
     return internal_error(where + " rejected a write (" + detail + ") while " + std::string(what));

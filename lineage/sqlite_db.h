@@ -66,6 +66,12 @@ class SqliteDb {
   // `busy_timeout_ms` of waiting for locks held by other processes.
   static Result<std::unique_ptr<SqliteDb>> open(const std::filesystem::path& path, bool create,
                                                 int busy_timeout_ms);
+  // Opens `path` read-only, for readers of a store they may not write (another user's, a
+  // CI artifact). Reading a WAL database needs its -shm file, which such a reader cannot
+  // create: then the file is opened as immutable (no locks, the WAL not read), which is
+  // right for a store nobody is writing.
+  static Result<std::unique_ptr<SqliteDb>> open_read_only(const std::filesystem::path& path,
+                                                          int busy_timeout_ms);
   ~SqliteDb();
 
   Result<Statement> prepare(std::string_view sql);
@@ -82,6 +88,9 @@ class SqliteDb {
   sqlite3* handle() { return db_; }
 
  private:
+  static Result<std::unique_ptr<SqliteDb>> open_with(const std::filesystem::path& path,
+                                                     const std::string& name, int flags,
+                                                     int busy_timeout_ms);
   SqliteDb(sqlite3* db, std::filesystem::path path, int busy_timeout_ms)
       : db_(db), path_(std::move(path)), busy_timeout_ms_(busy_timeout_ms) {}
   sqlite3* db_;

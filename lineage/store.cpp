@@ -4,8 +4,11 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <ctime>
+#include <limits>
 #include <set>
 
 #include "lineage/digest.h"
@@ -39,6 +42,64 @@ std::string host_name() {
   char buffer[256] = {};
   if (gethostname(buffer, sizeof buffer - 1) != 0) return "unknown";
   return buffer;
+}
+
+// The name of the program a process runs, from its /proc/<pid>/exe link ("" when it
+// cannot be read: another user's process, or no /proc).
+std::string program_name(const fs::path& exe_link) {
+  std::error_code ec;
+  std::string name = fs::read_symlink(exe_link, ec).filename().string();
+  if (ec) return "";
+  const std::string deleted = " (deleted)";  // the binary was replaced while it ran
+  if (name.ends_with(deleted)) name.resize(name.size() - deleted.size());
+  return name;
+}
+
+// Whether process `pid` of this host may still be running a run: it exists and, where
+// /proc tells, runs the same program as this process (a pid reused by another program
+// does not count). Errs towards "alive": a live run must never be marked abandoned.
+bool process_may_run_scion(std::int64_t pid) {
+  if (pid <= 0 || pid > std::numeric_limits<pid_t>::max()) return false;
+  if (pid == ::getpid()) return true;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
+  const std::string theirs = program_name("/proc/" + std::to_string(pid) + "/exe");
+  const std::string ours = program_name("/proc/self/exe");
+  return theirs.empty() || ours.empty() || theirs == ours;
+}
+
+Result<std::unique_ptr<SqliteDb>> open_for_writing(const fs::path& dir, const fs::path& db_path,
+                                                   const StoreOptions& options) {
+  auto db = SqliteDb::open(db_path, options.create, options.busy_timeout_ms);
+  if (!db.is_ok()) return db.status();
+  const char* journal =
+      on_local_disk(dir) ? "PRAGMA journal_mode = WAL" : "PRAGMA journal_mode = DELETE";
+  SCION_RETURN_IF_ERROR((*db)->exec(journal));
+  // FULL: a commit is durable when it returns, also in WAL mode.
+  SCION_RETURN_IF_ERROR((*db)->exec("PRAGMA synchronous = FULL"));
+  SCION_RETURN_IF_ERROR(migrate(**db));
+  return db;
+}
+
+// A reader never writes, except to bring an older schema up to date once: a store of
+// schema version 1 is migrated through a writable connection first.
+Result<std::unique_ptr<SqliteDb>> open_for_reading(const fs::path& db_path,
+                                                   const StoreOptions& options) {
+  auto db = SqliteDb::open_read_only(db_path, options.busy_timeout_ms);
+  if (!db.is_ok()) return db.status();
+  auto current = schema_is_current(**db);
+  if (!current.is_ok()) return current.status();
+  if (*current) return db;
+  db->reset();
+  auto writer = SqliteDb::open(db_path, /*create=*/false, options.busy_timeout_ms);
+  Status migrated = writer.is_ok() ? migrate(**writer) : writer.status();
+  if (!migrated.is_ok()) {
+    return Status(StatusCode::kVersionMismatch,
+                  "the store '" + db_path.string() + "' has an older schema that must be " +
+                      "upgraded once by a scion that may write it (" + migrated.message() +
+                      "); run any scion command there with write access, e.g. `scion gc`");
+  }
+  writer->reset();
+  return SqliteDb::open_read_only(db_path, options.busy_timeout_ms);
 }
 
 Result<std::int64_t> checked_byte_count(const ParameterWrite& p) {
@@ -80,22 +141,60 @@ Result<std::unique_ptr<LineageStore>> LineageStore::open(const fs::path& dir,
   Env& env = options.env != nullptr ? *options.env : default_env();
   const fs::path db_path = dir / "lineage.db";
   if (!env.file_exists(db_path)) {
-    if (!options.create) {
+    if (!options.create || options.read_only) {
       return not_found("no scion store at '" + dir.string() +
                        "' (no lineage.db); run 'scion import' or 'scion run' to create one, "
                        "or point --store at an existing store");
     }
     SCION_RETURN_IF_ERROR(env.create_dirs(dir / "objects"));
   }
-  auto db = SqliteDb::open(db_path, options.create, options.busy_timeout_ms);
+  auto db = options.read_only ? open_for_reading(db_path, options)
+                              : open_for_writing(dir, db_path, options);
   if (!db.is_ok()) return db.status();
-  const char* journal =
-      on_local_disk(dir) ? "PRAGMA journal_mode = WAL" : "PRAGMA journal_mode = DELETE";
-  SCION_RETURN_IF_ERROR((*db)->exec(journal));
-  // FULL: a commit is durable when it returns, also in WAL mode.
-  SCION_RETURN_IF_ERROR((*db)->exec("PRAGMA synchronous = FULL"));
-  SCION_RETURN_IF_ERROR(migrate(**db));
-  return std::unique_ptr<LineageStore>(new LineageStore(env, dir, std::move(*db), options));
+  std::unique_ptr<LineageStore> store(new LineageStore(env, dir, std::move(*db), options));
+  if (!options.read_only) SCION_RETURN_IF_ERROR(store->mark_abandoned_runs());
+  return store;
+}
+
+// Runs still marked running whose process on this host is gone: killed (kill -9, the
+// machine's OOM killer) before it could say how the run ended.
+Status LineageStore::mark_abandoned_runs() {
+  const std::string host = host_name();
+  auto running = db_->prepare(
+      "SELECT r.id, m.name, r.pid FROM runs r JOIN models m ON m.id = r.model_id "
+      "WHERE r.status = 'running' AND r.host = ? AND r.pid IS NOT NULL");
+  if (!running.is_ok()) return running.status();
+  running->bind(1, std::string_view(host));
+  std::vector<RunRecord> gone;
+  for (;;) {
+    auto row = running->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    if (process_may_run_scion(running->column_int(2))) continue;
+    RunRecord run;
+    run.id = running->column_int(0);
+    run.model = running->column_text(1);
+    run.pid = running->column_int(2);
+    run.host = host;
+    run.status = RunStatus::kAbandoned;
+    run.message = "abandoned: its process (pid " + std::to_string(*run.pid) + " on " + host +
+                  ") ended without recording how the run ended (killed?); noticed by a later "
+                  "command";
+    gone.push_back(std::move(run));
+  }
+  auto mark = db_->prepare(
+      "UPDATE runs SET status = 'abandoned', finished_at = ?, message = ? "
+      "WHERE id = ? AND status = 'running'");
+  if (!mark.is_ok()) return mark.status();
+  for (RunRecord& run : gone) {
+    mark->reset();
+    SCION_RETURN_IF_ERROR(mark->bind(1, std::string_view(utc_now()))
+                              .bind(2, std::string_view(run.message))
+                              .bind(3, run.id)
+                              .run());
+    if (sqlite3_changes(db_->handle()) == 1) abandoned_on_open_.push_back(std::move(run));
+  }
+  return Status::ok();
 }
 
 Result<std::int64_t> LineageStore::model_id(const std::string& name) {

@@ -31,12 +31,18 @@ struct StoreOptions {
   int busy_timeout_ms = 10000;           // how long to wait for another process's write lock
   std::size_t inline_limit = 64 * 1024;  // tensors smaller than this live in lineage.db
   bool verify_on_load = true;            // check each tensor's digest when loading parameters
+  // Open lineage.db read-only (readers: a store they may not write stays readable). No
+  // writes, so runs whose process is gone stay as they are; an older schema is migrated
+  // first, which needs write access once.
+  bool read_only = false;
 };
 
 class LineageStore {
  public:
   // Opens the store in `dir`, creating or migrating it as needed. Refuses a store
   // written by a newer scion (kVersionMismatch) and a database of another application.
+  // A writer (not read_only) marks runs of this host whose process is gone (killed, so it
+  // never said how the run ended) as abandoned; abandoned_on_open() lists them.
   static Result<std::unique_ptr<LineageStore>> open(const std::filesystem::path& dir,
                                                     const StoreOptions& options = {});
 
@@ -44,6 +50,7 @@ class LineageStore {
   SqliteDb& db() { return *db_; }
   ObjectStore& objects() { return objects_; }
   Env& env() { return env_; }
+  const std::vector<RunRecord>& abandoned_on_open() const { return abandoned_on_open_; }
 
   // ---- Writing -------------------------------------------------------------------------
 
@@ -73,6 +80,8 @@ class LineageStore {
   Result<std::vector<StoredModel>> models();  // parents before children, then by name
   Result<std::optional<StoredModel>> find_model(const std::string& name);
   Result<std::vector<StoredParameter>> parameters(const std::string& model);
+  // The parameters of `model` whose object is gone: no objects row, or no object file.
+  Result<std::vector<StoredParameter>> missing_objects(const std::string& model);
   // Other models holding identical tensors (by digest): model name -> tensor count.
   Result<std::map<std::string, std::int64_t>> sharing(const std::string& model);
   // Newest first; `model` empty: every model. limit <= 0: no limit.
@@ -91,12 +100,14 @@ class LineageStore {
   Result<std::int64_t> upsert_model(const ModelRecord& model);
   Status insert_object(const std::string& digest, std::span<const std::byte> bytes);
   Result<LoadedParameter> load_object(const std::string& name, const std::string& digest);
+  Status mark_abandoned_runs();
 
   Env& env_;
   std::filesystem::path dir_;
   std::unique_ptr<SqliteDb> db_;
   ObjectStore objects_;
   StoreOptions options_;
+  std::vector<RunRecord> abandoned_on_open_;
 };
 
 // Current UTC time as ISO 8601 with milliseconds: 2026-11-22T03:04:05.678Z.

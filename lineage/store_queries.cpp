@@ -193,6 +193,32 @@ Result<std::vector<StoredParameter>> LineageStore::parameters(const std::string&
   return out;
 }
 
+Result<std::vector<StoredParameter>> LineageStore::missing_objects(const std::string& model) {
+  auto id = model_id(model);
+  if (!id.is_ok()) return id.status();
+  auto stmt = db_->prepare(
+      "SELECT p.name, p.digest, o.digest IS NULL, o.inline_bytes IS NULL FROM parameters p "
+      "LEFT JOIN objects o ON o.digest = p.digest WHERE p.model_id = ? ORDER BY p.name");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, *id);
+  std::vector<StoredParameter> out;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    const std::string digest = stmt->column_text(1);
+    const bool no_row = stmt->column_int(2) != 0;
+    const bool in_file = stmt->column_int(3) != 0;
+    if (no_row || (in_file && !objects_.contains(digest))) {
+      StoredParameter missing;
+      missing.name = stmt->column_text(0);
+      missing.digest = digest;
+      out.push_back(std::move(missing));
+    }
+  }
+  return out;
+}
+
 Result<std::map<std::string, std::int64_t>> LineageStore::sharing(const std::string& model) {
   auto id = model_id(model);
   if (!id.is_ok()) return id.status();
@@ -227,7 +253,8 @@ Result<std::vector<RunRecord>> LineageStore::runs(const std::string& model, std:
            r.seed, r.host, r.scion_version, r.hyperparameters, r.message,
            (SELECT count(*) FROM run_metrics x WHERE x.run_id = r.id),
            (SELECT x.loss FROM run_metrics x WHERE x.run_id = r.id AND x.loss IS NOT NULL
-            ORDER BY x.step DESC LIMIT 1)
+            ORDER BY x.step DESC LIMIT 1),
+           r.pid
     FROM runs r JOIN models m ON m.id = r.model_id)sql";
   sql += id ? " WHERE r.model_id = ?1" : " WHERE ?1 IS NULL";
   sql += " ORDER BY r.started_at DESC, r.id DESC LIMIT ?2";
@@ -261,6 +288,7 @@ Result<std::vector<RunRecord>> LineageStore::runs(const std::string& model, std:
     r.message = stmt->column_text(13);
     r.steps = stmt->column_int(14);
     if (!stmt->column_is_null(15)) r.final_loss = stmt->column_double(15);
+    if (!stmt->column_is_null(16)) r.pid = stmt->column_int(16);
     out.push_back(std::move(r));
   }
   return out;

@@ -1,0 +1,69 @@
+#include "cli/checkpoints.h"
+
+#include <sys/stat.h>
+
+#include <ctime>
+
+#include "lineage/object_store.h"
+#include "lineage/safetensors.h"
+
+namespace scion::cli {
+namespace {
+
+// Why `checkpoint` (its metadata read) can no longer be resumed, or "".
+Result<std::string> stale_reason(lineage::LineageStore& store, const spec::Workspace* workspace,
+                                 const CheckpointFile& checkpoint) {
+  auto stored = store.find_model(checkpoint.model);
+  if (!stored.is_ok()) return stored.status();
+  if (stored->has_value() && (*stored)->recipe_hash == checkpoint.recipe_hash)
+    return "'" + checkpoint.model + "' finished training this recipe: its parameters are stored";
+  if (workspace == nullptr) return std::string();
+  const spec::Model* model = workspace->find_model(checkpoint.model);
+  if (model == nullptr) return "'" + checkpoint.model + "' is no longer in the spec";
+  if (model->recipe_hash != checkpoint.recipe_hash)
+    return "the recipe of '" + checkpoint.model + "' changed since (checkpoint of recipe " +
+           checkpoint.recipe_hash.substr(0, 12) + ", now " + model->recipe_hash.substr(0, 12) + ")";
+  return std::string();
+}
+
+bool older_than(const std::filesystem::path& path, std::int64_t seconds) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && std::time(nullptr) - st.st_mtime >= seconds;
+}
+
+}  // namespace
+
+Result<std::vector<CheckpointFile>> list_checkpoints(lineage::LineageStore& store,
+                                                     const spec::Workspace* workspace,
+                                                     std::int64_t temp_age_seconds) {
+  auto files = store.env().list_files(store.dir() / "checkpoints");
+  if (!files.is_ok()) return files.status();
+  std::vector<CheckpointFile> out;
+  for (const std::filesystem::path& path : *files) {
+    CheckpointFile checkpoint{.path = path};
+    if (lineage::is_temporary_object_file(path)) {
+      if (!older_than(path, temp_age_seconds)) continue;  // a checkpoint being written now
+      checkpoint.stale = "a temporary file of an interrupted checkpoint write";
+      out.push_back(std::move(checkpoint));
+      continue;
+    }
+    auto file = lineage::read_safetensors(store.env(), path);
+    const auto& meta = file.is_ok() ? file->contents.metadata : std::map<std::string, std::string>{};
+    if (!meta.count("model") || !meta.count("recipe_hash")) {
+      checkpoint.stale = file.is_ok() ? "not a scion checkpoint (its metadata names no model "
+                                        "and recipe)"
+                                      : "unreadable (" + file.status().message() + ")";
+      out.push_back(std::move(checkpoint));
+      continue;
+    }
+    checkpoint.model = meta.at("model");
+    checkpoint.recipe_hash = meta.at("recipe_hash");
+    auto reason = stale_reason(store, workspace, checkpoint);
+    if (!reason.is_ok()) return reason.status();
+    checkpoint.stale = std::move(*reason);
+    out.push_back(std::move(checkpoint));
+  }
+  return out;
+}
+
+}  // namespace scion::cli
