@@ -110,7 +110,7 @@ Status read_expect(const BodyFields& body, BehaviouralTest* test) {
   if (!body.has("expect")) return Status::ok();
   const BodyFields expect = body.nested("expect");
   SCION_RETURN_IF_ERROR(
-      expect.check_keys({"label", "not_label", "predicate", "prefer", "over", "margin"}));
+      expect.check_keys({"label", "not_label", "predicate", "prefer", "over", "margin", "score"}));
   Expectation& e = test->expect;
   int kinds = 0;
   if (expect.has("label")) {
@@ -147,6 +147,8 @@ Status read_expect(const BodyFields& body, BehaviouralTest* test) {
     if (!over) return over.status();
     auto margin = expect.number("margin", 0.0);
     if (!margin) return margin.status();
+    auto score = expect.choice("score", {"mean", "sum"}, "mean");
+    if (!score) return score.status();
     for (const auto& [key, text] : {std::pair{"prefer", *prefer}, std::pair{"over", *over}})
       if (text.empty())
         return expect.error(key, "is empty; give the continuation to score, e.g. \" was right\"");
@@ -154,11 +156,14 @@ Status read_expect(const BodyFields& body, BehaviouralTest* test) {
     e.prefer = *prefer;
     e.over = *over;
     e.margin = *margin;
+    e.score = *score == "sum" ? Expectation::Score::kSum : Expectation::Score::kMean;
     SCION_RETURN_IF_ERROR(check_preference_slots(expect, *test));
     ++kinds;
   }
   if (kinds != 1)
     return expect.error("", "give exactly one of label, not_label, predicate, or prefer + over");
+  if (e.kind != Expectation::Kind::kPrefer && expect.has("score"))
+    return expect.error("score", "scores continuations: it goes with prefer + over");
   if ((e.kind == Expectation::Kind::kLabel || e.kind == Expectation::Kind::kNotLabel) &&
       e.labels.empty())
     return expect.error(e.kind == Expectation::Kind::kLabel ? "label" : "not_label",

@@ -37,14 +37,18 @@ struct Expectation {
     kLabel,      // the predicted label is one of `labels`
     kNotLabel,   // the predicted label is none of `labels`
     kPredicate,  // `predicate` evaluates to non-zero
-    kPrefer,     // language model: log p(prefer) > log p(over) + margin
+    kPrefer,     // language model: score(prefer) > score(over) + margin
   };
+  // How a continuation is scored from its tokens' log-probabilities. kMean (per token)
+  // by default: a sum always favours the continuation with fewer tokens.
+  enum class Score { kMean, kSum };
   Kind kind = Kind::kNone;
   std::vector<std::string> labels;
   std::optional<Expression> predicate;
   std::string prefer;  // may hold template slots ("{name}"), filled per case
   std::string over;
-  double margin = 0.0;
+  double margin = 0.0;  // in the score's unit: nats per token (mean) or nats (sum)
+  Score score = Score::kMean;
 };
 
 // How a DIR test's probability must move from the original to the perturbed input.

@@ -59,26 +59,38 @@ Result<Check> check_predicate(const BehaviouralTest& test, const TestCase& c,
                                   describe(output))};
 }
 
+// A continuation's score under `test`: its total log-likelihood, or that total per token.
+Result<double> continuation_score(const BehaviouralTest& test, const TestCase& c,
+                                  const ModelOutput& output, const std::string& continuation) {
+  auto it = output.continuation_logprobs.find(continuation);
+  if (it == output.continuation_logprobs.end())
+    return invalid_argument(
+        fmt::format("{}: case {} has no score for the continuation \"{}\"; the evaluator must "
+                    "score both `prefer` and `over`",
+                    test.origin, c.id, continuation));
+  if (test.expect.score == Expectation::Score::kSum) return it->second;
+  auto tokens = output.continuation_tokens.find(continuation);
+  if (tokens == output.continuation_tokens.end() || tokens->second == 0)
+    return invalid_argument(
+        fmt::format("{}: case {} has no token count for the continuation \"{}\"; the evaluator "
+                    "must count the tokens of both `prefer` and `over` for score: mean",
+                    test.origin, c.id, continuation));
+  return it->second / static_cast<double>(tokens->second);
+}
+
 Result<Check> check_preference(const BehaviouralTest& test, const TestCase& c,
                                const ModelOutput& output) {
-  auto score = [&](const std::string& continuation) -> Result<double> {
-    auto it = output.continuation_logprobs.find(continuation);
-    if (it == output.continuation_logprobs.end())
-      return invalid_argument(
-          fmt::format("{}: case {} has no score for the continuation \"{}\"; the evaluator must "
-                      "score both `prefer` and `over`",
-                      test.origin, c.id, continuation));
-    return it->second;
-  };
-  auto prefer = score(c.prefer);
+  auto prefer = continuation_score(test, c, output, c.prefer);
   if (!prefer) return prefer.status();
-  auto over = score(c.over);
+  auto over = continuation_score(test, c, output, c.over);
   if (!over) return over.status();
   const bool ok = *prefer > *over + test.expect.margin;
+  // "log p" for totals, "mean log p" for per-token scores.
+  const char* score = test.expect.score == Expectation::Score::kSum ? "log p" : "mean log p";
   return Check{
       ok, fmt::format(
-              "log p(\"{}\") = {:.3f} {} log p(\"{}\") = {:.3f}{}", c.prefer, *prefer,
-              ok ? ">" : "<=", c.over, *over,
+              "{}(\"{}\") = {:.3f} {} {}(\"{}\") = {:.3f}{}", score, c.prefer, *prefer,
+              ok ? ">" : "<=", score, c.over, *over,
               test.expect.margin != 0.0 ? fmt::format(" + margin {}", test.expect.margin) : "")};
 }
 

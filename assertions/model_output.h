@@ -4,7 +4,8 @@
 // A classifier fills `labels` (its head's class names, in output order) and
 // `probabilities` (softmax, same length). A language model fills
 // `continuation_logprobs`: for each continuation a test asked about, the total
-// log-likelihood of that continuation after the input. A plain value; copy freely.
+// log-likelihood of that continuation after the input, and `continuation_tokens`: how
+// many tokens that total sums over (for per-token scores). A plain value; copy freely.
 #pragma once
 
 #include <map>
@@ -19,6 +20,7 @@ struct ModelOutput {
   std::vector<std::string> labels;
   std::vector<float> probabilities;
   std::map<std::string, double> continuation_logprobs;
+  std::map<std::string, std::size_t> continuation_tokens;
 
   bool is_classifier() const { return !probabilities.empty(); }
 };

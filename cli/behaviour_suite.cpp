@@ -164,8 +164,10 @@ Result<FamilyOutputs> evaluate_models(const StoredFamily& family, runtime::Backe
     for (std::size_t m = 0; m < language_models.size(); ++m)
       for (std::size_t q = 0; q < plan.queries().size(); ++q) {
         const runtime::ContinuationQuery& query = plan.queries()[q];
-        outputs.of(lm_names[m])[query.input].continuation_logprobs[query.continuation] =
-            (*scores)[m][q];
+        assertions::ModelOutput& output = outputs.of(lm_names[m])[query.input];
+        output.continuation_logprobs[query.continuation] = (*scores)[m][q];
+        output.continuation_tokens[query.continuation] =
+            runtime::continuation_tokens(language_models[m], query.continuation);
       }
   }
   return outputs;
@@ -188,12 +190,15 @@ std::string describe_expectation(const assertions::BehaviouralTest& test,
     case Kind::kLabel: expect = fmt::format("label {}", fmt::join(test.expect.labels, " or ")); break;
     case Kind::kNotLabel: expect = fmt::format("label not {}", fmt::join(test.expect.labels, " or ")); break;
     case Kind::kPredicate: expect = "predicate holds"; break;
-    case Kind::kPrefer:
+    case Kind::kPrefer: {
+      const char* score =
+          test.expect.score == assertions::Expectation::Score::kSum ? "log p" : "mean log p";
       expect = fmt::format(
-          "log p(\"{}\") > log p(\"{}\"){}", test_case ? test_case->prefer : test.expect.prefer,
-          test_case ? test_case->over : test.expect.over,
+          "{}(\"{}\") > {}(\"{}\"){}", score, test_case ? test_case->prefer : test.expect.prefer,
+          score, test_case ? test_case->over : test.expect.over,
           test.expect.margin != 0.0 ? fmt::format(" + {}", test.expect.margin) : "");
       break;
+    }
     case Kind::kNone: break;
   }
   std::string what;

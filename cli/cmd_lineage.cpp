@@ -42,7 +42,14 @@ Result<FamilyView> load_family(const GlobalOptions& global) {
   } else if (store.status().code() != StatusCode::kNotFound || !view.workspace) {
     return store.status();  // without a store, the spec alone still gives a tree
   }
-  view.nodes = family(stored, view.workspace ? &*view.workspace : nullptr);
+  std::map<std::string, ModelHistory> histories;
+  for (const lineage::StoredModel& m : stored) {
+    const spec::Model* in_spec = view.workspace ? view.workspace->find_model(m.name) : nullptr;
+    auto history = model_history(*view.store, m, in_spec ? in_spec->recipe_hash : "");
+    if (!history.is_ok()) return history.status();
+    histories[m.name] = *history;
+  }
+  view.nodes = family(stored, view.workspace ? &*view.workspace : nullptr, histories);
   return view;
 }
 
@@ -88,8 +95,8 @@ std::string sharing_label(const FamilyNode& node) {
 }
 
 Color status_color(const std::string& status) {
-  if (status == "trained") return Color::kGreen;
-  if (status == "out of date") return Color::kYellow;
+  if (status == "trained" || status == "imported") return Color::kGreen;
+  if (status == "out of date" || status.starts_with("interrupted")) return Color::kYellow;
   if (status == "not trained") return Color::kDim;
   return Color::kNone;
 }
@@ -128,6 +135,10 @@ nlohmann::json node_json(const FamilyNode& node) {
     out["shared_with_parent"] = node.stored->shared_with_parent;
     out["recipe_hash"] =
         node.stored->recipe_hash ? nlohmann::json(*node.stored->recipe_hash) : nlohmann::json();
+  }
+  if (node.history.interrupted_at) {
+    out["interrupted_at_step"] = *node.history.interrupted_at;
+    out["resumable"] = node.history.resumable;
   }
   return out;
 }
@@ -245,9 +256,10 @@ int run_export_graph(const GlobalOptions& global, const std::string& format) {
     std::cout << "digraph scion {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n";
     for (const FamilyNode& n : nodes) {
       std::cout << "  \"" << n.name << "\" [label=\"" << quoted_label(n) << "\""
-                << (n.status == "out of date"   ? ", color=orange"
-                    : n.status == "not trained" ? ", style=dashed"
-                                                : "")
+                << (n.status == "out of date" ? ", color=orange"
+                    : n.status == "not trained" || n.status.starts_with("interrupted")
+                        ? ", style=dashed"
+                        : "")
                 << "];\n";
     }
     for (const FamilyNode& n : nodes) {
@@ -282,7 +294,8 @@ void add_lineage_command(CLI::App& app, const GlobalOptions& global, CommandActi
       "tree", "Family tree: method, status and shared parameters of each model");
   tree->add_option("MODEL", *tree_root, "Show only this model and its descendants");
   tree->footer(
-      "Status: trained | not trained | out of date (spec recipe differs from the stored one).\n"
+      "Status: trained | imported | not trained | out of date (spec recipe differs from the\n"
+      "stored one) | interrupted at step N[, resumable] (`--resume` continues it).\n"
       "Example: scion lineage tree sst2");
   tree->callback([&global, &action, tree_root] {
     action = [&global, tree_root] { return run_tree(global, *tree_root); };

@@ -13,7 +13,12 @@
 // cannot be asked a classification question, nor a classifier a language-model one.
 // Failures present at the top of the chain are then "inherited from <top>, the first
 // <kind> (<ancestor> is not)" — they come from its adaptation on the trunk, or from the
-// trunk itself; blame cannot tell those apart.
+// trunk itself; blame cannot tell those apart. When MODEL is itself the top of its chain
+// (a base, or the first model of its kind), its failures are its own.
+//
+// The text report is a summary: per test, how many failures each model of the chain
+// brought, and a few example cases of each; --all lists every failing case (--json always
+// does).
 #include <fmt/format.h>
 #include <iostream>
 #include <optional>
@@ -29,10 +34,14 @@
 namespace scion::cli {
 namespace {
 
+// Example cases the summary shows for each model of the chain that brought failures.
+constexpr std::size_t kExamplesPerOrigin = 3;
+
 struct BlameOptions {
   std::string model;
   std::string test;                       // empty: every test that covers the model
   std::optional<std::int64_t> case_number;  // only this case
+  bool all = false;                         // list every failing case, not a summary
   int chunk_size = 64;
 };
 
@@ -76,6 +85,98 @@ struct BlamedCase {
                          // chain's last index: inherited from the top of the chain
 };
 
+bool has_case(const CompiledTest& test, std::int64_t number) {
+  return std::any_of(test.cases.cases.begin(), test.cases.cases.end(),
+                     [&](const assertions::TestCase& c) { return case_number(c.id) == number; });
+}
+
+// The tests among `tests` that have case `number`; an error (exit 2) when none has it.
+// Case numbers run over every generated input, those a perturbation could not change
+// (not cases) included.
+Result<std::vector<const CompiledTest*>> tests_with_case(
+    const std::vector<const CompiledTest*>& tests, std::int64_t number) {
+  std::vector<const CompiledTest*> kept;
+  std::vector<std::string> ranges, skipped;
+  for (const CompiledTest* t : tests) {
+    const std::size_t generated = t->cases.cases.size() + t->cases.not_applicable;
+    if (has_case(*t, number)) {
+      kept.push_back(t);
+    } else if (number < static_cast<std::int64_t>(generated)) {
+      skipped.push_back(t->test.name);
+    }
+    ranges.push_back(generated == 0 ? fmt::format("test {} has no cases", t->test.name)
+                                    : fmt::format("test {} has {} cases (0–{})", t->test.name,
+                                                  generated, generated - 1));
+  }
+  if (!kept.empty()) return kept;
+  if (!skipped.empty())
+    return invalid_argument(
+        fmt::format("case {} of test {} is not run: its perturbation leaves the input unchanged; "
+                    "pick another case",
+                    number, fmt::join(skipped, ", ")));
+  return invalid_argument(
+      fmt::format("case {} is out of range: {}", number, fmt::join(ranges, "; ")));
+}
+
+// How blame words where a chain's failures come from.
+struct OriginWords {
+  std::string top;       // failures at the top of the chain: "inherited from base", "its own"
+  std::string top_case;  // the same for one case
+  bool own = false;      // the top of the chain is the blamed model itself
+};
+
+OriginWords origin_words(const spec::Workspace& ws, const std::vector<const spec::Model*>& chain,
+                         ModelKind kind) {
+  const spec::Model& top = *chain.back();
+  const spec::Model* other_kind = top.is_base() ? nullptr : ws.find_model(top.from);
+  const std::string why_top =
+      other_kind
+          ? fmt::format("the first {} ({} is {})", kind_name(kind), other_kind->name,
+                        kind == ModelKind::kClassifier ? "a language model with no classifier head"
+                                                       : "a classifier")
+          : "";
+  if (chain.size() == 1)
+    return {
+        fmt::format("are its own ({})", other_kind ? top.name + " is " + why_top
+                                                   : top.name + " is a base: it has no ancestor"),
+        "its own", true};
+  return {other_kind ? fmt::format("inherited from {}, {}", top.name, why_top)
+                     : "inherited from " + top.name,
+          "inherited from " + top.name, false};
+}
+
+// One failing case: its id, input, where it comes from and why it fails.
+void print_case(const BlamedCase& b, const std::vector<std::string>& names,
+                const OriginWords& words, bool tty) {
+  const bool top = b.origin == names.size() - 1;
+  std::cout << "  " << b.test_case->id << "  \"" << b.test_case->input << "\""
+            << (b.test_case->perturbed ? " -> \"" + *b.test_case->perturbed + "\"" : "") << "  "
+            << paint(top ? words.top_case : "introduced by " + names[b.origin],
+                     top ? Color::kDim : Color::kYellow, tty)
+            << "  (" << b.reason << ")\n";
+}
+
+// Every failing case with --all; else the first few of each origin and how many more.
+void print_cases(const std::vector<BlamedCase>& blamed, const std::vector<std::string>& names,
+                 const OriginWords& words, bool all, bool tty) {
+  std::map<std::size_t, std::size_t> shown, hidden;
+  for (const BlamedCase& b : blamed) {
+    if (!all && shown[b.origin] >= kExamplesPerOrigin) {
+      ++hidden[b.origin];
+      continue;
+    }
+    ++shown[b.origin];
+    print_case(b, names, words, tty);
+  }
+  std::size_t more = 0;
+  for (const auto& [origin, n] : hidden) more += n;
+  if (more > 0)
+    std::cout << "  "
+              << paint(fmt::format("... and {} more (--all lists every case)", more), Color::kDim,
+                       tty)
+              << "\n";
+}
+
 int blame(const GlobalOptions& global, const BlameOptions& options) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
@@ -98,6 +199,11 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
     return fail(invalid_argument(fmt::format(
         "test '{}' asks a {}, and '{}' is a {}; blame a model the test applies to",
         options.test, kind_name(kind_of(tests.front()->test)), model->name, kind_name(kind))));
+  if (options.case_number) {
+    auto with_case = tests_with_case(tests, *options.case_number);
+    if (!with_case) return fail(with_case.status());
+    tests = std::move(*with_case);
+  }
 
   // The chain: the model and its ancestors while they are of its kind.
   std::vector<const spec::Model*> chain;
@@ -107,6 +213,7 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
   }
   const spec::Model* other_kind =
       chain.back()->is_base() ? nullptr : ws->find_model(chain.back()->from);
+  const OriginWords words = origin_words(*ws, chain, kind);
   std::vector<std::string> names;
   std::vector<ChainLink> links;
   for (const spec::Model* m : chain) {
@@ -128,13 +235,6 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
   auto outputs = evaluate_models(family, *backend, names, plan, options.chunk_size);
   if (!outputs) return fail(outputs.status());
 
-  const std::string top_origin =
-      other_kind
-          ? fmt::format("{}, the first {} ({} is {})", chain.back()->name, kind_name(kind),
-                        other_kind->name,
-                        kind == ModelKind::kClassifier ? "a language model with no classifier head"
-                                                       : "a classifier")
-          : chain.back()->name;
   nlohmann::json json_tests = nlohmann::json::array();
   const bool tty = stdout_is_tty();
   if (!global.json)
@@ -175,8 +275,9 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
     std::vector<std::string> parts;
     for (auto it = by_origin.rbegin(); it != by_origin.rend(); ++it) {
       const bool top = it->first == chain.size() - 1;
-      parts.push_back(top ? fmt::format("{} inherited from {}", it->second, top_origin)
-                          : fmt::format("{} introduced by {}", it->second, link_label(links[it->first])));
+      parts.push_back(
+          top ? fmt::format("{} {}", it->second, words.top)
+              : fmt::format("{} introduced by {}", it->second, link_label(links[it->first])));
     }
     const std::string summary =
         blamed.empty() ? fmt::format("{} passes every case of {} ({} cases)", model->name, t->test.name, cases)
@@ -190,7 +291,9 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
                            {"perturbed", b.test_case->perturbed.value_or("")},
                            {"reason", b.reason},
                            {"origin", names[b.origin]},
-                           {"kind", b.origin == chain.size() - 1 ? "inherited" : "introduced"}});
+                           {"kind", b.origin != chain.size() - 1 ? "introduced"
+                                    : words.own                  ? "own"
+                                                                 : "inherited"}});
       nlohmann::json origins = nlohmann::json::object();
       for (const auto& [k, n] : by_origin) origins[names[k]] = n;
       json_tests.push_back({{"test", t->test.name}, {"cases", cases}, {"failures", blamed.size()},
@@ -198,15 +301,7 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
       continue;
     }
     std::cout << "\n" << paint(t->test.name, Color::kBold, tty) << ": " << summary << "\n";
-    for (const BlamedCase& b : blamed) {
-      const bool top = b.origin == chain.size() - 1;
-      std::cout << "  " << b.test_case->id << "  \"" << b.test_case->input << "\""
-                << (b.test_case->perturbed ? " -> \"" + *b.test_case->perturbed + "\"" : "") << "  "
-                << paint(top ? "inherited from " + chain.back()->name
-                             : "introduced by " + names[b.origin],
-                         top ? Color::kDim : Color::kYellow, tty)
-                << "  (" << b.reason << ")\n";
-    }
+    print_cases(blamed, names, words, options.all, tty);
   }
   if (global.json) {
     nlohmann::json chain_json = nlohmann::json::array();
@@ -232,12 +327,16 @@ void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global
   cmd->add_option("MODEL", options->model, "The model")->required();
   cmd->add_option("--test", options->test, "Only this test (default: every test of the model)");
   cmd->add_option("--case", *case_number, "Only case N of the test(s)")->check(CLI::NonNegativeNumber);
+  cmd->add_flag(
+      "--all", options->all,
+      fmt::format("List every failing case (default: {} examples per origin)", kExamplesPerOrigin));
   cmd->add_option("--chunk-size", options->chunk_size,
                   "Texts or (input, continuation) pairs per co-batched pass (default 64)")
       ->check(CLI::Range(1, 65536));
   cmd->footer("Inherited: the first model of MODEL's kind (classifier or language model) up the\n"
-              "ancestry fails it too.\n"
+              "ancestry fails it too. Own: MODEL is that first model (a base has no ancestor).\n"
               "Introduced by X: X's parent passes it, X and its descendants down to MODEL fail it.\n"
+              "Exit codes: 0 blamed, 2 an unknown model or test, a case out of range.\n"
               "Example: scion lineage blame product-lora --test typo-invariance");
   cmd->callback([&global, &action, options, case_number] {
     if (*case_number >= 0) options->case_number = *case_number;

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "lineage/safetensors.h"
 #include "lineage/spec_records.h"
 
 namespace scion::cli {
@@ -99,8 +101,67 @@ nlohmann::json stored_model_to_json(const lineage::StoredModel& m) {
   return out;
 }
 
+namespace {
+
+// Whether <store>/checkpoints holds a checkpoint of `model` for `recipe_hash`: its metadata
+// names them (the file name is the trainer's business).
+bool has_checkpoint(lineage::LineageStore& store, const std::string& model,
+                    const std::string& recipe_hash) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(store.dir() / "checkpoints", ec)) {
+    auto file = lineage::read_safetensors(store.env(), entry.path());
+    if (!file.is_ok()) continue;  // not a checkpoint; fsck reports strays
+    const auto& meta = file->contents.metadata;
+    const auto named = meta.find("model"), recipe = meta.find("recipe_hash");
+    if (named != meta.end() && named->second == model && recipe != meta.end() &&
+        recipe->second == recipe_hash)
+      return true;
+  }
+  return false;
+}
+
+bool is_training(lineage::RunKind kind) {
+  return kind == lineage::RunKind::kTrain || kind == lineage::RunKind::kAdapt;
+}
+
+// "interrupted at step N, resumable" for a model whose newest training run was
+// interrupted; `otherwise` when it was not.
+std::string interrupted_or(const ModelHistory& history, const std::string& otherwise) {
+  if (!history.interrupted_at) return otherwise;
+  return "interrupted at step " + std::to_string(*history.interrupted_at) +
+         (history.resumable ? ", resumable" : "");
+}
+
+}  // namespace
+
+Result<ModelHistory> model_history(lineage::LineageStore& store, const lineage::StoredModel& model,
+                                   const std::string& recipe_hash) {
+  auto runs = store.runs(model.name, 0);
+  if (!runs.is_ok()) return runs.status();
+  ModelHistory history;
+  for (const lineage::RunRecord& run : *runs) {  // newest first
+    if (model.recipe_hash && run.status == lineage::RunStatus::kFinished &&
+        run.recipe_hash == *model.recipe_hash &&
+        (is_training(run.kind) || run.kind == lineage::RunKind::kImport)) {
+      history.imported = run.kind == lineage::RunKind::kImport;
+      break;
+    }
+  }
+  for (const lineage::RunRecord& run : *runs) {
+    if (!is_training(run.kind) && run.kind != lineage::RunKind::kImport) continue;
+    if (run.status == lineage::RunStatus::kInterrupted &&
+        (recipe_hash.empty() || run.recipe_hash == recipe_hash)) {
+      history.interrupted_at = run.steps;
+      history.resumable = has_checkpoint(store, model.name, run.recipe_hash);
+    }
+    break;  // only the newest training run tells
+  }
+  return history;
+}
+
 std::vector<FamilyNode> family(const std::vector<lineage::StoredModel>& stored,
-                               const spec::Workspace* workspace) {
+                               const spec::Workspace* workspace,
+                               const std::map<std::string, ModelHistory>& histories) {
   std::map<std::string, FamilyNode> nodes;
   for (const lineage::StoredModel& m : stored) {
     FamilyNode& node = nodes[m.name];
@@ -108,7 +169,11 @@ std::vector<FamilyNode> family(const std::vector<lineage::StoredModel>& stored,
     node.parent = m.parent;
     node.method = lineage::method_label(m.adaptation);
     node.stored = m;
-    node.status = !m.recipe_hash ? "not trained" : workspace ? "not in spec" : "trained";
+    if (auto it = histories.find(m.name); it != histories.end()) node.history = it->second;
+    const std::string made = node.history.imported ? "imported" : "trained";
+    node.status = !m.recipe_hash ? interrupted_or(node.history, "not trained")
+                  : workspace    ? "not in spec"
+                                 : made;
   }
   if (workspace != nullptr) {
     for (const spec::Model& m : workspace->models) {
@@ -117,9 +182,11 @@ std::vector<FamilyNode> family(const std::vector<lineage::StoredModel>& stored,
       node.parent = m.from;
       node.method = lineage::method_label(lineage::adaptation_json(m.adaptation));
       if (!node.stored || !node.stored->recipe_hash) {
-        node.status = "not trained";
+        node.status = interrupted_or(node.history, "not trained");
+      } else if (*node.stored->recipe_hash == m.recipe_hash) {
+        node.status = node.history.imported ? "imported" : "trained";
       } else {
-        node.status = *node.stored->recipe_hash == m.recipe_hash ? "trained" : "out of date";
+        node.status = interrupted_or(node.history, "out of date");
       }
     }
   }

@@ -56,7 +56,7 @@ ModelPlan plan_model(const Workspace& ws, const Model& m) {
   std::map<std::string, std::int64_t> frozen_by_origin;
   for (const ParameterSpec& param : runtime::parameter_table(ws, m)) {
     p.total += param.numel();
-    if (param.trainable) {
+    if (param.trainable && m.training) {  // an imported base is read, never trained
       p.trainable += param.numel();
     } else {
       frozen_by_origin[param.introduced_by] += param.numel();
@@ -171,6 +171,11 @@ std::vector<std::string> detail_lines(const ModelPlan& p) {
     lines.push_back(fmt::format("parent {}; inherits frozen: {}", m.from,
                                 from.empty() ? "nothing" : join(from, ", ")));
   }
+  if (!m.training) {
+    lines.push_back(fmt::format("imported: {} parameters from {}; trains none",
+                                with_commas(p.total), m.import_path));
+    return lines;
+  }
   lines.push_back(fmt::format(
       "trains {} of {} parameters ({:.2f}%)", with_commas(p.trainable), with_commas(p.total),
       p.total ? 100.0 * static_cast<double>(p.trainable) / static_cast<double>(p.total) : 0.0));
@@ -180,8 +185,6 @@ std::vector<std::string> detail_lines(const ModelPlan& p) {
         "training memory ~{}: parameters {}, gradients {}, optimizer {}, activations {}",
         bytes_text(mem.total()), bytes_text(mem.parameters), bytes_text(mem.gradients),
         bytes_text(mem.optimizer_state), bytes_text(mem.activations)));
-  } else {
-    lines.push_back("imported, not trained");
   }
   return lines;
 }

@@ -3,10 +3,13 @@
 // are checked on every prediction and their violations printed. Several models answer in
 // one evaluation through the shared trunk (the trie of layer applications: what their
 // ancestry has in common is computed once), as `scion test` evaluates the family.
+// The texts come from cli/predict_input.h (lines or JSONL, a file or standard input); a
+// text longer than a model reads is classified by its first tokens, with a warning.
 #include <fmt/format.h>
+
 #include <algorithm>
-#include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "cli/behaviour_suite.h"
@@ -14,28 +17,17 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "cli/predict_input.h"
 
 namespace scion::cli {
 namespace {
 
 struct PredictOptions {
   std::vector<std::string> models;
-  std::vector<std::string> texts;
-  std::string file;
+  PredictInputOptions input;
   bool check_assertions = false;
   int chunk_size = 64;
 };
-
-Result<std::vector<std::string>> read_lines(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return not_found("cannot read " + path + ": check the path (one text per line)");
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty()) lines.push_back(line);
-  }
-  return lines;
-}
 
 struct Flag {
   std::string assertion;
@@ -125,6 +117,26 @@ void print_prediction(const std::string& lead, const std::string& tail, const st
               << (f.perturbed.empty() ? "" : " on \"" + f.perturbed + "\"") << "\n";
 }
 
+// Warns about each text longer than a model reads: it is classified by its first tokens.
+void warn_truncated(const StoredFamily& family, const std::vector<Predictor>& predictors,
+                    const std::vector<PredictText>& texts) {
+  for (const PredictText& t : texts) {
+    std::size_t tokens = 0;
+    std::vector<std::string> readers;
+    for (const Predictor& p : predictors) {
+      const runtime::EvaluatedModel& model = *family.classifier(p.model->name);
+      tokens = model.tokenizer->encode(t.text).size();
+      const std::size_t kept = runtime::text_capacity(model);
+      if (tokens > kept)
+        readers.push_back(fmt::format("'{}' reads its first {}", p.model->name, kept));
+    }
+    if (!readers.empty())
+      print_warning(
+          fmt::format("{} is {} tokens, longer than the model reads: {}; the rest is ignored",
+                      t.origin, tokens, fmt::join(readers, ", ")));
+  }
+}
+
 std::vector<std::string> names_of(const std::vector<Predictor>& predictors) {
   std::vector<std::string> names;
   for (const Predictor& p : predictors) names.push_back(p.model->name);
@@ -147,12 +159,10 @@ Status check_finite(const std::vector<Predictor>& predictors, const std::vector<
 }
 
 int predict(const GlobalOptions& global, const PredictOptions& options) {
-  std::vector<std::string> inputs = options.texts;
-  if (!options.file.empty()) {
-    auto lines = read_lines(options.file);
-    if (!lines) return fail(lines.status());
-    inputs.insert(inputs.end(), lines->begin(), lines->end());
-  }
+  auto texts = read_predict_texts(options.input, std::cin);
+  if (!texts) return fail(texts.status());
+  std::vector<std::string> inputs;
+  for (const PredictText& t : *texts) inputs.push_back(t.text);
   if (inputs.empty()) return fail(invalid_argument("nothing to predict: give --text TEXT or --file FILE"));
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
@@ -187,6 +197,7 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
   auto backend = runtime::make_cpu_backend();
   StoredFamily family(*ws, **store, *backend);
   if (Status s = family.load(names); !s.is_ok()) return fail(s);
+  if (global.verbosity >= 0) warn_truncated(family, predictors, *texts);
   auto outputs = evaluate_models(family, *backend, names, plan, options.chunk_size);
   if (!outputs) return fail(outputs.status());
 
@@ -231,12 +242,24 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global, CommandActi
   static PredictOptions options;
   CLI::App* cmd = app.add_subcommand("predict", "Labels and class probabilities of trained models");
   cmd->add_option("MODEL", options.models, "The models (several answer in one shared pass)")->required();
-  cmd->add_option("--text", options.texts, "A text to classify (repeatable)");
-  cmd->add_option("--file", options.file, "A file with one text per line")->option_text("FILE");
+  cmd->add_option("--text", options.input.texts, "A text to classify (repeatable)");
+  cmd->add_option("--file", options.input.file,
+                  "A file with one text per line, or JSONL records; - reads stdin")
+      ->option_text("FILE");
+  cmd->add_option("--format", options.input.format,
+                  "lines | jsonl (default: jsonl for *.jsonl, else lines)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, PredictFormat>{
+          {"lines", PredictFormat::kLines}, {"jsonl", PredictFormat::kJsonl}}));
+  cmd->add_option("--text-field", options.input.text_field,
+                  "The JSONL field holding the text (default text)")
+      ->option_text("NAME");
   cmd->add_flag("--assert", options.check_assertions, "Check the spec's model assertions on each prediction");
   cmd->add_option("--chunk-size", options.chunk_size, "Texts per forward pass (default 64)")
       ->check(CLI::Range(1, 65536));
-  cmd->footer("Example: scion -C examples/sentiment predict review-lora --text \"a lovely film\" --assert\n"
+  cmd->footer("A text longer than a model reads is classified by its first tokens, with a warning;\n"
+              "an empty text is an error (exit 2).\n"
+              "Example: scion -C examples/sentiment predict review-lora --text \"a lovely film\" --assert\n"
+              "         jq -c '{text: .review}' reviews.jsonl | scion predict review-lora --file - --format jsonl\n"
               "         scion -C examples/sentiment predict base review-lora product-lora --text \"the kettle was solid\"");
   cmd->callback([&global, &action] {
     action = [&global] { return predict(global, options); };

@@ -192,6 +192,12 @@ nlohmann::json case_scores(const assertions::TestCase& c, const assertions::Mode
           {c.over, out.continuation_logprobs.at(c.over)}};
 }
 
+// How many tokens each of a case's log-likelihoods sums over (score: mean divides by it).
+nlohmann::json case_tokens(const assertions::TestCase& c, const assertions::ModelOutput& out) {
+  return {{c.prefer, out.continuation_tokens.at(c.prefer)},
+          {c.over, out.continuation_tokens.at(c.over)}};
+}
+
 const char* outcome_name(assertions::Outcome outcome) {
   switch (outcome) {
     case assertions::Outcome::kPass: return "pass";
@@ -233,6 +239,7 @@ Status TestSession::judge_tests() {
         if (lm) {
           nlohmann::json entry = {{"case", c.id}, {"input", c.input},
                                   {"log_likelihoods", case_scores(c, *o.original)},
+                                  {"tokens", case_tokens(c, *o.original)},
                                   {"outcome", outcome_name(verdict->outcome)}};
           if (o.parent) entry["parent_log_likelihoods"] = case_scores(c, *o.parent);
           judged.scores.push_back(std::move(entry));

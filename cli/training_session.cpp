@@ -81,7 +81,8 @@ struct ModelOutcome {
   std::string name;
   std::string status;  // trained | up to date | interrupted | failed | diverged
   std::int64_t run_id = 0;
-  std::int64_t steps = 0;
+  std::int64_t steps = 0;         // the training step reached, counted from the run's start
+  std::int64_t resumed_from = 0;  // the checkpoint's step it continued from; 0: from the start
   double final_loss = 0;
   std::optional<double> val_loss, val_accuracy;
   double seconds = 0;
@@ -97,6 +98,7 @@ struct Checkpoint {
 
 struct GroupOutcome {
   std::vector<std::string> models;
+  std::string status;  // trained | interrupted | failed
   double seconds = 0;
   double tokens_per_second = 0;
 };
@@ -135,6 +137,8 @@ class Session {
   void print_summary();
   std::vector<const spec::Model*> without_descendants_of_diverged(std::vector<const spec::Model*> waiting,
                                                                   std::set<std::string>& waiting_names);
+  std::string resume_hint() const;
+  Status parent_missing(const spec::Model& model) const;
 
   const GlobalOptions& global_;
   spec::Workspace ws_;
@@ -146,6 +150,7 @@ class Session {
   std::vector<GroupOutcome> groups_;
   std::vector<std::string> diverged_;  // one message per model that diverged
   std::set<std::string> noted_missing_;  // models whose missing objects were reported
+  std::vector<std::pair<std::string, std::int64_t>> checkpointed_;  // interrupted: (model, step)
   bool resume_ = false;
 };
 
@@ -204,7 +209,10 @@ Result<std::vector<const spec::Model*>> Session::select(const TrainRequest& requ
     }
     auto fresh = up_to_date(*m);
     if (!fresh) return fresh.status();
-    if (!*fresh || request.force) pending.insert(m);
+    // An interrupted `--force` run leaves a checkpoint of a model that is still up to
+    // date with its earlier parameters: --resume means to finish that run.
+    const bool resumable = request.resume && std::filesystem::exists(checkpoint_path(*m));
+    if (!*fresh || request.force || resumable) pending.insert(m);
   }
   // Models that share modules train as one unit: one of them pending brings the others.
   for (const spec::Model* m : std::vector<const spec::Model*>(pending.begin(), pending.end()))
@@ -503,6 +511,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
   auto outcome_of = [&](const runtime::TrainingJob& job) -> ModelOutcome& {
     return outcomes_[first_outcome + index_of.at(&job)];
   };
+  for (const auto& job : jobs) outcome_of(*job).resumed_from = job->steps_done();
 
   std::vector<std::string> names;
   for (const spec::Model* m : members) names.push_back(m->name);
@@ -566,16 +575,23 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
   runtime::FamilyTrainer trainer(*backend_);
   Status status = trainer.run(raw, callbacks, &g_interrupted);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  groups_.push_back({names, seconds, seconds > 0 ? static_cast<double>(tokens) / seconds : 0});
+  const bool interrupted = status.code() == StatusCode::kCancelled;
+  groups_.push_back({names,
+                     status.is_ok() ? "trained"
+                     : interrupted  ? "interrupted"
+                                    : "failed",
+                     seconds, seconds > 0 ? static_cast<double>(tokens) / seconds : 0});
   if (!status.is_ok()) {
-    const bool interrupted = status.code() == StatusCode::kCancelled;
     for (auto& job : jobs) {
       ModelOutcome& outcome = outcome_of(*job);
       if (outcome.status == "trained" || outcome.status == "diverged") continue;
       outcome.status = interrupted ? "interrupted" : "failed";
       if (interrupted && job->steps_done() > 0) {
         Status saved = save_checkpoint(*job);
-        if (!saved.is_ok()) print_warning("no checkpoint for '" + job->model().name + "': " + saved.message());
+        if (saved.is_ok())
+          checkpointed_.emplace_back(job->model().name, job->steps_done());
+        else
+          print_warning("no checkpoint for '" + job->model().name + "': " + saved.message());
       }
       // Best effort: the run row says how it ended; the store is consistent either way.
       (void)store_->finish_run(run_ids.at(job.get()),
@@ -594,6 +610,7 @@ void Session::print_summary() {
       if (o.run_id) {
         m["run"] = o.run_id;
         m["steps"] = o.steps;
+        if (o.resumed_from > 0) m["resumed_from"] = o.resumed_from;
         m["final_loss"] = o.final_loss;
         m["seconds"] = o.seconds;
       }
@@ -602,18 +619,25 @@ void Session::print_summary() {
       models.push_back(m);
     }
     for (const GroupOutcome& g : groups_)
-      groups.push_back({{"models", g.models}, {"seconds", g.seconds}, {"tokens_per_second", g.tokens_per_second}});
+      groups.push_back({{"models", g.models},
+                        {"status", g.status},
+                        {"seconds", g.seconds},
+                        {"tokens_per_second", g.tokens_per_second}});
     print_json({{"models", models}, {"groups", groups}});
     return;
   }
   const bool tty = stdout_is_tty();
   for (const GroupOutcome& g : groups_)
-    std::cout << fmt::format("{} {} in {} ({:.0f} tokens/s)\n",
-                             g.models.size() > 1 ? "co-batched" : "trained",
-                             fmt::join(g.models, ", "), human_duration(g.seconds), g.tokens_per_second);
+    std::cout << fmt::format("{} {} {} {} ({:.0f} tokens/s)\n",
+                             g.status != "trained" ? g.status
+                             : g.models.size() > 1 ? "co-batched"
+                                                   : "trained",
+                             fmt::join(g.models, ", "), g.status == "trained" ? "in" : "after",
+                             human_duration(g.seconds), g.tokens_per_second);
   for (const ModelOutcome& o : outcomes_) {
     std::string detail;
     if (o.run_id) detail = fmt::format("run {}, {} steps, loss {:.4f}", o.run_id, o.steps, o.final_loss);
+    if (o.resumed_from > 0) detail += fmt::format(" (resumed at step {})", o.resumed_from);
     if (o.val_loss) detail += fmt::format(", val_loss {:.4f}", *o.val_loss);
     if (o.val_accuracy) detail += fmt::format(", val_acc {:.3f}", *o.val_accuracy);
     const Color color = o.status == "trained" ? Color::kGreen
@@ -644,6 +668,30 @@ std::vector<const spec::Model*> Session::without_descendants_of_diverged(
   return kept;
 }
 
+// Why `model` cannot train yet: its parent is not stored for its current recipe, and the
+// command that stores it (an imported base is imported, not trained).
+Status Session::parent_missing(const spec::Model& model) const {
+  const spec::Model& parent = *ws_.find_model(model.from);
+  if (!parent.import_path.empty())
+    return invalid_argument("'" + model.name + "' needs its parent '" + parent.name +
+                            "' imported first: run `scion import " + parent.import_path + " --as " +
+                            parent.name + "`");
+  return invalid_argument("'" + model.name + "' needs its parent '" + parent.name +
+                          "' trained first: run `scion run`, or `scion " +
+                          (parent.is_base() ? "train " : "adapt ") + parent.name + "`");
+}
+
+// "; run the same command with --resume to continue from step N": how to continue what
+// the interruption left checkpoints of (empty when it left none).
+std::string Session::resume_hint() const {
+  if (checkpointed_.empty()) return "";
+  std::vector<std::string> where;
+  for (const auto& [model, step] : checkpointed_)
+    where.push_back(checkpointed_.size() == 1 ? fmt::format("from step {}", step)
+                                              : fmt::format("{} from step {}", model, step));
+  return fmt::format("; run the same command with --resume to continue {}", fmt::join(where, ", "));
+}
+
 int Session::run(const TrainRequest& request) {
   resume_ = request.resume;
   auto pending = select(request);
@@ -672,9 +720,7 @@ int Session::run(const TrainRequest& request) {
       auto fresh = up_to_date(*ws_.find_model(m->from));
       if (!fresh) return fail(fresh.status());
       if (!*fresh) {
-        status = invalid_argument("'" + m->name + "' needs its parent '" + m->from +
-                                  "' trained first: run `scion run`, or `scion " +
-                                  (ws_.find_model(m->from)->is_base() ? "train " : "adapt ") + m->from + "`");
+        status = parent_missing(*m);
         break;
       }
       ready.insert(m);
@@ -707,7 +753,8 @@ int Session::run(const TrainRequest& request) {
   }
   if (!status.is_ok()) {
     if (status.code() == StatusCode::kCancelled) {
-      print_warning("interrupted: finished models are stored; the rest are marked interrupted");
+      print_warning("interrupted: finished models are stored; the rest are marked interrupted" +
+                    resume_hint());
       return kExitInterrupted;
     }
     return fail(status);

@@ -145,7 +145,8 @@ struct RunRecord {
   std::string scion_version;
   nlohmann::json hyperparameters;
   std::string message;
-  std::int64_t steps = 0;            // metric rows recorded
+  std::int64_t steps = 0;            // the last step recorded: the training step the run
+                                     // reached (a resumed run counts from its start)
   std::optional<double> final_loss;  // loss at the last recorded step
 };
 

@@ -251,7 +251,7 @@ Result<std::vector<RunRecord>> LineageStore::runs(const std::string& model, std:
            (julianday(coalesce(r.finished_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))
               - julianday(r.started_at)) * 86400.0,
            r.seed, r.host, r.scion_version, r.hyperparameters, r.message,
-           (SELECT count(*) FROM run_metrics x WHERE x.run_id = r.id),
+           (SELECT coalesce(max(x.step), 0) FROM run_metrics x WHERE x.run_id = r.id),
            (SELECT x.loss FROM run_metrics x WHERE x.run_id = r.id AND x.loss IS NOT NULL
             ORDER BY x.step DESC LIMIT 1),
            r.pid

@@ -209,6 +209,10 @@ std::size_t max_continuation_tokens(const ModelWeights& model) {
   return capacity >= 2 ? capacity - 2 : 0;
 }
 
+std::size_t continuation_tokens(const ScoredModel& model, std::string_view continuation) {
+  return model.tokenizer->encode(continuation).size();
+}
+
 Result<std::vector<std::vector<double>>> ContinuationScorer::score(
     std::span<const ScoredModel> models, std::span<const ContinuationQuery> queries,
     const EvaluationOptions& options) {

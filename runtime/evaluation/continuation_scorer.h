@@ -57,6 +57,10 @@ struct ContinuationQuery {
 // and minus [CLS] and [SEP] for a masked LM. REQUIRES: an LM objective.
 std::size_t max_continuation_tokens(const ModelWeights& model);
 
+// The tokens a continuation's score sums over: the continuation tokenised alone, as
+// score() tokenises it. A per-token (mean) score divides by this count.
+std::size_t continuation_tokens(const ScoredModel& model, std::string_view continuation);
+
 class ContinuationScorer {
  public:
   explicit ContinuationScorer(Backend& backend) : net_(backend) {}

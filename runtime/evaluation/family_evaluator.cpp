@@ -28,6 +28,12 @@ double log_softmax(std::span<const float> logits, std::size_t k) {
   return double(logits[k]) - top - std::log(sum);
 }
 
+std::size_t text_capacity(const EvaluatedModel& model) {
+  const ModelWeights& w = *model.weights;
+  return static_cast<std::size_t>(
+      std::max(0, data::content_capacity(false, w.arch.max_length - w.prompt_tokens())));
+}
+
 Result<std::vector<std::vector<assertions::ModelOutput>>> FamilyEvaluator::classify(
     std::span<const EvaluatedModel> models, std::span<const std::string> texts,
     const EvaluationOptions& options) {

@@ -76,6 +76,10 @@ class FamilyEvaluator {
   SegmentedTransformer net_;
 };
 
+// Tokens of one text that `model` reads: max_length minus its prompt tokens, [CLS] and
+// [SEP]. classify() truncates a longer text from the end, so callers can tell the user.
+std::size_t text_capacity(const EvaluatedModel& model);
+
 // Softmax of one row of K logits, computed in double for stability.
 std::vector<float> softmax(std::span<const float> logits);
 

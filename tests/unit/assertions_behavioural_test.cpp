@@ -120,6 +120,7 @@ TEST_CASE("language-model preference fills slots and compares log-likelihoods",
   CHECK(c.prefer == std::string(" the ").append(c.fills[0].second).append(" was right"));
   ModelOutput lm;
   lm.continuation_logprobs = {{c.prefer, -3.0}, {c.over, -5.0}};
+  lm.continuation_tokens = {{c.prefer, 1}, {c.over, 1}};  // per token as in total
   CHECK(judge(t, c, lm).outcome == Outcome::kPass);
   lm.continuation_logprobs[c.over] = -2.0;
   CHECK(judge(t, c, lm).outcome == Outcome::kFail);
@@ -139,6 +140,47 @@ TEST_CASE("language-model preference fills slots and compares log-likelihoods",
   CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}, {"expect", {{"predicate", "lm.yes > lm.no"}}}}),
              Catch::Contains("tests.t.expect.predicate: predicates judge classifier outputs") &&
                  Catch::Contains("prefer"));
+}
+
+TEST_CASE("a preference scores per token by default, so a longer continuation can win",
+          "[assertions][judge]") {
+  const nlohmann::json prefer = {{"prefer", " was a great film"}, {"over", " bad"}};
+  nlohmann::json summed = prefer;
+  summed["score"] = "sum";
+  const auto mean = compile_ok("mft", {{"inputs", {"It"}}, {"expect", prefer}});
+  const auto sum = compile_ok("mft", {{"inputs", {"It"}}, {"expect", summed}});
+  CHECK(mean.expect.score == Expectation::Score::kMean);
+  CHECK(sum.expect.score == Expectation::Score::kSum);
+  auto cases = generate_cases(mean);
+  REQUIRE(cases.is_ok());
+  const TestCase& c = cases->cases[0];
+  // 16 tokens at -0.5 nats each against 4 at -1.0: likelier per token, less likely in total.
+  ModelOutput lm;
+  lm.continuation_logprobs = {{c.prefer, -8.0}, {c.over, -4.0}};
+  lm.continuation_tokens = {{c.prefer, 16}, {c.over, 4}};
+  const Verdict by_mean = judge(mean, c, lm);
+  CHECK(by_mean.outcome == Outcome::kPass);
+  CHECK_THAT(by_mean.reason, Catch::Contains("mean log p(\" was a great film\") = -0.500 >"));
+  const Verdict by_sum = judge(sum, c, lm);
+  CHECK(by_sum.outcome == Outcome::kFail);
+  CHECK_THAT(by_sum.reason, Catch::StartsWith("log p(\" was a great film\") = -8.000 <="));
+  // The margin is in the score's unit: nats per token under mean.
+  nlohmann::json with_margin = prefer;
+  with_margin["margin"] = 0.6;
+  CHECK(judge(compile_ok("mft", {{"inputs", {"It"}}, {"expect", with_margin}}), c, lm).outcome ==
+        Outcome::kFail);
+  // A mean needs the token counts; a sum does not.
+  lm.continuation_tokens.erase(c.over);
+  CHECK_FALSE(judge_case(mean, c, CaseOutputs{&lm, nullptr, nullptr, nullptr}).is_ok());
+  CHECK(judge(sum, c, lm).outcome == Outcome::kFail);
+
+  nlohmann::json unknown = prefer;
+  unknown["score"] = "median";
+  CHECK_THAT(compile_error("mft", {{"inputs", {"x"}}, {"expect", unknown}}),
+             Catch::Contains("tests.t.expect.score: expected one of mean, sum; got 'median'"));
+  CHECK_THAT(compile_error(
+                 "mft", {{"inputs", {"x"}}, {"expect", {{"label", "positive"}, {"score", "sum"}}}}),
+             Catch::Contains("tests.t.expect.score: scores continuations"));
 }
 
 TEST_CASE("INV: the label must not change; threshold bounds the probability move",

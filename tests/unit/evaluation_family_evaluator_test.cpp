@@ -114,3 +114,39 @@ TEST_CASE("evaluation rejects a model without a classifier and a bad chunk size"
   CHECK(!evaluator.classify(ok, texts, {.chunk_size = 0}).is_ok());
   CHECK(evaluator.classify(ok, texts).is_ok());
 }
+
+TEST_CASE("text_capacity is exactly the tokens of a text that a classifier reads") {
+  test::Family f(byte_architecture());  // max_length 16
+  spec::Adaptation lora;
+  lora.lora =
+      spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {}};
+  lora.head = test::two_labels(spec::Pooling::kMean);
+  f.add("lora", "base", lora);
+  spec::Adaptation prompt;
+  prompt.prompt =
+      spec::PromptSpec{.virtual_tokens = 2, .init = spec::PromptInit::kRandom, .init_text = {}};
+  prompt.head = test::two_labels(spec::Pooling::kMean);
+  f.add("prompt", "base", prompt);
+  f.materialise();
+  f.randomise(11);
+  text::ByteTokenizer tokenizer;
+  for (const auto& [name, expected] : {std::pair{"lora", 14}, std::pair{"prompt", 12}}) {
+    INFO(name);
+    auto w = runtime::resolve_model(f.workspace(), f.model(name), spec::Objective::kClassification,
+                                    f.params(name), nullptr);
+    REQUIRE(w.is_ok());
+    const runtime::EvaluatedModel model{&*w, &tokenizer, {"neg", "pos"}};
+    const std::size_t capacity = runtime::text_capacity(model);
+    CHECK(capacity == static_cast<std::size_t>(expected));  // 16 - [CLS] - [SEP] - prompt tokens
+    // Texts that agree on their first `capacity` tokens classify alike; texts that differ
+    // in the last token read do not.
+    const std::string kept(capacity, 'a'), shorter(capacity - 1, 'a');
+    const std::vector<std::string> texts = {kept + "zzzz", kept + "qqqq", shorter + "zzzz",
+                                            shorter + "qqqq"};
+    auto out = runtime::FamilyEvaluator(f.backend()).classify(std::span(&model, 1), texts);
+    REQUIRE(out.is_ok());
+    const auto& p = (*out)[0];
+    CHECK(p[0].probabilities[0] == p[1].probabilities[0]);
+    CHECK(p[2].probabilities[0] != p[3].probabilities[0]);
+  }
+}

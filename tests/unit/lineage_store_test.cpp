@@ -215,6 +215,21 @@ TEST_CASE("runs record metrics, end states and order newest first", "[lineage]")
   CHECK(store->finish_run(9999, RunStatus::kFailed).code() == StatusCode::kNotFound);
 }
 
+TEST_CASE("a resumed run's step count is the step it reached, not the steps it ran", "[lineage]") {
+  TempDir dir;
+  auto store = open_store(dir.path());
+  auto run =
+      store->start_run(model_record("m"), {RunKind::kTrain, std::string(64, 'c'), {}, 1, {}});
+  REQUIRE(run.is_ok());
+  // Resumed from a checkpoint at step 76: its metrics start at step 77.
+  for (std::int64_t step = 77; step <= 80; ++step)
+    REQUIRE(store->append_metrics(*run, {step, 1.0, 0.01, {}}).is_ok());
+  auto runs = store->runs("m", 0);
+  REQUIRE(runs.is_ok());
+  REQUIRE(runs->size() == 1);
+  CHECK(runs->front().steps == 80);
+}
+
 TEST_CASE("test-case results and assertion violations are kept per model version", "[lineage]") {
   TempDir dir;
   auto store = open_store(dir.path());

@@ -1,0 +1,141 @@
+#include "cli/predict_input.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace scion::cli {
+namespace {
+
+constexpr const char* kDefaultTextField = "text";
+
+bool is_blank(std::string_view text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](unsigned char c) { return std::isspace(c) != 0; });
+}
+
+bool from_stdin(const PredictInputOptions& options) { return options.file == "-"; }
+
+PredictFormat resolved_format(const PredictInputOptions& options) {
+  if (options.format != PredictFormat::kAuto) return options.format;
+  const bool jsonl =
+      !from_stdin(options) && std::filesystem::path(options.file).extension() == ".jsonl";
+  return jsonl ? PredictFormat::kJsonl : PredictFormat::kLines;
+}
+
+// The whole contents of --file.
+Result<std::string> read_all(const PredictInputOptions& options, std::istream& standard_input) {
+  std::ostringstream bytes;
+  if (from_stdin(options)) {
+    bytes << standard_input.rdbuf();
+    return std::move(bytes).str();
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(options.file, ec))
+    return not_found("cannot read " + options.file +
+                     ": no such file; check the path (--file - reads standard input)");
+  if (std::filesystem::is_directory(options.file, ec))
+    return invalid_argument(options.file + " is a directory; --file takes a file of texts");
+  std::ifstream in(options.file, std::ios::binary);
+  if (!in) return not_found("cannot read " + options.file + ": check its permissions");
+  bytes << in.rdbuf();
+  return std::move(bytes).str();
+}
+
+// The lines of `contents`, without "\n" or "\r\n".
+std::vector<std::string> split_lines(const std::string& contents) {
+  std::vector<std::string> lines;
+  std::istringstream in(contents);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+// "a, b, c": the keys of a JSON object.
+std::string field_names(const nlohmann::json& object) {
+  std::vector<std::string> names;
+  for (const auto& [key, value] : object.items()) names.push_back(key);
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+// The text of one JSONL record at `where` ("file:line").
+Result<std::string> record_text(const std::string& line, const std::string& where,
+                                const std::string& field) {
+  nlohmann::json record;
+  try {
+    record = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::parse_error& e) {
+    return invalid_argument(
+        fmt::format("{}:{}: the line is not valid JSON; each line must be one JSON object "
+                    "like {{\"{}\": \"...\"}}",
+                    where, e.byte, field));
+  }
+  if (!record.is_object())
+    return invalid_argument(
+        fmt::format("{}: expected a JSON object, found a {}", where, record.type_name()));
+  auto text = record.find(field);
+  if (text == record.end())
+    return invalid_argument(
+        fmt::format("{}: no field '{}' (the record has: {}); name the text field with "
+                    "--text-field",
+                    where, field, field_names(record)));
+  if (!text->is_string())
+    return invalid_argument(
+        fmt::format("{}: field '{}' is a {}, expected a string", where, field, text->type_name()));
+  return text->get<std::string>();
+}
+
+Status check_not_empty(const PredictText& input) {
+  if (!is_blank(input.text)) return Status::ok();
+  return invalid_argument(input.origin +
+                          ": the text is empty; give each input at least one word to classify");
+}
+
+}  // namespace
+
+Result<std::vector<PredictText>> read_predict_texts(const PredictInputOptions& options,
+                                                    std::istream& standard_input) {
+  std::vector<PredictText> inputs;
+  for (std::size_t i = 0; i < options.texts.size(); ++i) {
+    inputs.push_back({options.texts[i], fmt::format("--text {}", i + 1)});
+    SCION_RETURN_IF_ERROR(check_not_empty(inputs.back()));
+  }
+  if (options.file.empty()) {
+    if (!options.text_field.empty())
+      return invalid_argument(
+          "--text-field names the text of JSONL records; give --file FILE.jsonl with it");
+    return inputs;
+  }
+  const PredictFormat format = resolved_format(options);
+  if (format == PredictFormat::kLines && !options.text_field.empty())
+    return invalid_argument("--text-field names the text of JSONL records, and " +
+                            (from_stdin(options) ? std::string("standard input") : options.file) +
+                            " is read as one text per line; add --format jsonl");
+  auto contents = read_all(options, standard_input);
+  if (!contents) return contents.status();
+  const std::string source = from_stdin(options) ? "stdin" : options.file;
+  const std::string field = options.text_field.empty() ? kDefaultTextField : options.text_field;
+  const std::vector<std::string> lines = split_lines(*contents);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (is_blank(lines[i])) continue;  // blank lines separate, in both formats
+    const std::string where = fmt::format("{}:{}", source, i + 1);
+    if (format == PredictFormat::kLines) {
+      inputs.push_back({lines[i], where});
+      continue;
+    }
+    auto text = record_text(lines[i], where, field);
+    if (!text) return text.status();
+    inputs.push_back({std::move(*text), where});
+    SCION_RETURN_IF_ERROR(check_not_empty(inputs.back()));
+  }
+  return inputs;
+}
+
+}  // namespace scion::cli

@@ -1,0 +1,41 @@
+// The texts `scion predict` classifies: each --text, then the texts of --file, read as
+// one text per line or as JSONL records with a text field. `--file -` reads standard
+// input. Every text keeps where it came from ("--text 2", "reviews.jsonl:3", "stdin:4"),
+// so a warning or an error can name it.
+//
+// Format: --format lines | jsonl, or by default jsonl for a file named *.jsonl and lines
+// for anything else (standard input included). Lines: blank lines are skipped. JSONL:
+// each non-blank line is one JSON object whose field `text_field` (default "text") holds
+// the text as a string. Errors (kInvalidArgument or kNotFound, exit 2) say where:
+// an empty text (a --text of only whitespace, a record whose text is empty), a line that
+// is not a JSON object, a record without the field (its fields are listed), an unreadable
+// file, and --text-field given for line input.
+#pragma once
+
+#include <istream>
+#include <string>
+#include <vector>
+
+#include "spec/status.h"
+
+namespace scion::cli {
+
+enum class PredictFormat { kAuto, kLines, kJsonl };
+
+struct PredictInputOptions {
+  std::vector<std::string> texts;  // --text, in order
+  std::string file;                // --file: a path, "-" for standard input, empty: none
+  PredictFormat format = PredictFormat::kAuto;
+  std::string text_field;  // --text-field; empty: "text"
+};
+
+struct PredictText {
+  std::string text;
+  std::string origin;  // "--text 2", "reviews.jsonl:3", "stdin:4"
+};
+
+// The texts to classify, --text values first. `standard_input` is read for `--file -`.
+Result<std::vector<PredictText>> read_predict_texts(const PredictInputOptions& options,
+                                                    std::istream& standard_input);
+
+}  // namespace scion::cli
