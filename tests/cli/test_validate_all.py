@@ -163,7 +163,7 @@ check(len(warnings) == 1 and warnings[0]["key_path"] == "models.unheaded.train"
 rc, out, err = run("validate", cwd=work)
 check(rc == 2 and out == "", f"text validate exits 2 with nothing on stdout: {rc} {out!r}")
 check("data/reviews.jsonl:3: error: " in err and "13 errors in scion.yaml" in err
-      and f"scion.yaml:{line_of('train:', after='unheaded:')}:5: warning: " in err,
+      and f"scion.yaml:{line_of('train:', after='unheaded:')}:12: warning: " in err,
       f"text form of errors and warnings:\n{err}")
 
 # One definition of valid: a spec whose only error is a data row stops every command
