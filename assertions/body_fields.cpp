@@ -148,8 +148,7 @@ Result<std::vector<std::string>> BodyFields::strings(std::string_view key) const
 BodyFields BodyFields::nested(std::string_view key) const {
   static const nlohmann::json kNull;
   const nlohmann::json* value = find(key);
-  return BodyFields(value ? *value : kNull, origin_, fmt::format("{}.{}", path_, key),
-                    locations_);
+  return BodyFields(value ? *value : kNull, origin_, fmt::format("{}.{}", path_, key), locations_);
 }
 
 }  // namespace scion::assertions

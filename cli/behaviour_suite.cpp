@@ -1,16 +1,16 @@
 #include "cli/behaviour_suite.h"
 
-#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <set>
 
-#include "spec/spelling.h"
+#include <algorithm>
+#include <set>
 
 #include "assertions/body_fields.h"
 #include "runtime/data/dataset_reader.h"
 #include "runtime/evaluation/continuation_scorer.h"
 #include "runtime/evaluation/family_evaluator.h"
+#include "spec/spelling.h"
 
 namespace scion::cli {
 
@@ -58,7 +58,8 @@ Status check_continuations_fit(const runtime::ScoredModel& lm, const EvaluationP
 template <class Spec>
 assertions::BodyFields body_fields(const Spec& spec, std::string_view section) {
   return assertions::BodyFields(
-      spec.body, fmt::format("{}:{}:{}", spec.location.file, spec.location.line, spec.location.column),
+      spec.body,
+      fmt::format("{}:{}:{}", spec.location.file, spec.location.line, spec.location.column),
       fmt::format("{}.{}", section, spec.name), &spec.body_locations);
 }
 
@@ -67,7 +68,8 @@ std::vector<std::string> declared_labels(const spec::Workspace& ws) {
   std::set<std::string> labels;
   for (const spec::Dataset& d : ws.datasets) labels.insert(d.labels.begin(), d.labels.end());
   for (const spec::Model& m : ws.models)
-    if (m.adaptation.head) labels.insert(m.adaptation.head->labels.begin(), m.adaptation.head->labels.end());
+    if (m.adaptation.head)
+      labels.insert(m.adaptation.head->labels.begin(), m.adaptation.head->labels.end());
   return {labels.begin(), labels.end()};
 }
 
@@ -95,10 +97,12 @@ void check_test_labels(const spec::TestSpec& spec, const assertions::Behavioural
   using Kind = assertions::Expectation::Kind;
   const assertions::BodyFields body = body_fields(spec, "tests");
   if (test.expect.kind == Kind::kLabel || test.expect.kind == Kind::kNotLabel)
-    check_labels_declared(body.nested("expect"), test.expect.kind == Kind::kLabel ? "label" : "not_label",
+    check_labels_declared(body.nested("expect"),
+                          test.expect.kind == Kind::kLabel ? "label" : "not_label",
                           test.expect.labels, declared, out);
   if (test.direction && test.direction->quantity == assertions::Direction::Quantity::kLabel)
-    check_labels_declared(body.nested("direction"), "label", {test.direction->label}, declared, out);
+    check_labels_declared(body.nested("direction"), "label", {test.direction->label}, declared,
+                          out);
 }
 
 }  // namespace
@@ -116,8 +120,10 @@ std::vector<Status> suite_problems(const spec::Workspace& ws) {
     }
     check_test_labels(spec, *test, declared, problems);
     if (test->data && !ws.find_dataset(test->data->dataset))
-      problems.push_back(body_fields(spec, "tests").nested("data").error(
-          "dataset", fmt::format("no dataset '{}' under datasets:", test->data->dataset)));
+      problems.push_back(body_fields(spec, "tests")
+                             .nested("data")
+                             .error("dataset", fmt::format("no dataset '{}' under datasets:",
+                                                           test->data->dataset)));
     if (Status s = check_kinds(ws, test->origin, "test", test->models, kind_of(*test)); !s.is_ok())
       problems.push_back(s);
   }
@@ -127,7 +133,8 @@ std::vector<Status> suite_problems(const spec::Workspace& ws) {
       problems.push_back(assertion.status());
       continue;
     }
-    check_labels_declared(body_fields(spec, "assertions"), "labels", assertion->allowed_labels(), declared, problems);
+    check_labels_declared(body_fields(spec, "assertions"), "labels", assertion->allowed_labels(),
+                          declared, problems);
     if (Status s = check_kinds(ws, assertion->origin(), "assertion", assertion->models(),
                                kind_of(*assertion));
         !s.is_ok())

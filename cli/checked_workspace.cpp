@@ -71,8 +71,8 @@ void check_data(const spec::Workspace& ws, const std::string& spec_file,
     const std::string shown = shown_path(ws, spec_file, dataset);
     const std::vector<Status> problems = data::dataset_problems(dataset, kProblemsPerDataset);
     for (const Status& problem : problems)
-      out.push_back(located(problem.message(), dataset.path.string(), shown,
-                            "datasets." + dataset.name));
+      out.push_back(
+          located(problem.message(), dataset.path.string(), shown, "datasets." + dataset.name));
     if (problems.size() == kProblemsPerDataset)
       out.push_back(spec::Diagnostic::at(
           shown, 0, 0,
@@ -95,7 +95,8 @@ void check_suite(const spec::Workspace& ws, const std::string& spec_file,
 }
 
 bool by_file_position(const spec::Diagnostic& a, const spec::Diagnostic& b) {
-  return std::tie(a.location.line, a.location.column) < std::tie(b.location.line, b.location.column);
+  return std::tie(a.location.line, a.location.column) <
+         std::tie(b.location.line, b.location.column);
 }
 
 void print(const std::vector<spec::Diagnostic>& diagnostics, const char* severity, Color color) {

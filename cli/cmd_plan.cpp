@@ -157,11 +157,19 @@ std::string join(const std::vector<std::string>& words, const char* separator) {
 // The objective's word in the spec.
 const char* objective_name(spec::Objective objective) {
   switch (objective) {
-    case spec::Objective::kMaskedLm: return "mlm";
-    case spec::Objective::kCausalLm: return "clm";
-    case spec::Objective::kClassification: return "classification";
+    case spec::Objective::kMaskedLm:
+      return "mlm";
+    case spec::Objective::kCausalLm:
+      return "clm";
+    case spec::Objective::kClassification:
+      return "classification";
   }
   return "mlm";
+}
+
+// The objective the model trains with, or null for an imported base.
+nlohmann::json objective_json(const Model& m) {
+  return m.training ? nlohmann::json(objective_name(m.training->objective)) : nlohmann::json();
 }
 
 std::vector<std::string> detail_lines(const ModelPlan& p) {
@@ -184,8 +192,8 @@ std::vector<std::string> detail_lines(const ModelPlan& p) {
       "trains {} of {} parameters ({:.2f}%)", with_commas(p.trainable), with_commas(p.total),
       p.total ? 100.0 * static_cast<double>(p.trainable) / static_cast<double>(p.total) : 0.0));
   if (m.training)
-    lines.push_back(fmt::format("trains with objective {} on '{}'", objective_name(m.training->objective),
-                                m.training->dataset));
+    lines.push_back(fmt::format("trains with objective {} on '{}'",
+                                objective_name(m.training->objective), m.training->dataset));
   if (p.memory) {
     const TrainingMemory& mem = *p.memory;
     lines.push_back(fmt::format(
@@ -240,8 +248,7 @@ nlohmann::json plan_json(const Workspace& ws, const std::vector<ModelPlan>& plan
                       {"base", ws.ancestry(m).back()->name},
                       {"methods", p.methods},
                       {"recipe_hash", m.recipe_hash},
-                      {"objective", m.training ? nlohmann::json(objective_name(m.training->objective))
-                                               : nlohmann::json()},
+                      {"objective", objective_json(m)},
                       {"parameters", {{"total", p.total}, {"trainable", p.trainable}}},
                       {"inherits", inherits},
                       {"memory_bytes", memory}});

@@ -220,7 +220,8 @@ bool has_error_at(const std::vector<Diagnostic>& errors, const std::string& path
 // The parts of `ws` without errors of their own, and no models (see LoadResult::partial).
 Workspace partial_workspace(Workspace ws, const std::vector<Diagnostic>& errors) {
   const auto drop_broken = [&](auto& entries, const std::string& section) {
-    std::erase_if(entries, [&](const auto& e) { return has_error_at(errors, join_path(section, e.name)); });
+    std::erase_if(entries,
+                  [&](const auto& e) { return has_error_at(errors, join_path(section, e.name)); });
   };
   drop_broken(ws.datasets, "datasets");
   drop_broken(ws.tests, "tests");

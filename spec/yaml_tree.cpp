@@ -212,7 +212,8 @@ std::optional<std::pair<int, int>> tab_in_indentation(std::string_view text, int
     if (end == std::string_view::npos) end = text.size();
     const std::string_view row = text.substr(start, end - start);
     const std::size_t indent = row.find_first_not_of(" \t");
-    const std::string_view lead = row.substr(0, indent == std::string_view::npos ? row.size() : indent);
+    const std::string_view lead =
+        row.substr(0, indent == std::string_view::npos ? row.size() : indent);
     const bool blank_or_comment = indent == std::string_view::npos || row[indent] == '#';
     if (const std::size_t tab = lead.find('\t'); tab != std::string_view::npos && !blank_or_comment)
       return std::pair{line, static_cast<int>(tab) + 1};

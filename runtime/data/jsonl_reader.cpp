@@ -81,10 +81,10 @@ ExampleSet parse_jsonl(std::string_view contents, const std::string& file,
     if (problems.full()) return set;
   }
   if (!any_row)
-    problems.add(spec_error(
-        fmt::format("{}: only blank lines; a JSONL dataset needs one JSON object "
-                    "per line",
-                    file)));
+    problems.add(
+        spec_error(fmt::format("{}: only blank lines; a JSONL dataset needs one JSON object "
+                               "per line",
+                               file)));
   return set;
 }
 

@@ -321,18 +321,19 @@ TEST_CASE("prompt virtual tokens and train.max_length must fit the base's max_le
 
 TEST_CASE("a descendant without a head on labelled data warns that it ignores the labels") {
   TempWorkspace ws;
-  const LoadResult r = ws.load(with_model("  review:\n"
-                                          "    from: base\n"
-                                          "    adapt: {lora: {rank: 2}}\n"
-                                          "    train: {data: reviews, epochs: 1}\n"
-                                          "  said:\n"
-                                          "    from: base\n"
-                                          "    adapt: {lora: {rank: 2}}\n"
-                                          "    train: {data: reviews, epochs: 1, objective: mlm}\n"
-                                          "  headed:\n"
-                                          "    from: base\n"
-                                          "    adapt: {head: {}}\n"
-                                          "    train: {data: reviews, epochs: 1}\n"));
+  const LoadResult r =
+      ws.load(with_model("  review:\n"
+                         "    from: base\n"
+                         "    adapt: {lora: {rank: 2}}\n"
+                         "    train: {data: reviews, epochs: 1}\n"
+                         "  said:\n"
+                         "    from: base\n"
+                         "    adapt: {lora: {rank: 2}}\n"
+                         "    train: {data: reviews, epochs: 1, objective: mlm}\n"
+                         "  headed:\n"
+                         "    from: base\n"
+                         "    adapt: {head: {}}\n"
+                         "    train: {data: reviews, epochs: 1}\n"));
   CHECK(r.errors.empty());
   CHECK(r.workspace.has_value());
   REQUIRE(r.warnings.size() == 1);
