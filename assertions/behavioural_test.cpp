@@ -258,7 +258,7 @@ Result<BehaviouralTest> compile_test(const spec::TestSpec& spec, const LexiconSe
   const BodyFields body(
       spec.body,
       fmt::format("{}:{}:{}", spec.location.file, spec.location.line, spec.location.column),
-      fmt::format("tests.{}", spec.name));
+      fmt::format("tests.{}", spec.name), &spec.body_locations);
   if (spec.type == "mft")
     test.type = TestType::kMft;
   else if (spec.type == "inv")
@@ -286,7 +286,7 @@ Result<BehaviouralTest> compile_test(const spec::TestSpec& spec, const LexiconSe
   SCION_RETURN_IF_ERROR(read_direction(body, &test));
   if (body.has("perturb")) {
     auto p = Perturbation::compile(*body.find("perturb"), all_lexicons, body.origin(),
-                                   body.path() + ".perturb");
+                                   body.path() + ".perturb", body.locations());
     if (!p) return p.status();
     test.perturb = std::move(p.value());
   }

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "spec/spelling.h"
+
 namespace scion::assertions {
 
 std::string json_type_name(const nlohmann::json& value) {
@@ -15,12 +17,26 @@ std::string json_type_name(const nlohmann::json& value) {
   return "null";
 }
 
-BodyFields::BodyFields(const nlohmann::json& object, std::string origin, std::string path)
-    : object_(object), origin_(std::move(origin)), path_(std::move(path)) {}
+BodyFields::BodyFields(const nlohmann::json& object, std::string origin, std::string path,
+                       const spec::BodyLocations* locations)
+    : object_(object), origin_(std::move(origin)), path_(std::move(path)), locations_(locations) {}
+
+std::string BodyFields::location_of(const std::string& path) const {
+  if (locations_ == nullptr) return origin_;
+  // A key that is absent (a required one) or a list item has no entry: use its parent's.
+  std::string at = path;
+  while (!at.empty()) {
+    if (const auto it = locations_->find(at); it != locations_->end())
+      return fmt::format("{}:{}:{}", it->second.file, it->second.line, it->second.column);
+    const std::size_t cut = at.find_last_of(".[");
+    at.resize(cut == std::string::npos ? 0 : cut);
+  }
+  return origin_;
+}
 
 std::string BodyFields::where(std::string_view key) const {
-  if (key.empty()) return fmt::format("{}: {}", origin_, path_);
-  return fmt::format("{}: {}.{}", origin_, path_, key);
+  const std::string path = key.empty() ? path_ : fmt::format("{}.{}", path_, key);
+  return fmt::format("{}: {}", location_of(path), path);
 }
 
 Status BodyFields::error(std::string_view key, std::string_view what) const {
@@ -33,8 +49,13 @@ Status BodyFields::check_keys(std::initializer_list<std::string_view> allowed) c
   for (const auto& [key, value] : object_.items()) {
     bool known = false;
     for (std::string_view a : allowed) known = known || key == a;
-    if (!known)
-      return error(key, fmt::format("unknown key; expected one of: {}", fmt::join(allowed, ", ")));
+    if (!known) {
+      const std::vector<std::string_view> words(allowed);
+      const std::string hint = spec::did_you_mean(key, words);
+      return error(key, hint.empty() ? fmt::format("unknown key; expected one of: {}",
+                                                   fmt::join(allowed, ", "))
+                                     : fmt::format("unknown key{}", hint));
+    }
   }
   return Status::ok();
 }
@@ -66,7 +87,9 @@ Result<std::string> BodyFields::choice(std::string_view key,
   if (!value.is_ok()) return value;
   for (std::string_view c : choices)
     if (*value == c) return value;
-  return error(key, fmt::format("expected one of {}; got '{}'", fmt::join(choices, ", "), *value));
+  const std::vector<std::string_view> words(choices);
+  return error(key, fmt::format("expected one of {}; got '{}'{}", fmt::join(choices, ", "), *value,
+                                spec::did_you_mean(*value, words)));
 }
 
 Result<double> BodyFields::number(std::string_view key, std::optional<double> fallback) const {
@@ -125,7 +148,7 @@ Result<std::vector<std::string>> BodyFields::strings(std::string_view key) const
 BodyFields BodyFields::nested(std::string_view key) const {
   static const nlohmann::json kNull;
   const nlohmann::json* value = find(key);
-  return BodyFields(value ? *value : kNull, origin_, fmt::format("{}.{}", path_, key));
+  return BodyFields(value ? *value : kNull, origin_, fmt::format("{}.{}", path_, key), locations_);
 }
 
 }  // namespace scion::assertions

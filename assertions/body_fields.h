@@ -15,14 +15,18 @@
 #include <vector>
 
 #include "spec/status.h"
+#include "spec/workspace.h"
 
 namespace scion::assertions {
 
 class BodyFields {
  public:
   // `origin`: the file:line:col of the owning test or assertion; `path`: the key path of
-  // `object` in the spec ("tests.negation", "tests.negation.perturb").
-  BodyFields(const nlohmann::json& object, std::string origin, std::string path);
+  // `object` in the spec ("tests.negation", "tests.negation.perturb"). With `locations`
+  // (the spec's, kept alive by the caller), an error names the file:line:col of its key,
+  // or of the nearest enclosing key that has one, instead of `origin`.
+  BodyFields(const nlohmann::json& object, std::string origin, std::string path,
+             const spec::BodyLocations* locations = nullptr);
 
   // Fails unless the JSON is an object whose keys are all in `allowed`.
   Status check_keys(std::initializer_list<std::string_view> allowed) const;
@@ -48,15 +52,20 @@ class BodyFields {
 
   const std::string& origin() const { return origin_; }
   const std::string& path() const { return path_; }
+  const spec::BodyLocations* locations() const { return locations_; }
 
   // An error at `key` (or at the object itself when `key` is empty).
   Status error(std::string_view key, std::string_view what) const;
   std::string where(std::string_view key) const;
 
  private:
+  // The file:line:col of key path `path` (see the constructor).
+  std::string location_of(const std::string& path) const;
+
   const nlohmann::json& object_;
   std::string origin_;
   std::string path_;
+  const spec::BodyLocations* locations_;
 };
 
 // "string", "number", ... for error messages.

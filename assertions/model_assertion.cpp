@@ -138,7 +138,7 @@ Result<ModelAssertion> ModelAssertion::compile(const spec::AssertionSpec& spec,
   const BodyFields body(
       spec.body,
       fmt::format("{}:{}:{}", spec.location.file, spec.location.line, spec.location.column),
-      fmt::format("assertions.{}", spec.name));
+      fmt::format("assertions.{}", spec.name), &spec.body_locations);
   if (spec.kind == "low_confidence") {
     a.kind_ = AssertionKind::kLowConfidence;
     SCION_RETURN_IF_ERROR(body.check_keys({"threshold"}));
@@ -157,7 +157,7 @@ Result<ModelAssertion> ModelAssertion::compile(const spec::AssertionSpec& spec,
     SCION_RETURN_IF_ERROR(body.check_keys({"perturb"}));
     if (!body.has("perturb")) return body.error("perturb", "is required, e.g. {kind: typos}");
     auto p = Perturbation::compile(*body.find("perturb"), lexicons, body.origin(),
-                                   body.path() + ".perturb");
+                                   body.path() + ".perturb", body.locations());
     if (!p) return p.status();
     a.perturbation_ = std::move(p.value());
   } else if (spec.kind == "allowed_outputs") {

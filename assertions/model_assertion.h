@@ -75,6 +75,8 @@ class ModelAssertion {
     return continuations_;
   }
   bool scores_continuations() const { return !continuations_.empty(); }
+  // The labels an allowed_outputs assertion allows; empty for the other kinds.
+  const std::vector<std::string>& allowed_labels() const { return allowed_labels_; }
 
   // Severity >= 0. Fails (invalid argument) when an output it needs is missing, an
   // expression names a variable the output lacks, or a language model's output lacks the

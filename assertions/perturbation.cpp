@@ -4,6 +4,7 @@
 
 #include "assertions/body_fields.h"
 #include "assertions/perturb_rules.h"
+#include "spec/spelling.h"
 
 namespace scion::assertions {
 namespace {
@@ -132,8 +133,9 @@ Status read_options(const BodyFields& f, const KindInfo& info, PerturbationOptio
 }  // namespace
 
 Result<Perturbation> Perturbation::compile(const nlohmann::json& body, const LexiconSet& lexicons,
-                                           std::string_view origin, std::string_view path) {
-  BodyFields f(body, std::string(origin), std::string(path));
+                                           std::string_view origin, std::string_view path,
+                                           const spec::BodyLocations* locations) {
+  BodyFields f(body, std::string(origin), std::string(path), locations);
   if (!body.is_object()) return f.error("", "expected a mapping such as {kind: negation}");
   auto kind = f.string("kind");
   if (!kind) return kind.status();
@@ -143,8 +145,10 @@ Result<Perturbation> Perturbation::compile(const nlohmann::json& body, const Lex
   if (info == nullptr) {
     std::vector<std::string_view> names;
     for (const KindInfo& k : kinds()) names.push_back(k.name);
-    return f.error("kind", fmt::format("unknown perturbation '{}'; use one of: {}", *kind,
-                                       fmt::join(names, ", ")));
+    const std::string hint = spec::did_you_mean(*kind, names);
+    return f.error("kind", hint.empty() ? fmt::format("unknown perturbation '{}'; use one of: {}",
+                                                      *kind, fmt::join(names, ", "))
+                                        : fmt::format("unknown perturbation '{}'{}", *kind, hint));
   }
   PerturbationOptions options;
   options.name = *kind;

@@ -52,10 +52,11 @@ class Perturbation {
  public:
   // Reads a `perturb:` object ({kind: negation, mode: add}). Errors read
   // "<origin>: <path>.<key>: ..." (origin: file:line:col and owner; path: the object's key
-  // path). Swap lexicons are resolved in `lexicons` now, so an unknown lexicon is an
-  // error here rather than at run time.
+  // path; `locations` as for BodyFields). Swap lexicons are resolved in `lexicons` now,
+  // so an unknown lexicon is an error here rather than at run time.
   static Result<Perturbation> compile(const nlohmann::json& body, const LexiconSet& lexicons,
-                                      std::string_view origin, std::string_view path = "perturb");
+                                      std::string_view origin, std::string_view path = "perturb",
+                                      const spec::BodyLocations* locations = nullptr);
   // Builds one from options directly (tests, programmatic use). Same checks as compile();
   // `where` prefixes errors.
   static Result<Perturbation> from_options(PerturbationOptions options, const LexiconSet& lexicons,

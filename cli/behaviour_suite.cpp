@@ -1,11 +1,16 @@
 #include "cli/behaviour_suite.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <set>
+
+#include "assertions/body_fields.h"
 #include "runtime/data/dataset_reader.h"
 #include "runtime/evaluation/continuation_scorer.h"
 #include "runtime/evaluation/family_evaluator.h"
+#include "spec/spelling.h"
 
 namespace scion::cli {
 
@@ -49,7 +54,94 @@ Status check_continuations_fit(const runtime::ScoredModel& lm, const EvaluationP
   return Status::ok();
 }
 
+// The body of a test or assertion, for errors at its keys.
+template <class Spec>
+assertions::BodyFields body_fields(const Spec& spec, std::string_view section) {
+  return assertions::BodyFields(
+      spec.body,
+      fmt::format("{}:{}:{}", spec.location.file, spec.location.line, spec.location.column),
+      fmt::format("{}.{}", section, spec.name), &spec.body_locations);
+}
+
+// The labels the spec declares: every dataset's and every head's.
+std::vector<std::string> declared_labels(const spec::Workspace& ws) {
+  std::set<std::string> labels;
+  for (const spec::Dataset& d : ws.datasets) labels.insert(d.labels.begin(), d.labels.end());
+  for (const spec::Model& m : ws.models)
+    if (m.adaptation.head)
+      labels.insert(m.adaptation.head->labels.begin(), m.adaptation.head->labels.end());
+  return {labels.begin(), labels.end()};
+}
+
+// An error for each of `labels` (read from `key` of `fields`) that is not declared.
+void check_labels_declared(const assertions::BodyFields& fields, std::string_view key,
+                           const std::vector<std::string>& labels,
+                           const std::vector<std::string>& declared, std::vector<Status>& out) {
+  const std::vector<std::string_view> words(declared.begin(), declared.end());
+  const nlohmann::json* value = fields.find(key);
+  const bool listed = value != nullptr && value->is_array();
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (std::find(declared.begin(), declared.end(), labels[i]) != declared.end()) continue;
+    std::string hint = spec::did_you_mean(labels[i], words);
+    if (hint.empty())
+      hint = declared.empty() ? "; the spec declares no labels"
+                              : fmt::format(" (declared labels: {})", fmt::join(declared, ", "));
+    out.push_back(fields.error(listed ? fmt::format("{}[{}]", key, i) : std::string(key),
+                               fmt::format("unknown label '{}'{}", labels[i], hint)));
+  }
+}
+
+// Expected labels of a compiled test that the spec does not declare.
+void check_test_labels(const spec::TestSpec& spec, const assertions::BehaviouralTest& test,
+                       const std::vector<std::string>& declared, std::vector<Status>& out) {
+  using Kind = assertions::Expectation::Kind;
+  const assertions::BodyFields body = body_fields(spec, "tests");
+  if (test.expect.kind == Kind::kLabel || test.expect.kind == Kind::kNotLabel)
+    check_labels_declared(body.nested("expect"),
+                          test.expect.kind == Kind::kLabel ? "label" : "not_label",
+                          test.expect.labels, declared, out);
+  if (test.direction && test.direction->quantity == assertions::Direction::Quantity::kLabel)
+    check_labels_declared(body.nested("direction"), "label", {test.direction->label}, declared,
+                          out);
+}
+
 }  // namespace
+
+std::vector<Status> suite_problems(const spec::Workspace& ws) {
+  std::vector<Status> problems;
+  auto lexicons = assertions::LexiconSet::for_workspace(ws);
+  if (!lexicons) return {lexicons.status()};
+  const std::vector<std::string> declared = declared_labels(ws);
+  for (const spec::TestSpec& spec : ws.tests) {
+    auto test = assertions::compile_test(spec, *lexicons, ws.root_dir);
+    if (!test) {
+      problems.push_back(test.status());
+      continue;
+    }
+    check_test_labels(spec, *test, declared, problems);
+    if (test->data && !ws.find_dataset(test->data->dataset))
+      problems.push_back(body_fields(spec, "tests")
+                             .nested("data")
+                             .error("dataset", fmt::format("no dataset '{}' under datasets:",
+                                                           test->data->dataset)));
+    if (Status s = check_kinds(ws, test->origin, "test", test->models, kind_of(*test)); !s.is_ok())
+      problems.push_back(s);
+  }
+  for (const spec::AssertionSpec& spec : ws.assertions) {
+    auto assertion = assertions::ModelAssertion::compile(spec, *lexicons);
+    if (!assertion) {
+      problems.push_back(assertion.status());
+      continue;
+    }
+    check_labels_declared(body_fields(spec, "assertions"), "labels", assertion->allowed_labels(),
+                          declared, problems);
+    if (Status s = check_kinds(ws, assertion->origin(), "assertion", assertion->models(),
+                               kind_of(*assertion));
+        !s.is_ok())
+      problems.push_back(s);
+  }
+  return problems;
+}
 
 Result<BehaviourSuite> compile_suite(const spec::Workspace& ws) {
   BehaviourSuite suite;

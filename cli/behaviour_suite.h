@@ -45,6 +45,15 @@ struct BehaviourSuite {
 // `models:` entry of the wrong kind.
 Result<BehaviourSuite> compile_suite(const spec::Workspace& ws);
 
+// Every error compile_suite would stop at, not only the first: for each test and assertion
+// the first error compiling it finds, a `data:` dataset that is not defined, `models:`
+// entries of the wrong kind, and labels it expects (expect, direction, allowed_outputs)
+// that the spec declares nowhere (datasets' `labels`, heads' `labels`), with a spelling
+// suggestion. Messages start with the file:line:col of the key at fault. Cases are not
+// generated (no dataset is read). `ws` may be LoadResult::partial: models are then
+// unknown, and only the datasets' labels count as declared.
+std::vector<Status> suite_problems(const spec::Workspace& ws);
+
 // Whether a test or assertion naming `models` (empty: all) covers `model`.
 bool covers(const std::vector<std::string>& models, const std::string& model);
 

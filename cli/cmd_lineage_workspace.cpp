@@ -1,10 +1,10 @@
-// Loading the workspace spec for the store commands (spec/loader.h).
+// Loading the workspace spec for the commands (cli/checked_workspace.h).
 #include <iostream>
 
+#include "cli/checked_workspace.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "spec/loader.h"
 
 namespace scion::cli {
 
@@ -16,21 +16,21 @@ std::optional<spec::Workspace> load_workspace_if_valid(const GlobalOptions& glob
     why = "no spec file '" + path.string() + "'";
     return std::nullopt;
   }
-  spec::LoadResult loaded = spec::load_workspace(path);
-  if (!loaded.workspace) {
-    why = "the spec '" + path.string() + "' has " + std::to_string(loaded.errors.size()) +
+  CheckedWorkspace checked = load_checked(global.spec_file);
+  if (!checked.workspace) {
+    why = "the spec '" + path.string() + "' has " + std::to_string(checked.errors.size()) +
           " error(s); run 'scion validate'";
     return std::nullopt;
   }
-  return std::move(loaded.workspace);
+  return std::move(checked.workspace);
 }
 
 Result<spec::Workspace> load_workspace_or_report(const GlobalOptions& global) {
-  spec::LoadResult loaded = spec::load_workspace(global.spec_file);
-  if (loaded.workspace) return std::move(*loaded.workspace);
-  for (const auto& diagnostic : loaded.errors) std::cerr << diagnostic.to_string() << '\n';
+  CheckedWorkspace checked = load_checked(global.spec_file);
+  print_diagnostics(checked);
+  if (checked.workspace) return std::move(*checked.workspace);
   return spec_error("the spec '" + global.spec_file + "' has " +
-                    std::to_string(loaded.errors.size()) +
+                    std::to_string(checked.errors.size()) +
                     " error(s) (listed above); fix them and retry");
 }
 

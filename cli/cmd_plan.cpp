@@ -10,14 +10,13 @@
 #include <map>
 #include <set>
 
+#include "cli/checked_workspace.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/training_groups.h"
 #include "runtime/shared_modules.h"
 #include "runtime/parameter_table.h"
-#include "spec/loader.h"
-#include "spec/parameter_checks.h"
 
 namespace scion::cli {
 namespace {
@@ -155,6 +154,24 @@ std::string join(const std::vector<std::string>& words, const char* separator) {
   return out;
 }
 
+// The objective's word in the spec.
+const char* objective_name(spec::Objective objective) {
+  switch (objective) {
+    case spec::Objective::kMaskedLm:
+      return "mlm";
+    case spec::Objective::kCausalLm:
+      return "clm";
+    case spec::Objective::kClassification:
+      return "classification";
+  }
+  return "mlm";
+}
+
+// The objective the model trains with, or null for an imported base.
+nlohmann::json objective_json(const Model& m) {
+  return m.training ? nlohmann::json(objective_name(m.training->objective)) : nlohmann::json();
+}
+
 std::vector<std::string> detail_lines(const ModelPlan& p) {
   const Model& m = *p.model;
   std::vector<std::string> lines;
@@ -179,6 +196,9 @@ std::vector<std::string> detail_lines(const ModelPlan& p) {
   lines.push_back(fmt::format(
       "trains {} of {} parameters ({:.2f}%)", with_commas(p.trainable), with_commas(p.total),
       p.total ? 100.0 * static_cast<double>(p.trainable) / static_cast<double>(p.total) : 0.0));
+  if (m.training)
+    lines.push_back(fmt::format("trains with objective {} on '{}'",
+                                objective_name(m.training->objective), m.training->dataset));
   if (p.memory) {
     const TrainingMemory& mem = *p.memory;
     lines.push_back(fmt::format(
@@ -231,6 +251,7 @@ nlohmann::json plan_json(const Workspace& ws, const std::vector<ModelPlan>& plan
                       {"base", ws.ancestry(m).back()->name},
                       {"methods", p.methods},
                       {"recipe_hash", m.recipe_hash},
+                      {"objective", objective_json(m)},
                       {"parameters", {{"total", p.total}, {"trainable", p.trainable}}},
                       {"inherits", inherits},
                       {"memory_bytes", memory}});
@@ -302,11 +323,10 @@ void print_training_groups(const Workspace& ws, const std::vector<std::vector<co
 }
 
 int run_plan(const GlobalOptions& global, std::int64_t memory_budget_mib) {
-  spec::LoadResult result = spec::load_workspace(global.spec_file);
-  spec::check_parameters(result);
+  CheckedWorkspace result = load_checked(global.spec_file);
+  print_diagnostics(result);
   if (!result.workspace) {
-    for (const spec::Diagnostic& d : result.errors) std::cerr << d.to_string() << '\n';
-    std::cerr << "the spec has errors; run 'scion validate' for details\n";
+    std::cerr << "the spec has errors; fix them and plan again\n";
     return kExitUsage;
   }
   const Workspace& ws = *result.workspace;

@@ -1,16 +1,16 @@
-// `scion validate`: load the spec, run every check, and report all errors at once.
+// `scion validate`: run every check that needs no training (cli/checked_workspace.h) and
+// report all errors at once.
 #include <iostream>
 
+#include "cli/checked_workspace.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "spec/loader.h"
-#include "spec/parameter_checks.h"
 
 namespace scion::cli {
 namespace {
 
-nlohmann::json error_json(const spec::Diagnostic& d) {
+nlohmann::json diagnostic_json(const spec::Diagnostic& d) {
   return {{"file", d.location.file},
           {"line", d.location.line},
           {"column", d.location.column},
@@ -18,13 +18,16 @@ nlohmann::json error_json(const spec::Diagnostic& d) {
           {"message", d.message}};
 }
 
+nlohmann::json diagnostics_json(const std::vector<spec::Diagnostic>& diagnostics) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const spec::Diagnostic& d : diagnostics) out.push_back(diagnostic_json(d));
+  return out;
+}
+
 int run_validate(const GlobalOptions& global) {
-  spec::LoadResult result = spec::load_workspace(global.spec_file);
-  spec::check_parameters(result);
+  const CheckedWorkspace result = load_checked(global.spec_file);
   const spec::Workspace* ws = result.workspace ? &*result.workspace : nullptr;
   if (global.json) {
-    nlohmann::json errors = nlohmann::json::array();
-    for (const spec::Diagnostic& d : result.errors) errors.push_back(error_json(d));
     nlohmann::json counts = nullptr;
     if (ws)
       counts = {{"models", ws->models.size()},
@@ -35,13 +38,11 @@ int run_validate(const GlobalOptions& global) {
     print_json({{"ok", ws != nullptr},
                 {"spec", global.spec_file},
                 {"counts", counts},
-                {"errors", errors}});
+                {"errors", diagnostics_json(result.errors)},
+                {"warnings", diagnostics_json(result.warnings)}});
     return ws ? kExitOk : kExitUsage;
   }
-  for (const spec::Diagnostic& d : result.errors) {
-    std::cerr << d.where() << ": " << paint("error", Color::kRed, stderr_is_tty()) << ": "
-              << d.message << '\n';
-  }
+  print_diagnostics(result);
   if (!ws) {
     std::cerr << result.errors.size() << (result.errors.size() == 1 ? " error" : " errors")
               << " in " << global.spec_file << "; see docs/spec.md for every key\n";
@@ -55,9 +56,11 @@ int run_validate(const GlobalOptions& global) {
 }  // namespace
 
 void add_validate_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
-  CLI::App* cmd = app.add_subcommand("validate", "Check the workspace spec and report every error");
+  CLI::App* cmd = app.add_subcommand(
+      "validate", "Check the spec, its data files, tests and assertions; report every error");
   cmd->footer(
-      "Prints each error as file:line:col: error: <what> at <key.path>, or a summary.\n"
+      "Prints each error as file:line:col: error: <what> at <key.path> (a data row as\n"
+      "data/file.jsonl:LINE), warnings the same way, then a summary.\n"
       "Exit codes: 0 the spec is valid, 2 it has errors.\n"
       "Examples:   scion -C examples/sentiment validate\n"
       "            scion -f my-family.yaml validate --json");

@@ -8,6 +8,7 @@ std::string Diagnostic::to_string() const { return where() + ": error: " + messa
 
 std::string Diagnostic::where() const {
   if (location.line == 0) return location.file;
+  if (location.column == 0) return fmt::format("{}:{}", location.file, location.line);
   return fmt::format("{}:{}:{}", location.file, location.line, location.column);
 }
 

@@ -15,10 +15,11 @@ struct Diagnostic {
   std::string key_path;  // e.g. models.review.adapt.lora.rank; empty for syntax errors
   std::string message;   // complete sentence: what, at which key, and the expected value
 
-  // "file:line:col: error: <message>" ("file: error: <message>" when there is no position,
-  // e.g. for a spec file that does not exist).
+  // "<where()>: error: <message>", e.g. "scion.yaml:12:5: error: ..." or, for a spec file
+  // that does not exist, "scion.yaml: error: ...".
   std::string to_string() const;
-  // "file:line:col", or "file" when line is 0.
+  // "file:line:col"; "file:line" when column is 0 (a row of a data file); "file" when
+  // line is 0.
   std::string where() const;
 
   static Diagnostic at(std::string file, int line, int column, std::string message,

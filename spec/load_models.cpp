@@ -115,6 +115,51 @@ void settle_head_labels(SpecReader& r, ModelEntry& e, const std::vector<const Mo
   }
 }
 
+// Prompt virtual tokens take positions before the text, so the prompts of the model and
+// its ancestors plus the longest text its recipe feeds must fit the base's max_length.
+void check_prompt_room(SpecReader& r, const ModelEntry& e, const Architecture* arch,
+                       const std::vector<const Model*>& ancestors) {
+  const Model& m = e.model;
+  if (arch == nullptr || !m.training) return;
+  int prompt = m.adaptation.prompt ? m.adaptation.prompt->virtual_tokens : 0;
+  for (const Model* a : ancestors)
+    if (a->adaptation.prompt) prompt += a->adaptation.prompt->virtual_tokens;
+  const int length = m.training->max_length > 0 ? m.training->max_length : arch->max_length;
+  if (prompt == 0 || prompt + length <= arch->max_length) return;
+  const YamlNode* train = find(*e.node, "train");
+  const YamlNode* max_length = find(*train, "max_length");
+  const std::string path = join_path(join_path("models", m.name), "train");
+  const int room = arch->max_length - prompt;
+  r.error(max_length ? *max_length : *train, max_length ? join_path(path, "max_length") : path,
+          fmt::format("{} prompt virtual tokens plus train.max_length {}{} exceed the base's "
+                      "max_length {}",
+                      prompt, length, max_length ? "" : " (the base's, as it is not set)",
+                      arch->max_length),
+          room >= 3 ? fmt::format("; set train.max_length to at most {}", room)
+                    : std::string("; use fewer prompt virtual tokens"));
+}
+
+// A descendant without a head trains a language-model objective by default, which
+// ignores the labels of labelled data: most likely a forgotten head.
+void warn_labels_ignored(SpecReader& r, const ModelEntry& e, bool has_head,
+                         const std::vector<Dataset>& datasets) {
+  const Model& m = e.model;
+  const YamlNode* train = find(*e.node, "train");
+  if (m.is_base() || !m.training || has_head || find(*train, "objective")) return;
+  for (const Dataset& d : datasets) {
+    if (d.name != m.training->dataset || d.labels.empty()) continue;
+    const bool mlm = m.training->objective == Objective::kMaskedLm;
+    r.warn(*train, join_path(join_path("models", m.name), "train"),
+           fmt::format("'{}' has no classification head (of its own or an ancestor's), so it "
+                       "trains with objective {} ({}) on dataset '{}' and ignores its labels",
+                       m.name, mlm ? "mlm" : "clm",
+                       mlm ? "masked language model" : "causal language model", d.name),
+           fmt::format("; add adapt: {{head: {{}}}} to train a classifier, or write objective: "
+                       "{} to keep this",
+                       mlm ? "mlm" : "clm"));
+  }
+}
+
 }  // namespace
 
 std::optional<Architecture> load_architecture(SpecReader& r, const YamlNode& node,
@@ -216,14 +261,17 @@ void load_model_body(SpecReader& r, ModelEntry& e, const Architecture* arch,
     load_adaptation(r, *adapt, join_path(path, "adapt"), arch, m.adaptation);
   r.read_string_list(find(*e.node, "freeze"), join_path(path, "freeze"), m.freeze);
   r.read_string_list(find(*e.node, "unfreeze"), join_path(path, "unfreeze"), m.unfreeze);
+  const bool has_head = m.adaptation.head.has_value() || inherited_labels(ancestors, datasets);
   if (const YamlNode* train = find(*e.node, "train")) {
     TrainingContext context;
     context.arch = arch;
-    context.has_head = m.adaptation.head.has_value() || inherited_labels(ancestors, datasets);
+    context.has_head = has_head;
     context.datasets = &datasets;
     m.training = load_training(r, *train, join_path(path, "train"), context);
   }
   settle_head_labels(r, e, ancestors, datasets);
+  check_prompt_room(r, e, arch, ancestors);
+  warn_labels_ignored(r, e, has_head, datasets);
 }
 
 }  // namespace scion::spec::detail

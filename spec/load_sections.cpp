@@ -42,6 +42,22 @@ nlohmann::json to_json(const YamlNode& node) {
   return text;
 }
 
+// Records where each key and list item inside `node` (at key path `path`) is.
+void record_locations(const SpecReader& r, const YamlNode& node, const std::string& path,
+                      BodyLocations& out) {
+  for (std::size_t i = 0; i < node.items.size(); ++i) {
+    const std::string item = index_path(path, i);
+    out.emplace(item, r.location(*node.items[i]));
+    record_locations(r, *node.items[i], item, out);
+  }
+  for (const auto& [k, v] : node.entries) {
+    if (!k->is_scalar()) continue;
+    const std::string key_path = join_path(path, k->value);
+    out.emplace(key_path, r.location(*k));
+    record_locations(r, *v, key_path, out);
+  }
+}
+
 // Reads `models: [...]` naming defined models, each once.
 void read_model_list(SpecReader& r, const YamlNode* node, const std::string& path,
                      const Names& names, std::vector<std::string>& out) {
@@ -144,6 +160,8 @@ void load_tests(SpecReader& r, const YamlNode& section, const Names& names,
                r.read_float(find(node, "max_failure_rate"), join_path(path, "max_failure_rate"),
                             test.max_failure_rate, 0, false, 1, false, "a fraction from 0 to 1");
                test.body = body_without(node, kKnown);
+               test.body_locations.emplace(path, test.location);
+               record_locations(r, node, path, test.body_locations);
              });
 }
 
@@ -157,6 +175,8 @@ void load_assertions(SpecReader& r, const YamlNode& section, const Names& names,
                read_model_list(r, find(node, "models"), join_path(path, "models"), names,
                                assertion.models);
                assertion.body = body_without(node, kKnown);
+               assertion.body_locations.emplace(path, assertion.location);
+               record_locations(r, node, path, assertion.body_locations);
              });
 }
 

@@ -204,6 +204,36 @@ std::vector<std::size_t> load_models(SpecReader& r, const YamlNode& root,
   return order;
 }
 
+bool by_file_position(const Diagnostic& a, const Diagnostic& b) {
+  return std::tie(a.location.line, a.location.column) <
+         std::tie(b.location.line, b.location.column);
+}
+
+// Whether an error was reported at key path `path` or below it.
+bool has_error_at(const std::vector<Diagnostic>& errors, const std::string& path) {
+  return std::any_of(errors.begin(), errors.end(), [&](const Diagnostic& d) {
+    return d.key_path == path || d.key_path.starts_with(path + ".") ||
+           d.key_path.starts_with(path + "[");
+  });
+}
+
+// The parts of `ws` without errors of their own, and no models (see LoadResult::partial).
+Workspace partial_workspace(Workspace ws, const std::vector<Diagnostic>& errors) {
+  const auto drop_broken = [&](auto& entries, const std::string& section) {
+    std::erase_if(entries,
+                  [&](const auto& e) { return has_error_at(errors, join_path(section, e.name)); });
+  };
+  drop_broken(ws.datasets, "datasets");
+  drop_broken(ws.tests, "tests");
+  drop_broken(ws.assertions, "assertions");
+  std::erase_if(ws.lexicons, [&](const auto& entry) {
+    return has_error_at(errors, join_path("lexicons", entry.first));
+  });
+  ws.models.clear();
+  ws.shares.clear();
+  return ws;
+}
+
 LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem::path& spec_path,
                      const std::filesystem::path& base_dir) {
   LoadResult result;
@@ -246,12 +276,13 @@ LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem:
       if (!check_share_with_ancestor(r, *share, ws)) check_training_unit_cycles(r, *share, ws);
   }
   result.errors = r.take_errors();
-  std::stable_sort(result.errors.begin(), result.errors.end(),
-                   [](const Diagnostic& a, const Diagnostic& b) {
-                     return std::tie(a.location.line, a.location.column) <
-                            std::tie(b.location.line, b.location.column);
-                   });
-  if (!result.errors.empty()) return result;
+  result.warnings = r.take_warnings();
+  std::stable_sort(result.errors.begin(), result.errors.end(), by_file_position);
+  std::stable_sort(result.warnings.begin(), result.warnings.end(), by_file_position);
+  if (!result.errors.empty()) {
+    result.partial = partial_workspace(std::move(ws), result.errors);
+    return result;
+  }
   set_recipe_hashes(ws);
   result.workspace = std::move(ws);
   return result;

@@ -25,6 +25,11 @@ namespace scion::spec {
 struct LoadResult {
   std::optional<Workspace> workspace;  // set exactly when errors is empty
   std::vector<Diagnostic> errors;      // in file order
+  std::vector<Diagnostic> warnings;    // valid but probably unmeant, in file order
+  // When errors is not empty and the spec is a mapping: the datasets, lexicons, tests and
+  // assertions that loaded without errors of their own (and no models), so that the checks
+  // that follow loading (data files, compiling tests) still report in the same round.
+  std::optional<Workspace> partial;
 };
 
 // Reads and validates `spec_file`; relative paths inside resolve against its directory.

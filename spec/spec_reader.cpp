@@ -30,6 +30,13 @@ std::optional<double> parse_number(std::string_view text) {
   return value;
 }
 
+// For a value written in quotes that would have been valid without them: the remedy, since
+// a quoted value is always a string ("8" is text, 8 a number). "" otherwise.
+std::string quoted_value_hint(const YamlNode& node, bool valid_unquoted) {
+  if (!node.is_scalar() || !node.quoted || !valid_unquoted) return "";
+  return fmt::format("; the value is a quoted string; write {} without quotes", node.value);
+}
+
 }  // namespace
 
 std::string join_path(const std::string& path, std::string_view key) {
@@ -62,6 +69,14 @@ void SpecReader::error(const YamlNode& at, const std::string& path, const std::s
   if (!path.empty()) message += " at " + path;
   message += hint;
   errors_.push_back({location(at), path, std::move(message)});
+}
+
+void SpecReader::warn(const YamlNode& at, const std::string& path, const std::string& what,
+                      const std::string& hint) {
+  std::string message = what;
+  if (!path.empty()) message += " at " + path;
+  message += hint;
+  warnings_.push_back({location(at), path, std::move(message)});
 }
 
 bool SpecReader::expect_map(const YamlNode& node, const std::string& path, std::string_view what) {
@@ -138,12 +153,12 @@ bool SpecReader::read_string(const YamlNode* node, const std::string& path, std:
 
 bool SpecReader::read_bool(const YamlNode* node, const std::string& path, bool& out) {
   if (node == nullptr) return true;
-  if (node->is_scalar() && !node->quoted) {
-    const std::string& v = node->value;
-    if (v == "true" || v == "True" || v == "TRUE") return out = true, true;
-    if (v == "false" || v == "False" || v == "FALSE") return out = false, true;
-  }
-  error(*node, path, fmt::format("expected true or false, got {}", describe(*node)));
+  const std::string& v = node->value;
+  const bool is_true = v == "true" || v == "True" || v == "TRUE";
+  const bool is_false = v == "false" || v == "False" || v == "FALSE";
+  if (node->is_scalar() && !node->quoted && (is_true || is_false)) return out = is_true, true;
+  error(*node, path, fmt::format("expected true or false, got {}", describe(*node)),
+        quoted_value_hint(*node, is_true || is_false));
   return false;
 }
 
@@ -152,7 +167,9 @@ bool SpecReader::read_int(const YamlNode* node, const std::string& path, int& ou
   if (node == nullptr) return true;
   const auto value = node->is_scalar() && !node->quoted ? parse_integer(node->value) : std::nullopt;
   if (!value || *value < min || *value > max) {
-    error(*node, path, fmt::format("expected {}, got {}", expected, describe(*node)));
+    const auto unquoted = parse_integer(node->value);
+    error(*node, path, fmt::format("expected {}, got {}", expected, describe(*node)),
+          quoted_value_hint(*node, unquoted && *unquoted >= min && *unquoted <= max));
     return false;
   }
   out = static_cast<int>(*value);
@@ -164,10 +181,11 @@ bool SpecReader::read_uint64(const YamlNode* node, const std::string& path, std:
   std::uint64_t value = 0;
   const std::string& text = node->value;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (!node->is_scalar() || node->quoted || text.empty() || ec != std::errc() ||
-      end != text.data() + text.size()) {
+  const bool parses = !text.empty() && ec == std::errc() && end == text.data() + text.size();
+  if (!node->is_scalar() || node->quoted || !parses) {
     error(*node, path,
-          fmt::format("expected a non-negative integer below 2^64, got {}", describe(*node)));
+          fmt::format("expected a non-negative integer below 2^64, got {}", describe(*node)),
+          quoted_value_hint(*node, parses));
     return false;
   }
   out = value;
@@ -178,11 +196,13 @@ bool SpecReader::read_float(const YamlNode* node, const std::string& path, float
                             bool min_exclusive, double max, bool max_exclusive,
                             const std::string& expected) {
   if (node == nullptr) return true;
+  const auto in_range = [&](std::optional<double> v) {
+    return v && (min_exclusive ? *v > min : *v >= min) && (max_exclusive ? *v < max : *v <= max);
+  };
   const auto value = node->is_scalar() && !node->quoted ? parse_number(node->value) : std::nullopt;
-  const bool in_range = value && (min_exclusive ? *value > min : *value >= min) &&
-                        (max_exclusive ? *value < max : *value <= max);
-  if (!in_range) {
-    error(*node, path, fmt::format("expected {}, got {}", expected, describe(*node)));
+  if (!in_range(value)) {
+    error(*node, path, fmt::format("expected {}, got {}", expected, describe(*node)),
+          quoted_value_hint(*node, in_range(parse_number(node->value))));
     return false;
   }
   out = static_cast<float>(*value);

@@ -47,6 +47,10 @@ class SpecReader {
   bool has_errors() const { return !errors_.empty(); }
   std::size_t error_count() const { return errors_.size(); }
   std::vector<Diagnostic> take_errors() { return std::move(errors_); }
+  // Records a warning: something valid that is probably not what the author meant.
+  void warn(const YamlNode& at, const std::string& path, const std::string& what,
+            const std::string& hint = "");
+  std::vector<Diagnostic> take_warnings() { return std::move(warnings_); }
 
   // Reports anything but a mapping as "expected <what>, got ...".
   bool expect_map(const YamlNode& node, const std::string& path,
@@ -101,6 +105,7 @@ class SpecReader {
  private:
   std::string file_;
   std::vector<Diagnostic> errors_;
+  std::vector<Diagnostic> warnings_;
 };
 
 }  // namespace scion::spec

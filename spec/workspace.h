@@ -207,6 +207,11 @@ struct Share {
 
 // ---- Behavioural tests and assertions (structure only; meaning in assertions/) ------------
 
+// Where each key and list item of a test's or assertion's body is, by key path
+// ("tests.negation.expect.label", "tests.negation.templates[1]"), for errors found when
+// the body is compiled.
+using BodyLocations = std::map<std::string, SourceLocation>;
+
 struct TestSpec {
   std::string name;
   SourceLocation location;
@@ -215,6 +220,7 @@ struct TestSpec {
   std::vector<std::string> models;  // empty: every model with a compatible head
   float max_failure_rate = 0.0f;
   nlohmann::json body;     // the remaining keys, checked for structure by the loader
+  BodyLocations body_locations;
 };
 
 struct AssertionSpec {
@@ -223,6 +229,7 @@ struct AssertionSpec {
   std::string kind;  // low_confidence | parent_disagreement | perturbation_flip | allowed_outputs | expression
   std::vector<std::string> models;
   nlohmann::json body;
+  BodyLocations body_locations;
 };
 
 // ---- The workspace -----------------------------------------------------------------------

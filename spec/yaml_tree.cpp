@@ -202,6 +202,104 @@ std::optional<Diagnostic> check_text(std::string_view text, const std::string& f
   return std::nullopt;
 }
 
+// The first tab in the leading whitespace of a line up to `last_line` (1-based): YAML
+// indents with spaces only, and yaml-cpp's messages about it ("end of map not found")
+// do not say so.
+std::optional<std::pair<int, int>> tab_in_indentation(std::string_view text, int last_line) {
+  int line = 1;
+  for (std::size_t start = 0; start < text.size() && line <= last_line; ++line) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view row = text.substr(start, end - start);
+    const std::size_t indent = row.find_first_not_of(" \t");
+    const std::string_view lead =
+        row.substr(0, indent == std::string_view::npos ? row.size() : indent);
+    const bool blank_or_comment = indent == std::string_view::npos || row[indent] == '#';
+    if (const std::size_t tab = lead.find('\t'); tab != std::string_view::npos && !blank_or_comment)
+      return std::pair{line, static_cast<int>(tab) + 1};
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+// A flow collection's opening bracket and where it is.
+struct FlowOpen {
+  char bracket;  // '[' or '{'
+  int line, column;
+};
+
+// The innermost flow collection still open at the end of `text`, or closed by the wrong
+// bracket. Quoted scalars and comments are skipped; in block context a bracket opens a
+// collection only where a value starts.
+std::optional<FlowOpen> unclosed_flow(std::string_view text) {
+  std::vector<FlowOpen> open;
+  int line = 1, column = 0;
+  bool value_start = true;  // nothing but spaces since a line start, ':', '-', ',' or a bracket
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    ++column;
+    if (c == '\n') {
+      ++line;
+      column = 0;
+      value_start = true;
+      continue;
+    }
+    if (c == ' ' || c == '\t') continue;
+    if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t')) {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i, ++column;
+      continue;
+    }
+    if ((c == '"' || c == '\'') && value_start) {
+      // Skip to the closing quote (a doubled '' or an escaped \" stays inside).
+      for (++i, ++column; i < text.size(); ++i, ++column) {
+        if (text[i] == '\n') ++line, column = 0;
+        if (c == '"' && text[i] == '\\') {
+          ++i, ++column;
+          continue;
+        }
+        if (text[i] != c) continue;
+        if (c == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+          ++i, ++column;
+          continue;
+        }
+        break;
+      }
+      value_start = false;
+      continue;
+    }
+    const bool in_flow = !open.empty();
+    if ((c == '[' || c == '{') && (value_start || in_flow)) {
+      open.push_back({c, line, column});
+    } else if ((c == ']' || c == '}') && in_flow) {
+      if (open.back().bracket != (c == ']' ? '[' : '{')) break;
+      open.pop_back();
+    }
+    value_start = c == ':' || c == '-' || c == ',' || c == '[' || c == '{';
+  }
+  if (open.empty()) return std::nullopt;
+  return open.back();
+}
+
+// A yaml-cpp syntax error as a Diagnostic, pointing at the cause where yaml-cpp's own
+// mark does not: a tab in indentation, or the bracket of a flow collection never closed.
+Diagnostic syntax_error(std::string_view text, const YAML::Exception& e, const std::string& file) {
+  const bool known = !e.mark.is_null();
+  const int line = known ? e.mark.line + 1 : 1;
+  if (const auto tab = tab_in_indentation(text, line))
+    return Diagnostic::at(file, tab->first, tab->second,
+                          "invalid YAML: tab character in indentation; indent with spaces");
+  if (e.msg.find("flow") != std::string::npos)
+    if (const auto opened = unclosed_flow(text)) {
+      const bool list = opened->bracket == '[';
+      return Diagnostic::at(
+          file, opened->line, opened->column,
+          fmt::format("invalid YAML: the flow {} opened here with '{}' is never closed; add '{}' "
+                      "where it ends",
+                      list ? "list" : "mapping", opened->bracket, list ? ']' : '}'));
+    }
+  return Diagnostic::at(file, line, known ? e.mark.column + 1 : 1, "invalid YAML: " + e.msg);
+}
+
 }  // namespace
 
 std::string describe(const YamlNode& node) {
@@ -258,9 +356,7 @@ YamlParse parse_yaml(std::string_view text, const std::string& display_name,
     result.error = Diagnostic::at(display_name, e.line, e.column, e.message);
     return result;
   } catch (const YAML::Exception& e) {
-    const bool known = !e.mark.is_null();
-    result.error = Diagnostic::at(display_name, known ? e.mark.line + 1 : 1,
-                                  known ? e.mark.column + 1 : 1, "invalid YAML: " + e.msg);
+    result.error = syntax_error(text, e, display_name);
     return result;
   } catch (const std::exception& e) {
     result.error =

@@ -38,21 +38,43 @@ Result<std::string> read_file_bytes(const std::filesystem::path& path) {
   return contents;
 }
 
-Result<ExampleSet> read_dataset(const spec::Dataset& dataset) {
+namespace {
+
+// The examples of `dataset`, with its problems in `problems`.
+ExampleSet parse_dataset(const spec::Dataset& dataset, ProblemList& problems) {
   const std::string file = dataset.path.string();
   auto contents = read_file_bytes(dataset.path);
-  if (!contents) return contents.status();
+  if (!contents) {
+    problems.add(contents.status());
+    return {};
+  }
   switch (dataset.format) {
     case spec::DatasetFormat::kJsonl:
-      return parse_jsonl(*contents, file, dataset);
+      return parse_jsonl(*contents, file, dataset, problems);
     case spec::DatasetFormat::kCsv:
-      return parse_delimited(*contents, ',', file, dataset);
+      return parse_delimited(*contents, ',', file, dataset, problems);
     case spec::DatasetFormat::kTsv:
-      return parse_delimited(*contents, '\t', file, dataset);
+      return parse_delimited(*contents, '\t', file, dataset, problems);
     case spec::DatasetFormat::kText:
-      return parse_text_lines(*contents, file);
+      return parse_text_lines(*contents, file, problems);
   }
-  return internal_error(fmt::format("{}: unhandled dataset format", file));
+  problems.add(internal_error(fmt::format("{}: unhandled dataset format", file)));
+  return {};
+}
+
+}  // namespace
+
+Result<ExampleSet> read_dataset(const spec::Dataset& dataset) {
+  ProblemList problems(1);
+  ExampleSet set = parse_dataset(dataset, problems);
+  if (!problems.empty()) return problems.first();
+  return set;
+}
+
+std::vector<Status> dataset_problems(const spec::Dataset& dataset, std::size_t limit) {
+  ProblemList problems(limit);
+  parse_dataset(dataset, problems);
+  return problems.take();
 }
 
 Result<std::string> read_corpus(const std::filesystem::path& path) { return read_file_bytes(path); }

@@ -41,6 +41,12 @@ struct ExampleSet {
 // REQUIRES: dataset.path is absolute or relative to the working directory.
 Result<ExampleSet> read_dataset(const spec::Dataset& dataset);
 
+// Every problem read_dataset would stop at, not only the first, in file order: the file
+// unreadable or empty, a missing field or column, a label not in the spec's list, a row
+// that does not parse. At most `limit` (the rest of the file is not read); empty when
+// read_dataset succeeds. `scion validate` reports them all at once.
+std::vector<Status> dataset_problems(const spec::Dataset& dataset, std::size_t limit);
+
 // The whole text of a plain-text corpus. Errors as read_dataset (empty file included).
 Result<std::string> read_corpus(const std::filesystem::path& path);
 

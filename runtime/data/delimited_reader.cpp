@@ -143,39 +143,52 @@ Result<std::size_t> column_index(const Record& header, const std::string& name,
 
 }  // namespace
 
-Result<ExampleSet> parse_delimited(std::string_view contents, char delimiter,
-                                   const std::string& file, const spec::Dataset& dataset) {
-  auto records = RecordParser(contents, delimiter, file).parse();
-  if (!records) return records.status();
-  if (records->empty())
-    return spec_error(fmt::format("{}: only blank lines; the first line must be a header", file));
-  const Record& header = records->front();
-  if (records->size() == 1)
-    return spec_error(fmt::format("{}: the file has a header but no rows", file));
-
-  const LabelMap labels(dataset);
-  auto text_column = column_index(header, dataset.text_field, file, dataset, "text_field");
-  if (!text_column) return text_column.status();
-  std::size_t label_column = 0;
-  if (labels.labelled()) {
-    auto found = column_index(header, dataset.label_field, file, dataset, "label_field");
-    if (!found) return found.status();
-    label_column = *found;
-  }
-
+ExampleSet parse_delimited(std::string_view contents, char delimiter, const std::string& file,
+                           const spec::Dataset& dataset, ProblemList& problems) {
   ExampleSet set;
+  const LabelMap labels(dataset);
   set.labelled = labels.labelled();
-  for (std::size_t r = 1; r < records->size(); ++r) {
+  // A syntax error leaves the rest of the file unreadable: it is the only problem.
+  auto records = RecordParser(contents, delimiter, file).parse();
+  if (!records) {
+    problems.add(records.status());
+    return set;
+  }
+  if (records->empty()) {
+    problems.add(
+        spec_error(fmt::format("{}: only blank lines; the first line must be a header", file)));
+    return set;
+  }
+  const Record& header = records->front();
+  if (records->size() == 1) {
+    problems.add(spec_error(fmt::format("{}: the file has a header but no rows", file)));
+    return set;
+  }
+  auto text_column = column_index(header, dataset.text_field, file, dataset, "text_field");
+  if (!text_column) problems.add(text_column.status());
+  Result<std::size_t> label_column = std::size_t{0};
+  if (labels.labelled()) {
+    label_column = column_index(header, dataset.label_field, file, dataset, "label_field");
+    if (!label_column) problems.add(label_column.status());
+  }
+  if (!text_column || !label_column) return set;
+
+  for (std::size_t r = 1; r < records->size() && !problems.full(); ++r) {
     const Record& row = (*records)[r];
-    if (row.fields.size() != header.fields.size())
-      return spec_error(
-          fmt::format("{}:{}: the row has {} fields but the header has {}; quote "
-                      "fields that contain the delimiter",
-                      file, row.line, row.fields.size(), header.fields.size()));
+    if (row.fields.size() != header.fields.size()) {
+      problems.add(
+          spec_error(fmt::format("{}:{}: the row has {} fields but the header has {}; quote "
+                                 "fields that contain the delimiter",
+                                 file, row.line, row.fields.size(), header.fields.size())));
+      continue;
+    }
     Example example{row.fields[*text_column], kNoLabel, row.line};
     if (labels.labelled()) {
-      auto index = labels.index(row.fields[label_column], fmt::format("{}:{}", file, row.line));
-      if (!index) return index.status();
+      auto index = labels.index(row.fields[*label_column], fmt::format("{}:{}", file, row.line));
+      if (!index) {
+        problems.add(index.status());
+        continue;
+      }
       example.label = *index;
     }
     set.examples.push_back(std::move(example));

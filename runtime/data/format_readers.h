@@ -1,6 +1,7 @@
-// Per-format parsers behind read_dataset (runtime/data/dataset_reader.h). Each takes the
-// file's bytes already read and checked to be non-empty; `file` is the name used in
-// messages. Internal to runtime/data/.
+// Per-format parsers behind read_dataset and dataset_problems (runtime/data/dataset_reader.h).
+// Each takes the file's bytes already read and checked to be non-empty; `file` is the name
+// used in messages. A parser reports each problem to a ProblemList and goes on with the
+// next row, until the list is full. Internal to runtime/data/.
 #pragma once
 
 #include <string>
@@ -23,6 +24,22 @@ class LabelMap {
   const spec::Dataset& dataset_;
 };
 
+// The problems found while parsing, up to `limit`: read_dataset stops at the first,
+// dataset_problems collects more.
+class ProblemList {
+ public:
+  explicit ProblemList(std::size_t limit) : limit_(limit) {}
+  void add(Status problem) { problems_.push_back(std::move(problem)); }
+  bool full() const { return problems_.size() >= limit_; }
+  bool empty() const { return problems_.empty(); }
+  std::vector<Status> take() { return std::move(problems_); }
+  const Status& first() const { return problems_.front(); }
+
+ private:
+  std::size_t limit_;
+  std::vector<Status> problems_;
+};
+
 // The bytes of `path`. Errors: kNotFound, kIoError, and kSpecError for an empty file.
 Result<std::string> read_file_bytes(const std::filesystem::path& path);
 
@@ -34,11 +51,13 @@ struct Line {
 std::vector<Line> split_lines(std::string_view contents);
 bool is_blank(std::string_view line);
 
-Result<ExampleSet> parse_jsonl(std::string_view contents, const std::string& file,
-                               const spec::Dataset& dataset);
+// The examples of the rows without problems.
+ExampleSet parse_jsonl(std::string_view contents, const std::string& file,
+                       const spec::Dataset& dataset, ProblemList& problems);
 // CSV (delimiter ',') and TSV ('\t'), both with RFC 4180 quoting and a header row.
-Result<ExampleSet> parse_delimited(std::string_view contents, char delimiter,
-                                   const std::string& file, const spec::Dataset& dataset);
-Result<ExampleSet> parse_text_lines(std::string_view contents, const std::string& file);
+ExampleSet parse_delimited(std::string_view contents, char delimiter, const std::string& file,
+                           const spec::Dataset& dataset, ProblemList& problems);
+ExampleSet parse_text_lines(std::string_view contents, const std::string& file,
+                            ProblemList& problems);
 
 }  // namespace scion::data

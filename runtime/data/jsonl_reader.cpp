@@ -63,22 +63,28 @@ Result<Example> parse_object(std::string_view line_text, int line_number, const 
 
 }  // namespace
 
-Result<ExampleSet> parse_jsonl(std::string_view contents, const std::string& file,
-                               const spec::Dataset& dataset) {
+ExampleSet parse_jsonl(std::string_view contents, const std::string& file,
+                       const spec::Dataset& dataset, ProblemList& problems) {
   const LabelMap labels(dataset);
   ExampleSet set;
   set.labelled = labels.labelled();
+  bool any_row = false;
   for (const Line& line : split_lines(contents)) {
     if (is_blank(line.text)) continue;
+    any_row = true;
     auto example = parse_object(line.text, line.number, file, dataset, labels);
-    if (!example) return example.status();
-    set.examples.push_back(std::move(example).value());
+    if (example) {
+      set.examples.push_back(std::move(example).value());
+      continue;
+    }
+    problems.add(example.status());
+    if (problems.full()) return set;
   }
-  if (set.examples.empty())
-    return spec_error(
-        fmt::format("{}: only blank lines; a JSONL dataset needs one JSON object "
-                    "per line",
-                    file));
+  if (!any_row)
+    problems.add(
+        spec_error(fmt::format("{}: only blank lines; a JSONL dataset needs one JSON object "
+                               "per line",
+                               file)));
   return set;
 }
 

@@ -24,14 +24,15 @@ bool is_blank(std::string_view line) {
   return line.find_first_not_of(" \t\r\f\v") == std::string_view::npos;
 }
 
-Result<ExampleSet> parse_text_lines(std::string_view contents, const std::string& file) {
+ExampleSet parse_text_lines(std::string_view contents, const std::string& file,
+                            ProblemList& problems) {
   ExampleSet set;
   for (const Line& line : split_lines(contents))
     if (!is_blank(line.text))
       set.examples.push_back({std::string(line.text), kNoLabel, line.number});
   if (set.examples.empty())
-    return spec_error(
-        fmt::format("{}: only blank lines; a text dataset needs one example per line", file));
+    problems.add(spec_error(
+        fmt::format("{}: only blank lines; a text dataset needs one example per line", file)));
   return set;
 }
 

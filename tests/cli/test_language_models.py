@@ -216,7 +216,7 @@ def variant(old, new, name):
 line = SPEC.splitlines().index("  which-animal:") + 1
 rc, _, err = variant("    template: \"{det} cat says meow.\"\n",
                      "    models: [base]\n    template: \"{det} cat says meow.\"\n", "label-on-lm.yaml")
-check(rc == 2 and f"label-on-lm.yaml:{line}:3: test 'which-animal': models: 'base' is a language model" in err,
+check(rc == 2 and f"label-on-lm.yaml:{line}:3: error: test 'which-animal': models: 'base' is a language model" in err,
       f"a label test naming a language model: {rc}\n{err}")
 rc, _, err = variant("    regression: parent\n", "    regression: parent\n    models: [kind]\n",
                      "prefer-on-classifier.yaml")

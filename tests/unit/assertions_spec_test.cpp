@@ -73,14 +73,15 @@ TEST_CASE("spec tests and assertions compile from loaded YAML", "[assertions][sp
 
   auto typo = compile_test(ws.tests[1], *lexicons, ws.root_dir);
   REQUIRE_FALSE(typo.is_ok());
+  // Errors name the position of the key at fault, not only of the test.
   CHECK_THAT(typo.status().message(),
-             Catch::StartsWith("scion.yaml:19:3: tests.typo_in_template.template, column 5: "
+             Catch::StartsWith("scion.yaml:22:5: tests.typo_in_template.template, column 5: "
                                "unknown lexicon 'dsh'"));
 
   REQUIRE(ws.assertions.size() == 1);
   auto unsure = ModelAssertion::compile(ws.assertions[0], *lexicons);
   REQUIRE_FALSE(unsure.is_ok());
   CHECK_THAT(unsure.status().message(),
-             Catch::StartsWith("scion.yaml:25:3: assertions.unsure.expression: the expression "
+             Catch::StartsWith("scion.yaml:27:5: assertions.unsure.expression: the expression "
                                "does not parse at column"));
 }

@@ -261,3 +261,32 @@ TEST_CASE("text: one example per non-blank line, unlabelled", "[data][reader]") 
   REQUIRE(corpus);
   CHECK(*corpus == "first line\r\n\n  \nsecond, with \"quotes\"\nlast");
 }
+
+TEST_CASE("dataset_problems: every bad row, not only the first", "[data][reader]") {
+  TempFile jsonl("train.jsonl",
+                 "{\"text\": \"good\", \"label\": \"pos\"}\n"
+                 "{\"text\": \"meh\", \"label\": \"neutral\"}\n"
+                 "{\"text\": \"bad\", \"label\": \"neg\"}\n"
+                 "{\"review\": \"no text\", \"label\": \"neg\"}\n"
+                 "not json\n");
+  const spec::Dataset d = dataset_at(jsonl, spec::DatasetFormat::kJsonl);
+  const std::string f = jsonl.path().string();
+  const std::vector<Status> all = data::dataset_problems(d, 20);
+  REQUIRE(all.size() == 3);
+  CHECK_THAT(all[0].message(), Catch::StartsWith(f + ":2: unknown label 'neutral'"));
+  CHECK_THAT(all[1].message(), Catch::StartsWith(f + ":4: missing field 'text'"));
+  CHECK_THAT(all[2].message(), Catch::StartsWith(f + ":5:2: the line is not valid JSON"));
+  // read_dataset stops at the first of them; a limit stops the reading early.
+  CHECK(error_of(d) == all[0].message());
+  CHECK(data::dataset_problems(d, 2).size() == 2);
+
+  TempFile csv("train.csv", "sentence,y\nfine,pos\n");
+  const std::vector<Status> columns =
+      data::dataset_problems(dataset_at(csv, spec::DatasetFormat::kCsv), 20);
+  REQUIRE(columns.size() == 2);
+  CHECK_THAT(columns[0].message(), Catch::Contains("no column 'text'"));
+  CHECK_THAT(columns[1].message(), Catch::Contains("no column 'label'"));
+
+  TempFile good("good.jsonl", "{\"text\": \"good\", \"label\": \"pos\"}\n");
+  CHECK(data::dataset_problems(dataset_at(good, spec::DatasetFormat::kJsonl), 20).empty());
+}

@@ -313,3 +313,132 @@ TEST_CASE("shares that make two training units wait for each other are a cycle")
         "that share modules train together, after the parents of all of them, so none of them "
         "may descend from a model that trains with another");
 }
+
+TEST_CASE("a quoted number says that it is a quoted string") {
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {lora: {rank: \"8\"}, head: {}}\n"
+                            "    train: {data: reviews, epochs: 1}\n")) ==
+        "scion.yaml:12:26: error: expected an integer from 1 to 16 (the base's width), got '8' "
+        "at models.review.adapt.lora.rank; the value is a quoted string; write 8 without quotes");
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {head: {}}\n"
+                            "    train: {data: reviews, epochs: 1, optimizer: {lr: '0.01'}}\n"))
+            .ends_with("the value is a quoted string; write 0.01 without quotes"));
+  // Out of range without the quotes too: no such advice.
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {lora: {rank: \"99\"}, head: {}}\n"
+                            "    train: {data: reviews, epochs: 1}\n"))
+            .ends_with("got '99' at models.review.adapt.lora.rank"));
+}
+
+TEST_CASE("a tab in indentation is reported at the tab") {
+  CHECK(error_of("models:\n  base:\n\tarchitecture: {layers: 2}\n") ==
+        "scion.yaml:3:1: error: invalid YAML: tab character in indentation; indent with spaces");
+  CHECK(error_of("models:\n  base:\n    x: 1\n  \tb: 2\n") ==
+        "scion.yaml:4:3: error: invalid YAML: tab character in indentation; indent with spaces");
+}
+
+TEST_CASE("an unclosed flow collection is reported where it opened") {
+  CHECK(error_of("models:\n"
+                 "  base:\n"
+                 "    freeze: [a, b\n"
+                 "    train: {data: x, steps: 1}\n") ==
+        "scion.yaml:3:13: error: invalid YAML: the flow list opened here with '[' is never "
+        "closed; add ']' where it ends");
+  CHECK(error_of("models:\n"
+                 "  base:\n"
+                 "    architecture: {layers: 2, width: 8\n"
+                 "    train: 3\n") ==
+        "scion.yaml:3:19: error: invalid YAML: the flow mapping opened here with '{' is never "
+        "closed; add '}' where it ends");
+  // Brackets inside quotes and comments do not count.
+  CHECK(error_of("models:  # [not a list\n"
+                 "  base:\n"
+                 "    freeze: ['[x', {a: \"{\"}, [b\n") ==
+        "scion.yaml:3:30: error: invalid YAML: the flow list opened here with '[' is never "
+        "closed; add ']' where it ends");
+}
+
+TEST_CASE("prompt virtual tokens and train.max_length must fit the base's max_length") {
+  // The base's max_length is 32.
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {prompt: {virtual_tokens: 8}, head: {}}\n"
+                            "    train: {data: reviews, epochs: 1, max_length: 30}\n")) ==
+        "scion.yaml:13:51: error: 8 prompt virtual tokens plus train.max_length 30 exceed the "
+        "base's max_length 32 at models.review.train.max_length; set train.max_length to at most "
+        "24");
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {prompt: {virtual_tokens: 8}, head: {}}\n"
+                            "    train: {data: reviews, epochs: 1}\n")) ==
+        "scion.yaml:13:12: error: 8 prompt virtual tokens plus train.max_length 32 (the base's, "
+        "as it is not set) exceed the base's max_length 32 at models.review.train; set "
+        "train.max_length to at most 24");
+  // A descendant inherits its parent's prompt tokens.
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    adapt: {prompt: {virtual_tokens: 8}, head: {}}\n"
+                            "    train: {data: reviews, epochs: 1, max_length: 24}\n"
+                            "  deeper:\n"
+                            "    from: review\n"
+                            "    adapt: {prompt: {virtual_tokens: 4}}\n"
+                            "    train: {data: reviews, epochs: 1, max_length: 24}\n")) ==
+        "scion.yaml:17:51: error: 12 prompt virtual tokens plus train.max_length 24 exceed the "
+        "base's max_length 32 at models.deeper.train.max_length; set train.max_length to at most "
+        "20");
+  CHECK(errors_of(with_model("  review:\n"
+                             "    from: base\n"
+                             "    adapt: {prompt: {virtual_tokens: 8}, head: {}}\n"
+                             "    train: {data: reviews, epochs: 1, max_length: 24}\n"))
+            .empty());
+}
+
+TEST_CASE("a descendant without a head on labelled data warns that it ignores the labels") {
+  TempWorkspace ws;
+  const LoadResult r =
+      ws.load(with_model("  review:\n"
+                         "    from: base\n"
+                         "    adapt: {lora: {rank: 2}}\n"
+                         "    train: {data: reviews, epochs: 1}\n"
+                         "  said:\n"
+                         "    from: base\n"
+                         "    adapt: {lora: {rank: 2}}\n"
+                         "    train: {data: reviews, epochs: 1, objective: mlm}\n"
+                         "  headed:\n"
+                         "    from: base\n"
+                         "    adapt: {head: {}}\n"
+                         "    train: {data: reviews, epochs: 1}\n"));
+  CHECK(r.errors.empty());
+  CHECK(r.workspace.has_value());
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].where() == "scion.yaml:13:12");
+  CHECK(r.warnings[0].message ==
+        "'review' has no classification head (of its own or an "
+        "ancestor's), so it trains with objective mlm (masked language model) on dataset "
+        "'reviews' and ignores its labels at models.review.train; add adapt: {head: {}} to train "
+        "a classifier, or write objective: mlm to keep this");
+}
+
+TEST_CASE("a spec with errors keeps the datasets and tests without errors for later checks") {
+  TempWorkspace ws;
+  const LoadResult r = ws.load(std::string(kPrefix) +
+                               "  review: {from: base, adapt: {lora: {rank: \"2\"}}, train: {data: "
+                               "reviews, epochs: 1}}\n"
+                               "  broken: {from: nowhere, adapt: {bitfit: true}, train: {data: "
+                               "reviews, epochs: 1}}\n"
+                               "tests:\n"
+                               "  good: {type: mft, capability: Vocabulary, inputs: [x], expect: "
+                               "{label: positive}}\n"
+                               "  bad: {type: mft}\n");
+  CHECK(!r.workspace);
+  REQUIRE(r.partial);
+  CHECK(r.partial->datasets.size() == 2);
+  CHECK(r.partial->models.empty());
+  REQUIRE(r.partial->tests.size() == 1);
+  CHECK(r.partial->tests[0].name == "good");
+  CHECK(r.partial->tests[0].body_locations.at("tests.good.expect.label").line == 13);
+}

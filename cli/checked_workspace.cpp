@@ -1,0 +1,135 @@
+#include "cli/checked_workspace.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <iostream>
+#include <tuple>
+
+#include "cli/behaviour_suite.h"
+#include "cli/output.h"
+#include "runtime/data/dataset_reader.h"
+#include "spec/loader.h"
+#include "spec/parameter_checks.h"
+
+namespace scion::cli {
+namespace {
+
+// Data problems reported per dataset: enough to see a pattern, not a flood.
+constexpr std::size_t kProblemsPerDataset = 20;
+
+// Reads "<line>" or "<line>:<col>" followed by ": " from the front of `text`.
+bool take_position(std::string_view& text, int& line, int& column) {
+  const auto number = [&text](int& out) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    if (ec != std::errc() || end == text.data()) return false;
+    text.remove_prefix(static_cast<std::size_t>(end - text.data()));
+    return true;
+  };
+  if (!number(line)) return false;
+  if (text.starts_with(":") && !text.starts_with(": ")) {
+    text.remove_prefix(1);
+    if (!number(column)) return false;
+  }
+  if (!text.starts_with(": ")) return false;
+  text.remove_prefix(2);
+  return true;
+}
+
+// A message from the readers and compilers below the CLI, which begin with where the
+// problem is ("<file>:<line>[:<col>]: what", or "<file>: what"), as a Diagnostic at that
+// place, with `file` shown as `shown`. Messages that name another place keep it in the text.
+spec::Diagnostic located(const std::string& message, const std::string& file,
+                         const std::string& shown, const std::string& key_path) {
+  std::string_view rest = message;
+  int line = 0, column = 0;
+  if (rest.starts_with(file + ":")) {
+    rest.remove_prefix(file.size() + 1);
+    if (rest.starts_with(" ")) {
+      rest.remove_prefix(1);
+    } else if (!take_position(rest, line, column)) {
+      rest = message, line = column = 0;
+    }
+  }
+  return spec::Diagnostic::at(shown, line, column, std::string(rest), key_path);
+}
+
+// The data file of `dataset` as the user would name it: relative to where the spec was
+// named from.
+std::string shown_path(const spec::Workspace& ws, const std::string& spec_file,
+                       const spec::Dataset& dataset) {
+  const std::filesystem::path relative = dataset.path.lexically_relative(ws.root_dir);
+  if (relative.empty()) return dataset.path.string();
+  return (std::filesystem::path(spec_file).parent_path() / relative).lexically_normal().string();
+}
+
+void check_data(const spec::Workspace& ws, const std::string& spec_file,
+                std::vector<spec::Diagnostic>& out) {
+  for (const spec::Dataset& dataset : ws.datasets) {
+    const std::string shown = shown_path(ws, spec_file, dataset);
+    const std::vector<Status> problems = data::dataset_problems(dataset, kProblemsPerDataset);
+    for (const Status& problem : problems)
+      out.push_back(
+          located(problem.message(), dataset.path.string(), shown, "datasets." + dataset.name));
+    if (problems.size() == kProblemsPerDataset)
+      out.push_back(spec::Diagnostic::at(
+          shown, 0, 0,
+          fmt::format("stopped after {} problems in dataset '{}'; fix these and validate again",
+                      kProblemsPerDataset, dataset.name),
+          "datasets." + dataset.name));
+  }
+}
+
+void check_suite(const spec::Workspace& ws, const std::string& spec_file,
+                 std::vector<spec::Diagnostic>& out) {
+  for (const Status& problem : suite_problems(ws)) {
+    spec::Diagnostic d = located(problem.message(), spec_file, spec_file, "");
+    // Most go on with the key path: "tests.x.expect.label: ...", "tests.x.template, column 4: ...".
+    const std::string& text = d.message;
+    if (text.starts_with("tests.") || text.starts_with("assertions."))
+      d.key_path = text.substr(0, text.find_first_of(":, "));
+    out.push_back(std::move(d));
+  }
+}
+
+bool by_file_position(const spec::Diagnostic& a, const spec::Diagnostic& b) {
+  return std::tie(a.location.line, a.location.column) <
+         std::tie(b.location.line, b.location.column);
+}
+
+void print(const std::vector<spec::Diagnostic>& diagnostics, const char* severity, Color color) {
+  for (const spec::Diagnostic& d : diagnostics)
+    std::cerr << d.where() << ": " << paint(severity, color, stderr_is_tty()) << ": " << d.message
+              << '\n';
+}
+
+}  // namespace
+
+CheckedWorkspace load_checked(const std::string& spec_file) {
+  spec::LoadResult loaded = spec::load_workspace(spec_file);
+  CheckedWorkspace checked;
+  checked.errors = std::move(loaded.errors);
+  checked.warnings = std::move(loaded.warnings);
+  const spec::Workspace* ws = loaded.workspace ? &*loaded.workspace
+                              : loaded.partial ? &*loaded.partial
+                                               : nullptr;
+  if (ws == nullptr) return checked;
+  if (loaded.workspace) {
+    const auto found = spec::parameter_diagnostics(*loaded.workspace);
+    checked.errors.insert(checked.errors.end(), found.begin(), found.end());
+  }
+  check_suite(*ws, spec_file, checked.errors);
+  std::stable_sort(checked.errors.begin(), checked.errors.end(), by_file_position);
+  check_data(*ws, spec_file, checked.errors);
+  if (checked.errors.empty()) checked.workspace = std::move(loaded.workspace);
+  return checked;
+}
+
+void print_diagnostics(const CheckedWorkspace& checked) {
+  print(checked.warnings, "warning", Color::kYellow);
+  print(checked.errors, "error", Color::kRed);
+}
+
+}  // namespace scion::cli
