@@ -10,6 +10,7 @@
 #include "cli/output.h"
 #include "lineage/safetensors.h"
 #include "lineage/spec_records.h"
+#include "runtime/memory_info.h"
 
 namespace scion::cli {
 
@@ -39,18 +40,7 @@ int fail(const Status& status) {
   return exit_code_for(status);
 }
 
-std::string human_bytes(std::int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-  return text;
-}
+std::string human_bytes(std::int64_t bytes) { return runtime::memory_size(bytes); }
 
 std::string human_duration(double seconds) {
   char text[32];
