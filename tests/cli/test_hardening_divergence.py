@@ -85,6 +85,57 @@ check(run_json("lineage", "log", cwd=work)["runs"] == runs_before, "a refused ad
 rc, _, err = run("adapt", "--memory-budget", "1", "--ignore-memory-limit", cwd=work)
 check(rc == 3 and "diverged at step" in err, f"--ignore-memory-limit trains anyway: {rc} {err}")
 
+# ---- The last good checkpoint survives a divergence -----------------------------------------
+# Checkpoints are written every 100 steps. With weight decay 0.39 this model's parameters
+# grow by about |1 - 10 x 0.39| = 2.9 per step only once its gradient steps push them out:
+# on this machine (AMD EPYC, 2 threads) it diverges at step 142, after the checkpoint of step 100.
+LATE_SPEC = """datasets:
+  reviews: {path: data/reviews.jsonl, labels: [negative, positive]}
+models:
+  base:
+    architecture: {type: encoder, layers: 1, width: 32, heads: 2, ffn_width: 64, max_length: 48}
+    train: {data: reviews, steps: 10, batch_size: 8, seed: 1}
+  late:
+    from: base
+    adapt: {lora: {rank: 2, targets: [q, v]}, head: {}}
+    train: {data: reviews, steps: 400, batch_size: 8, seed: 3, optimizer: {type: sgd, lr: 10, weight_decay: 0.39}}
+"""
+
+
+def checkpoint_floats(path):
+    """The metadata and every F32 value of a safetensors checkpoint."""
+    with open(path, "rb") as f:
+        data = f.read()
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + size])
+    values = []
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        check(entry["dtype"] == "F32", f"checkpoint tensors are F32: {name} {entry['dtype']}")
+        begin, end = entry["data_offsets"]
+        chunk = data[8 + size + begin:8 + size + end]
+        values.extend(struct.unpack(f"<{len(chunk) // 4}f", chunk))
+    return header.get("__metadata__", {}), values
+
+
+work = workspace(LATE_SPEC)
+run_json("train", "base", cwd=work)
+rc, _, err = run("adapt", cwd=work)
+step = re.search(r"diverged at step (\d+)", err)
+check(rc == 3 and step, f"late diverges: {rc}\n{err}")
+checkpoints = os.path.join(work, ".scion", "checkpoints")
+kept = sorted(os.listdir(checkpoints)) if os.path.isdir(checkpoints) else []
+print("late diverged at step", step.group(1), "checkpoints kept:", kept)
+if int(step.group(1)) > 100:
+    check(len(kept) == 1, f"the checkpoint of step 100 is kept after a divergence at step {step.group(1)}: {kept}")
+    metadata, values = checkpoint_floats(os.path.join(checkpoints, kept[0]))
+    check(metadata.get("step") == "100", f"the kept checkpoint is the last good one: {metadata}")
+    check(values and all(v == v and abs(v) != float("inf") for v in values),
+          "the kept checkpoint holds only finite values")
+else:  # another CPU's arithmetic diverged earlier: then no checkpoint may hold its NaNs
+    check(kept == [], f"no checkpoint is written before step 100: {kept}")
+
 # ---- Import refuses non-finite tensors ---------------------------------------------------
 exported = os.path.join(work, "base.safetensors")
 rc, _, err = run("export", "base", "-o", exported, cwd=work)
