@@ -72,7 +72,8 @@ sanitize_options=()
 if [ "$mode" = sanitize ]; then
   BUILD_DIR=${SANITIZE_BUILD_DIR:-build-sanitize}
   sanitize_options=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized)
-  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}
+  # allocator_may_return_null: a failed allocation must reach scion's own out-of-memory path (tested).
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:allocator_may_return_null=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
   export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}
 fi
