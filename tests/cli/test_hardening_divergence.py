@@ -11,13 +11,14 @@ import struct
 
 from harness import EXAMPLES, check, run, run_json, temp_dir
 
-SPEC = """datasets:
+FAMILY = """datasets:
   reviews: {path: data/reviews.jsonl, labels: [negative, positive]}
 models:
   base:
     architecture: {type: encoder, layers: 1, width: 32, heads: 2, ffn_width: 64, max_length: 48}
     train: {data: reviews, steps: 10, batch_size: 8, seed: 1}
-  calm:
+"""
+SPEC = FAMILY + """  calm:
     from: base
     adapt: {lora: {rank: 2, targets: [q, v]}, head: {}}
     train: {data: reviews, steps: 30, batch_size: 8, seed: 2}
@@ -89,13 +90,7 @@ check(rc == 3 and "diverged at step" in err, f"--ignore-memory-limit trains anyw
 # Checkpoints are written every 100 steps. With weight decay 0.39 this model's parameters
 # grow by about |1 - 10 x 0.39| = 2.9 per step only once its gradient steps push them out:
 # on this machine (AMD EPYC, 2 threads) it diverges at step 142, after the checkpoint of step 100.
-LATE_SPEC = """datasets:
-  reviews: {path: data/reviews.jsonl, labels: [negative, positive]}
-models:
-  base:
-    architecture: {type: encoder, layers: 1, width: 32, heads: 2, ffn_width: 64, max_length: 48}
-    train: {data: reviews, steps: 10, batch_size: 8, seed: 1}
-  late:
+LATE_SPEC = FAMILY + """  late:
     from: base
     adapt: {lora: {rank: 2, targets: [q, v]}, head: {}}
     train: {data: reviews, steps: 400, batch_size: 8, seed: 3, optimizer: {type: sgd, lr: 10, weight_decay: 0.39}}
