@@ -20,6 +20,12 @@ packages=(
   libyaml-cpp-dev libsqlite3-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
   libssl-dev libopenblas-dev catch2 libmuparser-dev
 )
+# What only the tests need: a headless browser renders `scion report`'s page
+# (tests/cli/test_report_browser.py, which skips without one).
+test_packages=(chromium)
+case "$mode" in
+  test | slow | sanitize) packages+=("${test_packages[@]}") ;;
+esac
 
 install_missing_packages() {
   local missing=()
