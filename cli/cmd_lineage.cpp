@@ -18,6 +18,7 @@ namespace scion::cli {
 int run_lineage_show(const GlobalOptions& global, const std::string& model);
 int run_lineage_diff(const GlobalOptions& global, const std::string& a, const std::string& b);
 void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global, CommandAction& action);
+void add_lineage_metrics_subcommand(CLI::App& lineage, const GlobalOptions& global, CommandAction& action);
 
 namespace {
 
@@ -344,6 +345,7 @@ void add_lineage_command(CLI::App& app, const GlobalOptions& global, CommandActi
   });
 
   add_lineage_blame_subcommand(*cmd, global, action);
+  add_lineage_metrics_subcommand(*cmd, global, action);
 }
 
 }  // namespace scion::cli
