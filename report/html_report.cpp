@@ -265,10 +265,13 @@ std::string curves_section(const FamilyReport& r) {
         "<div class=\"curve-card\" data-model=\"{}\"><h3>{} <span class=\"note\">run {}, {} "
         "steps</span></h3>",
         esc(c.model), esc(c.model), c.run, c.steps.empty() ? 0 : c.steps.back().step);
-    out += line_chart_svg({.title = "loss", .x_label = "step", .series = curve_series(c, true)});
+    const double last_step = c.steps.empty() ? 0.0 : double(c.steps.back().step);
+    out += line_chart_svg(
+        {.title = "loss", .x_label = "step", .series = curve_series(c, true), .x_to = last_step});
     std::vector<ChartSeries> other = curve_series(c, false);
     if (!other.empty())
-      out += line_chart_svg({.title = "validation", .x_label = "step", .series = other});
+      out += line_chart_svg(
+          {.title = "validation", .x_label = "step", .series = other, .x_to = last_step});
     out += "</div>";
   }
   return out + "</div></section>";

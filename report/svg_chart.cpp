@@ -66,6 +66,10 @@ std::string line_chart_svg(const Chart& chart) {
         kLeft, chart.height / 2);
     return svg;
   }
+  if (chart.x_to > chart.x_from) {
+    xs.add(chart.x_from);
+    xs.add(chart.x_to);
+  }
   const std::vector<double> xt = nice_ticks(xs.low, xs.high, 5),
                             yt = nice_ticks(ys.low, ys.high, 4);
   const double x0 = xt.front(), x1 = xt.back(), y0 = yt.front(), y1 = yt.back();

@@ -19,6 +19,8 @@ struct Chart {
   std::string title;
   std::string x_label;
   std::vector<ChartSeries> series;
+  // The x axis covers at least [x_from, x_to] (charts of one run share its step range).
+  double x_from = 0, x_to = 0;
   double width = 460, height = 240;
 };
 
