@@ -21,8 +21,9 @@ packages=(
   libssl-dev libopenblas-dev catch2 libmuparser-dev
 )
 # What only the tests need: a headless browser renders `scion report`'s page
-# (tests/cli/test_report_browser.py, which skips without one).
-test_packages=(chromium)
+# (tests/cli/test_report_browser.py, which skips without one); xmllint checks the JUnit
+# report against junit-10.xsd.
+test_packages=(chromium libxml2-utils)
 case "$mode" in
   test | slow | sanitize) packages+=("${test_packages[@]}") ;;
 esac

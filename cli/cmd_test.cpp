@@ -6,7 +6,10 @@
 // model's previous test run), failing examples, and the most severe violations.
 #include "cli/cmd_test.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fmt/format.h>
 #include <fstream>
@@ -58,6 +61,7 @@ class TestSession {
   Status check_assertions();
   Status record();
   void report();
+  assertions::JUnitReport junit_report() const;
   Status write_files();
   const spec::Model* comparable_parent(const std::string& model) const;
   std::string no_parent_reason(const std::string& model) const;
@@ -80,6 +84,10 @@ class TestSession {
   std::vector<Violation> violations_;
   std::map<std::string, std::int64_t> run_ids_;
   std::filesystem::path junit_file_, violations_file_;  // checked; empty when not asked for
+  bool junit_to_stdout_ = false;                         // --junit -
+  std::vector<assertions::AssertionOutcome> assertion_outcomes_;  // each assertion checked
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::string started_at_ = lineage::utc_now();
 };
 
 // The parent, when it is of the model's kind (a regression or an assertion compares
@@ -111,7 +119,11 @@ Status TestSession::check_arguments() {
   for (const std::string& name : options_.models)
     if (auto model = find_spec_model(ws_, name); !model) return model.status();
   const std::filesystem::path store = global_.store_path();
-  if (!options_.junit_path.empty()) {
+  if (options_.junit_path == "-") {
+    if (global_.json)
+      return invalid_argument("--junit - and --json both write to stdout; give --junit a file");
+    junit_to_stdout_ = true;
+  } else if (!options_.junit_path.empty()) {
     auto junit = checked_output_path(options_.junit_path, store, options_.force, "--junit");
     if (!junit) return junit.status();
     junit_file_ = *junit;
@@ -297,6 +309,9 @@ Status TestSession::check_assertions() {
                    "': it compares with the parent, and " + no_parent_reason(model));
         continue;
       }
+      assertion_outcomes_.push_back({.assertion = a.name(),
+                                     .model = model,
+                                     .kind = std::string(assertions::assertion_kind_name(a.kind()))});
       for (const std::string& text : monitored_[kind_of(a)]) {
         assertions::AssertionInput input{.text = text, .output = &outputs_.at(model, text)};
         if (parent) input.parent = &outputs_.at(parent->name, text);
@@ -508,12 +523,31 @@ void TestSession::report() {
             << "\n";
 }
 
+// The JUnit report: every judged test, and every assertion checked with its violations
+// (violations_ is sorted most severe first, so the examples are the worst).
+assertions::JUnitReport TestSession::junit_report() const {
+  assertions::JUnitReport junit;
+  for (const JudgedTest& j : judged_) junit.tests.push_back(j.result);
+  junit.assertions = assertion_outcomes_;
+  for (assertions::AssertionOutcome& a : junit.assertions)
+    for (const Violation& v : violations_)
+      if (v.record.assertion == a.assertion && v.record.model == a.model) {
+        a.worst_severity = std::max(a.worst_severity, v.severity);
+        if (a.violations++ < 3)
+          a.examples.push_back(fmt::format("\"{}\": {} (severity {:.3f})", v.record.input,
+                                           describe_violation(v.record.detail), v.severity));
+      }
+  junit.timestamp = started_at_.substr(0, 19);  // xs:dateTime without fraction or zone
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) junit.hostname = host;
+  junit.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  return junit;
+}
+
 Status TestSession::write_files() {
-  if (!junit_file_.empty()) {
-    std::vector<assertions::TestResult> results;
-    for (const JudgedTest& j : judged_) results.push_back(j.result);
-    SCION_RETURN_IF_ERROR(assertions::write_junit_file(junit_file_, results));
-  }
+  if (junit_to_stdout_) std::cout << assertions::junit_xml(junit_report());
+  if (!junit_file_.empty())
+    SCION_RETURN_IF_ERROR(assertions::write_junit_file(junit_file_, junit_report()));
   if (!violations_file_.empty()) {
     std::ofstream out(violations_file_);
     for (const Violation& v : violations_) out << violation_json(v).dump() << "\n";
@@ -540,7 +574,7 @@ int TestSession::run() {
   for (auto step : {&TestSession::plan_and_evaluate, &TestSession::judge_tests,
                     &TestSession::check_assertions, &TestSession::record, &TestSession::write_files})
     if (Status s = (this->*step)(); !s.is_ok()) return fail(s);
-  report();
+  if (!junit_to_stdout_) report();  // stdout holds the XML alone
   for (const JudgedTest& j : judged_)
     if (exceeded(j.result)) return kExitFailures;
   return kExitOk;
@@ -563,7 +597,9 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
       "test", "Run behavioural tests and model assertions on trained models, co-batched");
   cmd->add_option("models", options.models,
                   "Models to test (default: every model some test or assertion applies to)");
-  cmd->add_option("--junit", options.junit_path, "Also write a JUnit XML report to FILE")->option_text("FILE");
+  cmd->add_option("--junit", options.junit_path,
+                  "Also write a JUnit XML report to FILE (-: to stdout, instead of the text report)")
+      ->option_text("FILE");
   cmd->add_option("--export-violations", options.violations_path,
                   "Write assertion violations to FILE as JSON lines, most severe first")
       ->option_text("FILE");

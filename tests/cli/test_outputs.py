@@ -1,10 +1,15 @@
 """Outputs that other tools read: `lineage metrics` as a table, CSV and JSON, checked
-against the store's own rows."""
+against the store's own rows; JUnit XML valid against junit-10.xsd (xmllint), with
+assertion violations as test cases, written to a file or to stdout."""
 import csv
 import io
 import json
+import re
 import os
+import shutil
 import sqlite3
+import subprocess
+import xml.etree.ElementTree as ET
 
 from harness import check, run, run_json
 from report_family import MODELS, trained_family
@@ -59,4 +64,46 @@ rc, _, err = run("--json", "lineage", "metrics", "a", "--format", "csv", cwd=wor
 check(rc == 2 and "two formats" in err, f"--json with --format csv is a usage error: {rc} {err}")
 rc, _, err = run("lineage", "metrics", "nope", cwd=work)
 check(rc == 2 and "no model 'nope'" in err, f"unknown model: {rc} {err}")
+
+# --- JUnit ----------------------------------------------------------------------------------
+XSD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "junit-10.xsd")
+junit = os.path.join(work, "report.xml")
+rc, out, err = run("test", "--junit", junit, cwd=work)
+check(rc in (0, 1), f"test --junit: {rc} {err}")
+if shutil.which("xmllint"):
+    lint = subprocess.run(["xmllint", "--noout", "--schema", XSD, junit], capture_output=True, text=True)
+    check(lint.returncode == 0, f"the JUnit report validates against junit-10.xsd:\n{lint.stderr}")
+    with open(junit) as f:
+        bad = f.read().replace("<system-out>", '<properties><property name="x" value="y"/></properties><system-out>', 1)
+    lint = subprocess.run(["xmllint", "--noout", "--schema", XSD, "-"], input=bad, capture_output=True, text=True)
+    check(lint.returncode != 0 and "Element 'properties': This element is not expected" in lint.stderr,
+          f"the schema refuses <properties> in a testcase: {lint.stderr}")
+else:
+    print("note: no xmllint (Debian libxml2-utils); the schema check was skipped")
+root = ET.parse(junit).getroot()
+suites = {s.get("name"): s for s in root.findall("testsuite")}
+check(set(suites) == {"behavioural tests", "model assertions"}, f"two suites: {sorted(suites)}")
+for suite in suites.values():
+    check(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", suite.get("timestamp") or ""), f"timestamp: {suite.attrib}")
+    check(float(suite.get("time")) > 0 and suite.get("hostname"), f"time and hostname: {suite.attrib}")
+cases = {(c.get("classname"), c.get("name")): c for c in suites["behavioural tests"].findall("testcase")}
+check(set(cases) == {(t["model"], t["test"]) for t in tested["tests"]}, f"a testcase per test and model: {sorted(cases)}")
+for t in tested["tests"]:
+    c = cases[(t["model"], t["test"])]
+    check((c.find("failure") is not None) == t["exceeded"], f"failure exactly when exceeded: {t['test']}/{t['model']}")
+    figures = dict(line.split(": ", 1) for line in c.find("system-out").text.splitlines())
+    check(int(figures["cases"]) == t["cases"] and int(figures["failures"]) == t["failures"], f"figures: {figures}")
+assertion_cases = suites["model assertions"].findall("testcase")
+check({(c.get("classname"), c.get("name")) for c in assertion_cases} == {(m, "praise-is-positive") for m in MODELS},
+      f"a testcase per assertion and model: {[c.attrib for c in assertion_cases]}")
+violated = {v["model"] for v in tested["violations"]["top"]}
+for c in assertion_cases:
+    if c.get("classname") in violated:
+        check(c.find("failure") is not None, f"a violated assertion fails: {c.attrib}")
+
+rc, out, err = run("test", "--junit", "-", cwd=work)
+check(rc in (0, 1) and out.startswith("<?xml") and "family matrix" not in out, f"--junit - writes only XML to stdout: {out[:200]}")
+check(ET.fromstring(out).tag == "testsuites", "stdout parses as the JUnit document")
+rc, out, err = run("--json", "test", "--junit", "-", cwd=work)
+check(rc == 2 and "both write to stdout" in err, f"--junit - with --json is a usage error: {rc} {err}")
 print("ok")
