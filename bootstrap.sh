@@ -17,7 +17,7 @@ mode=${1:-build}
 
 packages=(
   meson ninja-build pkg-config g++ python3
-  libyaml-cpp-dev libsqlite3-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
+  libyaml-cpp-dev libsqlite3-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libssl-dev libopenblas-dev catch2 libmuparser-dev
 )
 # What only the tests need: a headless browser renders `scion report`'s page

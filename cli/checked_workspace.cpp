@@ -128,6 +128,13 @@ CheckedWorkspace load_checked(const std::string& spec_file) {
 }
 
 void print_diagnostics(const CheckedWorkspace& checked) {
+  if (!checked.errors.empty()) {
+    const spec::Diagnostic& first = checked.errors.front();
+    remember_json_error(first.message, {{"file", first.location.file},
+                                        {"line", first.location.line},
+                                        {"column", first.location.column},
+                                        {"key_path", first.key_path}});
+  }
   print(checked.warnings, "warning", Color::kYellow);
   print(checked.errors, "error", Color::kRed);
 }

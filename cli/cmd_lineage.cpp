@@ -184,7 +184,10 @@ int run_tree(const GlobalOptions& global, const std::string& root) {
       out.push_back(node_json(n));
       if (!validation[n.name].empty()) out.back()["validation"] = validation[n.name];
     }
-    print_json({{"models", out}, {"spec", view->workspace.has_value()}});
+    // "spec" is the spec file's path everywhere (docs/json.md); null: the store alone.
+    print_json({{"models", out},
+                {"spec", view->workspace ? nlohmann::json(view->workspace->spec_path.string())
+                                         : nlohmann::json()}});
     return kExitOk;
   }
   if (!view->workspace && global.verbosity >= 0) {

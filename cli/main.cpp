@@ -7,6 +7,7 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
@@ -84,6 +85,14 @@ void choose_openmp_wait_policy(char** argv) {
   execv("/proc/self/exe", argv);  // returns only when it fails: go on with the default
 }
 
+// Under --json, a failure that printed no JSON document prints the error object, so stdout
+// always holds one document (docs/json.md).
+int with_json_error(const GlobalOptions& global, int code, bool json_flag_seen = false) {
+  if ((global.json || json_flag_seen) && code != kExitOk && !json_document_printed())
+    print_json(json_error_document(code));
+  return code;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"scion: train, test and trace families of adapted models"};
   app.footer(
@@ -99,6 +108,9 @@ int run(int argc, char** argv) {
   CommandAction action;
   for (AddCommand add : all_commands()) add(app, global, action);
 
+  // --json is known before parsing, so a usage error is a JSON document too.
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--json") enable_json_errors();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -108,7 +120,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     print_error(e.what());
     std::cerr << "Run 'scion --help' for usage.\n";
-    return kExitUsage;
+    return with_json_error(global, kExitUsage, true);
   }
 
   if (show_version) {
@@ -117,13 +129,13 @@ int run(int argc, char** argv) {
   }
   if (!global.workspace_dir.empty() && chdir(global.workspace_dir.c_str()) != 0) {
     print_error("cannot enter directory '" + global.workspace_dir + "' given with -C");
-    return kExitUsage;
+    return with_json_error(global, kExitUsage);
   }
   if (!action) {
     std::cout << app.help();
     return kExitUsage;
   }
-  return action();
+  return with_json_error(global, action());
 }
 
 }  // namespace

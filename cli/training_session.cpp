@@ -19,6 +19,7 @@
 #include "cli/exit_codes.h"
 #include "cli/model_lookup.h"
 #include "cli/output.h"
+#include "cli/progress_clock.h"
 #include "lineage/safetensors.h"
 #include "cli/training_groups.h"
 #include "lineage/spec_records.h"
@@ -126,6 +127,7 @@ class Session {
   Status commit(runtime::TrainingJob& job, std::int64_t run_id,
                 const std::map<std::string, std::string>& inherited_digests);
   void progress(const runtime::StepReport& report, std::size_t group_size);
+  ProgressClock progress_clock_;
   std::filesystem::path checkpoint_path(const spec::Model& model) const;
   Status save_checkpoint(const runtime::TrainingJob& job);
   Status save_unit_checkpoints(const runtime::TrainingJob& job);
@@ -438,7 +440,9 @@ Status Session::resume_unit(runtime::ShareGroup& share) {
 
 void Session::progress(const runtime::StepReport& r, std::size_t group_size) {
   if (global_.verbosity < 0) return;
-  const bool tty = stderr_is_tty();
+  // In place on a terminal, whatever NO_COLOR says: "\r" is no colour, and works on a
+  // dumb terminal too.
+  const bool tty = stderr_is_terminal();
   const runtime::TrainingJob& job = *r.job;
   const bool last = r.step >= job.total_steps() || job.stopped_early();
   std::string line = fmt::format("  {:<20} step {:>5}/{:<5} loss {:.4f}  lr {:.2e}",
@@ -450,7 +454,7 @@ void Session::progress(const runtime::StepReport& r, std::size_t group_size) {
   // On a terminal, one line per job is rewritten in place for a single job; otherwise
   // log every validation and the last step, so logs stay short.
   if (tty && group_size == 1 && !last && !r.validation) {
-    std::cerr << "\r" << line << std::flush;
+    std::cerr << "\r" << line << "  " << progress_clock_.annotate(&job, r.step, job.total_steps()) << std::flush;
   } else if (r.validation || last || global_.verbosity > 0) {
     std::cerr << (tty && group_size == 1 ? "\r" : "") << line << "\n";
   }
