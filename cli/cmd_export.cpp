@@ -1,5 +1,9 @@
 // `scion export MODEL -o FILE.safetensors [--own-only]`: a model's parameters as a
 // safetensors checkpoint, with its lineage in the file's __metadata__.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "cli/cmd_lineage_support.h"
@@ -48,8 +52,25 @@ Result<std::map<std::string, std::string>> lineage_metadata(lineage::LineageStor
                                             {"scion.version", SCION_VERSION}};
 }
 
+// `-o -`: the checkpoint is written to a temporary file first (safetensors needs its
+// header's offsets before the data), then copied to stdout and removed.
+Status copy_to_stdout(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::cout << in.rdbuf();
+  std::cout.flush();
+  std::error_code ignored;
+  std::filesystem::remove(file, ignored);
+  if (!in || !std::cout) return io_error("writing the checkpoint to stdout failed (closed pipe?)");
+  return Status::ok();
+}
+
 int run_export(const GlobalOptions& global, const ExportOptions& opts) {
-  auto output = checked_output_path(opts.output, global.store_path(), opts.force, "-o");
+  const bool to_stdout = opts.output == "-";
+  if (to_stdout && global.json)
+    return fail(invalid_argument("-o - and --json both write to stdout; give -o a file"));
+  auto output = to_stdout ? Result<std::filesystem::path>(std::filesystem::temp_directory_path() /
+                                                          ("scion-export-" + std::to_string(getpid()) + ".safetensors"))
+                          : checked_output_path(opts.output, global.store_path(), opts.force, "-o");
   if (!output.is_ok()) return fail(output.status());
   // Export only reads the store: it works on a store the user may not write.
   auto store = open_store_read_only(global);
@@ -73,7 +94,9 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
                           "drop --own-only to export all of them"));
   }
   Status written = lineage::write_safetensors((*store)->env(), *output, tensors, *metadata);
+  if (written.is_ok() && to_stdout) written = copy_to_stdout(*output);
   if (!written.is_ok()) return fail(written);
+  if (to_stdout) return kExitOk;
   if (global.json) {
     print_json({{"model", opts.model},
                 {"file", opts.output},
@@ -93,7 +116,7 @@ void add_export_command(CLI::App& app, const GlobalOptions& global, CommandActio
   auto opts = std::make_shared<ExportOptions>();
   CLI::App* cmd = app.add_subcommand("export", "Write a model's parameters to a safetensors file");
   cmd->add_option("MODEL", opts->model, "The model to export")->required();
-  cmd->add_option("-o,--output", opts->output, "The safetensors file to write")
+  cmd->add_option("-o,--output", opts->output, "The safetensors file to write (- for stdout)")
       ->required()
       ->option_text("FILE");
   cmd->add_flag("--own-only", opts->own_only,

@@ -106,4 +106,19 @@ check(rc in (0, 1) and out.startswith("<?xml") and "family matrix" not in out, f
 check(ET.fromstring(out).tag == "testsuites", "stdout parses as the JUnit document")
 rc, out, err = run("--json", "test", "--junit", "-", cwd=work)
 check(rc == 2 and "both write to stdout" in err, f"--junit - with --json is a usage error: {rc} {err}")
+
+# --- `-` for stdout ---------------------------------------------------------------------------
+import subprocess as sp
+from harness import SCION
+piped = sp.run([SCION, "export", "a", "-o", "-"], cwd=work, capture_output=True)
+check(piped.returncode == 0, f"export -o -: {piped.stderr.decode()}")
+rc, _, err = run("export", "a", "-o", "a.safetensors", cwd=work)
+check(rc == 0, f"export -o a.safetensors: {err}")
+with open(os.path.join(work, "a.safetensors"), "rb") as f:
+    on_disk = f.read()
+header = lambda data: 8 + int.from_bytes(data[:8], "little")
+check(piped.stdout[header(piped.stdout):] == on_disk[header(on_disk):] and len(piped.stdout) > 1000,
+      "export -o - writes the same tensors to stdout")
+rc, _, err = run("--json", "export", "a", "-o", "-", cwd=work)
+check(rc == 2 and "both write to stdout" in err, f"export -o - with --json is a usage error: {rc} {err}")
 print("ok")
