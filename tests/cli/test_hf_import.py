@@ -55,7 +55,7 @@ models:
   head:
     from: bert
     adapt: {head: {}}
-    train: &recipe {data: reviews, steps: 8, batch_size: 6, optimizer: {type: adamw, lr: 1.0e-2}, seed: 1}
+    train: &recipe {data: reviews, steps: 8, batch_size: 6, max_length: 24, optimizer: {type: adamw, lr: 1.0e-2}, seed: 1}
   lora:
     from: bert
     adapt: {lora: {rank: 4, alpha: 8, targets: [q, v]}, head: {}}

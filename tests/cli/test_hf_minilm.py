@@ -33,6 +33,8 @@ from tokenizers import Tokenizer
 from transformers import BertModel
 folder, texts = sys.argv[1], json.loads(sys.argv[2])
 tok = Tokenizer.from_file(folder + "/tokenizer.json")
+tok.no_padding()  # all-MiniLM-L6-v2 pads to 128 in its tokenizer.json
+tok.no_truncation()
 model = BertModel.from_pretrained(folder).eval()
 ids, hidden = [], []
 with torch.no_grad():

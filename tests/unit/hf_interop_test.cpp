@@ -7,9 +7,11 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "lineage/hf_tensor_names.h"
+#include "lineage/peft_adapter.h"
 #include "tests/unit/hf_model_support.h"
 #include "tests/unit/lineage_test_support.h"
 
@@ -159,4 +161,57 @@ TEST_CASE("a folder of another model type, or without weights, is refused clearl
   auto heads = spec::read_hf_model_folder(dir.path(), dir.path().string());
   REQUIRE_FALSE(heads.is_ok());
   CHECK(heads.status().message().find("does not divide") != std::string::npos);
+}
+
+TEST_CASE("a LoRA descendant of a BERT folder gets PEFT's names and config") {
+  auto folder = spec::read_hf_model_folder(kFixtures / "tiny-bert", "tiny-bert");
+  REQUIRE(folder.is_ok());
+  spec::Workspace ws;
+  spec::Model base;
+  base.name = "bert";
+  base.architecture = folder->architecture;
+  base.import_path = "/models/tiny-bert";
+  spec::Model child;
+  child.name = "qv";
+  child.from = "bert";
+  child.adaptation.lora = spec::LoraSpec{.rank = 4, .alpha = 8, .dropout = 0, .targets = {"q", "v"}, .layers = {}};
+  child.adaptation.head = spec::HeadSpec{.task = "classification", .labels = {"a", "b"}, .pooling = spec::Pooling::kCls};
+  ws.models = {base, child};
+  lineage::LoadedParameters params;
+  for (const auto& p : runtime::parameter_table(ws, ws.models[1])) {
+    lineage::LoadedParameter value;
+    value.shape = p.shape;
+    value.introduced_by = p.introduced_by;
+    params[p.name] = value;
+  }
+  auto files = lineage::peft_adapter_files(ws, ws.models[1], params);
+  REQUIRE(files.is_ok());
+  std::set<std::string> names;
+  for (const auto& [name, value] : files->tensors) names.insert(name);
+  CHECK(names.size() == 2 * 2 * 2 + 2);  // 2 layers × (query, value) × (A, B) + head
+  CHECK(names.count("base_model.model.bert.encoder.layer.1.attention.self.value.lora_B.weight"));
+  CHECK(names.count("base_model.model.bert.encoder.layer.0.attention.self.query.lora_A.weight"));
+  CHECK(names.count("base_model.model.classifier.weight"));
+  CHECK(files->config["target_modules"] == nlohmann::json({"query", "value"}));
+  CHECK(files->config["modules_to_save"] == nlohmann::json({"classifier"}));
+  CHECK(files->config["r"] == 4);
+  CHECK(files->config["base_model_name_or_path"] == "/models/tiny-bert");
+
+  ws.models[1].adaptation.lora->targets = {"o", "ffn_out"};
+  ws.models[1].adaptation.lora->layers = {1};
+  params.clear();
+  for (const auto& p : runtime::parameter_table(ws, ws.models[1])) {
+    lineage::LoadedParameter value;
+    value.introduced_by = p.introduced_by;
+    params[p.name] = value;
+  }
+  auto scattered = lineage::peft_adapter_files(ws, ws.models[1], params);
+  REQUIRE(scattered.is_ok());
+  CHECK(scattered->config["target_modules"] ==
+        "bert\\.encoder\\.layer\\.(1)\\.(attention\\.output\\.dense|output\\.dense)");
+
+  ws.models[1].adaptation.prefix = spec::PrefixSpec{.virtual_tokens = 2, .layers = {}, .reparam_hidden = 0};
+  auto prefixed = lineage::peft_adapter_files(ws, ws.models[1], params);
+  REQUIRE_FALSE(prefixed.is_ok());
+  CHECK(prefixed.status().message().find("prefix") != std::string::npos);
 }
