@@ -69,7 +69,7 @@ int run_export_peft(const GlobalOptions& global, const ExportOptions& opts) {
   if (!workspace.is_ok()) return fail(workspace.status());
   auto model = find_spec_model(*workspace, opts.model, "");
   if (!model.is_ok()) return fail(model.status());
-  auto store = open_store(global, /*create=*/false);
+  auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
   if (auto stored = find_stored_model(**store, opts.model); !stored.is_ok())
     return fail(stored.status());
