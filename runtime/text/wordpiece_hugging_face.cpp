@@ -95,7 +95,7 @@ Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::load_hugging_fac
   }
   std::stable_sort(tok->added_tokens_.begin(), tok->added_tokens_.end(),
                    [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
-  SCION_RETURN_IF_ERROR(tok->set_specials(file));
+  SCION_RETURN_IF_ERROR(tok->set_specials(file, "add it to model.vocab and added_tokens"));
   return tok;
 }
 

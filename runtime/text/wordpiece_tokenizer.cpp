@@ -79,7 +79,7 @@ Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::load(
   if (in.bad())
     return io_error(fmt::format("{}: read failed after line {}", vocab_file.string(), line_number));
 
-  SCION_RETURN_IF_ERROR(tok->set_specials(vocab_file.string()));
+  SCION_RETURN_IF_ERROR(tok->set_specials(vocab_file.string(), "add it on its own line"));
   const SpecialTokens& s = tok->specials_;
   tok->lower_case_ = std::none_of(tok->tokens_.begin(), tok->tokens_.end(), [&](const auto& t) {
     const std::int32_t id = tok->ids_.at(t);
@@ -88,7 +88,7 @@ Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::load(
   return tok;
 }
 
-Status WordPieceTokenizer::set_specials(const std::string& source) {
+Status WordPieceTokenizer::set_specials(const std::string& source, const char* remedy) {
   struct Required {
     const char* token;
     std::int32_t* id;
@@ -99,8 +99,8 @@ Status WordPieceTokenizer::set_specials(const std::string& source) {
         Required{"[SEP]", &s.sep}, Required{"[MASK]", &s.mask}}) {
     *r.id = find(r.token);
     if (*r.id == kNoToken)
-      return spec_error(fmt::format("{}: the vocabulary has no {} token; add it", source,
-                                    r.token));
+      return spec_error(
+          fmt::format("{}: the vocabulary has no {} token; {}", source, r.token, remedy));
   }
   return Status::ok();
 }

@@ -49,7 +49,8 @@ class WordPieceTokenizer final : public Tokenizer {
   WordPieceTokenizer() = default;
   void encode_word(std::string_view word, std::vector<std::int32_t>& ids) const;
   void encode_hugging_face(std::string_view text, std::vector<std::int32_t>& ids) const;
-  Status set_specials(const std::string& source);
+  // Finds [PAD], [UNK], [CLS], [SEP] and [MASK]; `remedy` ends the error for a missing one.
+  Status set_specials(const std::string& source, const char* remedy);
   std::int32_t find(const std::string& token) const;
 
   std::vector<std::string> tokens_;                    // id -> token
