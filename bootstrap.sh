@@ -18,7 +18,7 @@ mode=${1:-build}
 packages=(
   meson ninja-build pkg-config g++ python3
   libyaml-cpp-dev libsqlite3-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
-  libssl-dev libopenblas-dev catch2 libmuparser-dev
+  libssl-dev libopenblas-dev libdnnl-dev catch2 libmuparser-dev
 )
 
 install_missing_packages() {

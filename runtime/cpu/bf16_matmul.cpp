@@ -1,0 +1,81 @@
+#include "runtime/cpu/bf16_matmul.h"
+
+#include <vector>
+
+#include "runtime/cpu/onednn_gemm.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/tensor.h"
+
+namespace scion::runtime::cpu {
+namespace {
+
+// Scratch for one operand, reused across calls (training repeats the same shapes).
+struct Bf16Scratch {
+  std::vector<std::uint16_t> bits;
+  const std::uint16_t* round(const float* src, std::int64_t n) {
+    if (bits.size() < static_cast<std::size_t>(n)) bits.resize(static_cast<std::size_t>(n));
+    round_to_bf16(bits.data(), src, n);
+    return bits.data();
+  }
+};
+
+thread_local Bf16Scratch scratch_inp, scratch_weight, scratch_dout;
+
+}  // namespace
+
+void round_to_bf16(std::uint16_t* dst, const float* src, std::int64_t n) {
+  for_each_block(n, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) dst[i] = float_to_bf16(src[i]);
+  });
+}
+
+void matmul_forward_bf16(float* out, const float* inp, const float* weight, const float* bias,
+                         std::int64_t N, int C, int OC) {
+  if (N == 0) return;
+  if (bias) {
+#pragma omp parallel for schedule(static) if (worth_parallel(N * OC))
+    for (std::int64_t n = 0; n < N; ++n)
+      for (int o = 0; o < OC; ++o) out[n * OC + o] = bias[o];
+  }
+  const std::uint16_t* a = scratch_inp.round(inp, N * C);
+  const std::uint16_t* w = scratch_weight.round(weight, std::int64_t{OC} * C);
+  onednn_gemm(GemmInput::kBF16, false, true, N, OC, C, 1.0f, a, C, w, C, bias ? 1.0f : 0.0f, out,
+              OC);
+}
+
+void matmul_forward_accumulate_bf16(float* out, const float* inp, const float* weight,
+                                    float scale, std::int64_t N, int C, int OC) {
+  if (N == 0) return;
+  const std::uint16_t* a = scratch_inp.round(inp, N * C);
+  const std::uint16_t* w = scratch_weight.round(weight, std::int64_t{OC} * C);
+  onednn_gemm(GemmInput::kBF16, false, true, N, OC, C, scale, a, C, w, C, 1.0f, out, OC);
+}
+
+void matmul_backward_bf16(float* dinp, float* dweight, float* dbias, const float* dout,
+                          const float* inp, const float* weight, float scale, std::int64_t N,
+                          int C, int OC, GradMode mode) {
+  if (N == 0) return;
+  const std::uint16_t* d = scratch_dout.round(dout, N * OC);
+  if (dinp) {  // dinp (N, C) = scale · dout (N, OC) · weight (OC, C)
+    const std::uint16_t* w = scratch_weight.round(weight, std::int64_t{OC} * C);
+    onednn_gemm(GemmInput::kBF16, false, false, N, C, OC, scale, d, OC, w, C,
+                mode == GradMode::kAccumulate ? 1.0f : 0.0f, dinp, C);
+  }
+  if (dweight) {  // dweight (OC, C) += scale · dout^T (OC, N) · inp (N, C)
+    const std::uint16_t* a = scratch_inp.round(inp, N * C);
+    onednn_gemm(GemmInput::kBF16, true, false, OC, C, N, scale, d, OC, a, C, 1.0f, dweight, C);
+  }
+  if (dbias) {  // fp32, as in matmul.cpp: blocks of 64 outputs, one summation order
+    const int blocks = (OC + 63) / 64;
+#pragma omp parallel for schedule(static) if (worth_parallel(N * OC))
+    for (int blk = 0; blk < blocks; ++blk) {
+      const int begin = blk * 64, end = begin + 64 < OC ? begin + 64 : OC;
+      float sum[64] = {};
+      for (std::int64_t n = 0; n < N; ++n)
+        for (int o = begin; o < end; ++o) sum[o - begin] += dout[n * OC + o];
+      for (int o = begin; o < end; ++o) dbias[o] += sum[o - begin];
+    }
+  }
+}
+
+}  // namespace scion::runtime::cpu
