@@ -12,7 +12,7 @@ import os
 import random
 import shutil
 
-from harness import check, run_json, temp_dir
+from harness import check, run, run_json, temp_dir
 
 TOLERANCE = 0.15
 
@@ -40,6 +40,9 @@ models:
                    max_length: 128, tokenizer: byte}}
     train: {{data: reviews, objective: classification, steps: 2, batch_size: 16, seed: 1}}
 {descendants}""")
+
+rc, _, err = run("-C", work, "run", "--precision", "fp16")
+check(rc == 2 and "--precision" in err and "bf16" in err, f"--precision fp16: exit {rc}, {err}")
 
 for precision in ("fp32", "bf16"):
     store = os.path.join(work, ".scion")
