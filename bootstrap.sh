@@ -18,7 +18,7 @@ mode=${1:-build}
 packages=(
   meson ninja-build pkg-config g++ python3
   libyaml-cpp-dev libsqlite3-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-  libssl-dev libopenblas-dev catch2 libmuparser-dev libutf8proc-dev
+  libssl-dev libopenblas-dev libdnnl-dev catch2 libmuparser-dev libutf8proc-dev
 )
 # What only the tests need: Debian's torch under the interop venv that checks scion
 # against transformers and PEFT (tests/python/README.md; those tests skip without it); a

@@ -20,6 +20,7 @@ struct TrainOptions {
   bool resume = false;
   std::int64_t memory_budget_mib = 0;
   bool ignore_memory_limit = false;
+  std::string precision;  // empty: each recipe's own
 };
 
 CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* description,
@@ -33,14 +34,21 @@ CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* d
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--ignore-memory-limit", options.ignore_memory_limit,
                 "Train even when the estimated memory exceeds what is available or --memory-budget");
+  cmd->add_option("--precision", options.precision,
+                  "Train in this precision whatever the recipes say (fp32 or bf16; changes the "
+                  "recipe hashes)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->footer(example);
   return cmd;
 }
 
 // The request the options ask for, in `scope`.
 TrainRequest request_for(TrainScope scope, const TrainOptions& options) {
-  return {scope, options.models, options.force, options.resume, options.memory_budget_mib,
-          options.ignore_memory_limit};
+  TrainRequest request{scope, options.models, options.force, options.resume,
+                       options.memory_budget_mib, options.ignore_memory_limit};
+  if (!options.precision.empty())
+    request.precision = options.precision == "bf16" ? spec::Precision::kBF16 : spec::Precision::kF32;
+  return request;
 }
 
 }  // namespace

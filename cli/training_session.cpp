@@ -102,6 +102,10 @@ struct GroupOutcome {
   std::string status;  // trained | interrupted | failed
   double seconds = 0;
   double tokens_per_second = 0;
+  std::string precision;
+  // Memory: `scion plan`'s estimate for the group, the process's resident memory when the
+  // group started, and its peak while the group trained (0: /proc did not say).
+  std::int64_t planned_bytes = 0, resident_before_bytes = 0, peak_resident_bytes = 0;
 };
 
 bool in_scope(const spec::Model& m, TrainScope scope) {
@@ -113,7 +117,7 @@ class Session {
  public:
   Session(const GlobalOptions& global, spec::Workspace ws, std::unique_ptr<lineage::LineageStore> store)
       : global_(global), ws_(std::move(ws)), store_(std::move(store)),
-        backend_(runtime::make_cpu_backend()), shares_(ws_) {}
+        shares_(ws_) {}
 
   int run(const TrainRequest& request);
 
@@ -145,7 +149,10 @@ class Session {
   const GlobalOptions& global_;
   spec::Workspace ws_;
   std::unique_ptr<lineage::LineageStore> store_;
-  std::unique_ptr<runtime::Backend> backend_;
+  // The backend of a group's precision (created on first use; one per precision).
+  runtime::Backend& backend_for(spec::Precision precision);
+
+  std::map<spec::Precision, std::unique_ptr<runtime::Backend>> backends_;
   runtime::SharedModules shares_;
   std::map<std::string, std::shared_ptr<const data::TokenizedDataset>> datasets_;
   std::vector<ModelOutcome> outcomes_;
@@ -460,9 +467,24 @@ void Session::progress(const runtime::StepReport& r, std::size_t group_size) {
   }
 }
 
+runtime::Backend& Session::backend_for(spec::Precision precision) {
+  std::unique_ptr<runtime::Backend>& backend = backends_[precision];
+  if (!backend)
+    backend = runtime::make_cpu_backend(runtime::CpuBackendOptions{
+        .precision = precision == spec::Precision::kBF16 ? runtime::Precision::kBF16
+                                                         : runtime::Precision::kF32});
+  return *backend;
+}
+
+// training_groups() never mixes precisions, so the first member's is the group's.
 Status Session::train_group(const std::vector<const spec::Model*>& members, lineage::RunKind kind) {
   const auto start = Clock::now();
-  runtime::ParameterStore pool(*backend_, shares_);
+  // The group's own peak: earlier groups' buffers are freed, but the process's peak
+  // would still count them.
+  runtime::reset_peak_resident();
+  const std::int64_t resident_before = runtime::resident_bytes().value_or(0);
+  runtime::Backend& backend = backend_for(members.front()->training->precision);
+  runtime::ParameterStore pool(backend, shares_);
   std::vector<std::unique_ptr<runtime::TrainingJob>> jobs;
   std::vector<std::map<std::string, std::string>> digests(members.size());
   std::map<const runtime::TrainingJob*, std::int64_t> run_ids;
@@ -485,7 +507,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     const std::vector<const spec::Model*> unit = ws_.training_unit(*model);
     std::unique_ptr<runtime::ShareGroup>& group = share_groups[unit.front()->name];
     if (group) continue;
-    auto created = runtime::ShareGroup::create(unit, shares_, bindings, *backend_);
+    auto created = runtime::ShareGroup::create(unit, shares_, bindings, backend);
     if (!created) return created.status();
     group = std::move(*created);
   }
@@ -495,7 +517,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     if (!data) return data.status();
     runtime::ShareGroup* share = nullptr;
     if (!shares_.shared_by(model.name).empty()) share = share_groups.at(ws_.training_unit(model).front()->name).get();
-    auto job = runtime::TrainingJob::create(ws_, model, bindings.at(model.name), *data, *backend_, share);
+    auto job = runtime::TrainingJob::create(ws_, model, bindings.at(model.name), *data, backend, share);
     if (!job) return job.status();
     if (!share) SCION_RETURN_IF_ERROR(resume_from_checkpoint(**job));
     lineage::RunStart run{.kind = kind,
@@ -576,7 +598,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
 
   std::vector<runtime::TrainingJob*> raw;
   for (auto& job : jobs) raw.push_back(job.get());
-  runtime::FamilyTrainer trainer(*backend_);
+  runtime::FamilyTrainer trainer(backend);
   Status status = trainer.run(raw, callbacks, &g_interrupted);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const bool interrupted = status.code() == StatusCode::kCancelled;
@@ -584,7 +606,10 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
                      status.is_ok() ? "trained"
                      : interrupted  ? "interrupted"
                                     : "failed",
-                     seconds, seconds > 0 ? static_cast<double>(tokens) / seconds : 0});
+                     seconds, seconds > 0 ? static_cast<double>(tokens) / seconds : 0,
+                     spec::precision_name(members.front()->training->precision),
+                     group_memory_bytes(ws_, members), resident_before,
+                     runtime::peak_resident_bytes().value_or(0)});
   if (!status.is_ok()) {
     for (auto& job : jobs) {
       ModelOutcome& outcome = outcome_of(*job);
@@ -626,18 +651,30 @@ void Session::print_summary() {
       groups.push_back({{"models", g.models},
                         {"status", g.status},
                         {"seconds", g.seconds},
-                        {"tokens_per_second", g.tokens_per_second}});
+                        {"tokens_per_second", g.tokens_per_second},
+                        {"precision", g.precision},
+                        {"planned_bytes", g.planned_bytes},
+                        {"resident_before_bytes", g.resident_before_bytes},
+                        {"peak_resident_bytes", g.peak_resident_bytes}});
     print_json({{"models", models}, {"groups", groups}});
     return;
   }
   const bool tty = stdout_is_tty();
-  for (const GroupOutcome& g : groups_)
-    std::cout << fmt::format("{} {} {} {} ({:.0f} tokens/s)\n",
+  for (const GroupOutcome& g : groups_) {
+    std::cout << fmt::format("{} {} {} {} ({:.0f} tokens/s, {})\n",
                              g.status != "trained" ? g.status
                              : g.models.size() > 1 ? "co-batched"
                                                    : "trained",
                              fmt::join(g.models, ", "), g.status == "trained" ? "in" : "after",
-                             human_duration(g.seconds), g.tokens_per_second);
+                             human_duration(g.seconds), g.tokens_per_second, g.precision);
+    if (g.peak_resident_bytes > 0)
+      std::cout << fmt::format("  memory: peak {} resident, {} above the {} before the group "
+                               "(plan: {})\n",
+                               runtime::memory_size(g.peak_resident_bytes),
+                               runtime::memory_size(g.peak_resident_bytes - g.resident_before_bytes),
+                               runtime::memory_size(g.resident_before_bytes),
+                               runtime::memory_size(g.planned_bytes));
+  }
   for (const ModelOutcome& o : outcomes_) {
     std::string detail;
     if (o.run_id) detail = fmt::format("run {}, {} steps, loss {:.4f}", o.run_id, o.steps, o.final_loss);
@@ -771,6 +808,11 @@ int Session::run(const TrainRequest& request) {
 int run_training(const GlobalOptions& global, const TrainRequest& request) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
+  if (request.precision) {
+    for (spec::Model& model : ws->models)
+      if (model.training) model.training->precision = *request.precision;
+    spec::set_recipe_hashes(*ws);
+  }
   auto store = open_store(global, /*create=*/true);
   if (!store) return fail(store.status());
   Session session(global, std::move(*ws), std::move(*store));

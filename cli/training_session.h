@@ -17,11 +17,13 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/global_options.h"
 #include "spec/status.h"
+#include "spec/workspace.h"
 
 namespace scion::cli {
 
@@ -36,6 +38,9 @@ struct TrainRequest {
   // Train even a group whose estimated memory exceeds the available memory (MemAvailable)
   // or a --memory-budget given explicitly; otherwise such a request is refused up front.
   bool ignore_memory_limit = false;
+  // --precision: replaces `precision` in every model's training recipe (and so its recipe
+  // hash) before anything is planned.
+  std::optional<spec::Precision> precision;
 };
 
 // Runs the request; prints progress on stderr and a summary on stdout (JSON with --json).

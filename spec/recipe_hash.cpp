@@ -75,7 +75,7 @@ json to_json(const Dataset& d) {
 json to_json(const TrainingSpec& t, const Workspace& ws) {
   const OptimizerSpec& o = t.optimizer;
   const Dataset* data = ws.find_dataset(t.dataset);
-  return {
+  json recipe = {
       {"data", data ? to_json(*data) : json()},
       {"objective", static_cast<int>(t.objective)},
       {"steps", t.steps},
@@ -100,6 +100,10 @@ json to_json(const TrainingSpec& t, const Workspace& ws) {
        {{"metric", t.early_stopping.metric}, {"patience", t.early_stopping.patience}}},
       // A string: JSON numbers lose precision above 2^53.
       {"seed", std::to_string(t.seed)}};
+  // Only when not the default, so that fp32 recipes keep the hashes they had before
+  // precision existed (and stay up to date in existing stores).
+  if (t.precision != Precision::kF32) recipe["precision"] = precision_name(t.precision);
+  return recipe;
 }
 
 // The shares `model` is in, each as its sorted modules and sorted partner names.

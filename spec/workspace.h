@@ -124,6 +124,10 @@ struct Adaptation {
 enum class Objective { kMaskedLm, kCausalLm, kClassification };
 enum class OptimizerKind { kAdamW, kSgd };
 enum class ScheduleKind { kConstant, kLinear, kCosine };
+// The precision of the matrix products while training: fp32, or bf16 operands with fp32
+// accumulation (fp32 master weights; norms, softmax, losses and optimizer in fp32).
+enum class Precision { kF32, kBF16 };
+const char* precision_name(Precision precision);  // "fp32", "bf16"
 
 struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::kAdamW;
@@ -159,6 +163,7 @@ struct TrainingSpec {
   ScheduleSpec schedule;
   EarlyStoppingSpec early_stopping;
   std::uint64_t seed = 0;
+  Precision precision = Precision::kF32;
 };
 
 // ---- Models ------------------------------------------------------------------------------
