@@ -19,6 +19,7 @@ packages=(
   meson ninja-build pkg-config g++ python3
   libyaml-cpp-dev libsqlite3-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
   libssl-dev libopenblas-dev catch2 libmuparser-dev
+  libopenmpi-dev openmpi-bin
 )
 
 install_missing_packages() {
