@@ -478,51 +478,51 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
 
   // The ranks agree on the setup before training: one that fails here stops them all.
   auto set_up = [&]() -> Status {
-  // Every member's parameters first: a share unit's group needs all of its members' views.
-  std::map<std::string, runtime::ParameterBinding> bindings;
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const spec::Model& model = *members[i];
-    auto added = pool.add_model(ws_, model);
-    if (!added) return added.status();
-    runtime::ParameterBinding binding = std::move(*added);
-    SCION_RETURN_IF_ERROR(load_inherited(model, binding, digests[i]));
-    runtime::initialize_new_parameters(ws_, model, binding, model.training->seed, shares_);
-    bindings[model.name] = std::move(binding);
-  }
-  for (const spec::Model* model : members) {
-    if (shares_.shared_by(model->name).empty()) continue;
-    const std::vector<const spec::Model*> unit = ws_.training_unit(*model);
-    std::unique_ptr<runtime::ShareGroup>& group = share_groups[unit.front()->name];
-    if (group) continue;
-    auto created = runtime::ShareGroup::create(unit, shares_, bindings, *backend_);
-    if (!created) return created.status();
-    group = std::move(*created);
-  }
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const spec::Model& model = *members[i];
-    auto data = dataset_for(model);
-    if (!data) return data.status();
-    runtime::ShareGroup* share = nullptr;
-    if (!shares_.shared_by(model.name).empty()) share = share_groups.at(ws_.training_unit(model).front()->name).get();
-    auto job = runtime::TrainingJob::create(ws_, model, bindings.at(model.name), *data, *backend_, share);
-    if (!job) return job.status();
-    if (!share) SCION_RETURN_IF_ERROR(resume_from_checkpoint(**job));
-    lineage::RunStart run{.kind = kind,
-                          .recipe_hash = model.recipe_hash,
-                          .dataset_digest = ws_.find_dataset(model.training->dataset)->digest,
-                          .seed = model.training->seed,
-                          .hyperparameters = spec::canonical_recipe(ws_, model)};
-    Result<std::int64_t> run_id = std::int64_t{0};  // the other ranks record no runs
-    if (writer_) run_id = store_->start_run(lineage::model_record_for(ws_, model), run);
-    if (!run_id) return run_id.status();
-    run_ids[job->get()] = *run_id;
-    index_of[job->get()] = i;
-    outcomes_.emplace_back(model.name, "running", *run_id);
-    jobs.push_back(std::move(*job));
-  }
-  for (auto& [owner, group] : share_groups) SCION_RETURN_IF_ERROR(resume_unit(*group));
-  for (const auto& job : jobs) outcome_of(*job).resumed_from = job->steps_done();
-  return Status::ok();
+    // Every member's parameters first: a share unit's group needs all of its members' views.
+    std::map<std::string, runtime::ParameterBinding> bindings;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const spec::Model& model = *members[i];
+      auto added = pool.add_model(ws_, model);
+      if (!added) return added.status();
+      runtime::ParameterBinding binding = std::move(*added);
+      SCION_RETURN_IF_ERROR(load_inherited(model, binding, digests[i]));
+      runtime::initialize_new_parameters(ws_, model, binding, model.training->seed, shares_);
+      bindings[model.name] = std::move(binding);
+    }
+    for (const spec::Model* model : members) {
+      if (shares_.shared_by(model->name).empty()) continue;
+      const std::vector<const spec::Model*> unit = ws_.training_unit(*model);
+      std::unique_ptr<runtime::ShareGroup>& group = share_groups[unit.front()->name];
+      if (group) continue;
+      auto created = runtime::ShareGroup::create(unit, shares_, bindings, *backend_);
+      if (!created) return created.status();
+      group = std::move(*created);
+    }
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const spec::Model& model = *members[i];
+      auto data = dataset_for(model);
+      if (!data) return data.status();
+      runtime::ShareGroup* share = nullptr;
+      if (!shares_.shared_by(model.name).empty()) share = share_groups.at(ws_.training_unit(model).front()->name).get();
+      auto job = runtime::TrainingJob::create(ws_, model, bindings.at(model.name), *data, *backend_, share);
+      if (!job) return job.status();
+      if (!share) SCION_RETURN_IF_ERROR(resume_from_checkpoint(**job));
+      lineage::RunStart run{.kind = kind,
+                            .recipe_hash = model.recipe_hash,
+                            .dataset_digest = ws_.find_dataset(model.training->dataset)->digest,
+                            .seed = model.training->seed,
+                            .hyperparameters = spec::canonical_recipe(ws_, model)};
+      Result<std::int64_t> run_id = std::int64_t{0};  // the other ranks record no runs
+      if (writer_) run_id = store_->start_run(lineage::model_record_for(ws_, model), run);
+      if (!run_id) return run_id.status();
+      run_ids[job->get()] = *run_id;
+      index_of[job->get()] = i;
+      outcomes_.emplace_back(model.name, "running", *run_id);
+      jobs.push_back(std::move(*job));
+    }
+    for (auto& [owner, group] : share_groups) SCION_RETURN_IF_ERROR(resume_unit(*group));
+    for (const auto& job : jobs) outcome_of(*job).resumed_from = job->steps_done();
+    return Status::ok();
   };
   SCION_RETURN_IF_ERROR(comm_.agree(set_up()));
 
