@@ -524,7 +524,13 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     for (const auto& job : jobs) outcome_of(*job).resumed_from = job->steps_done();
     return Status::ok();
   };
-  SCION_RETURN_IF_ERROR(comm_.agree(set_up()));
+  if (Status agreed = comm_.agree(set_up()); !agreed.is_ok()) {
+    // Best effort, as below: runs this rank started say how they ended.
+    if (writer_)
+      for (const auto& [job, run_id] : run_ids)
+        (void)store_->finish_run(run_id, lineage::RunStatus::kFailed, agreed.message());
+    return agreed;
+  }
 
   std::vector<std::string> names;
   for (const spec::Model* m : members) names.push_back(m->name);
