@@ -120,6 +120,18 @@ class Backend {
                             int step) = 0;
   virtual void sgd_update(float* param, const float* grad, float* velocity, std::int64_t n,
                           float lr, float momentum, float weight_decay) = 0;
+
+  // Operations only imported Hugging Face architectures use (BERT: layer_norm_eps, exact
+  // GELU, the pooler's tanh). The defaults run the CPU kernels (backend.cpp), which is
+  // right for every backend whose memory the host addresses; a device backend overrides.
+  virtual void layernorm_forward_eps(float* out, float* mean, float* rstd, const float* inp,
+                                     const float* weight, const float* bias, std::int64_t N,
+                                     int C, float eps);
+  virtual void gelu_erf_forward(float* out, const float* inp, std::int64_t N);
+  virtual void gelu_erf_backward(float* dinp, const float* inp, const float* dout,
+                                 std::int64_t N);
+  virtual void tanh_forward(float* out, const float* inp, std::int64_t N);
+  virtual void tanh_backward(float* dinp, const float* out, const float* dout, std::int64_t N);
 };
 
 // The CPU reference backend (OpenBLAS + OpenMP), always available. `threads` <= 0 keeps

@@ -26,6 +26,11 @@
 // dropped. The masked-LM head is the (tied or untied) output embedding applied directly
 // to the final hidden states, without BERT's extra dense + norm transform.
 //
+// Imported BERT-family bases (spec::Architecture from config.json) differ only where
+// Hugging Face's BertModel does: token-type row 0 added to every embedding, their
+// layer_norm_eps, exact (erf) GELU in the FFN, and the pooler tanh(dense(·)) between
+// pooling and a classification head, as BertForSequenceClassification applies it.
+//
 // Usage (one training step of two jobs on one trunk):
 //   SegmentedTransformer net(backend);
 //   FamilyBatch batch{.segments = {{&job_a, 8, 128, tok_a, len_a, labels_a, seed_a},

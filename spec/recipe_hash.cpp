@@ -11,7 +11,7 @@ namespace {
 using nlohmann::json;
 
 json to_json(const Architecture& a) {
-  return {{"type", a.kind == ArchitectureKind::kEncoder ? "encoder" : "decoder"},
+  json out = {{"type", a.kind == ArchitectureKind::kEncoder ? "encoder" : "decoder"},
           {"layers", a.layers},
           {"width", a.width},
           {"heads", a.heads},
@@ -23,6 +23,15 @@ json to_json(const Architecture& a) {
           {"tie_embeddings", a.tie_embeddings},
           {"tokenizer",
            {{"kind", static_cast<int>(a.tokenizer.kind)}, {"vocab_file", a.tokenizer.vocab_file}}}};
+  // Only where they differ from native models, so existing recipe hashes stay the same.
+  if (!a.hf_model_type.empty()) {
+    out["hf_model_type"] = a.hf_model_type;
+    out["norm_eps"] = a.norm_eps;
+    out["activation"] = a.activation == Activation::kGeluErf ? "gelu" : "gelu_tanh";
+    out["type_vocab_size"] = a.type_vocab_size;
+    out["pooler"] = a.pooler;
+  }
+  return out;
 }
 
 json to_json(const Adaptation& ad) {
