@@ -19,6 +19,7 @@ packages=(
   meson ninja-build pkg-config g++ python3
   libyaml-cpp-dev libsqlite3-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libssl-dev libopenblas-dev libdnnl-dev catch2 libmuparser-dev libutf8proc-dev
+  libopenmpi-dev openmpi-bin
 )
 # What only the tests need: Debian's torch under the interop venv that checks scion
 # against transformers and PEFT (tests/python/README.md; those tests skip without it); a

@@ -9,6 +9,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/training_session.h"
+#include "runtime/comm/communicator.h"
 
 namespace scion::cli {
 namespace {
@@ -90,6 +91,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, CommandAction& 
     action = [&global] {
       const int trained = run_training(global, request_for(TrainScope::kAll, options));
       if (trained != kExitOk || global.json) return trained;
+      // The tests run on rank 0 alone under mpirun (docs/distributed.md).
+      if (auto world = runtime::world_communicator(); world && (*world)->rank() != 0) return trained;
       std::cout << "\n";
       TestOptions tests;
       tests.models = options.models;

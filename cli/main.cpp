@@ -10,11 +10,14 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
+#include "cli/device_choice.h"
 #include "cli/exit_codes.h"
 #include "cli/global_options.h"
 #include "cli/output.h"
 #include "cli/version.h"
+#include "runtime/comm/communicator.h"
 
 namespace scion::cli {
 
@@ -66,7 +69,11 @@ void add_global_options(CLI::App& app, GlobalOptions& g, bool& show_version) {
                         "More detail (repeat for more)");
   app.add_flag_function("-q,--quiet", [&g](std::int64_t n) { g.verbosity -= static_cast<int>(n); },
                         "Only errors and results");
-  app.add_flag("--version", show_version, "Version, build options and CUDA devices");
+  app.add_option("--device", g.device, "Compute device: cpu, cuda or auto (default: auto, the CPU "
+                 "until the CUDA backend has ops)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->option_text("DEVICE");
+  app.add_flag("--version", show_version, "Version, build options, CUDA backend and devices");
 }
 
 // libgomp reads its wait settings once, as it loads, before main. Its default keeps idle
@@ -135,7 +142,21 @@ int run(int argc, char** argv) {
     std::cout << app.help();
     return kExitUsage;
   }
-  return with_json_error(global, action());
+  if (Status device = check_device_choice(global.device); !device.is_ok())
+    return with_json_error(global, fail(device));
+  // Under mpirun this process is one rank of several (runtime/comm/communicator.h).
+  auto world = runtime::world_communicator();
+  if (!world) return with_json_error(global, fail(world.status()));
+  // Training alone is spread over the ranks; any other command runs on rank 0 only, so
+  // that N copies never write the store at once (docs/distributed.md).
+  const bool distributed = app.got_subcommand("train") || app.got_subcommand("adapt") || app.got_subcommand("run");
+  if ((*world)->rank() != 0 && !distributed) {
+    runtime::finalize_world_communicator();
+    return kExitOk;
+  }
+  const int code = with_json_error(global, action());
+  runtime::finalize_world_communicator();
+  return code;
 }
 
 }  // namespace

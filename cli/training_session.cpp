@@ -23,6 +23,7 @@
 #include "lineage/safetensors.h"
 #include "cli/training_groups.h"
 #include "lineage/spec_records.h"
+#include "runtime/comm/communicator.h"
 #include "runtime/data/training_data.h"
 #include "runtime/memory_info.h"
 #include "runtime/parameter_binding.h"
@@ -115,9 +116,12 @@ bool in_scope(const spec::Model& m, TrainScope scope) {
 
 class Session {
  public:
-  Session(const GlobalOptions& global, spec::Workspace ws, std::unique_ptr<lineage::LineageStore> store)
+  // Under mpirun every rank runs a Session over the same work, rank 0 alone writing the
+  // store and printing (docs/distributed.md); the others open it read-only.
+  Session(const GlobalOptions& global, spec::Workspace ws, std::unique_ptr<lineage::LineageStore> store,
+          runtime::Communicator& comm)
       : global_(global), ws_(std::move(ws)), store_(std::move(store)),
-        shares_(ws_) {}
+        shares_(ws_), comm_(comm), writer_(comm.rank() == 0) {}
 
   int run(const TrainRequest& request);
 
@@ -154,6 +158,8 @@ class Session {
 
   std::map<spec::Precision, std::unique_ptr<runtime::Backend>> backends_;
   runtime::SharedModules shares_;
+  runtime::Communicator& comm_;
+  const bool writer_;  // rank 0: the one rank that writes the store and checkpoints
   std::map<std::string, std::shared_ptr<const data::TokenizedDataset>> datasets_;
   std::vector<ModelOutcome> outcomes_;
   std::vector<GroupOutcome> groups_;
@@ -251,9 +257,10 @@ Result<std::shared_ptr<const data::TokenizedDataset>> Session::dataset_for(const
   const spec::Dataset& dataset = *ws_.find_dataset(recipe.dataset);
   auto data = data::load_tokenized_dataset(dataset, **tokenizer, recipe.objective, max_length);
   if (!data) return data.status();
-  SCION_RETURN_IF_ERROR(store_->record_dataset(
-      {dataset.digest, dataset.path.string(), static_cast<std::int64_t>((*data)->rows.size()),
-       spec::dataset_format_name(dataset.format)}));
+  if (writer_)
+    SCION_RETURN_IF_ERROR(store_->record_dataset(
+        {dataset.digest, dataset.path.string(), static_cast<std::int64_t>((*data)->rows.size()),
+         spec::dataset_format_name(dataset.format)}));
   datasets_[key] = *data;
   return *data;
 }
@@ -489,55 +496,67 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
   std::vector<std::map<std::string, std::string>> digests(members.size());
   std::map<const runtime::TrainingJob*, std::int64_t> run_ids;
   std::map<const runtime::TrainingJob*, std::size_t> index_of;
-
-  // Every member's parameters first: a share unit's group needs all of its members' views.
-  std::map<std::string, runtime::ParameterBinding> bindings;
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const spec::Model& model = *members[i];
-    auto added = pool.add_model(ws_, model);
-    if (!added) return added.status();
-    runtime::ParameterBinding binding = std::move(*added);
-    SCION_RETURN_IF_ERROR(load_inherited(model, binding, digests[i]));
-    runtime::initialize_new_parameters(ws_, model, binding, model.training->seed, shares_);
-    bindings[model.name] = std::move(binding);
-  }
   std::map<std::string, std::unique_ptr<runtime::ShareGroup>> share_groups;  // by unit owner
-  for (const spec::Model* model : members) {
-    if (shares_.shared_by(model->name).empty()) continue;
-    const std::vector<const spec::Model*> unit = ws_.training_unit(*model);
-    std::unique_ptr<runtime::ShareGroup>& group = share_groups[unit.front()->name];
-    if (group) continue;
-    auto created = runtime::ShareGroup::create(unit, shares_, bindings, backend);
-    if (!created) return created.status();
-    group = std::move(*created);
-  }
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const spec::Model& model = *members[i];
-    auto data = dataset_for(model);
-    if (!data) return data.status();
-    runtime::ShareGroup* share = nullptr;
-    if (!shares_.shared_by(model.name).empty()) share = share_groups.at(ws_.training_unit(model).front()->name).get();
-    auto job = runtime::TrainingJob::create(ws_, model, bindings.at(model.name), *data, backend, share);
-    if (!job) return job.status();
-    if (!share) SCION_RETURN_IF_ERROR(resume_from_checkpoint(**job));
-    lineage::RunStart run{.kind = kind,
-                          .recipe_hash = model.recipe_hash,
-                          .dataset_digest = ws_.find_dataset(model.training->dataset)->digest,
-                          .seed = model.training->seed,
-                          .hyperparameters = spec::canonical_recipe(ws_, model)};
-    auto run_id = store_->start_run(lineage::model_record_for(ws_, model), run);
-    if (!run_id) return run_id.status();
-    run_ids[job->get()] = *run_id;
-    index_of[job->get()] = i;
-    outcomes_.emplace_back(model.name, "running", *run_id);
-    jobs.push_back(std::move(*job));
-  }
-  for (auto& [owner, group] : share_groups) SCION_RETURN_IF_ERROR(resume_unit(*group));
-  const std::size_t first_outcome = outcomes_.size() - members.size();
+  const std::size_t first_outcome = outcomes_.size();
   auto outcome_of = [&](const runtime::TrainingJob& job) -> ModelOutcome& {
     return outcomes_[first_outcome + index_of.at(&job)];
   };
-  for (const auto& job : jobs) outcome_of(*job).resumed_from = job->steps_done();
+
+  // The ranks agree on the setup before training: one that fails here stops them all.
+  auto set_up = [&]() -> Status {
+    // Every member's parameters first: a share unit's group needs all of its members' views.
+    std::map<std::string, runtime::ParameterBinding> bindings;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const spec::Model& model = *members[i];
+      auto added = pool.add_model(ws_, model);
+      if (!added) return added.status();
+      runtime::ParameterBinding binding = std::move(*added);
+      SCION_RETURN_IF_ERROR(load_inherited(model, binding, digests[i]));
+      runtime::initialize_new_parameters(ws_, model, binding, model.training->seed, shares_);
+      bindings[model.name] = std::move(binding);
+    }
+    for (const spec::Model* model : members) {
+      if (shares_.shared_by(model->name).empty()) continue;
+      const std::vector<const spec::Model*> unit = ws_.training_unit(*model);
+      std::unique_ptr<runtime::ShareGroup>& group = share_groups[unit.front()->name];
+      if (group) continue;
+      auto created = runtime::ShareGroup::create(unit, shares_, bindings, backend);
+      if (!created) return created.status();
+      group = std::move(*created);
+    }
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const spec::Model& model = *members[i];
+      auto data = dataset_for(model);
+      if (!data) return data.status();
+      runtime::ShareGroup* share = nullptr;
+      if (!shares_.shared_by(model.name).empty()) share = share_groups.at(ws_.training_unit(model).front()->name).get();
+      auto job = runtime::TrainingJob::create(ws_, model, bindings.at(model.name), *data, backend, share);
+      if (!job) return job.status();
+      if (!share) SCION_RETURN_IF_ERROR(resume_from_checkpoint(**job));
+      lineage::RunStart run{.kind = kind,
+                            .recipe_hash = model.recipe_hash,
+                            .dataset_digest = ws_.find_dataset(model.training->dataset)->digest,
+                            .seed = model.training->seed,
+                            .hyperparameters = spec::canonical_recipe(ws_, model)};
+      Result<std::int64_t> run_id = std::int64_t{0};  // the other ranks record no runs
+      if (writer_) run_id = store_->start_run(lineage::model_record_for(ws_, model), run);
+      if (!run_id) return run_id.status();
+      run_ids[job->get()] = *run_id;
+      index_of[job->get()] = i;
+      outcomes_.emplace_back(model.name, "running", *run_id);
+      jobs.push_back(std::move(*job));
+    }
+    for (auto& [owner, group] : share_groups) SCION_RETURN_IF_ERROR(resume_unit(*group));
+    for (const auto& job : jobs) outcome_of(*job).resumed_from = job->steps_done();
+    return Status::ok();
+  };
+  if (Status agreed = comm_.agree(set_up()); !agreed.is_ok()) {
+    // Best effort, as below: runs this rank started say how they ended.
+    if (writer_)
+      for (const auto& [job, run_id] : run_ids)
+        (void)store_->finish_run(run_id, lineage::RunStatus::kFailed, agreed.message());
+    return agreed;
+  }
 
   std::vector<std::string> names;
   for (const spec::Model* m : members) names.push_back(m->name);
@@ -571,6 +590,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     const bool due = share ? share->steps_done() % kCheckpointEvery == 0 && !share->finished() &&
                                  unit_saved_at[share] != share->steps_done()
                            : r.step % kCheckpointEvery == 0 && !r.job->finished();
+    if (!writer_) return Status::ok();
     if (due) {
       SCION_RETURN_IF_ERROR(save_unit_checkpoints(*r.job));
       if (share) unit_saved_at[share] = share->steps_done();
@@ -584,13 +604,15 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     outcome.status = "diverged";
     outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     diverged_.push_back(divergence_message(job));
+    if (!writer_) return Status::ok();
     return store_->finish_run(run_ids.at(&job), lineage::RunStatus::kDiverged, diverged_.back());
   };
   callbacks.on_job_finished = [&](runtime::TrainingJob& job) -> Status {
     ModelOutcome& outcome = outcome_of(job);
     outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    SCION_RETURN_IF_ERROR(commit(job, run_ids.at(&job), digests[index_of.at(&job)]));
     outcome.status = "trained";
+    if (!writer_) return Status::ok();
+    SCION_RETURN_IF_ERROR(commit(job, run_ids.at(&job), digests[index_of.at(&job)]));
     std::error_code ignored;  // a leftover checkpoint is harmless: the model is up to date
     std::filesystem::remove(checkpoint_path(job.model()), ignored);
     return Status::ok();
@@ -598,7 +620,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
 
   std::vector<runtime::TrainingJob*> raw;
   for (auto& job : jobs) raw.push_back(job.get());
-  runtime::FamilyTrainer trainer(backend);
+  runtime::FamilyTrainer trainer(backend, {.communicator = &comm_});
   Status status = trainer.run(raw, callbacks, &g_interrupted);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const bool interrupted = status.code() == StatusCode::kCancelled;
@@ -615,6 +637,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
       ModelOutcome& outcome = outcome_of(*job);
       if (outcome.status == "trained" || outcome.status == "diverged") continue;
       outcome.status = interrupted ? "interrupted" : "failed";
+      if (!writer_) continue;
       if (interrupted && job->steps_done() > 0) {
         Status saved = save_checkpoint(*job);
         if (saved.is_ok())
@@ -740,7 +763,9 @@ int Session::run(const TrainRequest& request) {
   const std::int64_t budget = request.memory_budget_mib > 0 ? request.memory_budget_mib << 20
                                                             : default_memory_budget_bytes();
   if (!request.ignore_memory_limit)
-    if (Status fits = check_memory(ws_, *pending, budget, request.memory_budget_mib << 20); !fits.is_ok())
+    // Agreed: the memory available may differ between the ranks' moments of reading it.
+    if (Status fits = comm_.agree(check_memory(ws_, *pending, budget, request.memory_budget_mib << 20));
+        !fits.is_ok())
       return fail(fits);
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
@@ -786,7 +811,7 @@ int Session::run(const TrainRequest& request) {
     for (const spec::Model* m : wave) waiting_names.erase(m->name);
     waiting = without_descendants_of_diverged(std::move(later), waiting_names);
   }
-  print_summary();
+  if (writer_) print_summary();
   if (status.is_ok() && !diverged_.empty()) {
     // Every divergence is an error of its own; the last one sets the exit status.
     for (std::size_t i = 0; i + 1 < diverged_.size(); ++i) print_error(diverged_[i]);
@@ -813,9 +838,20 @@ int run_training(const GlobalOptions& global, const TrainRequest& request) {
       if (model.training) model.training->precision = *request.precision;
     spec::set_recipe_hashes(*ws);
   }
-  auto store = open_store(global, /*create=*/true);
-  if (!store) return fail(store.status());
-  Session session(global, std::move(*ws), std::move(*store));
+  auto world = runtime::world_communicator();
+  if (!world) return fail(world.status());
+  runtime::Communicator& comm = **world;
+  // Rank 0 creates (or migrates) the store before the others open it to read.
+  Result<std::unique_ptr<lineage::LineageStore>> store = Status(StatusCode::kInternal, "store not opened");
+  auto status_of = [&] { return store ? Status::ok() : store.status(); };
+  if (comm.rank() == 0) store = open_store(global, /*create=*/true);
+  if (Status opened = comm.agree(comm.rank() == 0 ? status_of() : Status::ok()); !opened.is_ok())
+    return fail(opened);
+  if (comm.rank() != 0) store = open_store_read_only(global);
+  if (Status opened = comm.agree(status_of()); !opened.is_ok()) return fail(opened);
+  GlobalOptions quiet = global;  // the other ranks print only their errors
+  if (comm.rank() != 0) quiet.verbosity = std::min(global.verbosity, -1);
+  Session session(comm.rank() == 0 ? global : quiet, std::move(*ws), std::move(*store), comm);
   return session.run(request);
 }
 

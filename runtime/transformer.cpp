@@ -63,7 +63,7 @@ struct BatchPlan {
   };
   struct SegmentActs {
     std::int64_t row0 = 0, rows = 0;
-    std::int64_t counted = 0;  // targets counted by the last forward
+    std::int64_t counted = 0;  // the last forward's loss denominator (Segment::loss_denominator)
     int B = 0, T = 0, P = 0, S = 0;  // S = P + T
     std::vector<std::int32_t> attn_lengths;  // (B) prompt + real tokens; empty: all S
     std::vector<std::int32_t> lm_targets;    // (B, S) for LM objectives
@@ -760,10 +760,10 @@ void Pass::heads_forward(const float* y, std::vector<SegmentResult>& results) {
     }
     if (!targets) continue;
     r.counted = be_.cross_entropy_forward(sa.losses, sa.probs, sa.logits, targets, rows, width);
-    sa.counted = r.counted;
+    sa.counted = seg(s).loss_denominator > 0 ? seg(s).loss_denominator : r.counted;
     double sum = 0.0;  // fixed order: the loss must not depend on threads
     for (std::int64_t i = 0; i < rows; ++i) sum += sa.losses[i];
-    r.loss = r.counted ? static_cast<float>(sum / static_cast<double>(r.counted)) : 0.0f;
+    r.loss = sa.counted ? static_cast<float>(sum / static_cast<double>(sa.counted)) : 0.0f;
   }
 }
 

@@ -69,6 +69,10 @@ struct Segment {
   // Null: inference only, no loss.
   const std::int32_t* targets = nullptr;
   std::uint64_t dropout_seed = 0;  // vary per step; masks depend only on (seed, row, site)
+  // The mean loss divides by this many targets; 0: the targets counted in this segment.
+  // Data parallelism gives each rank a slice of a batch and here the whole batch's count,
+  // so that the ranks' losses and gradients sum to the whole batch's mean.
+  std::int64_t loss_denominator = 0;
 };
 
 struct FamilyBatch {
@@ -86,7 +90,7 @@ struct FamilyBatch {
 };
 
 struct SegmentResult {
-  float loss = 0.0f;          // mean over counted targets; 0 when none or no targets
+  float loss = 0.0f;          // sum over counted targets / denominator (Segment::loss_denominator)
   std::int64_t counted = 0;   // targets that were not ignored
   // Classification: (B, K). LM: (B, P+T, V) where the first P positions are the
   // segment's prompt tokens. Valid until the next forward().
