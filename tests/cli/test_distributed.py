@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import signal
+import sqlite3
 import struct
 import subprocess
 import time
@@ -157,21 +158,29 @@ rc, out, err = run("fsck", cwd=work)
 check(rc == 0, f"the store is consistent after a failed rank: {out}{err}")
 
 # A killed rank: mpirun ends the job, non-zero; the store stays consistent and the work
-# can be run again to the end. The base trains long enough to be killed during training.
-work = workspace(SPEC.replace("steps: 6,", "steps: 300,"))
+# can be run again to the end. The base trains far longer than the test waits, and the
+# rank is killed once the store shows its run under way: on a fast, idle machine a short
+# run would be over before the kill (a race this test once lost).
+work = workspace(SPEC.replace("steps: 6,", "steps: 100000,"))
 command = [MPIRUN, "-np", "2", *MPI_OPTIONS, SCION, "-v", "run"]
 proc = subprocess.Popen(command, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                         env=MPI_ENV)
-time.sleep(1)
 victim = None
 deadline = time.time() + 120
 while victim is None and time.time() < deadline:
     ranks = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
-    if len(ranks) == 2:
-        victim = int(sorted(ranks, key=int)[-1])
+    database = os.path.join(work, ".scion", "lineage.db")
+    if len(ranks) == 2 and os.path.exists(database):
+        try:
+            with sqlite3.connect(database) as conn:
+                running = conn.execute("SELECT count(*) FROM runs WHERE status = 'running'").fetchone()[0]
+        except sqlite3.Error:
+            running = 0
+        if running:
+            victim = int(sorted(ranks, key=int)[-1])
     time.sleep(0.2)
-check(victim is not None, "two ranks started")
-time.sleep(2)
+check(victim is not None, "two ranks started and the base's run is under way")
+time.sleep(1)
 os.kill(victim, signal.SIGKILL)
 out, err = proc.communicate(timeout=300)
 check(proc.returncode != 0, f"a killed rank ends the job with an error, got {proc.returncode}")
@@ -180,6 +189,10 @@ check(re.search(r"process rank \d+ .* exited on signal 9", err), f"mpirun names 
 print(f"killed rank: mpirun exited {proc.returncode}")
 rc, out, err2 = run("fsck", cwd=work)
 check(rc == 0, f"the store is consistent after a killed rank: {out}{err2}")
+with open(os.path.join(work, "scion.yaml")) as f:
+    spec = f.read()
+with open(os.path.join(work, "scion.yaml"), "w") as f:
+    f.write(spec.replace("steps: 100000,", "steps: 6,"))
 rc, out, err2 = mpirun(2, "run", cwd=work)
 check(rc == 0, f"the work finishes when run again: {err2}")
 print("ok")
