@@ -5,10 +5,10 @@
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/model_lookup.h"
 #include "cli/output.h"
 #include "cli/output_path.h"
 #include "lineage/safetensors.h"
+#include "workbench/model_lookup.h"
 
 namespace scion::cli {
 
@@ -53,7 +53,7 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
   if (!output.is_ok()) return fail(output.status());
   auto store = open_store(global, /*create=*/false);
   if (!store.is_ok()) return fail(store.status());
-  if (auto model = find_stored_model(**store, opts.model); !model.is_ok())
+  if (auto model = workbench::find_stored_model(**store, opts.model); !model.is_ok())
     return fail(model.status());
   auto params = (*store)->load_parameters(opts.model);
   if (!params.is_ok()) return fail(params.status());

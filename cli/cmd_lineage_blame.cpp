@@ -20,16 +20,17 @@
 // brought, and a few example cases of each; --all lists every failing case (--json always
 // does).
 #include <fmt/format.h>
+
 #include <iostream>
 #include <optional>
 
-#include "cli/behaviour_suite.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/model_lookup.h"
 #include "cli/output.h"
 #include "lineage/spec_records.h"
+#include "workbench/behaviour_suite.h"
+#include "workbench/model_lookup.h"
 
 namespace scion::cli {
 namespace {
@@ -39,7 +40,7 @@ constexpr std::size_t kExamplesPerOrigin = 3;
 
 struct BlameOptions {
   std::string model;
-  std::string test;                       // empty: every test that covers the model
+  std::string test;                         // empty: every test that covers the model
   std::optional<std::int64_t> case_number;  // only this case
   bool all = false;                         // list every failing case, not a summary
   int chunk_size = 64;
@@ -80,24 +81,25 @@ std::string link_label(const ChainLink& link) {
 
 struct BlamedCase {
   const assertions::TestCase* test_case;
-  std::string reason;    // why the model fails it
-  std::size_t origin;    // index in the chain of the model that introduced it; the
-                         // chain's last index: inherited from the top of the chain
+  std::string reason;  // why the model fails it
+  std::size_t origin;  // index in the chain of the model that introduced it; the
+                       // chain's last index: inherited from the top of the chain
 };
 
-bool has_case(const CompiledTest& test, std::int64_t number) {
-  return std::any_of(test.cases.cases.begin(), test.cases.cases.end(),
-                     [&](const assertions::TestCase& c) { return case_number(c.id) == number; });
+bool has_case(const workbench::CompiledTest& test, std::int64_t number) {
+  return std::any_of(
+      test.cases.cases.begin(), test.cases.cases.end(),
+      [&](const assertions::TestCase& c) { return workbench::case_number(c.id) == number; });
 }
 
 // The tests among `tests` that have case `number`; an error (exit 2) when none has it.
 // Case numbers run over every generated input, those a perturbation could not change
 // (not cases) included.
-Result<std::vector<const CompiledTest*>> tests_with_case(
-    const std::vector<const CompiledTest*>& tests, std::int64_t number) {
-  std::vector<const CompiledTest*> kept;
+Result<std::vector<const workbench::CompiledTest*>> tests_with_case(
+    const std::vector<const workbench::CompiledTest*>& tests, std::int64_t number) {
+  std::vector<const workbench::CompiledTest*> kept;
   std::vector<std::string> ranges, skipped;
-  for (const CompiledTest* t : tests) {
+  for (const workbench::CompiledTest* t : tests) {
     const std::size_t generated = t->cases.cases.size() + t->cases.not_applicable;
     if (has_case(*t, number)) {
       kept.push_back(t);
@@ -126,14 +128,15 @@ struct OriginWords {
 };
 
 OriginWords origin_words(const spec::Workspace& ws, const std::vector<const spec::Model*>& chain,
-                         ModelKind kind) {
+                         workbench::ModelKind kind) {
   const spec::Model& top = *chain.back();
   const spec::Model* other_kind = top.is_base() ? nullptr : ws.find_model(top.from);
   const std::string why_top =
       other_kind
-          ? fmt::format("the first {} ({} is {})", kind_name(kind), other_kind->name,
-                        kind == ModelKind::kClassifier ? "a language model with no classifier head"
-                                                       : "a classifier")
+          ? fmt::format("the first {} ({} is {})", workbench::kind_name(kind), other_kind->name,
+                        kind == workbench::ModelKind::kClassifier
+                            ? "a language model with no classifier head"
+                            : "a classifier")
           : "";
   if (chain.size() == 1)
     return {
@@ -180,25 +183,28 @@ void print_cases(const std::vector<BlamedCase>& blamed, const std::vector<std::s
 int blame(const GlobalOptions& global, const BlameOptions& options) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  auto found = find_spec_model(*ws, options.model);
+  auto found = workbench::find_spec_model(*ws, options.model);
   if (!found) return fail(found.status());
   const spec::Model* model = *found;
-  const ModelKind kind = model_kind(*ws, *model);
+  const workbench::ModelKind kind = workbench::model_kind(*ws, *model);
   auto store = open_store_read_only(global);
   if (!store) return fail(store.status());
-  auto suite = compile_suite(*ws);
+  auto suite = workbench::compile_suite(*ws);
   if (!suite) return fail(suite.status());
 
-  std::vector<const CompiledTest*> tests;
-  for (const CompiledTest& t : suite->tests)
-    if (options.test.empty() ? applies(*ws, t.test, model->name) : t.test.name == options.test)
+  std::vector<const workbench::CompiledTest*> tests;
+  for (const workbench::CompiledTest& t : suite->tests)
+    if (options.test.empty() ? workbench::applies(*ws, t.test, model->name)
+                             : t.test.name == options.test)
       tests.push_back(&t);
   if (!options.test.empty() && tests.empty())
-    return fail(not_found("no test '" + options.test + "' under tests: in " + ws->spec_path.string()));
-  if (!options.test.empty() && kind_of(tests.front()->test) != kind)
-    return fail(invalid_argument(fmt::format(
-        "test '{}' asks a {}, and '{}' is a {}; blame a model the test applies to",
-        options.test, kind_name(kind_of(tests.front()->test)), model->name, kind_name(kind))));
+    return fail(
+        not_found("no test '" + options.test + "' under tests: in " + ws->spec_path.string()));
+  if (!options.test.empty() && workbench::kind_of(tests.front()->test) != kind)
+    return fail(invalid_argument(
+        fmt::format("test '{}' asks a {}, and '{}' is a {}; blame a model the test applies to",
+                    options.test, workbench::kind_name(workbench::kind_of(tests.front()->test)),
+                    model->name, workbench::kind_name(kind))));
   if (options.case_number) {
     auto with_case = tests_with_case(tests, *options.case_number);
     if (!with_case) return fail(with_case.status());
@@ -208,7 +214,7 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
   // The chain: the model and its ancestors while they are of its kind.
   std::vector<const spec::Model*> chain;
   for (const spec::Model* m : ws->ancestry(*model)) {
-    if (model_kind(*ws, *m) != kind) break;
+    if (workbench::model_kind(*ws, *m) != kind) break;
     chain.push_back(m);
   }
   const spec::Model* other_kind =
@@ -224,29 +230,29 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
   }
 
   auto backend = runtime::make_cpu_backend();
-  StoredFamily family(*ws, **store, *backend);
+  workbench::StoredFamily family(*ws, **store, *backend);
   if (Status s = family.load(names); !s.is_ok()) return fail(s);
-  EvaluationPlan plan;
-  for (const CompiledTest* t : tests)
+  workbench::EvaluationPlan plan;
+  for (const workbench::CompiledTest* t : tests)
     for (const assertions::TestCase& c : t->cases.cases) {
-      if (!options.case_number || case_number(c.id) == *options.case_number)
+      if (!options.case_number || workbench::case_number(c.id) == *options.case_number)
         plan.add_case(t->test, c);
     }
-  auto outputs = evaluate_models(family, *backend, names, plan, options.chunk_size);
+  auto outputs = workbench::evaluate_models(family, *backend, names, plan, options.chunk_size);
   if (!outputs) return fail(outputs.status());
 
   nlohmann::json json_tests = nlohmann::json::array();
   const bool tty = stdout_is_tty();
   if (!global.json)
-    std::cout << "blame " << paint(model->name, Color::kBold, tty) << " up its ancestry: "
-              << fmt::format("{}", fmt::join(names, " <- ")) << "\n";
-  for (const CompiledTest* t : tests) {
+    std::cout << "blame " << paint(model->name, Color::kBold, tty)
+              << " up its ancestry: " << fmt::format("{}", fmt::join(names, " <- ")) << "\n";
+  for (const workbench::CompiledTest* t : tests) {
     assertions::BehaviouralTest plain = t->test;
     plain.regression_parent = false;
     std::vector<BlamedCase> blamed;
     std::size_t cases = 0;
     for (const assertions::TestCase& c : t->cases.cases) {
-      if (options.case_number && case_number(c.id) != *options.case_number) continue;
+      if (options.case_number && workbench::case_number(c.id) != *options.case_number) continue;
       ++cases;
       // Verdicts from the model (0) up the chain; an ancestor whose labels do not fit the
       // test ends the chain for this case.
@@ -280,9 +286,10 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
               : fmt::format("{} introduced by {}", it->second, link_label(links[it->first])));
     }
     const std::string summary =
-        blamed.empty() ? fmt::format("{} passes every case of {} ({} cases)", model->name, t->test.name, cases)
-                       : fmt::format("{} of {} cases of {} fail on {}: {}", blamed.size(), cases,
-                                     t->test.name, model->name, fmt::join(parts, "; "));
+        blamed.empty()
+            ? fmt::format("{} passes every case of {} ({} cases)", model->name, t->test.name, cases)
+            : fmt::format("{} of {} cases of {} fail on {}: {}", blamed.size(), cases, t->test.name,
+                          model->name, fmt::join(parts, "; "));
     if (global.json) {
       nlohmann::json failing = nlohmann::json::array();
       for (const BlamedCase& b : blamed)
@@ -296,8 +303,12 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
                                                                  : "inherited"}});
       nlohmann::json origins = nlohmann::json::object();
       for (const auto& [k, n] : by_origin) origins[names[k]] = n;
-      json_tests.push_back({{"test", t->test.name}, {"cases", cases}, {"failures", blamed.size()},
-                            {"origins", origins}, {"summary", summary}, {"failing", failing}});
+      json_tests.push_back({{"test", t->test.name},
+                            {"cases", cases},
+                            {"failures", blamed.size()},
+                            {"origins", origins},
+                            {"summary", summary},
+                            {"failing", failing}});
       continue;
     }
     std::cout << "\n" << paint(t->test.name, Color::kBold, tty) << ": " << summary << "\n";
@@ -306,38 +317,43 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
   if (global.json) {
     nlohmann::json chain_json = nlohmann::json::array();
     for (const ChainLink& l : links)
-      chain_json.push_back({{"model", l.model}, {"method", l.method},
+      chain_json.push_back({{"model", l.model},
+                            {"method", l.method},
                             {"run", l.run ? nlohmann::json(*l.run) : nlohmann::json()},
                             {"dataset_digest", l.dataset_digest}});
-    print_json({{"model", model->name}, {"chain", chain_json},
-                {"headless_ancestor",
-                 other_kind ? nlohmann::json(other_kind->name) : nlohmann::json()},
-                {"tests", json_tests}});
+    print_json(
+        {{"model", model->name},
+         {"chain", chain_json},
+         {"headless_ancestor", other_kind ? nlohmann::json(other_kind->name) : nlohmann::json()},
+         {"tests", json_tests}});
   }
   return kExitOk;
 }
 
 }  // namespace
 
-void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global, CommandAction& action) {
+void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global,
+                                  CommandAction& action) {
   auto options = std::make_shared<BlameOptions>();
   auto case_number = std::make_shared<std::int64_t>(-1);
   CLI::App* cmd = lineage.add_subcommand(
       "blame", "For each failing test case of MODEL, the ancestor where the failure first appears");
   cmd->add_option("MODEL", options->model, "The model")->required();
   cmd->add_option("--test", options->test, "Only this test (default: every test of the model)");
-  cmd->add_option("--case", *case_number, "Only case N of the test(s)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--case", *case_number, "Only case N of the test(s)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag(
       "--all", options->all,
       fmt::format("List every failing case (default: {} examples per origin)", kExamplesPerOrigin));
   cmd->add_option("--chunk-size", options->chunk_size,
                   "Texts or (input, continuation) pairs per co-batched pass (default 64)")
       ->check(CLI::Range(1, 65536));
-  cmd->footer("Inherited: the first model of MODEL's kind (classifier or language model) up the\n"
-              "ancestry fails it too. Own: MODEL is that first model (a base has no ancestor).\n"
-              "Introduced by X: X's parent passes it, X and its descendants down to MODEL fail it.\n"
-              "Exit codes: 0 blamed, 2 an unknown model or test, a case out of range.\n"
-              "Example: scion lineage blame product-lora --test typo-invariance");
+  cmd->footer(
+      "Inherited: the first model of MODEL's kind (classifier or language model) up the\n"
+      "ancestry fails it too. Own: MODEL is that first model (a base has no ancestor).\n"
+      "Introduced by X: X's parent passes it, X and its descendants down to MODEL fail it.\n"
+      "Exit codes: 0 blamed, 2 an unknown model or test, a case out of range.\n"
+      "Example: scion lineage blame product-lora --test typo-invariance");
   cmd->callback([&global, &action, options, case_number] {
     if (*case_number >= 0) options->case_number = *case_number;
     action = [&global, options] { return blame(global, *options); };

@@ -6,23 +6,24 @@
 // model's previous test run), failing examples, and the most severe violations.
 #include "cli/cmd_test.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <fstream>
 #include <iostream>
 #include <set>
 
 #include "assertions/junit_writer.h"
-#include "cli/behaviour_suite.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/model_lookup.h"
 #include "cli/output.h"
 #include "cli/output_path.h"
-#include "cli/stored_family.h"
 #include "lineage/spec_records.h"
+#include "workbench/behaviour_suite.h"
+#include "workbench/model_lookup.h"
+#include "workbench/stored_family.h"
 
 namespace scion::cli {
 namespace {
@@ -45,8 +46,12 @@ class TestSession {
  public:
   TestSession(const GlobalOptions& global, const TestOptions& options, spec::Workspace ws,
               std::unique_ptr<lineage::LineageStore> store)
-      : global_(global), options_(options), ws_(std::move(ws)), store_(std::move(store)),
-        backend_(runtime::make_cpu_backend()), family_(ws_, *store_, *backend_) {}
+      : global_(global),
+        options_(options),
+        ws_(std::move(ws)),
+        store_(std::move(store)),
+        backend_(runtime::make_cpu_backend()),
+        family_(ws_, *store_, *backend_) {}
 
   int run();
 
@@ -68,14 +73,14 @@ class TestSession {
   spec::Workspace ws_;
   std::unique_ptr<lineage::LineageStore> store_;
   std::unique_ptr<runtime::Backend> backend_;
-  StoredFamily family_;
-  BehaviourSuite suite_;
+  workbench::StoredFamily family_;
+  workbench::BehaviourSuite suite_;
   std::vector<std::string> models_;  // selected, spec order
-  EvaluationPlan plan_;
+  workbench::EvaluationPlan plan_;
   // The inputs assertions watch: every input of the tests of each kind, sorted.
-  std::map<ModelKind, std::vector<std::string>> monitored_;
-  FamilyOutputs outputs_;
-  std::vector<JudgedTest> judged_;  // test-major, then model
+  std::map<workbench::ModelKind, std::vector<std::string>> monitored_;
+  workbench::FamilyOutputs outputs_;
+  std::vector<JudgedTest> judged_;                                         // test-major, then model
   std::map<std::string, std::vector<lineage::TestCaseResult>> case_rows_;  // by model
   std::vector<Violation> violations_;
   std::map<std::string, std::int64_t> run_ids_;
@@ -88,20 +93,21 @@ const spec::Model* TestSession::comparable_parent(const std::string& model) cons
   const spec::Model* m = ws_.find_model(model);
   if (m->is_base()) return nullptr;
   const spec::Model* parent = ws_.find_model(m->from);
-  return model_kind(ws_, *parent) == model_kind(ws_, *m) ? parent : nullptr;
+  return workbench::model_kind(ws_, *parent) == workbench::model_kind(ws_, *m) ? parent : nullptr;
 }
 
 std::string TestSession::no_parent_reason(const std::string& model) const {
   const spec::Model* m = ws_.find_model(model);
   if (m->is_base()) return "a base has no parent";
-  return "the parent '" + m->from + "' is not a " + kind_name(model_kind(ws_, *m)) + " like it";
+  return "the parent '" + m->from + "' is not a " +
+         workbench::kind_name(workbench::model_kind(ws_, *m)) + " like it";
 }
 
 bool TestSession::tested(const std::string& model) const {
-  for (const CompiledTest& t : suite_.tests)
-    if (applies(ws_, t.test, model)) return true;
+  for (const workbench::CompiledTest& t : suite_.tests)
+    if (workbench::applies(ws_, t.test, model)) return true;
   for (const assertions::ModelAssertion& a : suite_.assertions)
-    if (applies(ws_, a, model)) return true;
+    if (workbench::applies(ws_, a, model)) return true;
   return false;
 }
 
@@ -109,7 +115,7 @@ bool TestSession::tested(const std::string& model) const {
 // test run first.
 Status TestSession::check_arguments() {
   for (const std::string& name : options_.models)
-    if (auto model = find_spec_model(ws_, name); !model) return model.status();
+    if (auto model = workbench::find_spec_model(ws_, name); !model) return model.status();
   const std::filesystem::path store = global_.store_path();
   if (!options_.junit_path.empty()) {
     auto junit = checked_output_path(options_.junit_path, store, options_.force, "--junit");
@@ -146,10 +152,10 @@ Status TestSession::select_models() {
 // evaluates all of them in one pass.
 Status TestSession::plan_and_evaluate() {
   std::set<std::string> needed(models_.begin(), models_.end());
-  std::set<ModelKind> kinds;
-  for (const std::string& m : needed) kinds.insert(model_kind(ws_, *ws_.find_model(m)));
-  for (const CompiledTest& t : suite_.tests) {
-    const ModelKind kind = kind_of(t.test);
+  std::set<workbench::ModelKind> kinds;
+  for (const std::string& m : needed) kinds.insert(workbench::model_kind(ws_, *ws_.find_model(m)));
+  for (const workbench::CompiledTest& t : suite_.tests) {
+    const workbench::ModelKind kind = workbench::kind_of(t.test);
     if (!kinds.count(kind)) continue;
     for (const assertions::TestCase& c : t.cases.cases) {
       monitored_[kind].push_back(c.input);
@@ -157,7 +163,7 @@ Status TestSession::plan_and_evaluate() {
     }
     if (t.test.regression_parent)
       for (const std::string& m : models_)
-        if (applies(ws_, t.test, m))
+        if (workbench::applies(ws_, t.test, m))
           if (const spec::Model* parent = comparable_parent(m)) needed.insert(parent->name);
   }
   for (auto& [kind, inputs] : monitored_) {
@@ -166,7 +172,7 @@ Status TestSession::plan_and_evaluate() {
   }
   // Assertions watch the models' outputs on every test input of their kind.
   for (const assertions::ModelAssertion& a : suite_.assertions) {
-    const std::vector<std::string>& inputs = monitored_[kind_of(a)];
+    const std::vector<std::string>& inputs = monitored_[workbench::kind_of(a)];
     if (const assertions::Perturbation* p = a.perturbation())
       for (const std::string& text : inputs)
         if (auto perturbed = p->apply(text, 0)) plan_.add_text(*perturbed);
@@ -175,12 +181,13 @@ Status TestSession::plan_and_evaluate() {
         plan_.add_continuation(input, continuation, a.origin() + ": continuations." + name);
     if (a.needs_parent())
       for (const std::string& m : models_)
-        if (applies(ws_, a, m))
+        if (workbench::applies(ws_, a, m))
           if (const spec::Model* parent = comparable_parent(m)) needed.insert(parent->name);
   }
   const std::vector<std::string> evaluated(needed.begin(), needed.end());
   SCION_RETURN_IF_ERROR(family_.load(evaluated));
-  auto outputs = evaluate_models(family_, *backend_, evaluated, plan_, options_.chunk_size);
+  auto outputs =
+      workbench::evaluate_models(family_, *backend_, evaluated, plan_, options_.chunk_size);
   if (!outputs) return outputs.status();
   outputs_ = std::move(*outputs);
   return Status::ok();
@@ -200,18 +207,21 @@ nlohmann::json case_tokens(const assertions::TestCase& c, const assertions::Mode
 
 const char* outcome_name(assertions::Outcome outcome) {
   switch (outcome) {
-    case assertions::Outcome::kPass: return "pass";
-    case assertions::Outcome::kFail: return "fail";
-    case assertions::Outcome::kInherited: return "inherited";
+    case assertions::Outcome::kPass:
+      return "pass";
+    case assertions::Outcome::kFail:
+      return "fail";
+    case assertions::Outcome::kInherited:
+      return "inherited";
   }
   return "?";
 }
 
 Status TestSession::judge_tests() {
-  for (const CompiledTest& t : suite_.tests) {
-    const bool lm = kind_of(t.test) == ModelKind::kLanguageModel;
+  for (const workbench::CompiledTest& t : suite_.tests) {
+    const bool lm = workbench::kind_of(t.test) == workbench::ModelKind::kLanguageModel;
     for (const std::string& model : models_) {
-      if (!applies(ws_, t.test, model)) continue;
+      if (!workbench::applies(ws_, t.test, model)) continue;
       JudgedTest judged;
       if (lm) judged.scores = nlohmann::json::array();
       const spec::Model* parent = t.test.regression_parent ? comparable_parent(model) : nullptr;
@@ -233,11 +243,12 @@ Status TestSession::judge_tests() {
           return Status(verdict.status().code(),
                         t.test.origin + " on model '" + model + "': " + verdict.status().message());
         // A preference's reason gives both log-likelihoods and how they compare.
-        std::string output = lm ? verdict->reason : describe_output(*o.original);
-        if (o.perturbed) output += " -> " + describe_output(*o.perturbed);
+        std::string output = lm ? verdict->reason : workbench::describe_output(*o.original);
+        if (o.perturbed) output += " -> " + workbench::describe_output(*o.perturbed);
         if (!lm && verdict->outcome != assertions::Outcome::kPass) output += ": " + verdict->reason;
         if (lm) {
-          nlohmann::json entry = {{"case", c.id}, {"input", c.input},
+          nlohmann::json entry = {{"case", c.id},
+                                  {"input", c.input},
                                   {"log_likelihoods", case_scores(c, *o.original)},
                                   {"tokens", case_tokens(c, *o.original)},
                                   {"outcome", outcome_name(verdict->outcome)}};
@@ -248,16 +259,16 @@ Status TestSession::judge_tests() {
         row.model = model;
         row.model_version = ws_.find_model(model)->recipe_hash;
         row.test = t.test.name;
-        row.case_index = case_number(c.id);
+        row.case_index = workbench::case_number(c.id);
         row.input = c.perturbed ? c.input + " -> " + *c.perturbed : c.input;
-        row.expected = describe_expectation(t.test, &c);
+        row.expected = workbench::describe_expectation(t.test, &c);
         row.output = output;
         row.passed = verdict->outcome != assertions::Outcome::kFail;
         case_rows_[model].push_back(std::move(row));
         verdicts.push_back(std::move(*verdict));
       }
-      judged.result = assertions::summarize(test, model, t.cases, verdicts,
-                                            static_cast<std::size_t>(std::max(0, options_.examples)));
+      judged.result = assertions::summarize(
+          test, model, t.cases, verdicts, static_cast<std::size_t>(std::max(0, options_.examples)));
       judged_.push_back(std::move(judged));
     }
   }
@@ -290,14 +301,14 @@ nlohmann::json violation_detail(const assertions::ModelAssertion& a,
 Status TestSession::check_assertions() {
   for (const assertions::ModelAssertion& a : suite_.assertions) {
     for (const std::string& model : models_) {
-      if (!applies(ws_, a, model)) continue;
+      if (!workbench::applies(ws_, a, model)) continue;
       const spec::Model* parent = a.needs_parent() ? comparable_parent(model) : nullptr;
       if (a.needs_parent() && !parent) {
         print_note("assertion '" + a.name() + "' skipped on '" + model +
                    "': it compares with the parent, and " + no_parent_reason(model));
         continue;
       }
-      for (const std::string& text : monitored_[kind_of(a)]) {
+      for (const std::string& text : monitored_[workbench::kind_of(a)]) {
         assertions::AssertionInput input{.text = text, .output = &outputs_.at(model, text)};
         if (parent) input.parent = &outputs_.at(parent->name, text);
         std::optional<std::string> perturbed;
@@ -308,8 +319,8 @@ Status TestSession::check_assertions() {
         }
         auto severity = a.severity(input);
         if (!severity)
-          return Status(severity.status().code(), "assertion '" + a.name() + "' on model '" + model +
-                                                      "': " + severity.status().message());
+          return Status(severity.status().code(), "assertion '" + a.name() + "' on model '" +
+                                                      model + "': " + severity.status().message());
         if (*severity <= 0) continue;
         nlohmann::json detail = violation_detail(a, input, *severity);
         if (perturbed) {
@@ -376,9 +387,9 @@ Status TestSession::record() {
       }
     Status status = store_->record_test_results(rows);
     if (status.is_ok()) status = store_->record_assertion_violations(flagged);
-    (void)store_->finish_run(*run_id, status.is_ok() ? lineage::RunStatus::kFinished
-                                                     : lineage::RunStatus::kFailed,
-                             status.message());
+    (void)store_->finish_run(
+        *run_id, status.is_ok() ? lineage::RunStatus::kFinished : lineage::RunStatus::kFailed,
+        status.message());
     SCION_RETURN_IF_ERROR(status);
   }
   return Status::ok();
@@ -389,8 +400,11 @@ bool exceeded(const assertions::TestResult& r) {
 }
 
 nlohmann::json violation_json(const Violation& v) {
-  return {{"model", v.record.model}, {"assertion", v.record.assertion}, {"input", v.record.input},
-          {"severity", v.severity},    {"detail", v.record.detail},
+  return {{"model", v.record.model},
+          {"assertion", v.record.assertion},
+          {"input", v.record.input},
+          {"severity", v.severity},
+          {"detail", v.record.detail},
           {"run", v.record.run_id ? nlohmann::json(*v.record.run_id) : nlohmann::json()}};
 }
 
@@ -422,35 +436,48 @@ void TestSession::report() {
       const auto& r = j.result;
       nlohmann::json examples = nlohmann::json::array();
       for (const auto& e : r.examples)
-        examples.push_back({{"case", e.case_id}, {"input", e.input}, {"perturbed", e.perturbed},
+        examples.push_back({{"case", e.case_id},
+                            {"input", e.input},
+                            {"perturbed", e.perturbed},
                             {"reason", e.reason}});
-      nlohmann::json t = {{"test", r.test}, {"model", r.model}, {"type", r.type},
-                          {"capability", r.capability}, {"cases", r.cases}, {"failures", r.failures},
-                          {"inherited", r.inherited}, {"not_applicable", r.not_applicable},
-                          {"failure_rate", r.failure_rate}, {"max_failure_rate", r.max_failure_rate},
-                          {"passed", r.passed}, {"exceeded", exceeded(r)}, {"examples", examples},
-                          {"previous_failure_rate", j.previous_rate ? nlohmann::json(*j.previous_rate)
-                                                                    : nlohmann::json()}};
+      nlohmann::json t = {{"test", r.test},
+                          {"model", r.model},
+                          {"type", r.type},
+                          {"capability", r.capability},
+                          {"cases", r.cases},
+                          {"failures", r.failures},
+                          {"inherited", r.inherited},
+                          {"not_applicable", r.not_applicable},
+                          {"failure_rate", r.failure_rate},
+                          {"max_failure_rate", r.max_failure_rate},
+                          {"passed", r.passed},
+                          {"exceeded", exceeded(r)},
+                          {"examples", examples},
+                          {"previous_failure_rate",
+                           j.previous_rate ? nlohmann::json(*j.previous_rate) : nlohmann::json()}};
       if (!j.note.empty()) t["note"] = j.note;
       if (!j.scores.is_null()) t["scores"] = j.scores;
       tests.push_back(t);
     }
     for (std::size_t i = 0; i < violations_.size() && i < top; ++i)
       violations.push_back(violation_json(violations_[i]));
-    print_json({{"models", models_}, {"runs", run_ids_}, {"tests", tests},
+    print_json({{"models", models_},
+                {"runs", run_ids_},
+                {"tests", tests},
                 {"violations", {{"total", violations_.size()}, {"top", violations}}}});
     return;
   }
   const bool tty = stdout_is_tty();
   // The family matrix: tests as rows, models as columns.
   std::size_t name_width = 4;
-  for (const CompiledTest& t : suite_.tests) name_width = std::max(name_width, t.test.name.size());
+  for (const workbench::CompiledTest& t : suite_.tests)
+    name_width = std::max(name_width, t.test.name.size());
   std::map<std::pair<std::string, std::string>, const JudgedTest*> cell;
   for (const JudgedTest& j : judged_) cell[{j.result.test, j.result.model}] = &j;
   std::vector<std::size_t> widths;
   for (const std::string& m : models_) {
     std::size_t w = m.size();
-    for (const CompiledTest& t : suite_.tests)
+    for (const workbench::CompiledTest& t : suite_.tests)
       if (auto it = cell.find({t.test.name, m}); it != cell.end())
         w = std::max(w, rate_cell(*it->second).size());
     widths.push_back(w);
@@ -459,15 +486,17 @@ void TestSession::report() {
             << ": failure rate per test and model (change since the model's previous test run, "
                "in points)\n";
   std::cout << fmt::format("{:<{}}", "test", name_width);
-  for (std::size_t i = 0; i < models_.size(); ++i) std::cout << fmt::format("  {:<{}}", models_[i], widths[i]);
+  for (std::size_t i = 0; i < models_.size(); ++i)
+    std::cout << fmt::format("  {:<{}}", models_[i], widths[i]);
   std::cout << "\n";
-  for (const CompiledTest& t : suite_.tests) {
+  for (const workbench::CompiledTest& t : suite_.tests) {
     std::cout << fmt::format("{:<{}}", t.test.name, name_width);
     for (std::size_t i = 0; i < models_.size(); ++i) {
       auto it = cell.find({t.test.name, models_[i]});
       const std::string text = it == cell.end() ? "-" : rate_cell(*it->second);
-      const Color color = it == cell.end() ? Color::kDim
-                          : exceeded(it->second->result) ? Color::kRed : Color::kGreen;
+      const Color color = it == cell.end()               ? Color::kDim
+                          : exceeded(it->second->result) ? Color::kRed
+                                                         : Color::kGreen;
       std::cout << "  " << paint(fmt::format("{:<{}}", text, widths[i]), color, tty);
     }
     std::cout << "\n";
@@ -476,20 +505,24 @@ void TestSession::report() {
   for (const JudgedTest& j : judged_) {
     const auto& r = j.result;
     std::cout << fmt::format("{} on {} [{} {}]: {} cases, {} failures ({:.1f}%, allowed {:.1f}%)",
-                             paint(r.test, Color::kBold, tty), r.model, r.type, r.capability, r.cases,
-                             r.failures, 100 * r.failure_rate, 100 * r.max_failure_rate);
+                             paint(r.test, Color::kBold, tty), r.model, r.type, r.capability,
+                             r.cases, r.failures, 100 * r.failure_rate, 100 * r.max_failure_rate);
     if (r.inherited) std::cout << fmt::format(", {} inherited from the parent", r.inherited);
     if (r.not_applicable) std::cout << fmt::format(", {} inputs not applicable", r.not_applicable);
-    std::cout << "  " << (exceeded(r) ? paint("FAIL", Color::kRed, tty) : paint("ok", Color::kGreen, tty))
+    std::cout << "  "
+              << (exceeded(r) ? paint("FAIL", Color::kRed, tty) : paint("ok", Color::kGreen, tty))
               << "\n";
     if (!j.note.empty()) std::cout << "    note: " << j.note << "\n";
     for (const auto& e : r.examples)
       std::cout << "    " << e.case_id << ": \"" << e.input << "\""
-                << (e.perturbed.empty() ? "" : " -> \"" + e.perturbed + "\"") << ": " << e.reason << "\n";
+                << (e.perturbed.empty() ? "" : " -> \"" + e.perturbed + "\"") << ": " << e.reason
+                << "\n";
   }
   if (!suite_.assertions.empty()) {
-    std::cout << "\n" << paint("assertion violations", Color::kBold, tty) << ": " << violations_.size();
-    if (!violations_.empty()) std::cout << fmt::format(" (the {} most severe)", std::min(top, violations_.size()));
+    std::cout << "\n"
+              << paint("assertion violations", Color::kBold, tty) << ": " << violations_.size();
+    if (!violations_.empty())
+      std::cout << fmt::format(" (the {} most severe)", std::min(top, violations_.size()));
     std::cout << "\n";
     for (std::size_t i = 0; i < violations_.size() && i < top; ++i) {
       const Violation& v = violations_[i];
@@ -502,9 +535,11 @@ void TestSession::report() {
   for (const JudgedTest& j : judged_) failing += exceeded(j.result) ? 1 : 0;
   std::cout << "\n"
             << (failing ? paint(fmt::format("{} of {} test results exceed their max_failure_rate",
-                                            failing, judged_.size()), Color::kRed, tty)
+                                            failing, judged_.size()),
+                                Color::kRed, tty)
                         : paint(fmt::format("all {} test results within their max_failure_rate",
-                                            judged_.size()), Color::kGreen, tty))
+                                            judged_.size()),
+                                Color::kGreen, tty))
             << "\n";
 }
 
@@ -517,14 +552,16 @@ Status TestSession::write_files() {
   if (!violations_file_.empty()) {
     std::ofstream out(violations_file_);
     for (const Violation& v : violations_) out << violation_json(v).dump() << "\n";
-    if (!out) return io_error("cannot write " + options_.violations_path + ": check the path and disk space");
+    if (!out)
+      return io_error("cannot write " + options_.violations_path +
+                      ": check the path and disk space");
   }
   return Status::ok();
 }
 
 int TestSession::run() {
   if (Status s = check_arguments(); !s.is_ok()) return fail(s);
-  auto suite = compile_suite(ws_);
+  auto suite = workbench::compile_suite(ws_);
   if (!suite) return fail(suite.status());
   suite_ = std::move(*suite);
   if (suite_.tests.empty() && suite_.assertions.empty()) {
@@ -537,8 +574,9 @@ int TestSession::run() {
   }
   if (Status s = select_models(); !s.is_ok()) return fail(s);
   if (models_.empty()) return kExitOk;  // `scion run` of models no test applies to
-  for (auto step : {&TestSession::plan_and_evaluate, &TestSession::judge_tests,
-                    &TestSession::check_assertions, &TestSession::record, &TestSession::write_files})
+  for (auto step :
+       {&TestSession::plan_and_evaluate, &TestSession::judge_tests, &TestSession::check_assertions,
+        &TestSession::record, &TestSession::write_files})
     if (Status s = (this->*step)(); !s.is_ok()) return fail(s);
   report();
   for (const JudgedTest& j : judged_)
@@ -563,7 +601,8 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
       "test", "Run behavioural tests and model assertions on trained models, co-batched");
   cmd->add_option("models", options.models,
                   "Models to test (default: every model some test or assertion applies to)");
-  cmd->add_option("--junit", options.junit_path, "Also write a JUnit XML report to FILE")->option_text("FILE");
+  cmd->add_option("--junit", options.junit_path, "Also write a JUnit XML report to FILE")
+      ->option_text("FILE");
   cmd->add_option("--export-violations", options.violations_path,
                   "Write assertion violations to FILE as JSON lines, most severe first")
       ->option_text("FILE");
@@ -574,10 +613,12 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
       ->check(CLI::Range(1, 65536));
   cmd->add_flag("--no-record{false}", options.record,
                 "Store nothing: the store is only read (it may be another user's, read-only)");
-  cmd->add_option("--examples", options.examples, "Failing examples shown per test and model (default 3)")
+  cmd->add_option("--examples", options.examples,
+                  "Failing examples shown per test and model (default 3)")
       ->check(CLI::Range(0, 1000));
-  cmd->footer("Exit status 1 when a test exceeds its max_failure_rate.\n"
-              "Example: scion -C examples/sentiment test --junit report.xml");
+  cmd->footer(
+      "Exit status 1 when a test exceeds its max_failure_rate.\n"
+      "Example: scion -C examples/sentiment test --junit report.xml");
   cmd->callback([&global, &action] {
     action = [&global] { return run_behavioural_tests(global, options); };
   });

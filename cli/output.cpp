@@ -14,13 +14,20 @@ bool colour_allowed(int fd) { return isatty(fd) && std::getenv("NO_COLOR") == nu
 
 const char* ansi_code(Color color) {
   switch (color) {
-    case Color::kRed: return "\033[1;31m";
-    case Color::kYellow: return "\033[1;33m";
-    case Color::kGreen: return "\033[32m";
-    case Color::kBold: return "\033[1m";
-    case Color::kDim: return "\033[2m";
-    case Color::kCyan: return "\033[36m";
-    case Color::kNone: return "";
+    case Color::kRed:
+      return "\033[1;31m";
+    case Color::kYellow:
+      return "\033[1;33m";
+    case Color::kGreen:
+      return "\033[32m";
+    case Color::kBold:
+      return "\033[1m";
+    case Color::kDim:
+      return "\033[2m";
+    case Color::kCyan:
+      return "\033[36m";
+    case Color::kNone:
+      return "";
   }
   return "";
 }
@@ -45,5 +52,20 @@ void print_warning(std::string_view message) { print_labelled("warning", Color::
 void print_note(std::string_view message) { print_labelled("note", Color::kCyan, message); }
 
 void print_json(const nlohmann::json& document) { std::cout << document.dump(2) << '\n'; }
+
+namespace {
+
+void print(const std::vector<spec::Diagnostic>& diagnostics, const char* severity, Color color) {
+  for (const spec::Diagnostic& d : diagnostics)
+    std::cerr << d.where() << ": " << paint(severity, color, stderr_is_tty()) << ": " << d.message
+              << '\n';
+}
+
+}  // namespace
+
+void print_diagnostics(const workbench::CheckedWorkspace& checked) {
+  print(checked.warnings, "warning", Color::kYellow);
+  print(checked.errors, "error", Color::kRed);
+}
 
 }  // namespace scion::cli

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "spec/status.h"
+#include "workbench/checked_workspace.h"
 
 namespace scion::cli {
 
@@ -23,6 +24,9 @@ void print_error(const Status& status);
 void print_error(std::string_view message);
 void print_warning(std::string_view message);
 void print_note(std::string_view message);
+
+// Prints each warning and error as "file:line:col: warning|error: message" on stderr.
+void print_diagnostics(const workbench::CheckedWorkspace& checked);
 
 // Pretty-printed JSON document on stdout, followed by a newline.
 void print_json(const nlohmann::json& document);

@@ -1,5 +1,6 @@
 #include "cli/training_session.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -8,19 +9,15 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <fmt/format.h>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <set>
 
-#include "cli/checkpoints.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/exit_codes.h"
-#include "cli/model_lookup.h"
 #include "cli/output.h"
 #include "lineage/safetensors.h"
-#include "cli/training_groups.h"
 #include "lineage/spec_records.h"
 #include "runtime/data/training_data.h"
 #include "runtime/memory_info.h"
@@ -30,6 +27,9 @@
 #include "runtime/training/family_trainer.h"
 #include "runtime/training/share_group.h"
 #include "spec/recipe_hash.h"
+#include "workbench/checkpoints.h"
+#include "workbench/model_lookup.h"
+#include "workbench/training_groups.h"
 
 namespace scion::cli {
 namespace {
@@ -50,20 +50,22 @@ extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 Status check_memory(const spec::Workspace& ws, const std::vector<const spec::Model*>& pending,
                     std::int64_t grouping_budget, std::int64_t explicit_budget) {
   const std::optional<std::int64_t> available = runtime::available_memory_bytes();
-  for (const auto& group : planned_training_groups(ws, pending, grouping_budget)) {
-    const std::int64_t needs = group_memory_bytes(ws, group);
+  for (const auto& group : workbench::planned_training_groups(ws, pending, grouping_budget)) {
+    const std::int64_t needs = workbench::group_memory_bytes(ws, group);
     const bool over_available = available && needs > *available;
     const bool over_budget = explicit_budget > 0 && needs > explicit_budget;
     if (!over_available && !over_budget) continue;
     std::vector<std::string> names;
     for (const spec::Model* m : group) names.push_back("'" + m->name + "'");
-    const std::string limit = over_available ? runtime::memory_size(*available) + " available"
-                                             : runtime::memory_size(explicit_budget) + " allowed by --memory-budget";
-    return Status(StatusCode::kOutOfMemory,
-                  fmt::format("training {} needs {}, {}; lower batch_size or max_length (or the "
-                              "architecture's size) in {}, or pass --ignore-memory-limit to try anyway",
-                              fmt::join(names, ", "), runtime::memory_size(needs), limit,
-                              ws.spec_path.string()));
+    const std::string limit =
+        over_available ? runtime::memory_size(*available) + " available"
+                       : runtime::memory_size(explicit_budget) + " allowed by --memory-budget";
+    return Status(
+        StatusCode::kOutOfMemory,
+        fmt::format("training {} needs {}, {}; lower batch_size or max_length (or the "
+                    "architecture's size) in {}, or pass --ignore-memory-limit to try anyway",
+                    fmt::join(names, ", "), runtime::memory_size(needs), limit,
+                    ws.spec_path.string()));
   }
   return Status::ok();
 }
@@ -110,9 +112,13 @@ bool in_scope(const spec::Model& m, TrainScope scope) {
 
 class Session {
  public:
-  Session(const GlobalOptions& global, spec::Workspace ws, std::unique_ptr<lineage::LineageStore> store)
-      : global_(global), ws_(std::move(ws)), store_(std::move(store)),
-        backend_(runtime::make_cpu_backend()), shares_(ws_) {}
+  Session(const GlobalOptions& global, spec::Workspace ws,
+          std::unique_ptr<lineage::LineageStore> store)
+      : global_(global),
+        ws_(std::move(ws)),
+        store_(std::move(store)),
+        backend_(runtime::make_cpu_backend()),
+        shares_(ws_) {}
 
   int run(const TrainRequest& request);
 
@@ -135,8 +141,8 @@ class Session {
   Status resume_from_checkpoint(runtime::TrainingJob& job);
   Status resume_unit(runtime::ShareGroup& share);
   void print_summary();
-  std::vector<const spec::Model*> without_descendants_of_diverged(std::vector<const spec::Model*> waiting,
-                                                                  std::set<std::string>& waiting_names);
+  std::vector<const spec::Model*> without_descendants_of_diverged(
+      std::vector<const spec::Model*> waiting, std::set<std::string>& waiting_names);
   std::string resume_hint() const;
   Status parent_missing(const spec::Model& model) const;
 
@@ -148,7 +154,7 @@ class Session {
   std::map<std::string, std::shared_ptr<const data::TokenizedDataset>> datasets_;
   std::vector<ModelOutcome> outcomes_;
   std::vector<GroupOutcome> groups_;
-  std::vector<std::string> diverged_;  // one message per model that diverged
+  std::vector<std::string> diverged_;    // one message per model that diverged
   std::set<std::string> noted_missing_;  // models whose missing objects were reported
   std::vector<std::pair<std::string, std::int64_t>> checkpointed_;  // interrupted: (model, step)
   bool resume_ = false;
@@ -157,10 +163,11 @@ class Session {
 // "'review-hot' (scion.yaml:40) diverged at step 3: loss is NaN; try a lower learning rate".
 std::string divergence_message(const runtime::TrainingJob& job) {
   const spec::Model& model = job.model();
-  return fmt::format("'{}' ({}:{}) diverged at step {}: {}; try a lower learning rate (its "
-                     "optimizer lr is {:g}); nothing of it was stored",
-                     model.name, model.location.file, model.location.line, job.divergence()->step,
-                     job.divergence()->what, model.training->optimizer.lr);
+  return fmt::format(
+      "'{}' ({}:{}) diverged at step {}: {}; try a lower learning rate (its "
+      "optimizer lr is {:g}); nothing of it was stored",
+      model.name, model.location.file, model.location.line, job.divergence()->step,
+      job.divergence()->what, model.training->optimizer.lr);
 }
 
 // Stored for its current recipe, with every object of its parameters still there.
@@ -172,18 +179,18 @@ Result<bool> Session::up_to_date(const spec::Model& model) {
   if (!missing) return missing.status();
   if (missing->empty()) return true;
   if (noted_missing_.insert(model.name).second && global_.verbosity >= 0)
-    print_note(fmt::format("'{}' is not up to date: {} of its stored objects are missing ({}{}); it "
-                           "trains again (an imported model: import it again)",
-                           model.name, missing->size(),
-                           store_->objects().path_for(missing->front().digest).string(),
-                           missing->size() > 1 ? ", ..." : ""));
+    print_note(fmt::format(
+        "'{}' is not up to date: {} of its stored objects are missing ({}{}); it "
+        "trains again (an imported model: import it again)",
+        model.name, missing->size(), store_->objects().path_for(missing->front().digest).string(),
+        missing->size() > 1 ? ", ..." : ""));
   return false;
 }
 
 Result<std::vector<const spec::Model*>> Session::select(const TrainRequest& request) {
   std::vector<const spec::Model*> chosen;
   for (const std::string& name : request.models) {
-    auto found = find_spec_model(ws_, name);
+    auto found = workbench::find_spec_model(ws_, name);
     if (!found) return found.status();
     const spec::Model* m = *found;
     if (!in_scope(*m, request.scope))
@@ -202,7 +209,8 @@ Result<std::vector<const spec::Model*>> Session::select(const TrainRequest& requ
         auto fresh = up_to_date(*m);
         if (!fresh) return fresh.status();
         if (!*fresh)
-          return invalid_argument("base '" + m->name + "' is imported, not trained: run `scion import " +
+          return invalid_argument("base '" + m->name +
+                                  "' is imported, not trained: run `scion import " +
                                   m->import_path + " --as " + m->name + "` first");
       }
       continue;
@@ -230,21 +238,22 @@ Result<std::vector<const spec::Model*>> Session::select(const TrainRequest& requ
   return ordered;
 }
 
-Result<std::shared_ptr<const data::TokenizedDataset>> Session::dataset_for(const spec::Model& model) {
+Result<std::shared_ptr<const data::TokenizedDataset>> Session::dataset_for(
+    const spec::Model& model) {
   const spec::TrainingSpec& recipe = *model.training;
   const spec::Architecture& arch = ws_.architecture_of(model);
   const int max_length = recipe.max_length > 0 ? recipe.max_length : arch.max_length;
-  const std::string key = fmt::format("{}/{}/{}", recipe.dataset, static_cast<int>(recipe.objective),
-                                      max_length);
+  const std::string key =
+      fmt::format("{}/{}/{}", recipe.dataset, static_cast<int>(recipe.objective), max_length);
   if (auto it = datasets_.find(key); it != datasets_.end()) return it->second;
   auto tokenizer = text::make_tokenizer(arch.tokenizer, ws_.root_dir);
   if (!tokenizer) return tokenizer.status();
   const spec::Dataset& dataset = *ws_.find_dataset(recipe.dataset);
   auto data = data::load_tokenized_dataset(dataset, **tokenizer, recipe.objective, max_length);
   if (!data) return data.status();
-  SCION_RETURN_IF_ERROR(store_->record_dataset(
-      {dataset.digest, dataset.path.string(), static_cast<std::int64_t>((*data)->rows.size()),
-       spec::dataset_format_name(dataset.format)}));
+  SCION_RETURN_IF_ERROR(store_->record_dataset({dataset.digest, dataset.path.string(),
+                                                static_cast<std::int64_t>((*data)->rows.size()),
+                                                spec::dataset_format_name(dataset.format)}));
   datasets_[key] = *data;
   return *data;
 }
@@ -284,7 +293,8 @@ Status Session::commit(runtime::TrainingJob& job, std::int64_t run_id,
     w.trainable = p.trainable;
     w.introduced_by = p.introduced_by;
     if (!p.trainable)
-      if (auto it = inherited_digests.find(p.name); it != inherited_digests.end()) w.digest = it->second;
+      if (auto it = inherited_digests.find(p.name); it != inherited_digests.end())
+        w.digest = it->second;
     writes.push_back(std::move(w));
   }
   return store_->commit_model(run_id, lineage::model_record_for(ws_, job.model()), writes);
@@ -301,9 +311,12 @@ std::filesystem::path Session::checkpoint_path(const spec::Model& model) const {
 // (prefixed "share.") with the group's step count, so the unit can resume as one.
 Status Session::save_checkpoint(const runtime::TrainingJob& job) {
   std::vector<lineage::SafetensorsTensor> tensors;
-  auto add = [&](const std::string& prefix, const std::vector<std::pair<std::string, runtime::Tensor>>& list) {
+  auto add = [&](const std::string& prefix,
+                 const std::vector<std::pair<std::string, runtime::Tensor>>& list) {
     for (const auto& [name, t] : list)
-      tensors.push_back({prefix + name, lineage::DType::kF32, t.shape,
+      tensors.push_back({prefix + name,
+                         lineage::DType::kF32,
+                         t.shape,
                          {static_cast<const std::byte*>(t.data), t.bytes()}});
   };
   add("", job.checkpoint_tensors());
@@ -326,7 +339,8 @@ Status Session::save_checkpoint(const runtime::TrainingJob& job) {
 Status Session::save_unit_checkpoints(const runtime::TrainingJob& job) {
   const runtime::ShareGroup* share = job.share_group();
   if (!share) return save_checkpoint(job);
-  for (const runtime::TrainingJob* member : share->members()) SCION_RETURN_IF_ERROR(save_checkpoint(*member));
+  for (const runtime::TrainingJob* member : share->members())
+    SCION_RETURN_IF_ERROR(save_checkpoint(*member));
   return Status::ok();
 }
 
@@ -336,9 +350,10 @@ Result<std::int64_t> checkpoint_step(const std::filesystem::path& path, const st
   std::int64_t value = -1;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || value < 0)
-    return corruption(fmt::format("checkpoint {} is damaged: its metadata '{}' is '{}', not a step "
-                                  "count; delete it, or train without --resume",
-                                  path.string(), key, text));
+    return corruption(
+        fmt::format("checkpoint {} is damaged: its metadata '{}' is '{}', not a step "
+                    "count; delete it, or train without --resume",
+                    path.string(), key, text));
   return value;
 }
 
@@ -353,7 +368,8 @@ Result<std::optional<Checkpoint>> Session::read_checkpoint(const spec::Model& mo
   const auto& meta = checkpoint.file.contents.metadata;
   auto step = meta.find("step");
   if (step == meta.end())
-    return corruption(path.string() + " is not a scion checkpoint (no step in its metadata); "
+    return corruption(path.string() +
+                      " is not a scion checkpoint (no step in its metadata); "
                       "delete it, or train without --resume");
   if (meta.count("recipe_hash") == 0 || meta.at("recipe_hash") != model.recipe_hash) {
     print_note("the checkpoint " + path.string() + " is of another recipe of '" + model.name +
@@ -368,19 +384,21 @@ Result<std::optional<Checkpoint>> Session::read_checkpoint(const spec::Model& mo
     if (!share_steps) return share_steps.status();
     checkpoint.share_steps = *share_steps;
   }
-  for (const lineage::SafetensorsTensor& t : checkpoint.file.contents.tensors) checkpoint.values[t.name] = t.bytes;
+  for (const lineage::SafetensorsTensor& t : checkpoint.file.contents.tensors)
+    checkpoint.values[t.name] = t.bytes;
   return std::optional<Checkpoint>(std::move(checkpoint));
 }
 
 // --resume found no checkpoint of the current recipe: says so when there is one of an
 // earlier recipe, which cannot continue (its parameters and schedule belong to another).
 void Session::note_outdated_checkpoints(const spec::Model& model) const {
-  auto checkpoints = list_checkpoints(*store_, &ws_);
+  auto checkpoints = workbench::list_checkpoints(*store_, &ws_);
   if (!checkpoints) return;  // only a note: training starts over either way
-  for (const CheckpointFile& c : *checkpoints)
+  for (const workbench::CheckpointFile& c : *checkpoints)
     if (c.model == model.name && c.recipe_hash != model.recipe_hash)
-      print_note("'" + model.name + "' starts over instead of resuming: " + c.stale + ", so its checkpoint " +
-                 c.path.string() + " cannot continue (`scion gc` removes it)");
+      print_note("'" + model.name + "' starts over instead of resuming: " + c.stale +
+                 ", so its checkpoint " + c.path.string() +
+                 " cannot continue (`scion gc` removes it)");
 }
 
 // Notes a checkpoint that --resume would have continued. Returns whether to resume.
@@ -390,7 +408,8 @@ bool Session::resume_wanted(const spec::Model& model) const {
     return false;
   }
   if (!resume_ && global_.verbosity >= 0)
-    print_note("'" + model.name + "' has a checkpoint of an interrupted run; starting over (use "
+    print_note("'" + model.name +
+               "' has a checkpoint of an interrupted run; starting over (use "
                "--resume to continue it)");
   return resume_;
 }
@@ -409,16 +428,19 @@ Status Session::resume_from_checkpoint(runtime::TrainingJob& job) {
 // A share unit resumes only as a whole: every member's checkpoint from the same moment.
 Status Session::resume_unit(runtime::ShareGroup& share) {
   bool wanted = false;
-  for (const runtime::TrainingJob* member : share.members()) wanted = resume_wanted(member->model()) || wanted;
+  for (const runtime::TrainingJob* member : share.members())
+    wanted = resume_wanted(member->model()) || wanted;
   if (!wanted) return Status::ok();
   std::vector<Checkpoint> checkpoints;
   for (const runtime::TrainingJob* member : share.members()) {
     auto checkpoint = read_checkpoint(member->model());
     if (!checkpoint) return checkpoint.status();
-    const bool matches = checkpoint->has_value() && (*checkpoint)->share_steps &&
-                         (checkpoints.empty() || checkpoints.front().share_steps == (*checkpoint)->share_steps);
+    const bool matches =
+        checkpoint->has_value() && (*checkpoint)->share_steps &&
+        (checkpoints.empty() || checkpoints.front().share_steps == (*checkpoint)->share_steps);
     if (!matches) {
-      print_note("the checkpoints of '" + share.unit().front()->name + "' and the models it shares "
+      print_note("the checkpoints of '" + share.unit().front()->name +
+                 "' and the models it shares "
                  "modules with are not from one moment; starting them over");
       return Status::ok();
     }
@@ -428,7 +450,8 @@ Status Session::resume_unit(runtime::ShareGroup& share) {
     runtime::TrainingJob& member = *share.members()[i];
     SCION_RETURN_IF_ERROR(member.restore(checkpoints[i].steps, checkpoints[i].values));
     if (global_.verbosity >= 0)
-      std::cerr << "  resuming " << member.model().name << " at step " << checkpoints[i].steps << "\n";
+      std::cerr << "  resuming " << member.model().name << " at step " << checkpoints[i].steps
+                << "\n";
   }
   std::map<std::string, std::span<const std::byte>> shared;
   for (const auto& [name, bytes] : checkpoints.front().values)
@@ -490,8 +513,10 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     auto data = dataset_for(model);
     if (!data) return data.status();
     runtime::ShareGroup* share = nullptr;
-    if (!shares_.shared_by(model.name).empty()) share = share_groups.at(ws_.training_unit(model).front()->name).get();
-    auto job = runtime::TrainingJob::create(ws_, model, bindings.at(model.name), *data, *backend_, share);
+    if (!shares_.shared_by(model.name).empty())
+      share = share_groups.at(ws_.training_unit(model).front()->name).get();
+    auto job =
+        runtime::TrainingJob::create(ws_, model, bindings.at(model.name), *data, *backend_, share);
     if (!job) return job.status();
     if (!share) SCION_RETURN_IF_ERROR(resume_from_checkpoint(**job));
     lineage::RunStart run{.kind = kind,
@@ -516,7 +541,8 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
   std::vector<std::string> names;
   for (const spec::Model* m : members) names.push_back(m->name);
   if (global_.verbosity >= 0)
-    std::cerr << paint(members.size() > 1 ? "co-batched group" : "training", Color::kBold, stderr_is_tty())
+    std::cerr << paint(members.size() > 1 ? "co-batched group" : "training", Color::kBold,
+                       stderr_is_tty())
               << ": " << fmt::format("{}", fmt::join(names, ", ")) << "\n";
 
   std::int64_t tokens = 0;
@@ -594,9 +620,10 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
           print_warning("no checkpoint for '" + job->model().name + "': " + saved.message());
       }
       // Best effort: the run row says how it ended; the store is consistent either way.
-      (void)store_->finish_run(run_ids.at(job.get()),
-                               interrupted ? lineage::RunStatus::kInterrupted : lineage::RunStatus::kFailed,
-                               status.message());
+      (void)store_->finish_run(
+          run_ids.at(job.get()),
+          interrupted ? lineage::RunStatus::kInterrupted : lineage::RunStatus::kFailed,
+          status.message());
     }
   }
   return status;
@@ -636,12 +663,14 @@ void Session::print_summary() {
                              human_duration(g.seconds), g.tokens_per_second);
   for (const ModelOutcome& o : outcomes_) {
     std::string detail;
-    if (o.run_id) detail = fmt::format("run {}, {} steps, loss {:.4f}", o.run_id, o.steps, o.final_loss);
+    if (o.run_id)
+      detail = fmt::format("run {}, {} steps, loss {:.4f}", o.run_id, o.steps, o.final_loss);
     if (o.resumed_from > 0) detail += fmt::format(" (resumed at step {})", o.resumed_from);
     if (o.val_loss) detail += fmt::format(", val_loss {:.4f}", *o.val_loss);
     if (o.val_accuracy) detail += fmt::format(", val_acc {:.3f}", *o.val_accuracy);
-    const Color color = o.status == "trained" ? Color::kGreen
-                        : o.status == "up to date" ? Color::kDim : Color::kRed;
+    const Color color = o.status == "trained"      ? Color::kGreen
+                        : o.status == "up to date" ? Color::kDim
+                                                   : Color::kRed;
     std::cout << fmt::format("  {:<20} {}", o.name, paint(o.status, color, tty))
               << (detail.empty() ? "" : "  " + detail) << "\n";
   }
@@ -656,8 +685,9 @@ std::vector<const spec::Model*> Session::without_descendants_of_diverged(
   std::vector<const spec::Model*> kept;
   for (const spec::Model* m : waiting) {
     const auto ancestry = ws_.ancestry(*m);
-    auto blocked_by = std::find_if(ancestry.begin(), ancestry.end(),
-                                   [&](const spec::Model* a) { return diverged.count(a->name) > 0; });
+    auto blocked_by = std::find_if(ancestry.begin(), ancestry.end(), [&](const spec::Model* a) {
+      return diverged.count(a->name) > 0;
+    });
     if (blocked_by == ancestry.end()) {
       kept.push_back(m);
       continue;
@@ -696,10 +726,12 @@ int Session::run(const TrainRequest& request) {
   resume_ = request.resume;
   auto pending = select(request);
   if (!pending) return fail(pending.status());
-  const std::int64_t budget = request.memory_budget_mib > 0 ? request.memory_budget_mib << 20
-                                                            : default_memory_budget_bytes();
+  const std::int64_t budget = request.memory_budget_mib > 0
+                                  ? request.memory_budget_mib << 20
+                                  : workbench::default_memory_budget_bytes();
   if (!request.ignore_memory_limit)
-    if (Status fits = check_memory(ws_, *pending, budget, request.memory_budget_mib << 20); !fits.is_ok())
+    if (Status fits = check_memory(ws_, *pending, budget, request.memory_budget_mib << 20);
+        !fits.is_ok())
       return fail(fits);
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
@@ -737,8 +769,9 @@ int Session::run(const TrainRequest& request) {
     if (status.is_ok() && wave.empty())
       status = internal_error("no model can train: the remaining ones wait for each other");
     if (!status.is_ok()) break;
-    for (const auto& members : training_groups(ws_, wave, budget)) {
-      const auto kind = members.front()->is_base() ? lineage::RunKind::kTrain : lineage::RunKind::kAdapt;
+    for (const auto& members : workbench::training_groups(ws_, wave, budget)) {
+      const auto kind =
+          members.front()->is_base() ? lineage::RunKind::kTrain : lineage::RunKind::kAdapt;
       status = train_group(members, kind);
       if (!status.is_ok()) break;
     }
