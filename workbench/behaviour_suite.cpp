@@ -246,7 +246,9 @@ Result<FamilyOutputs> evaluate_models(const StoredFamily& family, runtime::Backe
     if (!classified) return classified.status();
     for (std::size_t m = 0; m < classifiers.size(); ++m)
       for (std::size_t t = 0; t < plan.texts().size(); ++t)
-        outputs.of(classifier_names[m])[plan.texts()[t]] = std::move((*classified)[m][t]);
+        outputs.of(classifier_names[m])[plan.texts()[t]] = {
+            .labels = std::move((*classified)[m][t].labels),
+            .probabilities = std::move((*classified)[m][t].probabilities)};
   }
   if (!language_models.empty() && !plan.queries().empty()) {
     auto scores =
