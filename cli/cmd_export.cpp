@@ -51,7 +51,8 @@ Result<std::map<std::string, std::string>> lineage_metadata(lineage::LineageStor
 int run_export(const GlobalOptions& global, const ExportOptions& opts) {
   auto output = checked_output_path(opts.output, global.store_path(), opts.force, "-o");
   if (!output.is_ok()) return fail(output.status());
-  auto store = open_store(global, /*create=*/false);
+  // Export only reads the store: it works on a store the user may not write.
+  auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
   if (auto model = workbench::find_stored_model(**store, opts.model); !model.is_ok())
     return fail(model.status());

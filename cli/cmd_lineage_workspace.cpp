@@ -27,6 +27,11 @@ std::optional<spec::Workspace> load_workspace_if_valid(const GlobalOptions& glob
 
 Result<spec::Workspace> load_workspace_or_report(const GlobalOptions& global) {
   workbench::CheckedWorkspace checked = workbench::load_checked(global.spec_file);
+  // `scion run` loads the spec for training and again for testing: its warnings are
+  // news once per command.
+  static bool warnings_shown = false;
+  if (warnings_shown) checked.warnings.clear();
+  warnings_shown = warnings_shown || checked.workspace.has_value();
   print_diagnostics(checked);
   if (checked.workspace) return std::move(*checked.workspace);
   return spec_error("the spec '" + global.spec_file + "' has " +

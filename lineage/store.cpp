@@ -89,14 +89,26 @@ Result<std::unique_ptr<SqliteDb>> open_for_reading(const fs::path& db_path,
   auto current = schema_is_current(**db);
   if (!current.is_ok()) return current.status();
   if (*current) return db;
+  // Version 0 is a store whose creation never finished (its first write failed, e.g. on a
+  // full disk), not an old store: the message must say which.
+  auto version = (*db)->query_int("PRAGMA user_version");
+  const bool never_created = version.is_ok() && *version == 0;
   db->reset();
   auto writer = SqliteDb::open(db_path, /*create=*/false, options.busy_timeout_ms);
   Status migrated = writer.is_ok() ? migrate(**writer) : writer.status();
+  if (!migrated.is_ok() && never_created) {
+    return Status(migrated.code(),
+                  "the store '" + db_path.string() + "' was never fully created (" +
+                      migrated.message() + "); once the cause is fixed, run any scion " +
+                      "command there with write access, e.g. `scion gc`, to finish it");
+  }
   if (!migrated.is_ok()) {
-    return Status(StatusCode::kVersionMismatch,
-                  "the store '" + db_path.string() + "' has an older schema that must be " +
-                      "upgraded once by a scion that may write it (" + migrated.message() +
-                      "); run any scion command there with write access, e.g. `scion gc`");
+    // The cause comes first: on a full disk or a read-only file the schema is not the news.
+    return Status(migrated.code(),
+                  "the store '" + db_path.string() + "' could not be upgraded from schema " +
+                      "version " + (version.is_ok() ? std::to_string(*version) : "?") +
+                      ": " + migrated.message() + "; once the cause is fixed, run any " +
+                      "scion command there with write access, e.g. `scion gc`");
   }
   writer->reset();
   return SqliteDb::open_read_only(db_path, options.busy_timeout_ms);

@@ -193,6 +193,11 @@ for command in (["lineage", "show", "base"], ["lineage", "log"], ["lineage", "tr
                 ["test", "--no-record"]):
     rc, out, err = run_read_only(*command)
     check(rc == 0, f"{' '.join(command)} reads a read-only store: {rc}\n{out}{err}")
+exports = temp_dir()
+os.chmod(exports, 0o777)
+rc, out, err = run_read_only("export", "child", "-o", os.path.join(exports, "child.safetensors"))
+check(rc == 0 and os.path.getsize(os.path.join(exports, "child.safetensors")) > 0,
+      f"export reads a read-only store: {rc}\n{out}{err}")
 rc, _, err = run_read_only("test")
 check(rc == 3 and "lineage.db" in err, f"recording into a read-only store fails clearly: {rc} {err}")
 

@@ -188,6 +188,11 @@ check(not os.path.exists(os.path.join(broken, ".scion")), "no store was created"
 
 # A freeze glob that matches nothing: `adapt` used to train the model and store it anyway.
 frozen = workspace(valid_spec, REVIEWS[:2])
+ran = workspace(valid_spec, REVIEWS[:2])
+rc, _, err = run("run", cwd=ran)
+check(rc in (0, 1), f"the family trains and is tested (exit {rc}):\n{err}")
+check(err.count("warning: 'unheaded' has no classification head") == 1,
+      f"`run` (train, then test) shows a warning once:\n{err}")
 rc, _, err = run("train", cwd=frozen)
 check(rc == 0, f"the base trains (exit {rc}):\n{err}")
 write(os.path.join(frozen, "scion.yaml"),

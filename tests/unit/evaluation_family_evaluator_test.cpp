@@ -146,7 +146,9 @@ TEST_CASE("text_capacity is exactly the tokens of a text that a classifier reads
     auto out = runtime::FamilyEvaluator(f.backend()).classify(std::span(&model, 1), texts);
     REQUIRE(out.is_ok());
     const auto& p = (*out)[0];
-    CHECK(p[0].probabilities[0] == p[1].probabilities[0]);
-    CHECK(p[2].probabilities[0] != p[3].probabilities[0]);
+    // Alike to rounding (rows at other offsets may be summed in another order), where the
+    // last token read moves the probability by far more.
+    CHECK(std::fabs(p[0].probabilities[0] - p[1].probabilities[0]) <= 1e-6f);
+    CHECK(std::fabs(p[2].probabilities[0] - p[3].probabilities[0]) > 1e-4f);
   }
 }

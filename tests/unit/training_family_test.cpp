@@ -110,8 +110,11 @@ TEST_CASE("a step cut into passes of few rows gives the parameters of one pass")
     REQUIRE(passes.size() == one_pass.size());
     for (const auto& [param, values] : one_pass) {
       INFO("cap " << cap << " " << param);
-      const auto& split = passes.at(param);
-      for (std::size_t i = 0; i < values.size(); ++i) CHECK(split[i] == Approx(values[i]).margin(1e-6));
+      // The same rows summed in other blocks: equal to a few ulps, not bit for bit (the
+      // sanitizer build, whose buffers are aligned differently, differs by ~1e-6): the
+      // contract of co-batched against solo training.
+      REQUIRE(passes.at(param).size() == values.size());
+      CHECK(test::difference_to_scale(values, passes.at(param)) <= 1e-4f);
     }
   }
 }
