@@ -1,6 +1,6 @@
 // Training groups: which models train co-batched, and the memory estimate that bounds them.
 //
-// `scion train/adapt/run` (training_session.cpp) and `scion plan` (cmd_plan.cpp) both form
+// `scion train/adapt/run` (workbench/training.cpp) and `scion plan` (cli/cmd_plan.cpp) both form
 // groups here, so the plan shows exactly the groups training will run. Descendants of one
 // base whose trunk stays frozen train together through runtime::FamilyTrainer; a model
 // that trains its trunk (a base, BitFit, full fine-tuning) trains alone. A group is split,
