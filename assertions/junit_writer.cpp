@@ -61,31 +61,30 @@ std::string failure_text(const TestResult& r) {
   return text;
 }
 
-}  // namespace
+std::string test_figures(const TestResult& r) {
+  return fmt::format(
+      "type: {}\ncapability: {}\ncases: {}\nfailures: {}\ninherited: {}\nnot_applicable: {}\n"
+      "failure_rate: {:.6f}\nmax_failure_rate: {:.6f}\n",
+      r.type, r.capability, r.cases, r.failures, r.inherited, r.not_applicable, r.failure_rate,
+      r.max_failure_rate);
+}
 
-std::string junit_xml(const std::vector<TestResult>& results, std::string_view suite_name) {
+std::string suite_open(std::string_view name, std::size_t tests, std::size_t failures,
+                       const JUnitReport& report) {
+  return fmt::format(
+      "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" "
+      "time=\"{:.3f}\" timestamp=\"{}\" hostname=\"{}\">\n",
+      name, tests, failures, report.time_s, xml_escape(report.timestamp),
+      xml_escape(report.hostname.empty() ? "localhost" : report.hostname));
+}
+
+void append_tests(std::string& xml, const JUnitReport& report) {
   std::size_t failed = 0;
-  for (const TestResult& r : results) failed += r.passed ? 0 : 1;
-  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  xml += fmt::format(
-      "<testsuites name=\"{0}\" tests=\"{1}\" failures=\"{2}\">\n"
-      "  <testsuite name=\"{0}\" tests=\"{1}\" failures=\"{2}\" errors=\"0\" skipped=\"0\">\n",
-      xml_escape(suite_name), results.size(), failed);
-  for (const TestResult& r : results) {
+  for (const TestResult& r : report.tests) failed += r.passed ? 0 : 1;
+  xml += suite_open("behavioural tests", report.tests.size(), failed, report);
+  for (const TestResult& r : report.tests) {
     xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml_escape(r.model),
                        xml_escape(r.test));
-    xml += "      <properties>\n";
-    auto property = [&xml](std::string_view name, const std::string& value) {
-      xml += fmt::format("        <property name=\"{}\" value=\"{}\"/>\n", name, xml_escape(value));
-    };
-    property("type", r.type);
-    property("capability", r.capability);
-    property("cases", std::to_string(r.cases));
-    property("failures", std::to_string(r.failures));
-    property("inherited", std::to_string(r.inherited));
-    property("not_applicable", std::to_string(r.not_applicable));
-    property("failure_rate", fmt::format("{:.6f}", r.failure_rate));
-    xml += "      </properties>\n";
     if (!r.passed) {
       const std::string message =
           r.cases == 0 ? "no cases judged"
@@ -94,14 +93,54 @@ std::string junit_xml(const std::vector<TestResult>& results, std::string_view s
       xml += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
                          xml_escape(message), xml_escape(r.type), xml_escape(failure_text(r)));
     }
+    xml += "      <system-out>" + xml_escape(test_figures(r)) + "</system-out>\n";
     xml += "    </testcase>\n";
   }
-  xml += "  </testsuite>\n</testsuites>\n";
+  xml += "  </testsuite>\n";
+}
+
+void append_assertions(std::string& xml, const JUnitReport& report) {
+  std::size_t failed = 0;
+  for (const AssertionOutcome& a : report.assertions) failed += a.violations > 0 ? 1 : 0;
+  xml += suite_open("model assertions", report.assertions.size(), failed, report);
+  for (const AssertionOutcome& a : report.assertions) {
+    xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml_escape(a.model),
+                       xml_escape(a.assertion));
+    if (a.violations > 0) {
+      std::string text =
+          fmt::format("{} inputs violate {} on {}", a.violations, a.assertion, a.model);
+      for (const std::string& e : a.examples) text += "\n- " + e;
+      xml += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
+                         xml_escape(fmt::format("{} violations, worst severity {:.3f}",
+                                                a.violations, a.worst_severity)),
+                         xml_escape(a.kind), xml_escape(text));
+    }
+    xml += "      <system-out>" +
+           xml_escape(fmt::format("kind: {}\nviolations: {}\nworst_severity: {:.6f}\n", a.kind,
+                                  a.violations, a.worst_severity)) +
+           "</system-out>\n";
+    xml += "    </testcase>\n";
+  }
+  xml += "  </testsuite>\n";
+}
+
+}  // namespace
+
+std::string junit_xml(const JUnitReport& report) {
+  std::size_t failed = 0;
+  for (const TestResult& r : report.tests) failed += r.passed ? 0 : 1;
+  for (const AssertionOutcome& a : report.assertions) failed += a.violations > 0 ? 1 : 0;
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml += fmt::format(
+      "<testsuites name=\"scion\" tests=\"{}\" failures=\"{}\" errors=\"0\" time=\"{:.3f}\">\n",
+      report.tests.size() + report.assertions.size(), failed, report.time_s);
+  append_tests(xml, report);
+  if (!report.assertions.empty()) append_assertions(xml, report);
+  xml += "</testsuites>\n";
   return xml;
 }
 
-Status write_junit_file(const std::filesystem::path& path, const std::vector<TestResult>& results,
-                        std::string_view suite_name) {
+Status write_junit_file(const std::filesystem::path& path, const JUnitReport& report) {
   const std::filesystem::path temp = path.string() + ".tmp";
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
@@ -110,7 +149,7 @@ Status write_junit_file(const std::filesystem::path& path, const std::vector<Tes
           fmt::format("{}: cannot create the JUnit report; check the directory exists and is "
                       "writable",
                       temp.string()));
-    out << junit_xml(results, suite_name);
+    out << junit_xml(report);
     out.flush();
     if (!out)
       return io_error(

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "bench/bench_options.h"
+#include "bench/machine.h"
 #include "bench/peer_process.h"
 #include "runtime/backend.h"
 #include "runtime/data/tokenized_dataset.h"
@@ -71,6 +72,8 @@ struct Options {
   int steps = 20;
   bool scaling = false;
   std::string peer;
+  std::string precision = "fp32";
+  std::string fp32_matmul = "openblas";
   TrainerOptions trainer;
 };
 
@@ -202,13 +205,16 @@ Options parse(int argc, char** argv) {
   Options o;
   bench::BenchOptions(
       "usage: w1_multitenant [--reps N] [--threads N] [--jobs N] [--steps N] [--rows-per-pass N]\n"
-      "                      [--peer bench/peers/w1_torch.py] [--scaling]")
+      "                      [--peer bench/peers/w1_torch.py] [--scaling]\n"
+      "                      [--precision fp32|bf16] [--fp32-matmul openblas|onednn]")
       .number("reps", o.reps)
       .number("threads", o.threads)
       .number("jobs", o.jobs)
       .number("steps", o.steps)
       .number("rows-per-pass", o.trainer.max_rows_per_pass)
       .text("peer", o.peer)
+      .text("precision", o.precision)
+      .text("fp32-matmul", o.fp32_matmul)
       .flag("scaling", o.scaling)
       .parse(argc, argv);
   return o;
@@ -247,7 +253,9 @@ int run_scaling(const Options& opt, Backend& backend) {
 
 int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
-  auto backend = make_cpu_backend(opt.threads);
+  auto backend = make_cpu_backend(bench::backend_options(opt.threads, opt.precision, opt.fp32_matmul));
+  bench::print_machine("w1");
+  std::printf("w1 precision=%s fp32_matmul=%s\n", opt.precision.c_str(), opt.fp32_matmul.c_str());
   if (opt.scaling) return run_scaling(opt, *backend);
 
   const spec::Workspace ws = make_workspace(opt.jobs, opt.steps);

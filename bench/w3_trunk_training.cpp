@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "bench/bench_options.h"
+#include "bench/machine.h"
 #include "bench/peer_process.h"
 #include "runtime/backend.h"
 #include "runtime/model_weights.h"
@@ -45,6 +46,8 @@ struct Options {
   int threads = 2;
   int layers = 12;
   std::string peer;
+  std::string precision = "fp32";
+  std::string fp32_matmul = "openblas";
 };
 
 double seconds_since(Clock::time_point start) {
@@ -79,11 +82,14 @@ double sgemm_gflops(int threads) {
 Options parse(int argc, char** argv) {
   Options o;
   bench::BenchOptions(
-      "usage: w3_trunk_training [--steps N] [--threads N] [--layers N] [--peer bench/peers/w3_torch.py]")
+      "usage: w3_trunk_training [--steps N] [--threads N] [--layers N] [--peer bench/peers/w3_torch.py]\n"
+      "                         [--precision fp32|bf16] [--fp32-matmul openblas|onednn]")
       .number("steps", o.steps)
       .number("threads", o.threads)
       .number("layers", o.layers)
       .text("peer", o.peer)
+      .text("precision", o.precision)
+      .text("fp32-matmul", o.fp32_matmul)
       .parse(argc, argv);
   return o;
 }
@@ -92,7 +98,9 @@ Options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
-  auto backend = make_cpu_backend(opt.threads);
+  auto backend = make_cpu_backend(bench::backend_options(opt.threads, opt.precision, opt.fp32_matmul));
+  bench::print_machine("w3");
+  std::printf("w3 precision=%s fp32_matmul=%s\n", opt.precision.c_str(), opt.fp32_matmul.c_str());
   spec::Workspace ws;
   spec::Model base;
   base.name = "w3";

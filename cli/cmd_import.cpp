@@ -1,5 +1,7 @@
-// `scion import FILE.safetensors --as MODEL`: a pretrained base's parameters into the
-// store, checked tensor by tensor against the parameter table the spec implies.
+// `scion import FILE.safetensors|FOLDER --as MODEL`: a pretrained base's parameters into
+// the store, checked tensor by tensor against the parameter table the spec implies. A
+// Hugging Face model folder's tensors are renamed by lineage/hf_tensor_names.h first;
+// floating-point parameters of any width are stored as F32, the dtype the runtime runs.
 #include <iostream>
 #include <map>
 
@@ -7,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "lineage/hf_checkpoint.h"
 #include "lineage/safetensors.h"
 #include "lineage/spec_records.h"
 #include "runtime/parameter_table.h"
@@ -62,6 +65,49 @@ std::vector<std::string> non_finite_tensors(const lineage::SafetensorsContents& 
   return problems;
 }
 
+// Parameters that are not floating point cannot be converted for the runtime.
+std::vector<std::string> non_float_tensors(const lineage::SafetensorsContents& contents) {
+  std::vector<std::string> problems;
+  for (const auto& t : contents.tensors)
+    if (!lineage::is_convertible_to_float32(t.dtype))
+      problems.push_back("tensor '" + t.name + "' has dtype " +
+                         std::string(lineage::dtype_name(t.dtype)) +
+                         "; parameters must be F64, F32, F16 or BF16");
+  return problems;
+}
+
+// The checkpoint's tensors under scion's names: a safetensors file as it is, or a Hugging
+// Face folder mapped by its architecture's name table (notes for what it skips on purpose).
+struct LoadedCheckpoint {
+  lineage::MappedSafetensors file;
+  lineage::HfCheckpoint folder;
+  bool is_folder = false;
+  const lineage::SafetensorsContents& contents() const {
+    return is_folder ? folder.contents : file.contents;
+  }
+};
+
+Result<LoadedCheckpoint> load_checkpoint(const std::string& path, const spec::Model& model) {
+  LoadedCheckpoint out;
+  if (!std::filesystem::is_directory(path)) {
+    auto read = lineage::read_safetensors(lineage::default_env(), path);
+    if (!read.is_ok()) return read.status();
+    out.file = std::move(read).value();
+    return out;
+  }
+  const std::string& type = model.architecture->hf_model_type;
+  if (type.empty())
+    return spec_error("'" + path + "' is a folder, but model '" + model.name + "' (" +
+                      model.location.file + ":" + std::to_string(model.location.line) +
+                      ") does not import a Hugging Face folder; write import: " + path +
+                      " in the spec so its config.json gives the architecture");
+  auto read = lineage::read_hf_checkpoint(lineage::default_env(), path, type);
+  if (!read.is_ok()) return read.status();
+  out.folder = std::move(read).value();
+  out.is_folder = true;
+  return out;
+}
+
 int run_import(const GlobalOptions& global, const ImportOptions& opts) {
   auto workspace = load_workspace_or_report(global);
   if (!workspace.is_ok()) return fail(workspace.status());
@@ -74,10 +120,15 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
                                  std::to_string(model->location.line) + ") is a descendant of '" +
                                  model->from + "'; only base models can be imported"));
   }
-  auto checkpoint = lineage::read_safetensors(lineage::default_env(), opts.file);
+  auto checkpoint = load_checkpoint(opts.file, *model);
   if (!checkpoint.is_ok()) return fail(checkpoint.status());
+  const lineage::SafetensorsContents& contents = checkpoint->contents();
+  if (!global.json)
+    for (const auto& note : checkpoint->folder.notes) std::cerr << "note: " << note << '\n';
   const auto table = runtime::parameter_table(*workspace, *model);
-  const auto problems = mismatches(table, checkpoint->contents);
+  auto problems = checkpoint->folder.problems;
+  for (auto& p : mismatches(table, contents)) problems.push_back(std::move(p));
+  for (auto& p : non_float_tensors(contents)) problems.push_back(std::move(p));
   if (!problems.empty()) {
     for (const auto& p : problems) std::cerr << "  " << opts.file << ": " << p << '\n';
     return fail(spec_error(
@@ -87,7 +138,7 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
         " problem(s) above); fix the architecture in the spec or convert the checkpoint"));
   }
 
-  if (const auto bad = non_finite_tensors(checkpoint->contents); !bad.empty()) {
+  if (const auto bad = non_finite_tensors(contents); !bad.empty()) {
     if (!opts.allow_non_finite) {
       for (const auto& p : bad) std::cerr << "  " << opts.file << ": " << p << '\n';
       return fail(corruption("'" + opts.file + "' holds values that are not finite in " +
@@ -100,13 +151,21 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
   }
 
   std::map<std::string, const lineage::SafetensorsTensor*> by_name;
-  for (const auto& t : checkpoint->contents.tensors) by_name[t.name] = &t;
+  for (const auto& t : contents.tensors) by_name[t.name] = &t;
   std::vector<lineage::ParameterWrite> writes;
+  std::vector<std::vector<float>> converted;  // F32 copies of the other float dtypes
+  converted.reserve(table.size());
   std::int64_t bytes = 0;
   for (const auto& p : table) {
     const auto& t = *by_name.at(p.name);
-    writes.push_back({p.name, t.dtype, t.shape, t.bytes, p.trainable, p.introduced_by, {}});
-    bytes += static_cast<std::int64_t>(t.bytes.size());
+    std::span<const std::byte> values = t.bytes;
+    if (t.dtype != lineage::DType::kF32) {
+      converted.push_back(lineage::to_float32(t.dtype, t.bytes));
+      values = std::as_bytes(std::span<const float>(converted.back()));
+    }
+    writes.push_back(
+        {p.name, lineage::DType::kF32, t.shape, values, p.trainable, p.introduced_by, {}});
+    bytes += static_cast<std::int64_t>(values.size());
   }
 
   auto store = open_store(global, /*create=*/true);
@@ -142,9 +201,10 @@ void add_import_command(CLI::App& app, const GlobalOptions& global, CommandActio
   auto opts = std::make_shared<ImportOptions>();
   CLI::App* cmd =
       app.add_subcommand("import", "Import a pretrained base model from a safetensors file");
-  cmd->add_option("FILE", opts->file, "The safetensors checkpoint")
+  cmd->add_option("FILE", opts->file,
+                  "The safetensors checkpoint, or a Hugging Face model folder")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_option("--as", opts->model, "The base model in the spec it provides")
       ->required()
       ->option_text("MODEL");
@@ -152,8 +212,10 @@ void add_import_command(CLI::App& app, const GlobalOptions& global, CommandActio
                 "Import tensors holding NaN or infinite values (refused otherwise)");
   cmd->footer(
       "Tensor names and shapes must match the model's parameter table exactly\n"
-      "(see runtime/parameter_table.h); every mismatch is listed.\n"
-      "Example: scion import bert-tiny.safetensors --as trunk");
+      "(see runtime/parameter_table.h); every mismatch is listed. A Hugging Face\n"
+      "folder's names are mapped first (docs/hugging-face.md).\n"
+      "Example: scion import bert-tiny.safetensors --as trunk\n"
+      "         scion import models/all-MiniLM-L6-v2 --as minilm");
   cmd->callback(
       [&global, &action, opts] { action = [&global, opts] { return run_import(global, *opts); }; });
 }

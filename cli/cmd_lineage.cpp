@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "report/graph_formats.h"
 #include "workbench/model_lookup.h"
 
 namespace scion::cli {
@@ -19,6 +20,8 @@ int run_lineage_show(const GlobalOptions& global, const std::string& model);
 int run_lineage_diff(const GlobalOptions& global, const std::string& a, const std::string& b);
 void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global,
                                   CommandAction& action);
+void add_lineage_metrics_subcommand(CLI::App& lineage, const GlobalOptions& global,
+                                    CommandAction& action);
 
 namespace {
 
@@ -184,7 +187,10 @@ int run_tree(const GlobalOptions& global, const std::string& root) {
       out.push_back(node_json(n));
       if (!validation[n.name].empty()) out.back()["validation"] = validation[n.name];
     }
-    print_json({{"models", out}, {"spec", view->workspace.has_value()}});
+    // "spec" is the spec file's path everywhere (docs/json.md); null: the store alone.
+    print_json({{"models", out},
+                {"spec", view->workspace ? nlohmann::json(view->workspace->spec_path.string())
+                                         : nlohmann::json()}});
     return kExitOk;
   }
   if (!view->workspace && global.verbosity >= 0) {
@@ -240,11 +246,26 @@ int run_log(const GlobalOptions& global, const std::string& model, std::int64_t 
   return kExitOk;
 }
 
-std::string quoted_label(const FamilyNode& n) {
-  return n.name + "\\n" + n.method + "\\n" + n.status;
+// The family for the DOT and Mermaid writers: each node's name, parent, method and
+// status, and the spec's shares.
+std::vector<report::ReportModel> graph_models(const std::vector<FamilyNode>& nodes) {
+  std::vector<report::ReportModel> models;
+  for (const FamilyNode& n : nodes)
+    models.push_back({.name = n.name, .parent = n.parent, .method = n.method, .status = n.status});
+  return models;
+}
+
+std::vector<report::ReportShare> graph_shares(const std::optional<spec::Workspace>& ws) {
+  std::vector<report::ReportShare> shares;
+  if (ws)
+    for (const spec::Share& s : ws->shares) shares.push_back({s.name, s.models, s.modules});
+  return shares;
 }
 
 int run_export_graph(const GlobalOptions& global, const std::string& format) {
+  if (global.json && format != "json")
+    return fail(invalid_argument("--json asks for JSON and --format " + format +
+                                 " for " + format + "; drop one (--format json is the JSON form)"));
   auto view = load_family(global);
   if (!view.is_ok()) return fail(view.status());
   const auto& nodes = view->nodes;
@@ -254,32 +275,14 @@ int run_export_graph(const GlobalOptions& global, const std::string& format) {
       models.push_back(node_json(n));
       if (!n.parent.empty()) edges.push_back({{"from", n.parent}, {"to", n.name}});
     }
-    print_json({{"models", models}, {"edges", edges}});
+    nlohmann::json shares = nlohmann::json::array();
+    for (const report::ReportShare& s : graph_shares(view->workspace))
+      shares.push_back({{"share", s.name}, {"models", s.models}, {"modules", s.modules}});
+    print_json({{"models", models}, {"edges", edges}, {"shares", shares}});
   } else if (format == "dot") {
-    std::cout << "digraph scion {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n";
-    for (const FamilyNode& n : nodes) {
-      std::cout << "  \"" << n.name << "\" [label=\"" << quoted_label(n) << "\""
-                << (n.status == "out of date" ? ", color=orange"
-                    : n.status == "not trained" || n.status.starts_with("interrupted")
-                        ? ", style=dashed"
-                        : "")
-                << "];\n";
-    }
-    for (const FamilyNode& n : nodes) {
-      if (!n.parent.empty()) std::cout << "  \"" << n.parent << "\" -> \"" << n.name << "\";\n";
-    }
-    std::cout << "}\n";
+    std::cout << report::family_dot(graph_models(nodes), graph_shares(view->workspace));
   } else {
-    std::cout << "graph TD\n";
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      std::cout << "  m" << i << "[\"" << nodes[i].name << "<br/>" << nodes[i].method << "<br/>"
-                << nodes[i].status << "\"]\n";
-    }
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      for (std::size_t j = 0; j < nodes.size(); ++j) {
-        if (nodes[j].parent == nodes[i].name) std::cout << "  m" << i << " --> m" << j << '\n';
-      }
-    }
+    std::cout << report::family_mermaid(graph_models(nodes), graph_shares(view->workspace));
   }
   return kExitOk;
 }
@@ -347,6 +350,7 @@ void add_lineage_command(CLI::App& app, const GlobalOptions& global, CommandActi
   });
 
   add_lineage_blame_subcommand(*cmd, global, action);
+  add_lineage_metrics_subcommand(*cmd, global, action);
 }
 
 }  // namespace scion::cli

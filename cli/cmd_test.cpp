@@ -6,8 +6,10 @@
 #include "cli/cmd_test.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -43,6 +45,7 @@ class TestSession {
  private:
   Status check_arguments();
   void report();
+  assertions::JUnitReport junit_report() const;
   Status write_files();
 
   const GlobalOptions& global_;
@@ -52,6 +55,9 @@ class TestSession {
   workbench::BehaviourSuite suite_;
   workbench::TestRun run_;
   std::filesystem::path junit_file_, violations_file_;  // checked; empty when not asked for
+  bool junit_to_stdout_ = false;                         // --junit -
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::string started_at_ = lineage::utc_now();
 };
 
 // Before any work: a misspelt model or a report that cannot be written should not cost a
@@ -60,7 +66,11 @@ Status TestSession::check_arguments() {
   for (const std::string& name : options_.models)
     if (auto model = workbench::find_spec_model(ws_, name); !model) return model.status();
   const std::filesystem::path store = global_.store_path();
-  if (!options_.junit_path.empty()) {
+  if (options_.junit_path == "-") {
+    if (global_.json)
+      return invalid_argument("--junit - and --json both write to stdout; give --junit a file");
+    junit_to_stdout_ = true;
+  } else if (!options_.junit_path.empty()) {
     auto junit = checked_output_path(options_.junit_path, store, options_.force, "--junit");
     if (!junit) return junit.status();
     junit_file_ = *junit;
@@ -219,12 +229,31 @@ void TestSession::report() {
             << "\n";
 }
 
+// The JUnit report: every judged test, and every assertion checked with its violations
+// (run_.violations is sorted most severe first, so the examples are the worst).
+assertions::JUnitReport TestSession::junit_report() const {
+  assertions::JUnitReport junit;
+  for (const JudgedTest& j : run_.judged) junit.tests.push_back(j.result);
+  junit.assertions = run_.assertions_checked;
+  for (assertions::AssertionOutcome& a : junit.assertions)
+    for (const Violation& v : run_.violations)
+      if (v.record.assertion == a.assertion && v.record.model == a.model) {
+        a.worst_severity = std::max(a.worst_severity, v.severity);
+        if (a.violations++ < 3)
+          a.examples.push_back(fmt::format("\"{}\": {} (severity {:.3f})", v.record.input,
+                                           describe_violation(v.record.detail), v.severity));
+      }
+  junit.timestamp = started_at_.substr(0, 19);  // xs:dateTime without fraction or zone
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) junit.hostname = host;
+  junit.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  return junit;
+}
+
 Status TestSession::write_files() {
-  if (!junit_file_.empty()) {
-    std::vector<assertions::TestResult> results;
-    for (const JudgedTest& j : run_.judged) results.push_back(j.result);
-    SCION_RETURN_IF_ERROR(assertions::write_junit_file(junit_file_, results));
-  }
+  if (junit_to_stdout_) std::cout << assertions::junit_xml(junit_report());
+  if (!junit_file_.empty())
+    SCION_RETURN_IF_ERROR(assertions::write_junit_file(junit_file_, junit_report()));
   if (!violations_file_.empty()) {
     std::ofstream out(violations_file_);
     for (const Violation& v : run_.violations) out << violation_json(v).dump() << "\n";
@@ -260,7 +289,7 @@ int TestSession::run() {
   for (const std::string& note : run_.notes) print_note(note);
   if (run_.models.empty()) return kExitOk;  // `scion run` of models no test applies to
   if (Status s = write_files(); !s.is_ok()) return fail(s);
-  report();
+  if (!junit_to_stdout_) report();  // stdout holds the XML alone
   for (const JudgedTest& j : run_.judged)
     if (workbench::exceeded(j.result)) return kExitFailures;
   return kExitOk;
@@ -283,7 +312,8 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
       "test", "Run behavioural tests and model assertions on trained models, co-batched");
   cmd->add_option("models", options.models,
                   "Models to test (default: every model some test or assertion applies to)");
-  cmd->add_option("--junit", options.junit_path, "Also write a JUnit XML report to FILE")
+  cmd->add_option("--junit", options.junit_path,
+                  "Also write a JUnit XML report to FILE (-: to stdout, instead of the text report)")
       ->option_text("FILE");
   cmd->add_option("--export-violations", options.violations_path,
                   "Write assertion violations to FILE as JSON lines, most severe first")

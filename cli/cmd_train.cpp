@@ -9,6 +9,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/training_session.h"
+#include "runtime/comm/communicator.h"
 
 namespace scion::cli {
 namespace {
@@ -20,6 +21,7 @@ struct TrainOptions {
   bool resume = false;
   std::int64_t memory_budget_mib = 0;
   bool ignore_memory_limit = false;
+  std::string precision;  // empty: each recipe's own
 };
 
 CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* description,
@@ -35,18 +37,26 @@ CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* d
   cmd->add_flag(
       "--ignore-memory-limit", options.ignore_memory_limit,
       "Train even when the estimated memory exceeds what is available or --memory-budget");
+  cmd->add_option("--precision", options.precision,
+                  "Train in this precision whatever the recipes say (fp32 or bf16; changes the "
+                  "recipe hashes)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->footer(example);
   return cmd;
 }
 
 // The request the options ask for, in `scope`.
 workbench::TrainRequest request_for(workbench::TrainScope scope, const TrainOptions& options) {
-  return {scope,
-          options.models,
-          options.force,
-          options.resume,
-          options.memory_budget_mib,
-          options.ignore_memory_limit};
+  workbench::TrainRequest request{.scope = scope,
+                                  .models = options.models,
+                                  .force = options.force,
+                                  .resume = options.resume,
+                                  .memory_budget_mib = options.memory_budget_mib,
+                                  .ignore_memory_limit = options.ignore_memory_limit};
+  if (!options.precision.empty())
+    request.precision =
+        options.precision == "bf16" ? spec::Precision::kBF16 : spec::Precision::kF32;
+  return request;
 }
 
 }  // namespace
@@ -90,6 +100,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, CommandAction& 
     action = [&global] {
       const int trained = run_training(global, request_for(workbench::TrainScope::kAll, options));
       if (trained != kExitOk || global.json) return trained;
+      // The tests run on rank 0 alone under mpirun (docs/distributed.md).
+      if (auto world = runtime::world_communicator(); world && (*world)->rank() != 0) return trained;
       std::cout << "\n";
       TestOptions tests;
       tests.models = options.models;

@@ -12,6 +12,7 @@ struct GlobalOptions {
   std::string store_dir;                 // --store: default .scion/ beside the spec
   bool json = false;                     // --json: machine-readable output on stdout
   int verbosity = 0;                     // -v raises, -q lowers
+  std::string device = "auto";           // --device cpu|cuda|auto (cli/device_choice.h)
 
   // The store directory in effect: --store, or .scion/ beside the spec file.
   std::filesystem::path store_path() const {

@@ -7,13 +7,17 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <string_view>
 #include <vector>
 
+#include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
+#include "cli/device_choice.h"
 #include "cli/exit_codes.h"
 #include "cli/global_options.h"
 #include "cli/output.h"
 #include "cli/version.h"
+#include "runtime/comm/communicator.h"
 
 namespace scion::cli {
 
@@ -29,6 +33,7 @@ void add_import_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_lineage_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_test_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_predict_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_report_command(CLI::App&, const GlobalOptions&, CommandAction&);
 
 namespace {
 
@@ -43,6 +48,7 @@ const std::vector<AddCommand>& all_commands() {
       add_test_command,
       add_predict_command,
       add_lineage_command,
+      add_report_command,
       add_import_command,
       add_export_command,
       add_fsck_command,
@@ -63,7 +69,11 @@ void add_global_options(CLI::App& app, GlobalOptions& g, bool& show_version) {
                         "More detail (repeat for more)");
   app.add_flag_function("-q,--quiet", [&g](std::int64_t n) { g.verbosity -= static_cast<int>(n); },
                         "Only errors and results");
-  app.add_flag("--version", show_version, "Version, build options and CUDA devices");
+  app.add_option("--device", g.device, "Compute device: cpu, cuda or auto (default: auto, the CPU "
+                 "until the CUDA backend has ops)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->option_text("DEVICE");
+  app.add_flag("--version", show_version, "Version, build options, CUDA backend and devices");
 }
 
 // libgomp reads its wait settings once, as it loads, before main. Its default keeps idle
@@ -82,6 +92,14 @@ void choose_openmp_wait_policy(char** argv) {
   execv("/proc/self/exe", argv);  // returns only when it fails: go on with the default
 }
 
+// Under --json, a failure that printed no JSON document prints the error object, so stdout
+// always holds one document (docs/json.md).
+int with_json_error(const GlobalOptions& global, int code, bool json_flag_seen = false) {
+  if ((global.json || json_flag_seen) && code != kExitOk && !json_document_printed())
+    print_json(json_error_document(code));
+  return code;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"scion: train, test and trace families of adapted models"};
   app.footer(
@@ -97,6 +115,9 @@ int run(int argc, char** argv) {
   CommandAction action;
   for (AddCommand add : all_commands()) add(app, global, action);
 
+  // --json is known before parsing, so a usage error is a JSON document too.
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--json") enable_json_errors();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -106,7 +127,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     print_error(e.what());
     std::cerr << "Run 'scion --help' for usage.\n";
-    return kExitUsage;
+    return with_json_error(global, kExitUsage, true);
   }
 
   if (show_version) {
@@ -115,13 +136,27 @@ int run(int argc, char** argv) {
   }
   if (!global.workspace_dir.empty() && chdir(global.workspace_dir.c_str()) != 0) {
     print_error("cannot enter directory '" + global.workspace_dir + "' given with -C");
-    return kExitUsage;
+    return with_json_error(global, kExitUsage);
   }
   if (!action) {
     std::cout << app.help();
     return kExitUsage;
   }
-  return action();
+  if (Status device = check_device_choice(global.device); !device.is_ok())
+    return with_json_error(global, fail(device));
+  // Under mpirun this process is one rank of several (runtime/comm/communicator.h).
+  auto world = runtime::world_communicator();
+  if (!world) return with_json_error(global, fail(world.status()));
+  // Training alone is spread over the ranks; any other command runs on rank 0 only, so
+  // that N copies never write the store at once (docs/distributed.md).
+  const bool distributed = app.got_subcommand("train") || app.got_subcommand("adapt") || app.got_subcommand("run");
+  if ((*world)->rank() != 0 && !distributed) {
+    runtime::finalize_world_communicator();
+    return kExitOk;
+  }
+  const int code = with_json_error(global, action());
+  runtime::finalize_world_communicator();
+  return code;
 }
 
 }  // namespace

@@ -5,12 +5,30 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
+#include <regex>
 #include <string>
 
 namespace scion::cli {
 namespace {
 
-bool colour_allowed(int fd) { return isatty(fd) && std::getenv("NO_COLOR") == nullptr; }
+struct JsonErrorState {
+  bool enabled = false;
+  bool document_printed = false;
+  std::optional<std::string> first_error;
+  nlohmann::json first_location;  // null: parse it from the message
+};
+
+JsonErrorState& json_state() {
+  static JsonErrorState state;
+  return state;
+}
+
+bool colour_allowed(int fd) {
+  const char* term = std::getenv("TERM");
+  return isatty(fd) && std::getenv("NO_COLOR") == nullptr &&
+         (term == nullptr || std::string_view(term) != "dumb");
+}
 
 const char* ansi_code(Color color) {
   switch (color) {
@@ -40,6 +58,7 @@ void print_labelled(std::string_view label, Color color, std::string_view messag
 
 bool stdout_is_tty() { return colour_allowed(STDOUT_FILENO); }
 bool stderr_is_tty() { return colour_allowed(STDERR_FILENO); }
+bool stderr_is_terminal() { return isatty(STDERR_FILENO); }
 
 std::string paint(std::string_view text, Color color, bool stream_is_tty) {
   if (!stream_is_tty || color == Color::kNone) return std::string(text);
@@ -47,11 +66,49 @@ std::string paint(std::string_view text, Color color, bool stream_is_tty) {
 }
 
 void print_error(const Status& status) { print_error(status.message()); }
-void print_error(std::string_view message) { print_labelled("error", Color::kRed, message); }
+void print_error(std::string_view message) {
+  JsonErrorState& state = json_state();
+  if (state.enabled && !state.first_error) state.first_error = std::string(message);
+  print_labelled("error", Color::kRed, message);
+}
 void print_warning(std::string_view message) { print_labelled("warning", Color::kYellow, message); }
 void print_note(std::string_view message) { print_labelled("note", Color::kCyan, message); }
 
-void print_json(const nlohmann::json& document) { std::cout << document.dump(2) << '\n'; }
+void print_json(const nlohmann::json& document) {
+  json_state().document_printed = true;
+  if (!document.is_object()) {
+    std::cout << document.dump(2) << '\n';
+    return;
+  }
+  nlohmann::json versioned = document;
+  versioned["schema_version"] = kJsonSchemaVersion;
+  std::cout << versioned.dump(2) << '\n';
+}
+
+void enable_json_errors() { json_state().enabled = true; }
+
+void remember_json_error(std::string_view message, const nlohmann::json& location) {
+  JsonErrorState& state = json_state();
+  if (!state.enabled || state.first_error) return;
+  state.first_error = std::string(message);
+  state.first_location = location;
+}
+bool json_document_printed() { return json_state().document_printed; }
+
+nlohmann::json json_error_document(int code) {
+  std::string message = json_state().first_error.value_or("failed with exit code " + std::to_string(code));
+  nlohmann::json location = json_state().first_location;
+  // "scion.yaml:12:5: error: ..." or "data/x.jsonl:7: ...": the place the message names.
+  static const std::regex kPlace(R"(^([^\s:]+):(\d+)(?::(\d+))?: (?:error: )?)");
+  std::smatch match;
+  if (location.is_null() && std::regex_search(message, match, kPlace)) {
+    location = {{"file", match[1].str()}, {"line", std::stoi(match[2].str())}};
+    location["column"] = match[3].matched ? nlohmann::json(std::stoi(match[3].str())) : nlohmann::json();
+    message = match.suffix().str();
+  }
+  return {{"schema_version", kJsonSchemaVersion},
+          {"error", {{"code", code}, {"message", message}, {"location", location}}}};
+}
 
 namespace {
 
@@ -64,6 +121,13 @@ void print(const std::vector<spec::Diagnostic>& diagnostics, const char* severit
 }  // namespace
 
 void print_diagnostics(const workbench::CheckedWorkspace& checked) {
+  if (!checked.errors.empty()) {
+    const spec::Diagnostic& first = checked.errors.front();
+    remember_json_error(first.message, {{"file", first.location.file},
+                                        {"line", first.location.line},
+                                        {"column", first.location.column},
+                                        {"key_path", first.key_path}});
+  }
   print(checked.warnings, "warning", Color::kYellow);
   print(checked.errors, "error", Color::kRed);
 }

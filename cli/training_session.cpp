@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <iostream>
@@ -10,6 +11,9 @@
 #include "cli/cmd_lineage_support.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "cli/progress_clock.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/memory_info.h"
 
 namespace scion::cli {
 namespace {
@@ -37,11 +41,14 @@ class StderrObserver : public workbench::TrainingObserver {
 
  private:
   int verbosity_;
+  ProgressClock progress_clock_;
 };
 
 void StderrObserver::step(const runtime::StepReport& r, std::size_t group_size) {
   if (verbosity_ < 0) return;
-  const bool tty = stderr_is_tty();
+  // In place on a terminal, whatever NO_COLOR says: "\r" is no colour, and works on a
+  // dumb terminal too.
+  const bool tty = stderr_is_terminal();
   const runtime::TrainingJob& job = *r.job;
   const bool last = r.step >= job.total_steps() || job.stopped_early();
   std::string line = fmt::format("  {:<20} step {:>5}/{:<5} loss {:.4f}  lr {:.2e}",
@@ -53,7 +60,8 @@ void StderrObserver::step(const runtime::StepReport& r, std::size_t group_size) 
   // On a terminal, one line per job is rewritten in place for a single job; otherwise
   // log every validation and the last step, so logs stay short.
   if (tty && group_size == 1 && !last && !r.validation) {
-    std::cerr << "\r" << line << std::flush;
+    std::cerr << "\r" << line << "  "
+              << progress_clock_.annotate(&job, r.step, job.total_steps()) << std::flush;
   } else if (r.validation || last || verbosity_ > 0) {
     std::cerr << (tty && group_size == 1 ? "\r" : "") << line << "\n";
   }
@@ -78,19 +86,30 @@ void print_summary_json(const workbench::TrainingOutcome& outcome) {
     groups.push_back({{"models", g.models},
                       {"status", g.status},
                       {"seconds", g.seconds},
-                      {"tokens_per_second", g.tokens_per_second}});
+                      {"tokens_per_second", g.tokens_per_second},
+                      {"precision", g.precision},
+                      {"planned_bytes", g.planned_bytes},
+                      {"resident_before_bytes", g.resident_before_bytes},
+                      {"peak_resident_bytes", g.peak_resident_bytes}});
   print_json({{"models", models}, {"groups", groups}});
 }
 
 void print_summary(const workbench::TrainingOutcome& outcome) {
   const bool tty = stdout_is_tty();
-  for (const workbench::GroupOutcome& g : outcome.groups)
-    std::cout << fmt::format("{} {} {} {} ({:.0f} tokens/s)\n",
+  for (const workbench::GroupOutcome& g : outcome.groups) {
+    std::cout << fmt::format("{} {} {} {} ({:.0f} tokens/s, {})\n",
                              g.status != "trained" ? g.status
                              : g.models.size() > 1 ? "co-batched"
                                                    : "trained",
                              fmt::join(g.models, ", "), g.status == "trained" ? "in" : "after",
-                             human_duration(g.seconds), g.tokens_per_second);
+                             human_duration(g.seconds), g.tokens_per_second, g.precision);
+    if (g.peak_resident_bytes > 0)
+      std::cout << fmt::format(
+          "  memory: peak {} resident, {} above the {} before the group (plan: {})\n",
+          runtime::memory_size(g.peak_resident_bytes),
+          runtime::memory_size(g.peak_resident_bytes - g.resident_before_bytes),
+          runtime::memory_size(g.resident_before_bytes), runtime::memory_size(g.planned_bytes));
+  }
   for (const workbench::ModelOutcome& o : outcome.models) {
     std::string detail;
     if (o.run_id)
@@ -123,19 +142,34 @@ std::string resume_hint(const workbench::TrainingOutcome& outcome) {
 int run_training(const GlobalOptions& global, const workbench::TrainRequest& request) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  auto store = open_store(global, /*create=*/true);
-  if (!store) return fail(store.status());
+  auto world = runtime::world_communicator();
+  if (!world) return fail(world.status());
+  runtime::Communicator& comm = **world;
+  // Under mpirun (docs/distributed.md), rank 0 creates (or migrates) the store before the
+  // others open it to read.
+  Result<std::unique_ptr<lineage::LineageStore>> store =
+      Status(StatusCode::kInternal, "store not opened");
+  auto status_of = [&] { return store ? Status::ok() : store.status(); };
+  if (comm.rank() == 0) store = open_store(global, /*create=*/true);
+  if (Status opened = comm.agree(comm.rank() == 0 ? status_of() : Status::ok()); !opened.is_ok())
+    return fail(opened);
+  if (comm.rank() != 0) store = open_store_read_only(global);
+  if (Status opened = comm.agree(status_of()); !opened.is_ok()) return fail(opened);
+  // The other ranks print only their errors.
+  const int verbosity = comm.rank() == 0 ? global.verbosity : std::min(global.verbosity, -1);
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
-  StderrObserver observer(global.verbosity);
+  StderrObserver observer(verbosity);
   workbench::TrainRequest quiet_aware = request;
-  quiet_aware.quiet = global.verbosity < 0;
-  auto outcome = workbench::train(*ws, **store, quiet_aware, observer, &g_interrupted);
+  quiet_aware.quiet = verbosity < 0;
+  auto outcome = workbench::train(*ws, **store, quiet_aware, observer, &g_interrupted, &comm);
   if (!outcome) return fail(outcome.status());
-  if (global.json)
-    print_summary_json(*outcome);
-  else
-    print_summary(*outcome);
+  if (comm.rank() == 0) {
+    if (global.json)
+      print_summary_json(*outcome);
+    else
+      print_summary(*outcome);
+  }
   Status status = outcome->status;
   if (status.is_ok() && !outcome->diverged.empty()) {
     // Every divergence is an error of its own; the last one sets the exit status.

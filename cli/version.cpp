@@ -4,26 +4,50 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/output.h"
-#include "runtime/device_info.h"
+#include "runtime/cpu/onednn_gemm.h"
+#include "runtime/cuda_plugin.h"
 #include "scion_config.h"
 
 namespace scion::cli {
 
 void print_version(bool json) {
+  // What was built (cudnn and nccl: linked into the CUDA plugin), then what this process
+  // could actually load and see: a plugin built but not loadable is said as such.
   const nlohmann::json build = {
-      {"build_type", SCION_BUILD_TYPE}, {"cuda", SCION_HAVE_CUDA == 1},
+      {"build_type", SCION_BUILD_TYPE}, {"cuda_plugin", SCION_HAVE_CUDA == 1},
       {"cudnn", SCION_HAVE_CUDNN == 1}, {"nccl", SCION_HAVE_NCCL == 1},
       {"mpi", SCION_HAVE_MPI == 1}};
-  const std::vector<std::string> devices = runtime::describe_cuda_devices();
+  const runtime::cpu::OnednnInfo onednn = runtime::cpu::onednn_info();
+  const nlohmann::json cpu = {{"onednn", onednn.version},
+                              {"isa", onednn.isa},
+                              {"native_bf16", onednn.native_bf16},
+                              {"bf16_kernel", onednn.bf16_kernel}};
+  const runtime::CudaBackendInfo& cuda = runtime::cuda_backend_info();
   if (json) {
-    print_json({{"version", SCION_VERSION}, {"build", build}, {"cuda_devices", devices}});
+    nlohmann::json backend = {{"built", cuda.built}, {"loaded", cuda.loaded}, {"devices", cuda.devices}};
+    if (!cuda.plugin_path.empty()) backend["plugin"] = cuda.plugin_path;
+    if (!cuda.libraries.empty()) backend["libraries"] = cuda.libraries;
+    if (!cuda.why_no_device.empty()) backend["why_no_device"] = cuda.why_no_device;
+    print_json({{"version", SCION_VERSION}, {"build", build}, {"cpu", cpu},
+                {"cuda_backend", backend}, {"cuda_devices", cuda.devices}});
     return;
   }
   auto yes_no = [&](const char* key) { return build[key].get<bool>() ? "yes" : "no"; };
   std::cout << "scion " << SCION_VERSION << " (" << SCION_BUILD_TYPE << ")\n"
-            << "build: cuda " << yes_no("cuda") << ", cudnn " << yes_no("cudnn") << ", nccl "
-            << yes_no("nccl") << ", mpi " << yes_no("mpi") << "\n";
-  for (const std::string& line : devices) std::cout << "device: " << line << "\n";
+            << "build: cuda plugin " << yes_no("cuda_plugin") << " (cudnn " << yes_no("cudnn")
+            << ", nccl " << yes_no("nccl") << "), mpi " << yes_no("mpi") << "\n";
+  std::cout << "cpu: oneDNN " << onednn.version << ", isa " << onednn.isa << ", bf16 "
+            << (onednn.native_bf16 ? "native"
+                : onednn.bf16_kernel ? "emulated by oneDNN (no bf16 instructions)"
+                                     : "emulated in fp32 (no bf16 instructions; fp32 is faster here)")
+            << "\n";
+  if (cuda.loaded)
+    std::cout << "cuda backend: loaded " << cuda.plugin_path << " (" << cuda.libraries << ")\n";
+  else
+    std::cout << "cuda backend: not loaded\n";
+  for (const std::string& line : cuda.devices) std::cout << "device: " << line << "\n";
+  if (!cuda.why_no_device.empty()) std::cout << "device: none: " << cuda.why_no_device << "\n";
+  std::cout << "compute: cpu (the CUDA backend implements no training or evaluation ops yet)\n";
 }
 
 }  // namespace scion::cli

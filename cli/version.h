@@ -1,4 +1,5 @@
-// `scion --version`: version, build options and the CUDA devices this build can see.
+// `scion --version`: version, build options, whether the CUDA plugin loaded and which
+// devices it sees (or why none).
 #pragma once
 
 namespace scion::cli {

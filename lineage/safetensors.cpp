@@ -39,7 +39,7 @@ Result<SafetensorsTensor> parse_entry(const std::string& source, const std::stri
   auto dtype = parse_dtype(dtype_it->get<std::string>());
   if (!dtype) {
     return bad_file(source, where + " has dtype " + dtype_it->get<std::string>() +
-                                "; scion reads F32, F16 and BF16 (convert the checkpoint)");
+                                ", which the safetensors format does not define");
   }
   SafetensorsTensor tensor{name, *dtype, {}, {}};
   if (!shape_it->is_array()) return bad_file(source, where + " has a shape that is not a list");

@@ -1,6 +1,6 @@
 // Reading and writing safetensors files: an 8-byte little-endian header length, a JSON
 // header {name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__": {str: str}},
-// then the tensor bytes. Only F32, F16 and BF16 tensors are accepted.
+// then the tensor bytes. Every dtype the format defines is read (lineage/dtype.h).
 //
 // parse_safetensors() treats its input as hostile: every length, offset and shape is
 // checked (header past the end of the file, offsets out of bounds or overlapping, shapes

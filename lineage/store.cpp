@@ -115,6 +115,10 @@ Result<std::unique_ptr<SqliteDb>> open_for_reading(const fs::path& db_path,
 }
 
 Result<std::int64_t> checked_byte_count(const ParameterWrite& p) {
+  if (p.dtype != DType::kF32 && p.dtype != DType::kF16 && p.dtype != DType::kBF16)
+    return invalid_argument("parameter '" + p.name + "' has dtype " +
+                            std::string(dtype_name(p.dtype)) +
+                            "; the store holds F32, F16 and BF16 parameters (convert it first)");
   std::int64_t numel = 1;
   for (std::int64_t dim : p.shape) {
     if (dim < 0 || __builtin_mul_overflow(numel, dim, &numel)) {

@@ -39,6 +39,12 @@ enum class Op {
   kSgd,
 };
 
+// The precision of the products (matmul_*): fp32, or bf16 operands with fp32
+// accumulation. Every other op (norms, softmax, losses, optimizer updates) is fp32 in
+// both, and every pointer a backend method takes is fp32.
+enum class Precision { kF32, kBF16 };
+const char* precision_name(Precision precision);
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -46,6 +52,7 @@ class Backend {
   virtual std::string name() const = 0;
   virtual Device device() const = 0;
   virtual bool supports_op(Op op) const = 0;
+  virtual Precision precision() const { return Precision::kF32; }
 
   // nullptr when the memory cannot be had; callers must check (Arena::create does).
   virtual void* allocate(std::size_t bytes) = 0;
@@ -120,10 +127,34 @@ class Backend {
                             int step) = 0;
   virtual void sgd_update(float* param, const float* grad, float* velocity, std::int64_t n,
                           float lr, float momentum, float weight_decay) = 0;
+
+  // Operations only imported Hugging Face architectures use (BERT: layer_norm_eps, exact
+  // GELU, the pooler's tanh). The defaults run the CPU kernels (backend.cpp), which is
+  // right for every backend whose memory the host addresses; a device backend overrides.
+  virtual void layernorm_forward_eps(float* out, float* mean, float* rstd, const float* inp,
+                                     const float* weight, const float* bias, std::int64_t N,
+                                     int C, float eps);
+  virtual void gelu_erf_forward(float* out, const float* inp, std::int64_t N);
+  virtual void gelu_erf_backward(float* dinp, const float* inp, const float* dout,
+                                 std::int64_t N);
+  virtual void tanh_forward(float* out, const float* inp, std::int64_t N);
+  virtual void tanh_backward(float* dinp, const float* out, const float* dout, std::int64_t N);
 };
 
-// The CPU reference backend (OpenBLAS + OpenMP), always available. `threads` <= 0 keeps
-// the current OpenMP/OpenBLAS settings; otherwise both pools are set to `threads`.
+// Which library runs the CPU backend's fp32 products. OpenBLAS is the reference;
+// oneDNN (runtime/cpu/onednn_gemm.h) picks kernels for the CPU at run time. bf16
+// products always run on oneDNN.
+enum class MatmulLibrary { kOnednn, kOpenBlas };
+
+struct CpuBackendOptions {
+  int threads = 0;  // <= 0 keeps the current OpenMP settings; otherwise the team's size
+  Precision precision = Precision::kF32;
+  MatmulLibrary fp32_matmul = MatmulLibrary::kOpenBlas;
+};
+
+// The CPU backend (OpenBLAS, oneDNN and OpenMP), always available. The first form is
+// the fp32 reference with `threads` as in CpuBackendOptions.
 std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
+std::unique_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options);
 
 }  // namespace scion::runtime

@@ -172,8 +172,13 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
   w.dtok_emb = r.at("tok_emb.weight").grad;
   w.pos_emb = r.at("pos_emb.weight").value;
   w.dpos_emb = r.at("pos_emb.weight").grad;
+  if (w.arch.type_vocab_size > 0) {
+    w.type_emb = r.at("type_emb.weight").value;
+    w.dtype_emb = r.at("type_emb.weight").grad;
+  }
   if (w.arch.norm == spec::NormPlacement::kPost) w.emb_ln = r.norm("emb_ln");
   if (w.arch.norm == spec::NormPlacement::kPre) w.ln_f = r.norm("ln_f");
+  if (w.arch.pooler) w.pooler = r.linear("pooler", w.arch.width, w.arch.width);
   if (w.arch.tie_embeddings) {
     w.lm_head = w.tok_emb;
     w.dlm_head = w.dtok_emb;
@@ -209,6 +214,7 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
       const int l = std::stoi(p.name.substr(4, p.name.find('.', 4) - 4));
       w.lowest_trained_block = std::min(w.lowest_trained_block, l);
     } else if (!p.name.starts_with("head") && !p.name.starts_with("ln_f") &&
+               !p.name.starts_with("pooler.") &&
                !(p.name == "lm_head.weight")) {
       w.lowest_trained_block = -1;  // embeddings, emb_ln or prompts
     }

@@ -94,12 +94,19 @@ struct ModelWeights {
   const float* pos_emb = nullptr;  // (T, C)
   float* dtok_emb = nullptr;
   float* dpos_emb = nullptr;
+  // (types, C) BERT's token-type embeddings; every token is type 0, so row 0 is added to
+  // every position (Architecture::type_vocab_size > 0; null otherwise).
+  const float* type_emb = nullptr;
+  float* dtype_emb = nullptr;
   NormWeights emb_ln;  // post-norm only
   NormWeights ln_f;    // pre-norm only
   std::vector<BlockWeights> blocks;
   const float* lm_head = nullptr;  // (V, C): tok_emb when tied
   float* dlm_head = nullptr;
   std::vector<PromptWeights> prompts;  // ancestors first
+  // BERT's pooler: the classifier reads tanh(pooler(pooled)) (Architecture::pooler; the
+  // weight is null otherwise).
+  LinearWeights pooler;
   bool has_classifier = false;
   ClassifierWeights classifier;
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,6 +95,11 @@ class GradientSet {
                                     const std::string& model, const ParameterBinding& shared = {});
   const ParameterBinding& binding() const { return binding_; }
   void zero() { arena_.zero(); }
+  // Its own gradients (not the shared ones it binds), as one run of floats: what data
+  // parallelism sums over the ranks.
+  std::span<float> own_values() const {
+    return {static_cast<float*>(arena_.data()), arena_.bytes() / sizeof(float)};
+  }
 
  private:
   GradientSet() = default;

@@ -35,6 +35,7 @@ void add_trunk(const Model& base, const Workspace& ws, std::vector<ParameterSpec
   };
   add("tok_emb.weight", {V, C});
   add("pos_emb.weight", {T, C});
+  if (a.type_vocab_size > 0) add("type_emb.weight", {a.type_vocab_size, C});
   if (a.norm == spec::NormPlacement::kPost) {
     add("emb_ln.weight", {C});
     add("emb_ln.bias", {C});
@@ -57,6 +58,10 @@ void add_trunk(const Model& base, const Workspace& ws, std::vector<ParameterSpec
   if (a.norm == spec::NormPlacement::kPre) {
     add("ln_f.weight", {C});
     add("ln_f.bias", {C});
+  }
+  if (a.pooler) {
+    add("pooler.weight", {C, C});
+    add("pooler.bias", {C});
   }
   if (!a.tie_embeddings) add("lm_head.weight", {V, C});
   if (base.training && base.training->objective == spec::Objective::kClassification) {

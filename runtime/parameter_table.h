@@ -9,6 +9,8 @@
 //   blk.N.ln2.{weight,bias} (C)  blk.N.ffn_in.weight (F, C) .bias (F)
 //   blk.N.ffn_out.weight (C, F) .bias (C)   lm_head.weight (V, C) when embeddings are untied
 //   head.weight (K, C), head.bias (K)   a base trained with the classification objective
+//   type_emb.weight (types, C)   BERT's token-type embeddings (Architecture::type_vocab_size)
+//   pooler.weight (C, C), pooler.bias (C)   BERT's pooler (Architecture::pooler)
 //
 // Adapters carry the name of the model that introduced them, so a descendant of a
 // descendant can hold its parent's adapter and its own on the same linear layer:

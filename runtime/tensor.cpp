@@ -37,21 +37,6 @@ Tensor Tensor::rows(std::int64_t begin, std::int64_t end) const {
   return view;
 }
 
-std::uint16_t float_to_bf16(float value) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  if (std::isnan(value)) return static_cast<std::uint16_t>((bits >> 16) | 0x40);
-  const std::uint32_t rounding = 0x7fff + ((bits >> 16) & 1);
-  return static_cast<std::uint16_t>((bits + rounding) >> 16);
-}
-
-float bf16_to_float(std::uint16_t bits) {
-  const std::uint32_t wide = static_cast<std::uint32_t>(bits) << 16;
-  float value;
-  std::memcpy(&value, &wide, 4);
-  return value;
-}
-
 std::uint16_t float_to_fp16(float value) {
   std::uint32_t bits;
   std::memcpy(&bits, &value, 4);

@@ -11,6 +11,7 @@
 // Tensors are plain values; copying one copies the view, not the data.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -41,8 +42,16 @@ struct Tensor {
 };
 
 // Round-to-nearest-even conversions; NaN stays NaN, overflow becomes infinity.
-std::uint16_t float_to_bf16(float value);
-float bf16_to_float(std::uint16_t bits);
+// The bf16 pair is inline: the bf16 matmuls round every operand element with it.
+inline std::uint16_t float_to_bf16(float value) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  if (value != value) return static_cast<std::uint16_t>((bits >> 16) | 0x40);  // NaN stays NaN
+  const std::uint32_t rounding = 0x7fff + ((bits >> 16) & 1);
+  return static_cast<std::uint16_t>((bits + rounding) >> 16);
+}
+inline float bf16_to_float(std::uint16_t bits) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+}
 std::uint16_t float_to_fp16(float value);
 float fp16_to_float(std::uint16_t bits);
 

@@ -6,12 +6,14 @@
 
 #include "runtime/cpu/cross_entropy.h"
 #include "runtime/cpu/dropout.h"
+#include "runtime/cpu/layernorm.h"
 
 namespace scion::runtime {
 namespace {
 
 bool same_trunk(const ModelWeights& a, const ModelWeights& b) {
-  if (a.tok_emb != b.tok_emb || a.pos_emb != b.pos_emb || a.lm_head != b.lm_head ||
+  if (a.tok_emb != b.tok_emb || a.pos_emb != b.pos_emb || a.type_emb != b.type_emb ||
+      a.lm_head != b.lm_head ||
       a.ln_f.weight != b.ln_f.weight || a.emb_ln.weight != b.emb_ln.weight ||
       a.blocks.size() != b.blocks.size())
     return false;
@@ -61,7 +63,7 @@ struct BatchPlan {
   };
   struct SegmentActs {
     std::int64_t row0 = 0, rows = 0;
-    std::int64_t counted = 0;  // targets counted by the last forward
+    std::int64_t counted = 0;  // the last forward's loss denominator (Segment::loss_denominator)
     int B = 0, T = 0, P = 0, S = 0;  // S = P + T
     std::vector<std::int32_t> attn_lengths;  // (B) prompt + real tokens; empty: all S
     std::vector<std::int32_t> lm_targets;    // (B, S) for LM objectives
@@ -78,6 +80,10 @@ struct BatchPlan {
     float* dbneck_act = nullptr;
     float* pooled = nullptr;   // (B, C)
     float* dpooled = nullptr;  // (B, C)
+    // BERT's pooler between pooling and the head: tanh(pooled · Wᵀ + b).
+    float* pooler_pre = nullptr;  // (B, C)
+    float* pooler_out = nullptr;  // (B, C)
+    float* dpooler = nullptr;     // (B, C)
     float* logits = nullptr;   // (B, K) or (rows, V)
     float* dlogits = nullptr;
     float* probs = nullptr;
@@ -473,6 +479,11 @@ Status plan_batch(detail::BatchPlan& plan, const FamilyBatch& batch, Backend& ba
     if (classify) {
       layout.add(p + "pooled", sa.B * C, &sa.pooled);
       layout.add(p + "dpooled", sa.B * C, &sa.dpooled);
+      if (m.pooler.weight) {
+        layout.add(p + "pooler_pre", sa.B * C, &sa.pooler_pre);
+        layout.add(p + "pooler_out", sa.B * C, &sa.pooler_out);
+        layout.add(p + "dpooler", sa.B * C, &sa.dpooler);
+      }
     }
     layout.add(p + "logits", logit_rows * width, &sa.logits);
     // Inference takes no loss: an LM head's logits (rows × V) are the largest buffers of a
@@ -516,6 +527,12 @@ class Pass {
   const detail::Stage& units(int l) const { return plan_.stages[l + 1]; }
   std::int64_t rows_at(int l) const { return plan_.stage_rows[l + 1]; }
 
+  // The model's layer norm (its epsilon) and FFN activation (architecture.h's choices).
+  void layer_norm(float* out, float* mean, float* rstd, const float* inp, const NormWeights& w,
+                  std::int64_t rows);
+  void activation_forward(float* out, const float* inp, std::int64_t n);
+  void activation_backward(float* dinp, const float* inp, const float* dout, std::int64_t n);
+
   void prepare_segment_inputs();
   void embeddings_forward();
   const float* block_forward(int l, const float* x);
@@ -542,6 +559,29 @@ class Pass {
   const std::int64_t N_;
   const bool pre_norm_;
 };
+
+void Pass::layer_norm(float* out, float* mean, float* rstd, const float* inp,
+                      const NormWeights& w, std::int64_t rows) {
+  if (a_.norm_eps == cpu::kLayerNormEps)
+    be_.layernorm_forward(out, mean, rstd, inp, w.weight, w.bias, rows, C_);
+  else
+    be_.layernorm_forward_eps(out, mean, rstd, inp, w.weight, w.bias, rows, C_, a_.norm_eps);
+}
+
+void Pass::activation_forward(float* out, const float* inp, std::int64_t n) {
+  if (a_.activation == spec::Activation::kGeluErf)
+    be_.gelu_erf_forward(out, inp, n);
+  else
+    be_.gelu_forward(out, inp, n);
+}
+
+void Pass::activation_backward(float* dinp, const float* inp, const float* dout,
+                               std::int64_t n) {
+  if (a_.activation == spec::Activation::kGeluErf)
+    be_.gelu_erf_backward(dinp, inp, dout, n);
+  else
+    be_.gelu_backward(dinp, inp, dout, n);
+}
 
 void Pass::prepare_segment_inputs() {
   for (std::size_t s = 0; s < segment_count(); ++s) {
@@ -590,10 +630,14 @@ void Pass::embeddings_forward() {
     be_.embedding_forward(plan_.emb + u.row0 * C_, seg(u.segment).tokens, trunk_.tok_emb,
                           trunk_.pos_emb, sa.P ? sa.prompt : nullptr, sa.B, sa.T, sa.P, C_);
   }
+  // BERT's token types: every token is type 0 (single texts), so row 0 goes everywhere.
+  if (trunk_.type_emb)
+    for (std::int64_t row = 0; row < plan_.stage_rows.front(); ++row)
+      be_.add_inplace(plan_.emb + row * C_, trunk_.type_emb, 1.0f, C_);
   dropout_forward(plan_.emb, plan_.emb_mask, -1, kEmbeddingSite, C_);
   if (!pre_norm_)
-    be_.layernorm_forward(plan_.embn, plan_.embn_mean, plan_.embn_rstd, plan_.emb,
-                          trunk_.emb_ln.weight, trunk_.emb_ln.bias, plan_.stage_rows.front(), C_);
+    layer_norm(plan_.embn, plan_.embn_mean, plan_.embn_rstd, plan_.emb, trunk_.emb_ln,
+               plan_.stage_rows.front());
 }
 
 // The frozen product once over all rows, then each segment's LoRA on its own rows.
@@ -645,7 +689,7 @@ const float* Pass::block_forward(int l, const float* x) {
   const std::int64_t N_ = rows_at(l);  // shadows the batch's rows: this block's units
   const float* attn_in = x;
   if (pre_norm_) {
-    be_.layernorm_forward(b.ln1, b.ln1_mean, b.ln1_rstd, x, w.ln1.weight, w.ln1.bias, N_, C_);
+    layer_norm(b.ln1, b.ln1_mean, b.ln1_rstd, x, w.ln1, N_);
     attn_in = b.ln1;
   }
   linear_forward(l, kAttnQ, b.q, attn_in);
@@ -666,20 +710,20 @@ const float* Pass::block_forward(int l, const float* x) {
   bottleneck_forward(l, 0, b.o, b.res1);
   const float* ffn_in;
   if (pre_norm_) {
-    be_.layernorm_forward(b.ln2, b.ln2_mean, b.ln2_rstd, b.res1, w.ln2.weight, w.ln2.bias, N_, C_);
+    layer_norm(b.ln2, b.ln2_mean, b.ln2_rstd, b.res1, w.ln2, N_);
     ffn_in = b.ln2;
   } else {
-    be_.layernorm_forward(b.ln1, b.ln1_mean, b.ln1_rstd, b.res1, w.ln1.weight, w.ln1.bias, N_, C_);
+    layer_norm(b.ln1, b.ln1_mean, b.ln1_rstd, b.res1, w.ln1, N_);
     ffn_in = b.ln1;
   }
   linear_forward(l, kFfnIn, b.h, ffn_in);
-  be_.gelu_forward(b.g, b.h, N_ * F_);
+  activation_forward(b.g, b.h, N_ * F_);
   linear_forward(l, kFfnOut, b.f, b.g);
   dropout_forward(b.f, b.f_mask, l, kFfnSite, C_);
   be_.residual_forward(b.res2, pre_norm_ ? b.res1 : b.ln1, b.f, N_ * C_);
   bottleneck_forward(l, 1, b.f, b.res2);
   if (pre_norm_) return b.res2;
-  be_.layernorm_forward(b.ln2, b.ln2_mean, b.ln2_rstd, b.res2, w.ln2.weight, w.ln2.bias, N_, C_);
+  layer_norm(b.ln2, b.ln2_mean, b.ln2_rstd, b.res2, w.ln2, N_);
   return b.ln2;
 }
 
@@ -696,7 +740,13 @@ void Pass::heads_forward(const float* y, std::vector<SegmentResult>& results) {
     if (m.objective == spec::Objective::kClassification) {
       const LinearWeights& head = m.classifier.linear;
       be_.pool_forward(sa.pooled, ys, seg(s).lengths, sa.B, sa.S, sa.P, C_, m.classifier.pooling);
-      be_.matmul_forward(sa.logits, sa.pooled, head.weight, head.bias, sa.B, C_, head.out);
+      const float* features = sa.pooled;
+      if (m.pooler.weight) {
+        be_.matmul_forward(sa.pooler_pre, sa.pooled, m.pooler.weight, m.pooler.bias, sa.B, C_, C_);
+        be_.tanh_forward(sa.pooler_out, sa.pooler_pre, static_cast<std::int64_t>(sa.B) * C_);
+        features = sa.pooler_out;
+      }
+      be_.matmul_forward(sa.logits, features, head.weight, head.bias, sa.B, C_, head.out);
       rows = sa.B;
       width = head.out;
       targets = seg(s).targets;
@@ -710,10 +760,10 @@ void Pass::heads_forward(const float* y, std::vector<SegmentResult>& results) {
     }
     if (!targets) continue;
     r.counted = be_.cross_entropy_forward(sa.losses, sa.probs, sa.logits, targets, rows, width);
-    sa.counted = r.counted;
+    sa.counted = seg(s).loss_denominator > 0 ? seg(s).loss_denominator : r.counted;
     double sum = 0.0;  // fixed order: the loss must not depend on threads
     for (std::int64_t i = 0; i < rows; ++i) sum += sa.losses[i];
-    r.loss = r.counted ? static_cast<float>(sum / static_cast<double>(r.counted)) : 0.0f;
+    r.loss = sa.counted ? static_cast<float>(sum / static_cast<double>(sa.counted)) : 0.0f;
   }
 }
 
@@ -732,8 +782,7 @@ void Pass::forward(std::vector<SegmentResult>& results) {
     x = block_forward(l, x);
   }
   if (pre_norm_) {
-    be_.layernorm_forward(plan_.lnf, plan_.lnf_mean, plan_.lnf_rstd, x, trunk_.ln_f.weight,
-                          trunk_.ln_f.bias, plan_.stage_rows.back(), C_);
+    layer_norm(plan_.lnf, plan_.lnf_mean, plan_.lnf_rstd, x, trunk_.ln_f, plan_.stage_rows.back());
     x = plan_.lnf;
   }
   heads_forward(x, results);
@@ -752,8 +801,17 @@ void Pass::heads_backward(const float* y, float* dy) {
       const LinearWeights& head = m.classifier.linear;
       const float scale = sa.counted ? 1.0f / static_cast<float>(sa.counted) : 0.0f;
       be_.cross_entropy_backward(sa.dlogits, sa.probs, seg(s).targets, scale, sa.B, head.out);
-      be_.matmul_backward(sa.dpooled, head.dweight, head.dbias, sa.dlogits, sa.pooled,
-                          head.weight, 1.0f, sa.B, C_, head.out, GradMode::kAssign);
+      if (m.pooler.weight) {
+        const std::int64_t n = static_cast<std::int64_t>(sa.B) * C_;
+        be_.matmul_backward(sa.dpooler, head.dweight, head.dbias, sa.dlogits, sa.pooler_out,
+                            head.weight, 1.0f, sa.B, C_, head.out, GradMode::kAssign);
+        be_.tanh_backward(sa.dpooler, sa.pooler_out, sa.dpooler, n);
+        be_.matmul_backward(sa.dpooled, m.pooler.dweight, m.pooler.dbias, sa.dpooler, sa.pooled,
+                            m.pooler.weight, 1.0f, sa.B, C_, C_, GradMode::kAssign);
+      } else {
+        be_.matmul_backward(sa.dpooled, head.dweight, head.dbias, sa.dlogits, sa.pooled,
+                            head.weight, 1.0f, sa.B, C_, head.out, GradMode::kAssign);
+      }
       be_.pool_backward(dys, sa.dpooled, seg(s).lengths, sa.B, sa.S, sa.P, C_,
                         m.classifier.pooling);
     } else {
@@ -866,7 +924,7 @@ void Pass::block_backward(int l, const float* x, bool input_grad) {
   bottleneck_backward(l, 1, b.f, dres2, dbranch);
   dropout_backward(dbranch, b.f_mask, C_);
   linear_backward(l, kFfnOut, plan_.dg, dbranch, b.g, GradMode::kAssign);
-  be_.gelu_backward(plan_.dh, b.h, plan_.dg, N_ * F_);
+  activation_backward(plan_.dh, b.h, plan_.dg, N_ * F_);
   if (pre_norm_) {
     linear_backward(l, kFfnIn, dtmp, plan_.dh, b.ln2, GradMode::kAssign);
     be_.layernorm_backward(dx, w.ln2.dweight, w.ln2.dbias, dtmp, b.res1, w.ln2.weight,
@@ -908,6 +966,9 @@ void Pass::embeddings_backward() {
     demb = plan_.dtmp;
   }
   dropout_backward(demb, plan_.emb_mask, C_);
+  if (trunk_.dtype_emb)
+    for (std::int64_t row = 0; row < N_; ++row)
+      be_.add_inplace(trunk_.dtype_emb, demb + row * C_, 1.0f, C_);
   for (std::size_t s = 0; s < segment_count(); ++s) {
     const ModelWeights& m = *seg(s).model;
     Plan::SegmentActs& sa = plan_.segments[s];

@@ -26,6 +26,11 @@
 // dropped. The masked-LM head is the (tied or untied) output embedding applied directly
 // to the final hidden states, without BERT's extra dense + norm transform.
 //
+// Imported BERT-family bases (spec::Architecture from config.json) differ only where
+// Hugging Face's BertModel does: token-type row 0 added to every embedding, their
+// layer_norm_eps, exact (erf) GELU in the FFN, and the pooler tanh(dense(·)) between
+// pooling and a classification head, as BertForSequenceClassification applies it.
+//
 // Usage (one training step of two jobs on one trunk):
 //   SegmentedTransformer net(backend);
 //   FamilyBatch batch{.segments = {{&job_a, 8, 128, tok_a, len_a, labels_a, seed_a},
@@ -64,6 +69,10 @@ struct Segment {
   // Null: inference only, no loss.
   const std::int32_t* targets = nullptr;
   std::uint64_t dropout_seed = 0;  // vary per step; masks depend only on (seed, row, site)
+  // The mean loss divides by this many targets; 0: the targets counted in this segment.
+  // Data parallelism gives each rank a slice of a batch and here the whole batch's count,
+  // so that the ranks' losses and gradients sum to the whole batch's mean.
+  std::int64_t loss_denominator = 0;
 };
 
 struct FamilyBatch {
@@ -81,7 +90,7 @@ struct FamilyBatch {
 };
 
 struct SegmentResult {
-  float loss = 0.0f;          // mean over counted targets; 0 when none or no targets
+  float loss = 0.0f;          // sum over counted targets / denominator (Segment::loss_denominator)
   std::int64_t counted = 0;   // targets that were not ignored
   // Classification: (B, K). LM: (B, P+T, V) where the first P positions are the
   // segment's prompt tokens. Valid until the next forward().

@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "spec/hf_model_folder.h"
 #include "spec/loader_parts.h"
 
 namespace scion::spec::detail {
@@ -35,7 +36,8 @@ bool check_model_shape(SpecReader& r, const YamlNode& node, const std::string& p
   };
   if (base) {
     forbid("adapt", " (only a descendant, with 'from', is adapted)");
-    if (!find(node, "architecture")) {
+    // An imported Hugging Face folder brings its architecture (checked once it is read).
+    if (!find(node, "architecture") && !find(node, "import")) {
       r.error(node, path,
               "missing required key 'architecture' (a base model needs one; a descendant "
               "names its parent with 'from')");
@@ -160,6 +162,76 @@ void warn_labels_ignored(SpecReader& r, const ModelEntry& e, bool has_head,
   }
 }
 
+// The keys an architecture written beside a Hugging Face folder may give, each of which
+// must agree with config.json: the folder is the truth, the spec only restates it.
+void check_architecture_agrees(SpecReader& r, const YamlNode& node, const std::string& path,
+                               const Architecture& folder, const std::string& config) {
+  if (!r.expect_map(node, path, "a mapping describing the transformer")) return;
+  constexpr std::string_view kRestatable[] = {"layers", "width", "heads", "ffn_width",
+                                              "vocab_size", "max_length", "type", "norm"};
+  r.check_keys(node, path, kRestatable);
+  const std::pair<const char*, int> counts[] = {
+      {"layers", folder.layers},         {"width", folder.width},
+      {"heads", folder.heads},           {"ffn_width", folder.ffn_width},
+      {"vocab_size", folder.vocab_size}, {"max_length", folder.max_length}};
+  for (const auto& [key, expected] : counts) {
+    int given = 0;
+    const YamlNode* n = find(node, key);
+    if (n && r.read_int(n, join_path(path, key), given, 1, 1 << 22, "a positive integer") &&
+        given != expected)
+      r.error(*n, join_path(path, key),
+              fmt::format("{} is {} but '{}' says {}", key, given, config, expected),
+              "; remove the key (the folder's config.json gives the architecture) or fix it");
+  }
+  const std::pair<const char*, std::string_view> words[] = {{"type", "encoder"},
+                                                            {"norm", "post"}};
+  for (const auto& [key, expected] : words) {
+    const YamlNode* n = find(node, key);
+    if (n && (!n->is_scalar() || n->value != expected))
+      r.error(*n, join_path(path, key),
+              fmt::format("{} is '{}' but '{}' describes a BERT model ({})", key, n->value,
+                          config, expected),
+              "; remove the key (the folder's config.json gives the architecture) or fix it");
+  }
+}
+
+// `import` (a safetensors file, or a Hugging Face folder that also gives the architecture)
+// and `architecture` of a base.
+void load_base_weights_and_architecture(SpecReader& r, const YamlNode& node,
+                                        const std::string& path, FileResolver& files,
+                                        Model& model) {
+  const YamlNode* arch = find(node, "architecture");
+  const YamlNode* import = find(node, "import");
+  std::string spelled;
+  const bool import_read = import && r.read_string(import, join_path(path, "import"), spelled);
+  if (import_read && !spelled.empty() && std::filesystem::is_directory(files.base_dir / spelled)) {
+    const std::filesystem::path folder = (files.base_dir / spelled).lexically_normal();
+    auto read = read_hf_model_folder(folder, spelled);
+    if (!read) {
+      r.error(*import, join_path(path, "import"), read.status().message());
+      return;
+    }
+    model.import_path = folder.string();
+    model.import_digest = read->digest;
+    model.architecture = read->architecture;
+    if (arch)
+      check_architecture_agrees(r, *arch, join_path(path, "architecture"), read->architecture,
+                                (folder / "config.json").string());
+    return;
+  }
+  if (arch) model.architecture = load_architecture(r, *arch, join_path(path, "architecture"));
+  if (!import) return;
+  if (!arch)
+    r.error(node, path,
+            "missing required key 'architecture' (a base imported from a safetensors file "
+            "needs one; a Hugging Face model folder's config.json gives it instead)");
+  std::filesystem::path absolute;
+  if (import_read &&
+      resolve_file(r, *import, join_path(path, "import"), spelled, files, absolute,
+                   model.import_digest))
+    model.import_path = absolute.string();
+}
+
 }  // namespace
 
 std::optional<Architecture> load_architecture(SpecReader& r, const YamlNode& node,
@@ -233,18 +305,7 @@ std::vector<ModelEntry> load_model_heads(SpecReader& r, const YamlNode& section,
         r.error(*e.from_node, join_path(path, "from"), "expected a model name, got ''");
       const bool base = e.from_node == nullptr;
       e.shape_ok = check_model_shape(r, *value, path, base);
-      if (base) {
-        if (const YamlNode* arch = find(*value, "architecture"))
-          e.model.architecture = load_architecture(r, *arch, join_path(path, "architecture"));
-        if (const YamlNode* import = find(*value, "import")) {
-          std::string file;
-          std::filesystem::path absolute;
-          if (r.read_string(import, join_path(path, "import"), file) &&
-              resolve_file(r, *import, join_path(path, "import"), file, files, absolute,
-                           e.model.import_digest))
-            e.model.import_path = absolute.string();
-        }
-      }
+      if (base) load_base_weights_and_architecture(r, *value, path, files, e.model);
     }
     entries.push_back(std::move(e));
   }

@@ -12,7 +12,8 @@ constexpr std::string_view kTrainKeys[] = {"data",           "objective",
                                            "max_length",     "validation_split",
                                            "eval_every",     "mask_probability",
                                            "optimizer",      "schedule",
-                                           "early_stopping", "seed"};
+                                           "early_stopping", "seed",
+                                           "precision"};
 constexpr std::string_view kOptimizerKeys[] = {"type", "lr",       "weight_decay", "betas",
                                                "eps",  "momentum", "grad_clip"};
 constexpr std::string_view kScheduleKeys[] = {"type", "warmup_steps"};
@@ -26,6 +27,8 @@ constexpr Choice<OptimizerKind> kOptimizers[] = {{"adamw", OptimizerKind::kAdamW
 constexpr Choice<ScheduleKind> kSchedules[] = {{"constant", ScheduleKind::kConstant},
                                                {"linear", ScheduleKind::kLinear},
                                                {"cosine", ScheduleKind::kCosine}};
+constexpr Choice<Precision> kPrecisions[] = {{"fp32", Precision::kF32},
+                                             {"bf16", Precision::kBF16}};
 constexpr std::string_view kMetrics[] = {"val_loss", "val_accuracy"};
 
 constexpr int kMaxCount = 1 << 30;
@@ -174,6 +177,8 @@ std::optional<TrainingSpec> load_training(SpecReader& r, const YamlNode& node,
   if (const YamlNode* n = find(node, "early_stopping"))
     load_early_stopping(r, *n, join_path(path, "early_stopping"), t.early_stopping);
   r.read_uint64(find(node, "seed"), join_path(path, "seed"), t.seed);
+  r.read_choice<Precision>(find(node, "precision"), join_path(path, "precision"), kPrecisions,
+                           t.precision, "precision");
   check_recipe(r, node, path, t, c);
   return t;
 }

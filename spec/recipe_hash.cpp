@@ -11,7 +11,7 @@ namespace {
 using nlohmann::json;
 
 json to_json(const Architecture& a) {
-  return {{"type", a.kind == ArchitectureKind::kEncoder ? "encoder" : "decoder"},
+  json out = {{"type", a.kind == ArchitectureKind::kEncoder ? "encoder" : "decoder"},
           {"layers", a.layers},
           {"width", a.width},
           {"heads", a.heads},
@@ -23,6 +23,15 @@ json to_json(const Architecture& a) {
           {"tie_embeddings", a.tie_embeddings},
           {"tokenizer",
            {{"kind", static_cast<int>(a.tokenizer.kind)}, {"vocab_file", a.tokenizer.vocab_file}}}};
+  // Only where they differ from native models, so existing recipe hashes stay the same.
+  if (!a.hf_model_type.empty()) {
+    out["hf_model_type"] = a.hf_model_type;
+    out["norm_eps"] = a.norm_eps;
+    out["activation"] = a.activation == Activation::kGeluErf ? "gelu" : "gelu_tanh";
+    out["type_vocab_size"] = a.type_vocab_size;
+    out["pooler"] = a.pooler;
+  }
+  return out;
 }
 
 json to_json(const Adaptation& ad) {
@@ -66,7 +75,7 @@ json to_json(const Dataset& d) {
 json to_json(const TrainingSpec& t, const Workspace& ws) {
   const OptimizerSpec& o = t.optimizer;
   const Dataset* data = ws.find_dataset(t.dataset);
-  return {
+  json recipe = {
       {"data", data ? to_json(*data) : json()},
       {"objective", static_cast<int>(t.objective)},
       {"steps", t.steps},
@@ -91,6 +100,10 @@ json to_json(const TrainingSpec& t, const Workspace& ws) {
        {{"metric", t.early_stopping.metric}, {"patience", t.early_stopping.patience}}},
       // A string: JSON numbers lose precision above 2^53.
       {"seed", std::to_string(t.seed)}};
+  // Only when not the default, so that fp32 recipes keep the hashes they had before
+  // precision existed (and stay up to date in existing stores).
+  if (t.precision != Precision::kF32) recipe["precision"] = precision_name(t.precision);
+  return recipe;
 }
 
 // The shares `model` is in, each as its sorted modules and sorted partner names.

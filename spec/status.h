@@ -26,6 +26,7 @@ enum class StatusCode {
   kCancelled,        // the user interrupted the work (Ctrl-C)
   kOutOfMemory,      // an allocation failed, or planned work needs more memory than there is
   kDiverged,         // training produced a non-finite loss or parameter
+  kUnavailable,      // a device, plugin or peer process the work needs is not there
   kInternal,         // a bug in scion
 };
 

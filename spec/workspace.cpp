@@ -16,6 +16,10 @@ const char* dataset_format_name(DatasetFormat format) {
   return "jsonl";
 }
 
+const char* precision_name(Precision precision) {
+  return precision == Precision::kBF16 ? "bf16" : "fp32";
+}
+
 const Model* Workspace::find_model(std::string_view name) const {
   for (const Model& m : models)
     if (m.name == name) return &m;

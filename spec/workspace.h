@@ -28,11 +28,14 @@ struct SourceLocation {
 
 enum class ArchitectureKind { kEncoder, kDecoder };   // bidirectional+padding mask | causal
 enum class NormPlacement { kPre, kPost };             // GPT-2 style | BERT style
-enum class TokenizerKind { kByte, kWordPiece, kBpe };  // only kByte is implemented so far
+enum class TokenizerKind { kByte, kWordPiece, kBpe };  // BPE is not implemented yet
+enum class Activation { kGeluTanh, kGeluErf };        // GPT-2's approximation | BERT's exact
 
 struct TokenizerSpec {
   TokenizerKind kind = TokenizerKind::kByte;
-  std::string vocab_file;  // WordPiece/BPE vocabularies; empty for bytes
+  // WordPiece/BPE vocabularies, relative to the spec's directory (or absolute): vocab.txt,
+  // or a Hugging Face tokenizer.json; empty for bytes.
+  std::string vocab_file;
 };
 
 // The byte tokenizer's vocabulary: 256 byte values and 4 special tokens (pad, cls/bos,
@@ -51,6 +54,13 @@ struct Architecture {
   float dropout = 0.0f;
   bool tie_embeddings = true;  // LM head reuses the token embedding
   TokenizerSpec tokenizer;
+  // Set from a Hugging Face config.json (spec/hf_model_folder.h); native specs keep the
+  // defaults, which are what scion's own models always used.
+  float norm_eps = 1e-5f;                       // layer_norm_eps
+  Activation activation = Activation::kGeluTanh;  // hidden_act
+  int type_vocab_size = 0;  // >0: BERT's token-type embeddings; type 0 is added everywhere
+  bool pooler = false;      // BERT's pooler tanh(dense(h)) between pooling and the head
+  std::string hf_model_type;  // "bert" for an imported Hugging Face folder, else empty
 };
 
 // ---- Adaptation methods ------------------------------------------------------------------
@@ -114,6 +124,10 @@ struct Adaptation {
 enum class Objective { kMaskedLm, kCausalLm, kClassification };
 enum class OptimizerKind { kAdamW, kSgd };
 enum class ScheduleKind { kConstant, kLinear, kCosine };
+// The precision of the matrix products while training: fp32, or bf16 operands with fp32
+// accumulation (fp32 master weights; norms, softmax, losses and optimizer in fp32).
+enum class Precision { kF32, kBF16 };
+const char* precision_name(Precision precision);  // "fp32", "bf16"
 
 struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::kAdamW;
@@ -149,6 +163,7 @@ struct TrainingSpec {
   ScheduleSpec schedule;
   EarlyStoppingSpec early_stopping;
   std::uint64_t seed = 0;
+  Precision precision = Precision::kF32;
 };
 
 // ---- Models ------------------------------------------------------------------------------
@@ -160,8 +175,11 @@ struct Model {
   // A base has an architecture (and either training or import_path); a descendant has
   // `from` and an adaptation. Exactly one of the two shapes holds.
   std::optional<Architecture> architecture;
-  std::string import_path;  // safetensors checkpoint for an imported base (absolute)
-  std::string import_digest;  // SHA-256 of that file's bytes, set by the loader
+  // An imported base's safetensors checkpoint or Hugging Face model folder (absolute).
+  std::string import_path;
+  // SHA-256 of the checkpoint's bytes, or of a folder's file list with each file's
+  // SHA-256 (spec/hf_model_folder.h); set by the loader.
+  std::string import_digest;
   std::string from;
 
   Adaptation adaptation;

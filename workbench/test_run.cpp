@@ -188,6 +188,10 @@ Status TestRunner::check_assertions() {
                              "': it compares with the parent, and " + no_parent_reason(model));
         continue;
       }
+      run_.assertions_checked.push_back(
+          {.assertion = a.name(),
+           .model = model,
+           .kind = std::string(assertions::assertion_kind_name(a.kind()))});
       for (const std::string& text : monitored_[kind_of(a)]) {
         assertions::AssertionInput input{.text = text, .output = &outputs_.at(model, text)};
         if (parent) input.parent = &outputs_.at(parent->name, text);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "assertions/judge.h"
+#include "assertions/junit_writer.h"
 #include "lineage/records.h"
 #include "lineage/store.h"
 #include "runtime/backend.h"
@@ -53,6 +54,9 @@ struct TestRun {
   std::vector<Violation> violations;            // most severe first
   std::map<std::string, std::int64_t> run_ids;  // by model, when recorded
   std::vector<std::string> notes;               // assertions skipped, and why
+  // Every assertion checked on a model (kind set; the violation counts are the caller's
+  // to fill from `violations`, as the JUnit report does).
+  std::vector<assertions::AssertionOutcome> assertions_checked;
 };
 
 // Whether the test's failure rate is above its max_failure_rate.

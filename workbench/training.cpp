@@ -86,14 +86,17 @@ bool in_scope(const spec::Model& m, TrainScope scope) {
 
 class Session {
  public:
+  // Under mpirun every rank runs a Session over the same work, rank 0 alone writing the
+  // store (docs/distributed.md); the others open it read-only.
   Session(const spec::Workspace& ws, lineage::LineageStore& store, TrainingObserver& observer,
-          const std::atomic<bool>* interrupted)
+          const std::atomic<bool>* interrupted, runtime::Communicator& comm)
       : ws_(ws),
         store_(&store),
         observer_(observer),
         interrupted_(interrupted),
-        backend_(runtime::make_cpu_backend()),
-        shares_(ws_) {}
+        shares_(ws_),
+        comm_(comm),
+        writer_(comm.rank() == 0) {}
 
   Result<TrainingOutcome> run(const TrainRequest& request);
 
@@ -117,13 +120,17 @@ class Session {
   std::vector<const spec::Model*> without_descendants_of_diverged(
       std::vector<const spec::Model*> waiting, std::set<std::string>& waiting_names);
   Status parent_missing(const spec::Model& model) const;
+  // The backend of a group's precision (created on first use; one per precision).
+  runtime::Backend& backend_for(spec::Precision precision);
 
   const spec::Workspace& ws_;
   lineage::LineageStore* store_;
   TrainingObserver& observer_;
   const std::atomic<bool>* interrupted_;
-  std::unique_ptr<runtime::Backend> backend_;
+  std::map<spec::Precision, std::unique_ptr<runtime::Backend>> backends_;
   runtime::SharedModules shares_;
+  runtime::Communicator& comm_;
+  const bool writer_;  // rank 0: the one rank that writes the store and checkpoints
   std::map<std::string, std::shared_ptr<const data::TokenizedDataset>> datasets_;
   TrainingOutcome outcome_;
   std::set<std::string> noted_missing_;  // models whose missing objects were reported
@@ -223,9 +230,10 @@ Result<std::shared_ptr<const data::TokenizedDataset>> Session::dataset_for(
   const spec::Dataset& dataset = *ws_.find_dataset(recipe.dataset);
   auto data = data::load_tokenized_dataset(dataset, **tokenizer, recipe.objective, max_length);
   if (!data) return data.status();
-  SCION_RETURN_IF_ERROR(store_->record_dataset({dataset.digest, dataset.path.string(),
-                                                static_cast<std::int64_t>((*data)->rows.size()),
-                                                spec::dataset_format_name(dataset.format)}));
+  if (writer_)
+    SCION_RETURN_IF_ERROR(store_->record_dataset({dataset.digest, dataset.path.string(),
+                                                  static_cast<std::int64_t>((*data)->rows.size()),
+                                                  spec::dataset_format_name(dataset.format)}));
   datasets_[key] = *data;
   return *data;
 }
@@ -428,64 +436,91 @@ Status Session::resume_unit(runtime::ShareGroup& share) {
   return share.restore(*checkpoints.front().share_steps, shared);
 }
 
+runtime::Backend& Session::backend_for(spec::Precision precision) {
+  std::unique_ptr<runtime::Backend>& backend = backends_[precision];
+  if (!backend)
+    backend = runtime::make_cpu_backend(runtime::CpuBackendOptions{
+        .precision = precision == spec::Precision::kBF16 ? runtime::Precision::kBF16
+                                                         : runtime::Precision::kF32});
+  return *backend;
+}
+
+// training_groups() never mixes precisions, so the first member's is the group's.
 Status Session::train_group(const std::vector<const spec::Model*>& members, lineage::RunKind kind) {
   const auto start = Clock::now();
-  runtime::ParameterStore pool(*backend_, shares_);
+  // The group's own peak: earlier groups' buffers are freed, but the process's peak
+  // would still count them.
+  runtime::reset_peak_resident();
+  const std::int64_t resident_before = runtime::resident_bytes().value_or(0);
+  runtime::Backend& backend = backend_for(members.front()->training->precision);
+  runtime::ParameterStore pool(backend, shares_);
   std::vector<std::unique_ptr<runtime::TrainingJob>> jobs;
   std::vector<std::map<std::string, std::string>> digests(members.size());
   std::map<const runtime::TrainingJob*, std::int64_t> run_ids;
   std::map<const runtime::TrainingJob*, std::size_t> index_of;
-
-  // Every member's parameters first: a share unit's group needs all of its members' views.
-  std::map<std::string, runtime::ParameterBinding> bindings;
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const spec::Model& model = *members[i];
-    auto added = pool.add_model(ws_, model);
-    if (!added) return added.status();
-    runtime::ParameterBinding binding = std::move(*added);
-    SCION_RETURN_IF_ERROR(load_inherited(model, binding, digests[i]));
-    runtime::initialize_new_parameters(ws_, model, binding, model.training->seed, shares_);
-    bindings[model.name] = std::move(binding);
-  }
   std::map<std::string, std::unique_ptr<runtime::ShareGroup>> share_groups;  // by unit owner
-  for (const spec::Model* model : members) {
-    if (shares_.shared_by(model->name).empty()) continue;
-    const std::vector<const spec::Model*> unit = ws_.training_unit(*model);
-    std::unique_ptr<runtime::ShareGroup>& group = share_groups[unit.front()->name];
-    if (group) continue;
-    auto created = runtime::ShareGroup::create(unit, shares_, bindings, *backend_);
-    if (!created) return created.status();
-    group = std::move(*created);
-  }
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const spec::Model& model = *members[i];
-    auto data = dataset_for(model);
-    if (!data) return data.status();
-    runtime::ShareGroup* share = nullptr;
-    if (!shares_.shared_by(model.name).empty())
-      share = share_groups.at(ws_.training_unit(model).front()->name).get();
-    auto job =
-        runtime::TrainingJob::create(ws_, model, bindings.at(model.name), *data, *backend_, share);
-    if (!job) return job.status();
-    if (!share) SCION_RETURN_IF_ERROR(resume_from_checkpoint(**job));
-    lineage::RunStart run{.kind = kind,
-                          .recipe_hash = model.recipe_hash,
-                          .dataset_digest = ws_.find_dataset(model.training->dataset)->digest,
-                          .seed = model.training->seed,
-                          .hyperparameters = spec::canonical_recipe(ws_, model)};
-    auto run_id = store_->start_run(lineage::model_record_for(ws_, model), run);
-    if (!run_id) return run_id.status();
-    run_ids[job->get()] = *run_id;
-    index_of[job->get()] = i;
-    outcome_.models.emplace_back(model.name, "running", *run_id);
-    jobs.push_back(std::move(*job));
-  }
-  for (auto& [owner, group] : share_groups) SCION_RETURN_IF_ERROR(resume_unit(*group));
-  const std::size_t first_outcome = outcome_.models.size() - members.size();
+  const std::size_t first_outcome = outcome_.models.size();
   auto outcome_of = [&](const runtime::TrainingJob& job) -> ModelOutcome& {
     return outcome_.models[first_outcome + index_of.at(&job)];
   };
-  for (const auto& job : jobs) outcome_of(*job).resumed_from = job->steps_done();
+
+  // The ranks agree on the setup before training: one that fails here stops them all.
+  auto set_up = [&]() -> Status {
+    // Every member's parameters first: a share unit's group needs all of its members' views.
+    std::map<std::string, runtime::ParameterBinding> bindings;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const spec::Model& model = *members[i];
+      auto added = pool.add_model(ws_, model);
+      if (!added) return added.status();
+      runtime::ParameterBinding binding = std::move(*added);
+      SCION_RETURN_IF_ERROR(load_inherited(model, binding, digests[i]));
+      runtime::initialize_new_parameters(ws_, model, binding, model.training->seed, shares_);
+      bindings[model.name] = std::move(binding);
+    }
+    for (const spec::Model* model : members) {
+      if (shares_.shared_by(model->name).empty()) continue;
+      const std::vector<const spec::Model*> unit = ws_.training_unit(*model);
+      std::unique_ptr<runtime::ShareGroup>& group = share_groups[unit.front()->name];
+      if (group) continue;
+      auto created = runtime::ShareGroup::create(unit, shares_, bindings, backend);
+      if (!created) return created.status();
+      group = std::move(*created);
+    }
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const spec::Model& model = *members[i];
+      auto data = dataset_for(model);
+      if (!data) return data.status();
+      runtime::ShareGroup* share = nullptr;
+      if (!shares_.shared_by(model.name).empty())
+        share = share_groups.at(ws_.training_unit(model).front()->name).get();
+      auto job =
+          runtime::TrainingJob::create(ws_, model, bindings.at(model.name), *data, backend, share);
+      if (!job) return job.status();
+      if (!share) SCION_RETURN_IF_ERROR(resume_from_checkpoint(**job));
+      lineage::RunStart run{.kind = kind,
+                            .recipe_hash = model.recipe_hash,
+                            .dataset_digest = ws_.find_dataset(model.training->dataset)->digest,
+                            .seed = model.training->seed,
+                            .hyperparameters = spec::canonical_recipe(ws_, model)};
+      Result<std::int64_t> run_id = std::int64_t{0};  // the other ranks record no runs
+      if (writer_) run_id = store_->start_run(lineage::model_record_for(ws_, model), run);
+      if (!run_id) return run_id.status();
+      run_ids[job->get()] = *run_id;
+      index_of[job->get()] = i;
+      outcome_.models.emplace_back(model.name, "running", *run_id);
+      jobs.push_back(std::move(*job));
+    }
+    for (auto& [owner, group] : share_groups) SCION_RETURN_IF_ERROR(resume_unit(*group));
+    for (const auto& job : jobs) outcome_of(*job).resumed_from = job->steps_done();
+    return Status::ok();
+  };
+  if (Status agreed = comm_.agree(set_up()); !agreed.is_ok()) {
+    // Best effort, as below: runs this rank started say how they ended.
+    if (writer_)
+      for (const auto& [job, run_id] : run_ids)
+        (void)store_->finish_run(run_id, lineage::RunStatus::kFailed, agreed.message());
+    return agreed;
+  }
 
   std::vector<std::string> names;
   for (const spec::Model* m : members) names.push_back(m->name);
@@ -498,6 +533,10 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
   std::map<const runtime::TrainingJob*, std::vector<lineage::StepMetrics>> unsaved_metrics;
   const auto save_metrics = [&](const runtime::TrainingJob* job) -> Status {
     std::vector<lineage::StepMetrics>& buffered = unsaved_metrics[job];
+    if (!writer_ || buffered.empty()) {
+      buffered.clear();
+      return Status::ok();
+    }
     Status saved = store_->append_metrics(run_ids.at(job), buffered);
     buffered.clear();
     return saved;
@@ -526,6 +565,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     const bool due = share ? share->steps_done() % kCheckpointEvery == 0 && !share->finished() &&
                                  unit_saved_at[share] != share->steps_done()
                            : r.step % kCheckpointEvery == 0 && !r.job->finished();
+    if (!writer_) return Status::ok();
     if (due) {
       SCION_RETURN_IF_ERROR(save_unit_checkpoints(*r.job));
       if (share) unit_saved_at[share] = share->steps_done();
@@ -543,6 +583,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     outcome.status = "diverged";
     outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     outcome_.diverged.push_back(divergence_message(job));
+    if (!writer_) return Status::ok();
     return store_->finish_run(run_ids.at(&job), lineage::RunStatus::kDiverged,
                               outcome_.diverged.back());
   };
@@ -550,8 +591,9 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     SCION_RETURN_IF_ERROR(save_metrics(&job));
     ModelOutcome& outcome = outcome_of(job);
     outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    SCION_RETURN_IF_ERROR(commit(job, run_ids.at(&job), digests[index_of.at(&job)]));
     outcome.status = "trained";
+    if (!writer_) return Status::ok();
+    SCION_RETURN_IF_ERROR(commit(job, run_ids.at(&job), digests[index_of.at(&job)]));
     std::error_code ignored;  // a leftover checkpoint is harmless: the model is up to date
     std::filesystem::remove(checkpoint_path(job.model()), ignored);
     return Status::ok();
@@ -559,7 +601,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
 
   std::vector<runtime::TrainingJob*> raw;
   for (auto& job : jobs) raw.push_back(job.get());
-  runtime::FamilyTrainer trainer(*backend_);
+  runtime::FamilyTrainer trainer(backend, {.communicator = &comm_});
   Status status = trainer.run(raw, callbacks, interrupted_);
   // Steps since the last save of a job that stopped early (interrupted, failed).
   for (auto& job : jobs)
@@ -570,12 +612,18 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
                              status.is_ok() ? "trained"
                              : interrupted  ? "interrupted"
                                             : "failed",
-                             seconds, seconds > 0 ? static_cast<double>(tokens) / seconds : 0});
+                             seconds,
+                             seconds > 0 ? static_cast<double>(tokens) / seconds : 0,
+                             spec::precision_name(members.front()->training->precision),
+                             group_memory_bytes(ws_, members),
+                             resident_before,
+                             runtime::peak_resident_bytes().value_or(0)});
   if (!status.is_ok()) {
     for (auto& job : jobs) {
       ModelOutcome& outcome = outcome_of(*job);
       if (outcome.status == "trained" || outcome.status == "diverged") continue;
       outcome.status = interrupted ? "interrupted" : "failed";
+      if (!writer_) continue;
       if (interrupted && job->steps_done() > 0) {
         Status saved = save_checkpoint(*job);
         if (saved.is_ok())
@@ -636,7 +684,9 @@ Result<TrainingOutcome> Session::run(const TrainRequest& request) {
   const std::int64_t budget = request.memory_budget_mib > 0 ? request.memory_budget_mib << 20
                                                             : default_memory_budget_bytes();
   if (!request.ignore_memory_limit)
-    if (Status fits = check_memory(ws_, *pending, budget, request.memory_budget_mib << 20);
+    // Agreed: the memory available may differ between the ranks' moments of reading it.
+    if (Status fits =
+            comm_.agree(check_memory(ws_, *pending, budget, request.memory_budget_mib << 20));
         !fits.is_ok())
       return fits;
 
@@ -690,8 +740,15 @@ Result<TrainingOutcome> Session::run(const TrainRequest& request) {
 
 Result<TrainingOutcome> train(const spec::Workspace& ws, lineage::LineageStore& store,
                               const TrainRequest& request, TrainingObserver& observer,
-                              const std::atomic<bool>* interrupted) {
-  return Session(ws, store, observer, interrupted).run(request);
+                              const std::atomic<bool>* interrupted, runtime::Communicator* comm) {
+  runtime::SingleProcessCommunicator solo;
+  runtime::Communicator& communicator = comm ? *comm : solo;
+  if (!request.precision) return Session(ws, store, observer, interrupted, communicator).run(request);
+  spec::Workspace overridden = ws;
+  for (spec::Model& model : overridden.models)
+    if (model.training) model.training->precision = *request.precision;
+  spec::set_recipe_hashes(overridden);
+  return Session(overridden, store, observer, interrupted, communicator).run(request);
 }
 
 }  // namespace scion::workbench

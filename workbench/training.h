@@ -14,8 +14,13 @@
 // request whose groups would need more memory than the machine has available (or than
 // an explicit memory budget) is refused with kOutOfMemory, nothing written. A job whose
 // loss or parameters stop being finite is recorded `diverged` and stores nothing; the
-// others go on (kDiverged). What happens on the way is told to a TrainingObserver; the
-// result is a plain TrainingOutcome that cli/training_session.cpp prints.
+// others go on (kDiverged). Each group runs on the backend of its precision (groups never
+// mix precisions), and its memory is measured (planned, resident before, peak). Under
+// mpirun every rank calls train() over the same work with its communicator: the ranks
+// agree on each group's setup and split its batches (docs/distributed.md); rank 0 alone
+// writes the store (runs, metrics, parameters, datasets) and checkpoints. What happens on
+// the way is told to a TrainingObserver; the result is a plain TrainingOutcome that
+// cli/training_session.cpp prints.
 #pragma once
 
 #include <atomic>
@@ -26,6 +31,7 @@
 #include <vector>
 
 #include "lineage/store.h"
+#include "runtime/comm/communicator.h"
 #include "runtime/training/family_trainer.h"
 #include "spec/status.h"
 #include "spec/workspace.h"
@@ -43,6 +49,9 @@ struct TrainRequest {
   // Train even a group whose estimated memory exceeds the available memory (MemAvailable)
   // or a memory budget given explicitly; otherwise such a request is refused up front.
   bool ignore_memory_limit = false;
+  // Replaces `precision` in every model's training recipe (and so its recipe hash) before
+  // anything is planned (`--precision`).
+  std::optional<spec::Precision> precision;
   bool quiet = false;  // leave out the notes that only inform (progress is the observer's)
 };
 
@@ -77,6 +86,10 @@ struct GroupOutcome {
   std::string status;  // trained | interrupted | failed
   double seconds = 0;
   double tokens_per_second = 0;
+  std::string precision;  // fp32 | bf16
+  // Memory: `scion plan`'s estimate for the group, the process's resident memory when the
+  // group started, and its peak while the group trained (0: /proc did not say).
+  std::int64_t planned_bytes = 0, resident_before_bytes = 0, peak_resident_bytes = 0;
 };
 
 struct TrainingOutcome {
@@ -94,9 +107,12 @@ struct TrainingOutcome {
 // Trains what `request` asks for. Errors returned instead of an outcome come before any
 // model trained or while choosing a wave (an unknown model, a memory refusal, a store
 // error); errors after training began are in TrainingOutcome::status, with the summary.
-// `interrupted` may be null (never interrupted).
+// `interrupted` may be null (never interrupted). `comm` may be null (one process); with
+// several ranks, every rank calls train() with the same workspace and request, rank 0's
+// `store` open for writing and the others' read-only.
 Result<TrainingOutcome> train(const spec::Workspace& ws, lineage::LineageStore& store,
                               const TrainRequest& request, TrainingObserver& observer,
-                              const std::atomic<bool>* interrupted);
+                              const std::atomic<bool>* interrupted,
+                              runtime::Communicator* comm = nullptr);
 
 }  // namespace scion::workbench

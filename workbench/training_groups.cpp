@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "runtime/cpu/onednn_gemm.h"
 #include "runtime/parameter_binding.h"
 #include "runtime/parameter_table.h"
 #include "runtime/training/family_trainer.h"
@@ -81,6 +82,14 @@ TrainingMemory estimate_training_memory(const spec::Workspace& ws, const spec::M
   mem.gradients = 4 * trainable;
   mem.optimizer_state = optimizer_bytes * trainable;
   mem.activations = 4 * B * T * a.layers * per_token;
+  if (t.precision == spec::Precision::kBF16) {
+    // The bf16 products' rounded operand copies (runtime/cpu/bf16_matmul.h) of the widest
+    // product: its input rows, its output-gradient rows and its weight.
+    const std::int64_t element = runtime::cpu::onednn_info().bf16_kernel ? 2 : 4;
+    const std::int64_t widest = std::max<std::int64_t>(a.width, a.ffn_width);
+    const std::int64_t widest_out = std::max<std::int64_t>(widest, a.vocab_size);
+    mem.activations += element * (B * T * (widest + widest_out) + widest_out * a.width);
+  }
   return mem;
 }
 
@@ -108,7 +117,7 @@ std::vector<std::vector<const spec::Model*>> training_groups(
     const spec::Workspace& ws, const std::vector<const spec::Model*>& models,
     std::int64_t budget_bytes) {
   std::vector<std::vector<const spec::Model*>> groups;
-  // Per base, the blocks the greedy split may not cut: a share unit's members in `models`
+  // Per base and precision, the blocks the greedy split may not cut: a share unit's members in `models`
   // (they train together), or one model.
   std::map<std::string, std::vector<std::vector<const spec::Model*>>> by_base;
   std::vector<std::string> base_order;
@@ -118,7 +127,9 @@ std::vector<std::vector<const spec::Model*>> training_groups(
       groups.push_back({m});
       continue;
     }
-    const std::string& base = ws.ancestry(*m).back()->name;
+    // Jobs co-batch only within one precision: a backend runs one.
+    const std::string base = ws.ancestry(*m).back()->name + " " +
+                             spec::precision_name(m->training->precision);
     if (!by_base.count(base)) base_order.push_back(base);
     auto& blocks = by_base[base];
     if (auto placed = block_of.find(m); placed != block_of.end()) {

@@ -33,6 +33,9 @@ namespace scion::workbench {
 //                (ln1, qkv, attention output, projection, residual, ln2, two ffn tensors,
 //                ffn output, residual: 10 C + 2 F per token, plus pre- and post-softmax
 //                scores of H x T per token).
+//                bf16 adds the rounded operand copies of the widest product:
+//                e x (batch x length x (F + max(F, V)) + max(F, V) x width), F = max(width,
+//                ffn_width), e = 2 bytes with oneDNN's bf16 kernels, 4 without.
 struct TrainingMemory {
   std::int64_t parameters = 0, gradients = 0, optimizer_state = 0, activations = 0;
   std::int64_t total() const { return parameters + gradients + optimizer_state + activations; }

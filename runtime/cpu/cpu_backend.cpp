@@ -15,6 +15,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/cpu/attention.h"
+#include "runtime/cpu/bf16_matmul.h"
 #include "runtime/cpu/cross_entropy.h"
 #include "runtime/cpu/dropout.h"
 #include "runtime/cpu/elementwise.h"
@@ -22,6 +23,7 @@
 #include "runtime/cpu/gelu.h"
 #include "runtime/cpu/layernorm.h"
 #include "runtime/cpu/matmul.h"
+#include "runtime/cpu/onednn_gemm.h"
 #include "runtime/cpu/optimizer_kernels.h"
 #include "runtime/cpu/pooling.h"
 
@@ -32,8 +34,8 @@ namespace {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads) {
-    if (threads > 0) omp_set_num_threads(threads);
+  explicit CpuBackend(const CpuBackendOptions& options) : options_(options) {
+    if (options.threads > 0) omp_set_num_threads(options.threads);
     // Products are split over the OpenMP team by cpu::gemm; see gemm.h for why OpenBLAS's
     // own threads stay off.
     openblas_set_num_threads(1);
@@ -42,6 +44,7 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   Device device() const override { return Device::kCpu; }
   bool supports_op(Op) const override { return true; }
+  Precision precision() const override { return options_.precision; }
 
   void* allocate(std::size_t bytes) override {
     if (bytes > std::numeric_limits<std::size_t>::max() - 63) return nullptr;  // rounding would wrap
@@ -76,16 +79,26 @@ class CpuBackend final : public Backend {
   }
   void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
                       std::int64_t N, int C, int OC) override {
-    cpu::matmul_forward(out, inp, weight, bias, N, C, OC);
+    if (options_.precision == Precision::kBF16)
+      cpu::matmul_forward_bf16(out, inp, weight, bias, N, C, OC);
+    else
+      cpu::matmul_forward(out, inp, weight, bias, N, C, OC, fp32_gemm());
   }
   void matmul_forward_accumulate(float* out, const float* inp, const float* weight, float scale,
                                  std::int64_t N, int C, int OC) override {
-    cpu::matmul_forward_accumulate(out, inp, weight, scale, N, C, OC);
+    if (options_.precision == Precision::kBF16)
+      cpu::matmul_forward_accumulate_bf16(out, inp, weight, scale, N, C, OC);
+    else
+      cpu::matmul_forward_accumulate(out, inp, weight, scale, N, C, OC, fp32_gemm());
   }
   void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                        const float* inp, const float* weight, float scale, std::int64_t N, int C,
                        int OC, GradMode mode) override {
-    cpu::matmul_backward(dinp, dweight, dbias, dout, inp, weight, scale, N, C, OC, mode);
+    if (options_.precision == Precision::kBF16)
+      cpu::matmul_backward_bf16(dinp, dweight, dbias, dout, inp, weight, scale, N, C, OC, mode);
+    else
+      cpu::matmul_backward(dinp, dweight, dbias, dout, inp, weight, scale, N, C, OC, mode,
+                           fp32_gemm());
   }
   void attention_forward(float* out, float* probs, const float* q, const float* k,
                          const float* v, const float* prefix_k, const float* prefix_v,
@@ -154,12 +167,27 @@ class CpuBackend final : public Backend {
                   float momentum, float weight_decay) override {
     cpu::sgd_update(param, grad, velocity, n, lr, momentum, weight_decay);
   }
+
+ private:
+  cpu::GemmFn fp32_gemm() const {
+    return options_.fp32_matmul == MatmulLibrary::kOnednn ? cpu::gemm_onednn_f32 : cpu::gemm;
+  }
+
+  CpuBackendOptions options_;
 };
 
 }  // namespace
 
+const char* precision_name(Precision precision) {
+  return precision == Precision::kBF16 ? "bf16" : "fp32";
+}
+
 std::unique_ptr<Backend> make_cpu_backend(int threads) {
-  return std::make_unique<CpuBackend>(threads);
+  return make_cpu_backend(CpuBackendOptions{.threads = threads});
+}
+
+std::unique_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options) {
+  return std::make_unique<CpuBackend>(options);
 }
 
 }  // namespace scion::runtime

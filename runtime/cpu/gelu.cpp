@@ -10,6 +10,8 @@ namespace scion::runtime::cpu {
 namespace {
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kCubic = 0.044715f;
+constexpr float kInvSqrt2 = 0.7071067811865476f;
+constexpr float kInvSqrt2Pi = 0.3989422804014327f;
 
 // tanh through one exp: glibc's tanhf goes through expm1f, which profiled as the most
 // expensive non-BLAS call of a training step, and fast_exp lets the loops vectorise. The
@@ -51,6 +53,34 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, std::int64_
   for_each_block(N, [&](std::int64_t begin, std::int64_t end) {
     gelu_backward_range(dinp, inp, dout, begin, end);
   });
+}
+
+// erf has no vector form in glibc's libmvec here, so these loops are plain; they run
+// once per FFN element, like the tanh form, and are a small part of a step.
+void gelu_erf_forward(float* out, const float* inp, std::int64_t N) {
+  for_each_block(N, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i)
+      out[i] = 0.5f * inp[i] * (1.0f + std::erf(inp[i] * kInvSqrt2));
+  });
+}
+
+void gelu_erf_backward(float* dinp, const float* inp, const float* dout, std::int64_t N) {
+  for_each_block(N, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      const float x = inp[i];
+      const float cdf = 0.5f * (1.0f + std::erf(x * kInvSqrt2));
+      const float pdf = kInvSqrt2Pi * std::exp(-0.5f * x * x);
+      dinp[i] = dout[i] * (cdf + x * pdf);
+    }
+  });
+}
+
+void tanh_forward(float* out, const float* inp, std::int64_t N) {
+  for (std::int64_t i = 0; i < N; ++i) out[i] = std::tanh(inp[i]);
+}
+
+void tanh_backward(float* dinp, const float* out, const float* dout, std::int64_t N) {
+  for (std::int64_t i = 0; i < N; ++i) dinp[i] = dout[i] * (1.0f - out[i] * out[i]);
 }
 
 }  // namespace scion::runtime::cpu

@@ -19,6 +19,12 @@ void gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64
           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
           std::int64_t ldc);
 
+// A product with gemm()'s signature: gemm itself, or gemm_onednn_f32 (onednn_gemm.h).
+using GemmFn = void (*)(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
+                        std::int64_t K, float alpha, const float* a, std::int64_t lda,
+                        const float* b, std::int64_t ldb, float beta, float* c,
+                        std::int64_t ldc);
+
 // The same on the calling thread only: for products inside a parallel loop.
 void gemm_serial(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
                  float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,

@@ -9,7 +9,8 @@
 namespace scion::runtime::cpu {
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
-                       const float* weight, const float* bias, std::int64_t N, int C) {
+                       const float* weight, const float* bias, std::int64_t N, int C,
+                       float eps) {
 #pragma omp parallel for schedule(static) if (worth_parallel(N * C))
   for (std::int64_t n = 0; n < N; ++n) {
     const float* x = inp + n * C;
@@ -19,7 +20,7 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
     float v = 0.0f;
     for (int c = 0; c < C; ++c) v += (x[c] - m) * (x[c] - m);
     v /= static_cast<float>(C);
-    const float s = 1.0f / std::sqrt(v + kLayerNormEps);
+    const float s = 1.0f / std::sqrt(v + eps);
     float* o = out + n * C;
     for (int c = 0; c < C; ++c) o[c] = (x[c] - m) * s * weight[c] + bias[c];
     mean[n] = m;

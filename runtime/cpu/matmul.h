@@ -1,4 +1,4 @@
-// Linear layers on OpenBLAS: out (N, OC) = inp (N, C) · weight (OC, C)^T + bias (OC).
+// Linear layers in fp32: out (N, OC) = inp (N, C) · weight (OC, C)^T + bias (OC).
 //
 // Weights are (out, in) as in PyTorch. matmul_forward assigns its output;
 // matmul_forward_accumulate adds scale · inp · weight^T to an existing output (the
@@ -13,19 +13,23 @@
 
 #include <cstdint>
 
+#include "runtime/cpu/gemm.h"
 #include "runtime/cpu/grad_mode.h"
 
 namespace scion::runtime::cpu {
 
+// The products run on `gemm_fn`: cpu::gemm (OpenBLAS, the reference) or
+// cpu::gemm_onednn_f32 (oneDNN).
+
 void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
-                    std::int64_t N, int C, int OC);
+                    std::int64_t N, int C, int OC, GemmFn gemm_fn = gemm);
 
 void matmul_forward_accumulate(float* out, const float* inp, const float* weight, float scale,
-                               std::int64_t N, int C, int OC);
+                               std::int64_t N, int C, int OC, GemmFn gemm_fn = gemm);
 
 // Gradients of out = scale · inp · weight^T (+ bias). `scale` is 1 for plain layers.
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                      const float* inp, const float* weight, float scale, std::int64_t N, int C,
-                     int OC, GradMode mode);
+                     int OC, GradMode mode, GemmFn gemm_fn = gemm);
 
 }  // namespace scion::runtime::cpu

@@ -14,8 +14,10 @@ Result<std::unique_ptr<Tokenizer>> make_tokenizer(const spec::TokenizerSpec& spe
       if (spec.vocab_file.empty())
         return spec_error(
             "tokenizer.vocab_file: a WordPiece tokenizer needs a vocabulary file "
-            "(vocab.txt, one token per line)");
-      auto loaded = WordPieceTokenizer::load(root_dir / spec.vocab_file);
+            "(vocab.txt, one token per line, or a Hugging Face tokenizer.json)");
+      const std::filesystem::path file = root_dir / spec.vocab_file;
+      auto loaded = file.extension() == ".json" ? WordPieceTokenizer::load_hugging_face(file)
+                                                : WordPieceTokenizer::load(file);
       if (!loaded) return loaded.status();
       return std::unique_ptr<Tokenizer>(std::move(loaded).value());
     }

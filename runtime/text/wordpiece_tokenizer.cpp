@@ -10,7 +10,6 @@ namespace scion::text {
 namespace {
 
 constexpr std::size_t kMaxWordBytes = 100;  // BERT's limit; longer words become [UNK]
-constexpr std::string_view kContinuation = "##";
 
 bool is_ascii_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
@@ -80,24 +79,30 @@ Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::load(
   if (in.bad())
     return io_error(fmt::format("{}: read failed after line {}", vocab_file.string(), line_number));
 
-  struct Required {
-    const char* token;
-    std::int32_t* id;
-  };
-  SpecialTokens& s = tok->specials_;
-  for (Required r :
-       {Required{"[PAD]", &s.pad}, Required{"[UNK]", &s.unk}, Required{"[CLS]", &s.cls},
-        Required{"[SEP]", &s.sep}, Required{"[MASK]", &s.mask}}) {
-    *r.id = tok->find(r.token);
-    if (*r.id == kNoToken)
-      return spec_error(fmt::format("{}: the vocabulary has no {} token; add it on its own line",
-                                    vocab_file.string(), r.token));
-  }
+  SCION_RETURN_IF_ERROR(tok->set_specials(vocab_file.string(), "add it on its own line"));
+  const SpecialTokens& s = tok->specials_;
   tok->lower_case_ = std::none_of(tok->tokens_.begin(), tok->tokens_.end(), [&](const auto& t) {
     const std::int32_t id = tok->ids_.at(t);
     return !s.is_special(id) && std::any_of(t.begin(), t.end(), is_ascii_upper);
   });
   return tok;
+}
+
+Status WordPieceTokenizer::set_specials(const std::string& source, const char* remedy) {
+  struct Required {
+    const char* token;
+    std::int32_t* id;
+  };
+  SpecialTokens& s = specials_;
+  for (Required r :
+       {Required{"[PAD]", &s.pad}, Required{"[UNK]", &s.unk}, Required{"[CLS]", &s.cls},
+        Required{"[SEP]", &s.sep}, Required{"[MASK]", &s.mask}}) {
+    *r.id = find(r.token);
+    if (*r.id == kNoToken)
+      return spec_error(
+          fmt::format("{}: the vocabulary has no {} token; {}", source, r.token, remedy));
+  }
+  return Status::ok();
 }
 
 std::int32_t WordPieceTokenizer::find(const std::string& token) const {
@@ -106,7 +111,7 @@ std::int32_t WordPieceTokenizer::find(const std::string& token) const {
 }
 
 void WordPieceTokenizer::encode_word(std::string_view word, std::vector<std::int32_t>& ids) const {
-  if (word.size() > kMaxWordBytes) {
+  if (hugging_face_ ? utf8_length(word) > max_word_chars_ : word.size() > kMaxWordBytes) {
     ids.push_back(specials_.unk);
     return;
   }
@@ -117,7 +122,7 @@ void WordPieceTokenizer::encode_word(std::string_view word, std::vector<std::int
     std::size_t end = word.size();
     for (; end > start; --end) {
       if (!is_char_boundary(word, end)) continue;
-      std::string candidate(start > 0 ? kContinuation : std::string_view{});
+      std::string candidate(start > 0 ? std::string_view(continuation_) : std::string_view{});
       candidate.append(word.substr(start, end - start));
       piece = find(candidate);
       if (piece != kNoToken) break;
@@ -134,6 +139,10 @@ void WordPieceTokenizer::encode_word(std::string_view word, std::vector<std::int
 
 std::vector<std::int32_t> WordPieceTokenizer::encode(std::string_view text) const {
   std::vector<std::int32_t> ids;
+  if (hugging_face_) {
+    encode_hugging_face(text, ids);
+    return ids;
+  }
   for (const std::string& word : split_words(text, lower_case_)) encode_word(word, ids);
   return ids;
 }
@@ -144,8 +153,8 @@ std::string WordPieceTokenizer::decode(const std::vector<std::int32_t>& ids) con
     assert(id >= 0 && id < vocab_size());
     if (id != specials_.unk && specials_.is_special(id)) continue;
     const std::string& token = tokens_[static_cast<std::size_t>(id)];
-    if (token.starts_with(kContinuation) && !text.empty()) {
-      text.append(token, kContinuation.size());
+    if (token.starts_with(continuation_) && !text.empty()) {
+      text.append(token, continuation_.size());
     } else {
       if (!text.empty()) text.push_back(' ');
       text.append(token);

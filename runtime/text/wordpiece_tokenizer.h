@@ -8,6 +8,13 @@
 // the longest pieces found in the vocabulary, left to right. A word with no such split, or
 // longer than 100 bytes, becomes one [UNK]. Non-ASCII text is kept as is (no accent
 // stripping or CJK splitting); pieces only end on UTF-8 character boundaries.
+//
+// load_hugging_face() reads a Hugging Face tokenizer.json with a WordPiece model instead,
+// and encodes as `tokenizers` does: added tokens ([CLS], [MASK], ...) found in the raw
+// text first, then BERT's normaliser and pre-tokeniser (runtime/text/bert_normalizer.h),
+// then WordPiece with the file's unk token, "##" prefix and word-length limit (in
+// characters). Its post-processor must frame a text as [CLS] text [SEP], which is what
+// the batcher does (tests/unit/data_tokenizer_test.cpp checks ids against `tokenizers`).
 // Immutable after load(); thread-safe.
 #pragma once
 
@@ -15,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/text/bert_normalizer.h"
 #include "runtime/text/tokenizer.h"
 
 namespace scion::text {
@@ -24,6 +32,11 @@ class WordPieceTokenizer final : public Tokenizer {
   // Errors: kNotFound (file missing or unreadable), kSpecError naming file:line (empty
   // line, duplicate token) or naming the missing special token.
   static Result<std::unique_ptr<WordPieceTokenizer>> load(const std::filesystem::path& vocab_file);
+  // Errors: kNotFound, or kSpecError naming the file and the key that is missing or of a
+  // kind scion does not run (a model other than WordPiece, another normaliser,
+  // pre-tokeniser or post-processor).
+  static Result<std::unique_ptr<WordPieceTokenizer>> load_hugging_face(
+      const std::filesystem::path& tokenizer_json);
 
   std::vector<std::int32_t> encode(std::string_view text) const override;
   std::string decode(const std::vector<std::int32_t>& ids) const override;
@@ -35,12 +48,21 @@ class WordPieceTokenizer final : public Tokenizer {
  private:
   WordPieceTokenizer() = default;
   void encode_word(std::string_view word, std::vector<std::int32_t>& ids) const;
+  void encode_hugging_face(std::string_view text, std::vector<std::int32_t>& ids) const;
+  // Finds [PAD], [UNK], [CLS], [SEP] and [MASK]; `remedy` ends the error for a missing one.
+  Status set_specials(const std::string& source, const char* remedy);
   std::int32_t find(const std::string& token) const;
 
   std::vector<std::string> tokens_;                    // id -> token
   std::unordered_map<std::string, std::int32_t> ids_;  // token -> id
   SpecialTokens specials_;
   bool lower_case_ = false;
+  // Set by load_hugging_face().
+  bool hugging_face_ = false;
+  BertNormalizerOptions normalizer_;
+  std::vector<std::pair<std::string, std::int32_t>> added_tokens_;  // longest first
+  std::string continuation_ = "##";
+  std::size_t max_word_chars_ = 100;
 };
 
 }  // namespace scion::text

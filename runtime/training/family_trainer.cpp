@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "runtime/training/data_parallel.h"
+
 namespace scion::runtime {
 
 namespace {
@@ -60,15 +62,19 @@ Status FamilyTrainer::run(const std::vector<TrainingJob*>& jobs, const TrainerCa
     waiting = std::move(still_waiting);
     return Status::ok();
   };
-  SCION_RETURN_IF_ERROR(settle(jobs));
-  while (!active.empty()) {
-    if (cancel && cancel->load()) return {StatusCode::kCancelled, "training interrupted"};
-    SCION_RETURN_IF_ERROR(step(active, callbacks));
+  // Every rank reaches agree() once per step, even after an error of its own, so that no
+  // rank waits for one that has stopped.
+  Status local = settle(jobs);
+  while (true) {
+    if (local.is_ok() && cancel && cancel->load()) local = {StatusCode::kCancelled, "training interrupted"};
+    SCION_RETURN_IF_ERROR(comm_.agree(local));
+    if (active.empty()) return Status::ok();
+    local = step(active, callbacks);
+    if (!local.is_ok()) continue;
     std::vector<TrainingJob*> candidates = active;
     candidates.insert(candidates.end(), waiting.begin(), waiting.end());
-    SCION_RETURN_IF_ERROR(settle(std::move(candidates)));
+    local = settle(std::move(candidates));
   }
-  return Status::ok();
 }
 
 Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
@@ -83,39 +89,8 @@ Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
     if (share && std::find(shares.begin(), shares.end(), share) == shares.end()) shares.push_back(share);
   }
   for (ShareGroup* share : shares) share->zero_grad();
-
-  // Micro-batch m carries every job that accumulates more than m micro-batches.
-  int max_micro = 0;
-  for (TrainingJob* job : active) max_micro = std::max(max_micro, job->micro_batches_per_step());
-  for (int m = 0; m < max_micro; ++m) {
-    std::vector<std::size_t> members;
-    std::vector<data::Batch> batches;
-    batches.reserve(n);  // segments point into these batches
-    for (std::size_t j = 0; j < n; ++j) {
-      if (active[j]->micro_batches_per_step() <= m) continue;
-      members.push_back(j);
-      batches.push_back(active[j]->next_batch());
-      tokens[j] += static_cast<std::int64_t>(batches.back().batch_size) * batches.back().length;
-    }
-    // Consecutive members share a pass while their rows fit max_rows_per_pass.
-    for (std::size_t first = 0; first < members.size();) {
-      FamilyBatch family{.training = true};
-      std::int64_t rows = 0;
-      std::size_t last = first;
-      for (; last < members.size(); ++last) {
-        const std::int64_t more = static_cast<std::int64_t>(batches[last].batch_size) * batches[last].length;
-        if (last > first && rows + more > options_.max_rows_per_pass) break;
-        rows += more;
-        TrainingJob& job = *active[members[last]];
-        family.segments.push_back(job.segment_for(batches[last], job.dropout_seed(m)));
-      }
-      auto out = net_.forward(family);
-      if (!out) return out.status();
-      SCION_RETURN_IF_ERROR(net_.backward());
-      for (std::size_t s = first; s < last; ++s) loss_sum[members[s]] += (*out)[s - first].loss;
-      first = last;
-    }
-  }
+  SCION_RETURN_IF_ERROR(comm_.agree(forward_backward(active, loss_sum, tokens)));
+  if (comm_.size() > 1) SCION_RETURN_IF_ERROR(all_reduce_step(comm_, active, shares, loss_sum));
 
   // A job whose loss is not finite has diverged: its gradients are not finite either, so
   // it takes no update.
@@ -141,6 +116,56 @@ Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
       report.validation = *validation;
     }
     if (callbacks.on_step) SCION_RETURN_IF_ERROR(callbacks.on_step(report));
+  }
+  return Status::ok();
+}
+
+Status FamilyTrainer::forward_backward(const std::vector<TrainingJob*>& active,
+                                       std::vector<double>& loss_sum, std::vector<std::int64_t>& tokens) {
+  const std::size_t n = active.size();
+  // Micro-batch m carries every job that accumulates more than m micro-batches.
+  int max_micro = 0;
+  for (TrainingJob* job : active) max_micro = std::max(max_micro, job->micro_batches_per_step());
+  for (int m = 0; m < max_micro; ++m) {
+    std::vector<std::size_t> members;
+    std::vector<data::Batch> batches;        // this rank's rows of each member's micro-batch
+    std::vector<std::int64_t> denominators;  // targets of the whole micro-batch; 0: one rank
+    batches.reserve(n);  // segments point into these batches
+    for (std::size_t j = 0; j < n; ++j) {
+      if (active[j]->micro_batches_per_step() <= m) continue;
+      data::Batch batch = active[j]->next_batch();
+      tokens[j] += static_cast<std::int64_t>(batch.batch_size) * batch.length;
+      std::int64_t denominator = 0;
+      if (comm_.size() > 1) {
+        const bool classification = active[j]->recipe().objective == spec::Objective::kClassification;
+        denominator = counted_targets(batch, classification);
+        batch = shard_rows(batch, comm_.rank(), comm_.size());
+        if (batch.batch_size == 0) continue;  // fewer rows than ranks: this one adds zeros
+      }
+      members.push_back(j);
+      batches.push_back(std::move(batch));
+      denominators.push_back(denominator);
+    }
+    // Consecutive members share a pass while their rows fit max_rows_per_pass.
+    for (std::size_t first = 0; first < members.size();) {
+      FamilyBatch family{.training = true};
+      std::int64_t rows = 0;
+      std::size_t last = first;
+      for (; last < members.size(); ++last) {
+        const std::int64_t more = static_cast<std::int64_t>(batches[last].batch_size) * batches[last].length;
+        if (last > first && rows + more > options_.max_rows_per_pass) break;
+        rows += more;
+        TrainingJob& job = *active[members[last]];
+        Segment segment = job.segment_for(batches[last], job.dropout_seed(m));
+        segment.loss_denominator = denominators[last];
+        family.segments.push_back(segment);
+      }
+      auto out = net_.forward(family);
+      if (!out) return out.status();
+      SCION_RETURN_IF_ERROR(net_.backward());
+      for (std::size_t s = first; s < last; ++s) loss_sum[members[s]] += (*out)[s - first].loss;
+      first = last;
+    }
   }
   return Status::ok();
 }

@@ -22,6 +22,12 @@
 // through on_job_diverged and never through on_job_finished; the other jobs go on. The
 // members of a ShareGroup diverge together, since they update the same shared modules.
 //
+// Data parallelism (data_parallel.h): with a communicator of several ranks, every rank
+// runs the same jobs, trains its share of each micro-batch's rows, and the ranks' losses
+// and gradients are summed before the updates, so every rank takes the same steps. Each
+// step, the ranks agree on its outcome (Communicator::agree): an error or interrupt on
+// one rank, a failing callback included, stops all of them with that error.
+//
 // A group may hold a job that trains its trunk (a base, BitFit, full fine-tuning) only
 // when it is the group's only job. The trainer borrows jobs and backend. Not thread-safe.
 #pragma once
@@ -31,6 +37,7 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/comm/communicator.h"
 #include "runtime/training/training_job.h"
 
 namespace scion::runtime {
@@ -60,12 +67,15 @@ struct TrainerOptions {
   // speed: 32 co-batched jobs in one pass cost 25% more per job-step than one
   // (bench/README.md, "Scaling").
   std::int64_t max_rows_per_pass = 4096;
+  // The ranks that share each step's rows (borrowed); null: this process alone.
+  Communicator* communicator = nullptr;
 };
 
 class FamilyTrainer {
  public:
   explicit FamilyTrainer(Backend& backend, TrainerOptions options = {})
-      : backend_(backend), net_(backend), options_(options) {}
+      : backend_(backend), net_(backend), options_(options),
+        comm_(options.communicator ? *options.communicator : solo_) {}
 
   // Runs every job to its end. Checks `cancel` between steps and returns kCancelled when
   // it is set, leaving unfinished jobs as they are. A callback's error stops the run.
@@ -76,6 +86,10 @@ class FamilyTrainer {
  private:
   // One optimizer step of every job in `active`.
   Status step(const std::vector<TrainingJob*>& active, const TrainerCallbacks& callbacks);
+  // The forward and backward passes of one step, this rank's rows of every micro-batch;
+  // adds each job's loss to loss_sum and its tokens (all ranks' rows) to tokens.
+  Status forward_backward(const std::vector<TrainingJob*>& active, std::vector<double>& loss_sum,
+                          std::vector<std::int64_t>& tokens);
   // Each job's and ShareGroup's update, skipping diverged ones and marking those whose
   // parameters the update made non-finite. Returns the learning rates, by job.
   std::vector<float> apply_updates(const std::vector<TrainingJob*>& active,
@@ -84,6 +98,8 @@ class FamilyTrainer {
   Backend& backend_;
   SegmentedTransformer net_;
   TrainerOptions options_;
+  SingleProcessCommunicator solo_;
+  Communicator& comm_;
 };
 
 }  // namespace scion::runtime

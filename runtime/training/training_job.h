@@ -95,6 +95,8 @@ class TrainingJob {
   std::uint64_t dropout_seed(int micro) const;
 
   void zero_grad() { grads_->zero(); }
+  // Its own gradients, shared modules' left out (see GradientSet::own_values).
+  std::span<float> own_gradient_values() const { return grads_->own_values(); }
 
   // What a checkpoint must hold to continue this job exactly: every trainable parameter
   // ("param.<name>") and the optimizer state ("opt.<state name>"), its shared modules

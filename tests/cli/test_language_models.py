@@ -159,8 +159,11 @@ check("note" in cells[("dog-meows", "base")] and "base has no parent" in cells[(
       f"a base has no parent to compare with: {cells[('dog-meows', 'base')]}")
 
 # The JUnit report has the language-model tests too.
-names = {(c.get("classname"), c.get("name")): c for c in ET.parse(junit).getroot().iter("testcase")}
+suites = {s.get("name"): s for s in ET.parse(junit).getroot().findall("testsuite")}
+names = {(c.get("classname"), c.get("name")): c for c in suites["behavioural tests"].iter("testcase")}
 check(set(names) == {(m, t) for t, m in cells}, f"JUnit testcases: {sorted(names)}")
+meow = suites["model assertions"].find("testcase[@classname='flip'][@name='meow-dropped']")
+check(meow is not None and meow.find("failure") is not None, "JUnit marks the violated assertion as a failing case")
 check(names[("flip", "cat-meows")].find("failure") is not None, "JUnit marks flip's cat-meows failing")
 
 # Assertions over lm.<name>: flip forgot that cats meow (the parent remembers).

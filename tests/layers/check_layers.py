@@ -18,8 +18,10 @@ ALLOWED = {
     "runtime": {"spec"},
     "runtime/evaluation": {"spec", "runtime"},
     "assertions": {"spec"},
-    "workbench": {"spec", "lineage", "runtime", "runtime/evaluation", "assertions"},
-    "cli": {"spec", "lineage", "runtime", "runtime/evaluation", "assertions", "workbench"},
+    "report": {"spec", "lineage"},
+    "workbench": {"spec", "lineage", "runtime", "runtime/evaluation", "assertions", "report"},
+    "cli": {"spec", "lineage", "runtime", "runtime/evaluation", "assertions", "report",
+            "workbench"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 

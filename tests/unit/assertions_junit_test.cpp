@@ -12,7 +12,7 @@ using namespace scion::assertions;
 
 namespace {
 
-std::vector<TestResult> sample_results() {
+JUnitReport sample_report() {
   TestResult pass;
   pass.test = "negation";
   pass.model = "review";
@@ -32,7 +32,18 @@ std::vector<TestResult> sample_results() {
   fail.examples = {
       {"names/1", "Ana's <b>great</b> & \"fun\"\x01", "Wei's <b>great</b>", "prediction changed"},
       {"names/3", "tab\there\nnewline", "", "reason ]]> end"}};
-  return {pass, fail};
+  AssertionOutcome clean{.assertion = "confident", .model = "review", .kind = "low_confidence"};
+  AssertionOutcome violated{.assertion = "praise <is> positive",
+                            .model = "review",
+                            .kind = "allowed_outputs",
+                            .violations = 4,
+                            .worst_severity = 0.95,
+                            .examples = {"\"the film was great.\": negative (severity 0.950)"}};
+  return {.tests = {pass, fail},
+          .assertions = {clean, violated},
+          .timestamp = "2026-11-24T00:21:08",
+          .hostname = "ci-runner",
+          .time_s = 2.5};
 }
 
 }  // namespace
@@ -47,9 +58,28 @@ TEST_CASE("xml_escape escapes markup and replaces forbidden control characters",
 
 TEST_CASE("one testcase per test and model, failures with rate and examples",
           "[assertions][junit]") {
-  const std::string xml = junit_xml(sample_results(), "scion behavioural tests");
+  const std::string xml = junit_xml(sample_report());
   CHECK_THAT(xml, Catch::StartsWith("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites "));
-  CHECK_THAT(xml, Catch::Contains("tests=\"2\" failures=\"1\""));
+  CHECK_THAT(
+      xml,
+      Catch::Contains(
+          "<testsuites name=\"scion\" tests=\"4\" failures=\"2\" errors=\"0\" time=\"2.500\">"));
+  CHECK_THAT(xml,
+             Catch::Contains(
+                 "<testsuite name=\"behavioural tests\" tests=\"2\" failures=\"1\" errors=\"0\" "
+                 "skipped=\"0\" time=\"2.500\" timestamp=\"2026-11-24T00:21:08\" "
+                 "hostname=\"ci-runner\">"));
+  CHECK_THAT(xml,
+             Catch::Contains("<testsuite name=\"model assertions\" tests=\"2\" failures=\"1\""));
+  CHECK_THAT(
+      xml,
+      Catch::Contains(
+          "<failure message=\"4 violations, worst severity 0.950\" type=\"allowed_outputs\">"));
+  CHECK_THAT(xml, Catch::Contains("name=\"praise &lt;is&gt; positive\""));
+  // <properties> is allowed on a testsuite only; a testcase's figures go to system-out.
+  CHECK(xml.find("<properties>") == std::string::npos);
+  CHECK_THAT(xml,
+             Catch::Contains("<system-out>type: inv&#10;capability: Fairness&#10;cases: 4&#10;"));
   CHECK_THAT(xml, Catch::Contains("<testcase classname=\"review\" name=\"negation\">"));
   CHECK_THAT(xml, Catch::Contains("name=\"names &lt;&amp;&gt; &quot;quotes&quot;\""));
   CHECK_THAT(
@@ -66,22 +96,23 @@ TEST_CASE("one testcase per test and model, failures with rate and examples",
 TEST_CASE("the written file parses with Python's xml.etree and round-trips text",
           "[assertions][junit]") {
   const auto path = std::filesystem::temp_directory_path() / "scion_assertions_junit_test.xml";
-  REQUIRE(write_junit_file(path, sample_results()).is_ok());
+  REQUIRE(write_junit_file(path, sample_report()).is_ok());
   const auto script = std::filesystem::temp_directory_path() / "scion_assertions_junit_check.py";
   {
     std::ofstream out(script);
     out << "import sys, xml.etree.ElementTree as ET\n"
            "root = ET.parse(sys.argv[1]).getroot()\n"
-           "cases = root.findall('./testsuite/testcase')\n"
+           "cases = root.findall('./testsuite[@name=\"behavioural tests\"]/testcase')\n"
            "assert root.tag == 'testsuites' and len(cases) == 2, cases\n"
            "assert cases[1].get('name') == 'names <&> \"quotes\"', cases[1].get('name')\n"
            "failure = cases[1].find('failure')\n"
            "assert cases[0].find('failure') is None\n"
            "assert 'Ana\\'s <b>great</b> & \"fun\"\\ufffd' in failure.text, failure.text\n"
            "assert 'tab\\there\\nnewline' in failure.text, failure.text\n"
-           "props = {p.get('name'): p.get('value') for p in cases[1].find('properties')}\n"
-           "assert props['failure_rate'] == '0.500000' and props['capability'] == 'Fairness', "
-           "props\n";
+           "figures = dict(l.split(': ', 1) for l in "
+           "cases[1].find('system-out').text.splitlines())\n"
+           "assert figures['failure_rate'] == '0.500000' and figures['capability'] == 'Fairness', "
+           "figures\n";
   }
   const std::string command = "python3 " + script.string() + " " + path.string();
   CHECK(std::system(command.c_str()) == 0);
@@ -89,7 +120,7 @@ TEST_CASE("the written file parses with Python's xml.etree and round-trips text"
   std::filesystem::remove(path);
 
   const auto bad = std::filesystem::path("/nonexistent-dir/report.xml");
-  const Status s = write_junit_file(bad, sample_results());
+  const Status s = write_junit_file(bad, sample_report());
   CHECK(s.code() == StatusCode::kIoError);
   CHECK_THAT(s.message(), Catch::Contains("/nonexistent-dir/report.xml"));
 }

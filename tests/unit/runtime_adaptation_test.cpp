@@ -95,6 +95,44 @@ TEST_CASE("full training of a base: gradients match finite differences") {
   }
 }
 
+// BERT as imported from Hugging Face: token-type embeddings, exact GELU, BERT's epsilon
+// and the pooler between pooling and the head (runtime/transformer.h).
+spec::Architecture bert_architecture() {
+  spec::Architecture a = test::tiny_architecture(spec::ArchitectureKind::kEncoder,
+                                                 spec::NormPlacement::kPost);
+  a.type_vocab_size = 2;
+  a.pooler = true;
+  a.activation = spec::Activation::kGeluErf;
+  a.norm_eps = 1e-12f;
+  a.hf_model_type = "bert";
+  return a;
+}
+
+TEST_CASE("BERT architecture: gradients match finite differences") {
+  SECTION("full fine-tuning with a classifier: token types, pooler, exact GELU") {
+    Family f(bert_architecture());
+    spec::Adaptation ad;
+    ad.full = spec::FullSpec{};
+    ad.head = test::two_labels();
+    f.add("full", "base", ad);
+    f.materialise();
+    check_model_gradients(f, "full", spec::Objective::kClassification);
+  }
+  SECTION("LoRA through the frozen pooler, prefix and prompt") {
+    Family f(bert_architecture());
+    spec::Adaptation ad = lora_everywhere();
+    ad.prefix = spec::PrefixSpec{.virtual_tokens = 2, .layers = {}, .reparam_hidden = 0};
+    f.add("lora", "base", ad);
+    f.materialise();
+    check_model_gradients(f, "lora", spec::Objective::kClassification);
+  }
+  SECTION("masked LM of the base") {
+    Family f(bert_architecture());
+    f.materialise();
+    check_model_gradients(f, "base", spec::Objective::kMaskedLm);
+  }
+}
+
 TEST_CASE("LoRA on every linear: gradients match finite differences") {
   SECTION("pre-norm, with LoRA dropout") {
     Family f(test::tiny_architecture());

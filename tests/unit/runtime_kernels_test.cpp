@@ -130,6 +130,42 @@ TEST_CASE("gelu over a team of threads matches one thread and the tanh formula")
   CHECK(worst < 1e-5);
 }
 
+TEST_CASE("exact (erf) gelu and tanh: values and gradients match finite differences") {
+  const int N = 50;
+  auto x = random_vector(N, 23, 2.0f);
+  const auto r = random_vector(N, 24);
+  std::vector<float> out(N), dx(N);
+  auto gelu_loss = [&] {
+    gelu_erf_forward(out.data(), x.data(), N);
+    return weighted_sum(out.data(), r);
+  };
+  gelu_erf_backward(dx.data(), x.data(), r.data(), N);
+  check_gradient("gelu_erf dinp", gelu_loss, x.data(), x.size(), dx.data());
+  auto tanh_loss = [&] {
+    tanh_forward(out.data(), x.data(), N);
+    return weighted_sum(out.data(), r);
+  };
+  tanh_forward(out.data(), x.data(), N);
+  tanh_backward(dx.data(), out.data(), r.data(), N);
+  check_gradient("tanh dinp", tanh_loss, x.data(), x.size(), dx.data());
+  // x·Φ(x) at 1 and -2 (PyTorch's F.gelu), where the tanh form is off by ~1e-4.
+  const float inputs[2] = {1.0f, -2.0f};
+  float y[2];
+  gelu_erf_forward(y, inputs, 2);
+  CHECK(y[0] == Approx(0.8413447460685429).epsilon(1e-6));
+  CHECK(y[1] == Approx(-0.04550026389635842).epsilon(1e-5));
+}
+
+TEST_CASE("layernorm uses the given epsilon") {
+  // A row of equal values has variance 0, so the output is bias + 0 and rstd is 1/sqrt(eps).
+  const float x[4] = {2.0f, 2.0f, 2.0f, 2.0f}, w[4] = {1, 1, 1, 1}, b[4] = {0, 0, 0, 0};
+  float out[4], mean, rstd;
+  layernorm_forward(out, &mean, &rstd, x, w, b, 1, 4, 1e-12f);
+  CHECK(rstd == Approx(1e6).epsilon(1e-6));
+  layernorm_forward(out, &mean, &rstd, x, w, b, 1, 4);
+  CHECK(rstd == Approx(1.0 / std::sqrt(1e-5)).epsilon(1e-6));
+}
+
 TEST_CASE("embedding gradients (tokens, positions, prompt) match finite differences") {
   const int B = 2, T = 3, P = 2, C = 4, V = 5;
   const std::vector<std::int32_t> tokens = {1, 4, 1, 0, 2, 2};

@@ -2,6 +2,7 @@
 #include "lineage/safetensors.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -69,8 +70,8 @@ TEST_CASE("hostile safetensors files are rejected with a reason", "[safetensors]
             .find("outside the 4 data bytes") != std::string::npos);
   CHECK(error_of(make_file(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8))
             .find("need 12") != std::string::npos);
-  CHECK(error_of(make_file(R"({"w":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})", 8))
-            .find("dtype I64") != std::string::npos);
+  CHECK(error_of(make_file(R"({"w":{"dtype":"F128","shape":[1],"data_offsets":[0,8]}})", 8))
+            .find("dtype F128") != std::string::npos);
   CHECK(error_of(
             make_file(
                 R"({"w":{"dtype":"F32","shape":[4294967296,4294967296,16],"data_offsets":[0,8]}})",
@@ -118,4 +119,46 @@ TEST_CASE("non-finite values are counted in every dtype, from their bits") {
   CHECK(count_non_finite(DType::kF16, bytes_of(f16)) == 2);
   const std::vector<std::uint16_t> bf16 = {0x3F80, 0x7F80, 0xFFC1, 0x7F7F};
   CHECK(count_non_finite(DType::kBF16, bytes_of(bf16)) == 2);
+}
+
+TEST_CASE("every safetensors dtype is read, with its element size", "[safetensors]") {
+  const std::pair<const char*, std::size_t> dtypes[] = {
+      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4},    {"I16", 2},
+      {"I8", 1},  {"U8", 1},  {"BOOL", 1}, {"U16", 2}, {"U32", 4}, {"U64", 8}, {"F8_E4M3", 1},
+      {"F8_E5M2", 1}};
+  for (const auto& [name, size] : dtypes) {
+    const std::string header = std::string(R"({"t":{"dtype":")") + name +
+                               R"(","shape":[3],"data_offsets":[0,)" + std::to_string(3 * size) +
+                               "]}}";
+    auto parsed = parse_safetensors(make_file(header, 3 * size), "all.safetensors");
+    INFO(name);
+    REQUIRE(parsed.is_ok());
+    CHECK(dtype_name(parsed->tensors.at(0).dtype) == name);
+    CHECK(parsed->tensors.at(0).bytes.size() == 3 * size);
+  }
+  // A size that disagrees with the dtype is still refused.
+  CHECK(error_of(make_file(R"({"t":{"dtype":"I64","shape":[3],"data_offsets":[0,12]}})", 12))
+            .find("need 24") != std::string::npos);
+  CHECK(error_of(make_file(R"({"t":{"dtype":"Q4","shape":[1],"data_offsets":[0,1]}})", 1))
+            .find("does not define") != std::string::npos);
+}
+
+TEST_CASE("floating-point dtypes convert to float32 exactly where they can") {
+  const double f64[] = {1.5, -2.25, 1e-3};
+  const std::uint16_t f16[] = {0x3C00, 0xC000, 0x0001, 0x7C00};  // 1, -2, smallest subnormal, inf
+  const std::uint16_t bf16[] = {0x3F80, 0xC040};                 // 1, -3
+  auto as_bytes = [](const auto& array) {
+    return std::span<const std::byte>(reinterpret_cast<const std::byte*>(array), sizeof(array));
+  };
+  CHECK(to_float32(DType::kF64, as_bytes(f64)) == std::vector<float>{1.5f, -2.25f, 1e-3f});
+  const auto halves = to_float32(DType::kF16, as_bytes(f16));
+  REQUIRE(halves.size() == 4);
+  CHECK(halves[0] == 1.0f);
+  CHECK(halves[1] == -2.0f);
+  CHECK(halves[2] == std::ldexp(1.0f, -24));
+  CHECK(std::isinf(halves[3]));
+  CHECK(to_float32(DType::kBF16, as_bytes(bf16)) == std::vector<float>{1.0f, -3.0f});
+  CHECK(is_convertible_to_float32(DType::kF64));
+  CHECK_FALSE(is_convertible_to_float32(DType::kI64));
+  CHECK(count_non_finite(DType::kI64, as_bytes(f64)) == 0);
 }

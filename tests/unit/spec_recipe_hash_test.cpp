@@ -144,3 +144,25 @@ TEST_CASE("a model's hash follows the recipes of the models it shares modules wi
   CHECK(after.at("other") == before.at("other"));
   CHECK(after.at("base") == before.at("base"));
 }
+
+TEST_CASE("precision is part of the recipe: bf16 changes the hash, fp32 is the default") {
+  TempWorkspace ws;
+  const auto original = hashes(ws, kFamily);
+  const auto fp32 = hashes(ws, replaced(kFamily, "optimizer: {lr: 0.01}, seed: 2}",
+                                        "optimizer: {lr: 0.01}, seed: 2, precision: fp32}"));
+  CHECK(fp32 == original);
+  const auto bf16 = hashes(ws, replaced(kFamily, "optimizer: {lr: 0.01}, seed: 2}",
+                                        "optimizer: {lr: 0.01}, seed: 2, precision: bf16}"));
+  CHECK(bf16.at("review") != original.at("review"));
+  CHECK(bf16.at("base") == original.at("base"));
+  CHECK(bf16.at("other") == original.at("other"));
+}
+
+TEST_CASE("an unknown precision is a spec error naming the choices") {
+  TempWorkspace ws;
+  const LoadResult r = ws.load(replaced(kFamily, "seed: 2}", "seed: 2, precision: fp16}"));
+  CHECK_FALSE(r.workspace);
+  REQUIRE_FALSE(r.errors.empty());
+  CHECK(r.errors.front().to_string().find("precision") != std::string::npos);
+  CHECK(r.errors.front().to_string().find("bf16") != std::string::npos);
+}

@@ -1,6 +1,7 @@
 // Co-batched training is the contract of FamilyTrainer: a group of jobs trained together
 // must end with the parameters each job reaches when trained alone.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -43,8 +44,10 @@ spec::Workspace family() {
 // parameter by name.
 std::map<std::string, std::vector<float>> train(const spec::Workspace& ws,
                                                 const std::vector<std::string>& names,
-                                                runtime::TrainerOptions options = {}) {
-  auto backend = runtime::make_cpu_backend(1);
+                                                runtime::TrainerOptions options = {},
+                                                runtime::Precision precision = runtime::Precision::kF32) {
+  auto backend = runtime::make_cpu_backend(
+      runtime::CpuBackendOptions{.threads = 1, .precision = precision});
   runtime::ParameterStore pool(*backend);
   // The trunk and the parent's adapter get the same values in every configuration.
   runtime::ParameterBinding base = pool.add_model(ws, *ws.find_model("base")).value();
@@ -97,6 +100,29 @@ TEST_CASE("co-batched training equals training each job alone, for every method"
       CHECK(test::difference_to_scale(values, together.at(param)) <= 1e-4f);
     }
   }
+}
+
+TEST_CASE("in bf16, co-batched training equals training each job alone") {
+  const spec::Workspace ws = family();
+  const std::vector<std::string> names = {"lora", "prefix", "bottleneck", "prompt", "head"};
+  const auto together = train(ws, names, {}, runtime::Precision::kBF16);
+  const auto fp32 = train(ws, names);
+  float bf16_vs_fp32 = 0;
+  for (const std::string& name : names) {
+    const auto alone = train(ws, {name}, {}, runtime::Precision::kBF16);
+    for (const auto& [param, values] : alone) {
+      INFO(name << " " << param);
+      REQUIRE(together.count(param));
+      REQUIRE(together.at(param).size() == values.size());
+      // The same tolerance as in fp32: each row's products round the same operands.
+      CHECK(test::difference_to_scale(values, together.at(param)) <= 1e-4f);
+      bf16_vs_fp32 = std::max(bf16_vs_fp32, test::difference_to_scale(fp32.at(param), values));
+    }
+  }
+  // bf16 really rounds: its parameters differ from fp32's by more than the co-batching
+  // tolerance (and still by little: the same training, a few steps long).
+  CHECK(bf16_vs_fp32 > 1e-4f);
+  CHECK(bf16_vs_fp32 < 0.1f);
 }
 
 TEST_CASE("a step cut into passes of few rows gives the parameters of one pass") {

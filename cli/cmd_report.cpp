@@ -1,0 +1,75 @@
+// `scion report [-o FILE]`: the family as one self-contained HTML page (tree, test matrix,
+// violations, blame, training curves, recipes). Gathering: cli/family_report_builder.h;
+// rendering: report/html_report.h.
+#include <iostream>
+
+#include "cli/cmd_lineage_support.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/family_report_builder.h"
+#include "cli/output.h"
+#include "cli/output_path.h"
+#include "lineage/env.h"
+#include "report/html_report.h"
+
+namespace scion::cli {
+namespace {
+
+struct ReportOptions {
+  std::string output = "report.html";
+  bool force = false;
+};
+
+int run_report(const GlobalOptions& global, const ReportOptions& opts) {
+  const bool to_stdout = opts.output == "-";
+  std::filesystem::path target;
+  if (!to_stdout) {
+    auto checked = checked_output_path(opts.output, global.store_path(), opts.force, "-o");
+    if (!checked.is_ok()) return fail(checked.status());
+    target = *checked;
+  }
+  auto report = build_family_report(global);
+  if (!report.is_ok()) return fail(report.status());
+  const std::string html = report::render_html(*report);
+  if (to_stdout) {
+    std::cout << html;
+    return kExitOk;
+  }
+  const std::span<const std::byte> pieces[] = {std::as_bytes(std::span(html.data(), html.size()))};
+  Status written = lineage::write_file_atomically(lineage::default_env(), target, pieces);
+  if (!written.is_ok()) return fail(written);
+  if (global.json) {
+    print_json({{"file", opts.output},
+                {"bytes", html.size()},
+                {"models", report->models.size()},
+                {"matrix_cells", report->matrix.size()},
+                {"curves", report->curves.size()}});
+  } else {
+    std::cout << "wrote " << opts.output << " ("
+              << human_bytes(static_cast<std::int64_t>(html.size()))
+              << "): " << report->models.size() << " models, " << report->matrix.size()
+              << " test results, " << report->curves.size() << " training curves\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
+  auto opts = std::make_shared<ReportOptions>();
+  CLI::App* cmd = app.add_subcommand("report", "The family as one self-contained HTML page");
+  cmd->add_option("-o,--output", opts->output,
+                  "The HTML file to write (default report.html; - for stdout)")
+      ->option_text("FILE");
+  cmd->add_flag("--force", opts->force, "Replace FILE when it exists");
+  cmd->footer(
+      "The page needs no network: styles and pictures (SVG) are inline, no scripts.\n"
+      "It shows the family tree, the behavioural-test matrix as a heat map (each cell links\n"
+      "to its failing cases), the top assertion violations, blame from stored results,\n"
+      "training and validation curves, and each model's recipe.\n"
+      "Example: scion report -o family.html && xdg-open family.html");
+  cmd->callback(
+      [&global, &action, opts] { action = [&global, opts] { return run_report(global, *opts); }; });
+}
+
+}  // namespace scion::cli

@@ -1,0 +1,279 @@
+#include "cli/family_report_builder.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "cli/cmd_lineage_support.h"
+#include "cli/version.h"
+#include "lineage/spec_records.h"
+
+namespace scion::cli {
+namespace {
+
+using nlohmann::json;
+
+// A model's results in its newest (and previous) finished test run.
+struct TestRuns {
+  std::optional<std::int64_t> newest, previous;
+};
+
+TestRuns test_runs(const std::vector<lineage::RunRecord>& runs) {  // runs: newest first
+  TestRuns out;
+  for (const lineage::RunRecord& r : runs) {
+    if (r.kind != lineage::RunKind::kTest || r.status != lineage::RunStatus::kFinished) continue;
+    if (!out.newest)
+      out.newest = r.id;
+    else {
+      out.previous = r.id;
+      break;
+    }
+  }
+  return out;
+}
+
+// The run that made the stored parameters: the newest finished train, adapt or import
+// run of the stored recipe.
+std::optional<lineage::RunRecord> recipe_run(const std::vector<lineage::RunRecord>& runs,
+                                             const lineage::StoredModel& m) {
+  if (!m.recipe_hash) return std::nullopt;
+  for (const lineage::RunRecord& r : runs)
+    if (r.status == lineage::RunStatus::kFinished && r.kind != lineage::RunKind::kTest &&
+        r.recipe_hash == *m.recipe_hash)
+      return r;
+  return std::nullopt;
+}
+
+// A value as the spec writes it, in YAML flow: {type: adamw, lr: 0.001}. Digests are cut
+// to 12 characters, as `scion lineage show` prints them.
+std::string flow(const json& value) {
+  if (value.is_object() || value.is_array()) {
+    std::string out;
+    for (const auto& [key, child] : value.items()) {
+      std::string shown = flow(child);
+      if (key == "digest" && shown.size() > 12) shown = shown.substr(0, 12) + "…";
+      out += (out.empty() ? "" : ", ") + (value.is_object() ? key + ": " : "") + shown;
+    }
+    return value.is_object() ? "{" + out + "}" : "[" + out + "]";
+  }
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+std::vector<std::pair<std::string, std::string>> recipe_fields(const json& adaptation,
+                                                               const json& training) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, value] : adaptation.items()) out.emplace_back("adapt." + key, flow(value));
+  for (const auto& [key, value] : training.items()) out.emplace_back("train." + key, flow(value));
+  return out;
+}
+
+Status add_model(lineage::LineageStore* store, const spec::Workspace* ws, const FamilyNode& node,
+                 report::FamilyReport& report) {
+  report::ReportModel m{
+      .name = node.name, .parent = node.parent, .method = node.method, .status = node.status};
+  json adaptation = json::object(), training = json::object();
+  if (ws)
+    if (const spec::Model* in_spec = ws->find_model(node.name))
+      adaptation =
+          lineage::recipe_in_spec_words(lineage::model_record_for(*ws, *in_spec).adaptation);
+  if (node.stored && store) {
+    const lineage::StoredModel& s = *node.stored;
+    if (s.recipe_hash) {
+      m.parameters = s.parameter_count;
+      m.own_parameters = s.own_count;
+      m.shared_with_parent = s.shared_with_parent;
+      m.recipe_hash = *s.recipe_hash;
+    }
+    adaptation = lineage::recipe_in_spec_words(s.adaptation);
+    auto runs = store->runs(node.name, 0);
+    if (!runs.is_ok()) return runs.status();
+    if (auto made_by = recipe_run(*runs, s)) {
+      json recipe = lineage::recipe_in_spec_words(made_by->hyperparameters);
+      training = recipe.contains("train") ? recipe["train"] : recipe;
+      auto steps = store->run_metrics(made_by->id);
+      if (!steps.is_ok()) return steps.status();
+      for (auto it = steps->rbegin(); it != steps->rend(); ++it)
+        if (!it->validation.empty()) {
+          m.validation = it->validation;
+          break;
+        }
+      if (!steps->empty())
+        report.curves.push_back(
+            {.model = node.name, .run = made_by->id, .steps = std::move(*steps)});
+    }
+  }
+  if (!adaptation.is_object()) adaptation = json::object();
+  m.recipe = recipe_fields(adaptation, training.is_object() ? training : json::object());
+  report.models.push_back(std::move(m));
+  return Status::ok();
+}
+
+using CaseKey = std::pair<std::string, std::int64_t>;  // (test, case index)
+using RunResults = std::map<CaseKey, const lineage::TestCaseResult*>;
+
+// The matrix cells, violations and newest-run results of one stored model.
+Status add_test_results(lineage::LineageStore& store, const spec::Workspace* ws,
+                        const std::string& model, report::FamilyReport& report,
+                        std::vector<lineage::TestCaseResult>& rows, RunResults& newest_results) {
+  auto runs = store.runs(model, 0);
+  if (!runs.is_ok()) return runs.status();
+  const TestRuns test = test_runs(*runs);
+  if (!test.newest) return Status::ok();
+  auto stored = store.test_results(model, "");
+  if (!stored.is_ok()) return stored.status();
+  rows = std::move(*stored);
+  std::map<std::string, report::MatrixCell> cells;
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> previous;  // test -> (failed, cases)
+  for (const lineage::TestCaseResult& r : rows) {
+    if (r.run_id == test.previous) {
+      previous[r.test].second++;
+      previous[r.test].first += r.passed ? 0 : 1;
+    }
+    if (r.run_id != test.newest) continue;
+    newest_results[{r.test, r.case_index}] = &r;
+    report::MatrixCell& c = cells[r.test];
+    c.test = r.test;
+    c.model = model;
+    c.run = *test.newest;
+    c.cases++;
+    if (r.passed) continue;
+    c.failures++;
+    if (c.failing.size() < report::kFailingCasesPerCell)
+      c.failing.push_back({.case_index = r.case_index,
+                           .input = r.input,
+                           .expected = r.expected,
+                           .output = r.output});
+  }
+  for (auto& [name, cell] : cells) {
+    if (auto it = previous.find(name); it != previous.end() && it->second.second > 0)
+      cell.previous_rate = double(it->second.first) / double(it->second.second);
+    if (ws)
+      for (const spec::TestSpec& t : ws->tests)
+        if (t.name == name) cell.max_failure_rate = t.max_failure_rate;
+    report.matrix.push_back(std::move(cell));
+  }
+
+  auto violations = store.assertion_violations(model, "");
+  if (!violations.is_ok()) return violations.status();
+  std::map<std::string, report::ViolationGroup> groups;
+  for (const lineage::AssertionViolation& v : *violations) {
+    if (v.run_id != test.newest) continue;
+    report::ViolationGroup& g = groups[v.assertion];
+    g.assertion = v.assertion;
+    g.model = model;
+    g.run = *test.newest;
+    g.count++;
+    const double severity = v.detail.value("severity", 0.0);
+    g.max_severity = std::max(g.max_severity, severity);
+    g.worst.push_back(v);
+  }
+  for (auto& [name, g] : groups) {
+    std::stable_sort(g.worst.begin(), g.worst.end(), [](const auto& a, const auto& b) {
+      return a.detail.value("severity", 0.0) > b.detail.value("severity", 0.0);
+    });
+    g.worst.resize(std::min<std::size_t>(g.worst.size(), 3));
+    report.violations.push_back(std::move(g));
+  }
+  return Status::ok();
+}
+
+// For each failing cell: the model up its ancestry in which each failing case first
+// appears, from the newest stored results of every ancestor.
+void add_blame(const std::map<std::string, std::string>& parent_of,
+               const std::map<std::string, RunResults>& results, report::FamilyReport& report) {
+  for (const report::MatrixCell& cell : report.matrix) {
+    if (cell.failures == 0) continue;
+    report::BlameSummary blame{.model = cell.model, .test = cell.test, .failures = cell.failures};
+    for (const auto& [key, result] : results.at(cell.model)) {
+      if (key.first != cell.test || result->passed) continue;
+      std::string origin = cell.model;
+      bool known = true;
+      for (auto parent = parent_of.find(origin);
+           parent != parent_of.end() && !parent->second.empty(); parent = parent_of.find(origin)) {
+        auto ancestor = results.find(parent->second);
+        const lineage::TestCaseResult* there = nullptr;
+        if (ancestor != results.end())
+          if (auto it = ancestor->second.find(key); it != ancestor->second.end())
+            there = it->second;
+        if (!there || there->input != result->input) {
+          known = false;  // the ancestor was not tested on this case
+          break;
+        }
+        if (there->passed) break;
+        origin = parent->second;
+      }
+      if (known)
+        blame.by_origin[origin]++;
+      else
+        blame.untested_ancestry++;
+    }
+    report.blame.push_back(std::move(blame));
+  }
+}
+
+}  // namespace
+
+Result<report::FamilyReport> build_family_report(const GlobalOptions& global) {
+  report::FamilyReport report;
+  std::string why_no_spec;
+  std::optional<spec::Workspace> ws = load_workspace_if_valid(global, why_no_spec);
+  if (!ws) report.spec_note = why_no_spec + "; showing the store only";
+  std::unique_ptr<lineage::LineageStore> store;
+  if (auto opened = open_store_read_only(global); opened.is_ok())
+    store = std::move(*opened);
+  else if (opened.status().code() != StatusCode::kNotFound || !ws)
+    return opened.status();
+
+  std::vector<lineage::StoredModel> stored;
+  std::map<std::string, ModelHistory> histories;
+  if (store) {
+    auto models = store->models();
+    if (!models.is_ok()) return models.status();
+    stored = std::move(*models);
+    for (const lineage::StoredModel& m : stored) {
+      const spec::Model* in_spec = ws ? ws->find_model(m.name) : nullptr;
+      auto history = model_history(*store, m, in_spec ? in_spec->recipe_hash : "");
+      if (!history.is_ok()) return history.status();
+      histories[m.name] = *history;
+    }
+  }
+  const std::vector<FamilyNode> nodes = family(stored, ws ? &*ws : nullptr, histories);
+
+  const std::filesystem::path spec_dir = std::filesystem::absolute(global.spec_file).parent_path();
+  report.title = spec_dir.filename().string();
+  report.generated_at = lineage::utc_now();
+  report.scion_version = SCION_VERSION;
+  if (ws)
+    for (const spec::Share& s : ws->shares) report.shares.push_back({s.name, s.models, s.modules});
+
+  std::map<std::string, std::string> parent_of;
+  std::map<std::string, std::vector<lineage::TestCaseResult>> rows;  // owns what results point to
+  std::map<std::string, RunResults> results;
+  for (const FamilyNode& node : nodes) {
+    SCION_RETURN_IF_ERROR(add_model(store.get(), ws ? &*ws : nullptr, node, report));
+    parent_of[node.name] = node.parent;
+    results[node.name];
+    if (store && node.stored)
+      SCION_RETURN_IF_ERROR(add_test_results(*store, ws ? &*ws : nullptr, node.name, report,
+                                             rows[node.name], results[node.name]));
+  }
+  std::set<std::string> listed;
+  if (ws)
+    for (const spec::TestSpec& t : ws->tests) {
+      listed.insert(t.name);
+      report.tests.push_back(t.name);
+    }
+  for (const report::MatrixCell& c : report.matrix)
+    if (listed.insert(c.test).second) report.tests.push_back(c.test);
+  std::erase_if(report.tests, [&](const std::string& t) {
+    return std::none_of(report.matrix.begin(), report.matrix.end(),
+                        [&](const report::MatrixCell& c) { return c.test == t; });
+  });
+  std::stable_sort(report.violations.begin(), report.violations.end(),
+                   [](const auto& a, const auto& b) { return a.max_severity > b.max_severity; });
+  add_blame(parent_of, results, report);
+  return report;
+}
+
+}  // namespace scion::cli

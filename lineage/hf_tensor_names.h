@@ -1,0 +1,47 @@
+// Hugging Face checkpoint tensor names and scion's parameter names
+// (runtime/parameter_table.h), by one declarative table per architecture, as llama.cpp's
+// TensorNameMap: a new architecture is a new table, not string surgery in the loader.
+//
+// BERT (model_type "bert"; '#' is the layer number; docs/hugging-face.md lists it too):
+//   tok_emb.weight        embeddings.word_embeddings.weight
+//   pos_emb.weight        embeddings.position_embeddings.weight
+//   type_emb.weight       embeddings.token_type_embeddings.weight
+//   emb_ln.{weight,bias}  embeddings.LayerNorm.{weight,bias}
+//   blk.#.attn_q.*        encoder.layer.#.attention.self.query.*       (attn_k: key, attn_v: value)
+//   blk.#.attn_o.*        encoder.layer.#.attention.output.dense.*
+//   blk.#.ln1.*           encoder.layer.#.attention.output.LayerNorm.*
+//   blk.#.ffn_in.*        encoder.layer.#.intermediate.dense.*
+//   blk.#.ffn_out.*       encoder.layer.#.output.dense.*
+//   blk.#.ln2.*           encoder.layer.#.output.LayerNorm.*
+//   pooler.{weight,bias}  pooler.dense.{weight,bias}
+// Checkpoints saved from a task model prefix every name with "bert."; that prefix is
+// dropped. Skipped with a note, not mapped: buffers (embeddings.position_ids,
+// embeddings.token_type_ids) and the pretraining heads (cls.*), which scion does not run.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace scion::lineage {
+
+struct HfTensorMapping {
+  enum class Kind { kParameter, kSkipped, kUnknown };
+  Kind kind = Kind::kUnknown;
+  std::string scion_name;  // kParameter
+  std::string note;        // kSkipped: why
+};
+
+// What the checkpoint tensor `hf_name` of a `model_type` model is in scion.
+HfTensorMapping map_hf_tensor(std::string_view model_type, std::string_view hf_name);
+
+// The Hugging Face name (without a task prefix) of scion's trunk parameter `scion_name`,
+// or nullopt when the architecture has none (adapters, heads).
+std::optional<std::string> hf_tensor_name(std::string_view model_type,
+                                          std::string_view scion_name);
+
+// The prefix a task model (BertForSequenceClassification, ...) puts before the base
+// model's names: "bert." for BERT.
+std::string hf_base_model_prefix(std::string_view model_type);
+
+}  // namespace scion::lineage

@@ -1,0 +1,101 @@
+#include "runtime/comm/mpi_communicator.h"
+
+// The C API only: Open MPI's deprecated C++ bindings warn under -Wextra (and are unused).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <string>
+#include <vector>
+
+namespace scion::runtime {
+namespace {
+
+std::string mpi_error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+Status unavailable(const char* what, int code) {
+  return Status(StatusCode::kUnavailable,
+                std::string(what) + " failed: " + mpi_error_text(code) + " (a rank of this job is gone)");
+}
+
+class MpiCommunicator final : public Communicator {
+ public:
+  MpiCommunicator(int rank, int size) : rank_(rank), size_(size) {}
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  Status all_reduce_sum(std::span<float> values) override { return reduce_then_broadcast(values, MPI_FLOAT); }
+  Status all_reduce_sum(std::span<double> values) override { return reduce_then_broadcast(values, MPI_DOUBLE); }
+
+  Status agree(const Status& local) override {
+    // The lowest failing rank (size_ when none), then its code and message from it.
+    const int mine = local.is_ok() ? size_ : rank_;
+    int first = size_;
+    if (int rc = MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD); rc != MPI_SUCCESS)
+      return unavailable("agreeing on the step's outcome", rc);
+    if (first == size_) return Status::ok();
+    int code = static_cast<int>(local.code());
+    std::string message = local.message();
+    int length = static_cast<int>(message.size());
+    if (int rc = MPI_Bcast(&code, 1, MPI_INT, first, MPI_COMM_WORLD); rc != MPI_SUCCESS)
+      return unavailable("sharing a rank's error", rc);
+    if (int rc = MPI_Bcast(&length, 1, MPI_INT, first, MPI_COMM_WORLD); rc != MPI_SUCCESS)
+      return unavailable("sharing a rank's error", rc);
+    message.resize(static_cast<std::size_t>(length));
+    if (int rc = MPI_Bcast(message.data(), length, MPI_CHAR, first, MPI_COMM_WORLD); rc != MPI_SUCCESS)
+      return unavailable("sharing a rank's error", rc);
+    if (first == rank_) return local;
+    return Status(static_cast<StatusCode>(code), "rank " + std::to_string(first) + " failed: " + message);
+  }
+
+ private:
+  // MPI_Allreduce may add in a different order on different ranks (its algorithms do for
+  // 3 ranks), which would let the ranks' parameters drift apart by rounding. Reducing to
+  // rank 0 and broadcasting gives every rank rank 0's bits.
+  template <typename T>
+  Status reduce_then_broadcast(std::span<T> values, MPI_Datatype type) {
+    // MPI counts are int: large gradient sets go in chunks.
+    constexpr std::size_t kChunk = static_cast<std::size_t>(INT_MAX) / 2;
+    for (std::size_t offset = 0; offset < values.size(); offset += kChunk) {
+      const int count = static_cast<int>(std::min(kChunk, values.size() - offset));
+      T* data = values.data() + offset;
+      int rc = rank_ == 0 ? MPI_Reduce(MPI_IN_PLACE, data, count, type, MPI_SUM, 0, MPI_COMM_WORLD)
+                          : MPI_Reduce(data, nullptr, count, type, MPI_SUM, 0, MPI_COMM_WORLD);
+      if (rc != MPI_SUCCESS) return unavailable("summing gradients over the ranks", rc);
+      rc = MPI_Bcast(data, count, type, 0, MPI_COMM_WORLD);
+      if (rc != MPI_SUCCESS) return unavailable("sharing the summed gradients", rc);
+    }
+    return Status::ok();
+  }
+
+  int rank_, size_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Communicator>> make_mpi_communicator() {
+  if (int rc = MPI_Init(nullptr, nullptr); rc != MPI_SUCCESS)
+    return Status(StatusCode::kUnavailable, "MPI_Init failed: " + mpi_error_text(rc));
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return std::unique_ptr<Communicator>(std::make_unique<MpiCommunicator>(rank, size));
+}
+
+void finalize_mpi() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Finalize();
+}
+
+}  // namespace scion::runtime

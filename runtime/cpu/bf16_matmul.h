@@ -1,0 +1,36 @@
+// Linear layers in bf16: the contract of matmul.h (same signatures, same accumulation
+// rules), with both operands of every product rounded to bf16 (round to nearest even)
+// and the products accumulated in fp32 into fp32 outputs — the mixed precision of
+// PyTorch's CPU autocast. Biases, bias gradients and every output stay fp32.
+//
+// The products run on oneDNN's bf16 kernels where it has them (AVX-512 and up); elsewhere
+// the rounded operands are held as floats and multiplied by OpenBLAS in fp32, which gives
+// the same values (products of bf16 numbers are exact in fp32), slower than plain fp32.
+// Operands are rounded on the fly into scratch owned by the calling thread: activations,
+// gradients and weights alike (a trained weight's fp32 master changes every step; a
+// frozen one is rounded again at each call too, which costs O(out·in) against the
+// product's O(N·out·in)). Parameters therefore stay held in fp32. Scratch: one copy of
+// the product's input rows, of its output gradient rows and of its weight, at 2 bytes an
+// element (oneDNN) or 4 (fp32 fallback); `scion plan` counts it.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/cpu/grad_mode.h"
+
+namespace scion::runtime::cpu {
+
+void matmul_forward_bf16(float* out, const float* inp, const float* weight, const float* bias,
+                         std::int64_t N, int C, int OC);
+
+void matmul_forward_accumulate_bf16(float* out, const float* inp, const float* weight,
+                                    float scale, std::int64_t N, int C, int OC);
+
+void matmul_backward_bf16(float* dinp, float* dweight, float* dbias, const float* dout,
+                          const float* inp, const float* weight, float scale, std::int64_t N,
+                          int C, int OC, GradMode mode);
+
+// Rounds n floats to bf16 bits (round to nearest even), in parallel when large.
+void round_to_bf16(std::uint16_t* dst, const float* src, std::int64_t n);
+
+}  // namespace scion::runtime::cpu

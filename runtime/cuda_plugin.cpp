@@ -1,0 +1,88 @@
+#include "runtime/cuda_plugin.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "runtime/cuda/plugin_abi.h"
+#include "scion_config.h"
+
+namespace scion::runtime {
+namespace {
+
+// Whether this process runs from the build tree (as the tests do) rather than installed:
+// libcamera finds its IPA modules the same way.
+bool running_from_build_tree() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return false;
+  const std::string build_root = SCION_BUILD_ROOT;
+  return exe.string().rfind(build_root + "/", 0) == 0;
+}
+
+std::string plugin_path() {
+  if (const char* path = std::getenv("SCION_CUDA_PLUGIN"); path != nullptr && *path != '\0') return path;
+  return running_from_build_tree() ? SCION_CUDA_PLUGIN_BUILD_PATH : SCION_CUDA_PLUGIN_INSTALL_PATH;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+CudaBackendInfo open_plugin() {
+  CudaBackendInfo info;
+  info.built = SCION_HAVE_CUDA == 1;
+  if (!info.built) {
+    info.why_no_device = "the CUDA backend was not built (install the CUDA toolkit and reconfigure "
+                         "with -Dcuda=enabled)";
+    return info;
+  }
+  info.plugin_path = plugin_path();
+  // Never closed: the plugin lives as long as the process, like any linked library.
+  void* handle = dlopen(info.plugin_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    info.why_no_device = "the CUDA backend plugin did not load: " + std::string(why ? why : "unknown error") +
+                         " (install the CUDA runtime libraries, or set SCION_CUDA_PLUGIN to the "
+                         "plugin's path)";
+    return info;
+  }
+  auto entry = reinterpret_cast<ScionCudaPluginEntry>(dlsym(handle, SCION_CUDA_PLUGIN_ENTRY));
+  const ScionCudaPlugin* plugin = entry ? entry() : nullptr;
+  if (plugin == nullptr || plugin->abi_version != SCION_CUDA_PLUGIN_ABI_VERSION) {
+    info.why_no_device = info.plugin_path + " is not a CUDA plugin of this scion (ABI version " +
+                         std::to_string(SCION_CUDA_PLUGIN_ABI_VERSION) + " expected); reinstall scion";
+    return info;
+  }
+  info.loaded = true;
+  char libraries[512];
+  plugin->describe_libraries(libraries, sizeof libraries);
+  info.libraries = libraries;
+  std::string text(16384, '\0');
+  const int count = plugin->describe_devices(text.data(), text.size());
+  text.resize(std::strlen(text.c_str()));
+  if (count < 0) {
+    info.why_no_device = text;
+  } else if (count == 0) {
+    info.why_no_device = "no CUDA device found";
+  } else {
+    info.devices = split_lines(text);
+  }
+  return info;
+}
+
+}  // namespace
+
+const CudaBackendInfo& cuda_backend_info() {
+  static const CudaBackendInfo info = open_plugin();
+  return info;
+}
+
+}  // namespace scion::runtime

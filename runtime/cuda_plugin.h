@@ -1,0 +1,32 @@
+// Finding and opening the CUDA backend plugin (cuda/plugin_abi.h) at run time.
+//
+// The scion binary links no CUDA library; this is the only place that reaches CUDA, by
+// dlopen of libscion_cuda.so. Where the plugin is looked for, in order:
+//   1. $SCION_CUDA_PLUGIN, a path to the plugin file (tests use it to hide the plugin);
+//   2. the build tree's plugin, when this scion runs from its build tree;
+//   3. <libdir>/scion/libscion_cuda.so of the installation.
+// A plugin that is missing, cannot load (its CUDA libraries are absent: the loader's
+// message names the missing one) or has another ABI version is reported, never fatal:
+// scion then runs on the CPU. Thread-safe; the plugin is opened once per process.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace scion::runtime {
+
+struct CudaBackendInfo {
+  bool built = false;   // this scion was built with the CUDA plugin (nvcc was found)
+  bool loaded = false;  // the plugin opened, with all its CUDA libraries
+  std::string plugin_path;  // where it was looked for (empty when not built)
+  std::string libraries;    // loaded: the CUDA library versions it runs with
+  // One line per device when loaded and CUDA is usable (empty when there is none).
+  std::vector<std::string> devices;
+  // Empty when at least one device is usable; else why not, in words a user can act on.
+  std::string why_no_device;
+};
+
+// Opens the plugin on the first call and describes it; later calls return the same.
+const CudaBackendInfo& cuda_backend_info();
+
+}  // namespace scion::runtime

@@ -1,0 +1,48 @@
+#include "runtime/training/data_parallel.h"
+
+#include <algorithm>
+
+#include "runtime/cpu/cross_entropy.h"
+
+namespace scion::runtime {
+namespace {
+
+template <typename T>
+std::vector<T> rows_of(const std::vector<T>& values, std::int64_t per_row, std::int64_t begin, std::int64_t end) {
+  if (values.empty()) return {};
+  return std::vector<T>(values.begin() + begin * per_row, values.begin() + end * per_row);
+}
+
+}  // namespace
+
+data::Batch shard_rows(const data::Batch& batch, int rank, int size) {
+  const std::int64_t B = batch.batch_size, T = batch.length;
+  const std::int64_t begin = B * rank / size, end = B * (rank + 1) / size;
+  data::Batch shard;
+  shard.batch_size = static_cast<int>(end - begin);
+  shard.length = batch.length;
+  shard.tokens = rows_of(batch.tokens, T, begin, end);
+  shard.attention_mask = rows_of(batch.attention_mask, T, begin, end);
+  shard.lengths = rows_of(batch.lengths, 1, begin, end);
+  shard.labels = rows_of(batch.labels, 1, begin, end);
+  shard.targets = rows_of(batch.targets, T, begin, end);
+  shard.rows = rows_of(batch.rows, 1, begin, end);
+  shard.number = batch.number;
+  shard.epoch = batch.epoch;
+  return shard;
+}
+
+std::int64_t counted_targets(const data::Batch& batch, bool classification) {
+  const std::vector<std::int32_t>& targets = classification ? batch.labels : batch.targets;
+  return std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t != cpu::kIgnoreIndex; });
+}
+
+Status all_reduce_step(Communicator& comm, const std::vector<TrainingJob*>& jobs,
+                       const std::vector<ShareGroup*>& shares, std::vector<double>& loss_sums) {
+  SCION_RETURN_IF_ERROR(comm.all_reduce_sum(std::span<double>(loss_sums)));
+  for (TrainingJob* job : jobs) SCION_RETURN_IF_ERROR(comm.all_reduce_sum(job->own_gradient_values()));
+  for (ShareGroup* share : shares) SCION_RETURN_IF_ERROR(comm.all_reduce_sum(share->gradient_values()));
+  return Status::ok();
+}
+
+}  // namespace scion::runtime

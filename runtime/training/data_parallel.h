@@ -1,0 +1,40 @@
+// Data parallelism of FamilyTrainer over a Communicator's ranks.
+//
+// Every rank runs the same jobs with the same data streams, so every rank draws the same
+// micro-batch of each job; rank r of n then trains only rows [B·r/n, B·(r+1)/n) of it
+// (shard_rows). Each rank's segment scales its loss by the count of targets of the whole
+// micro-batch rather than of its slice (Segment::loss_denominator), so the sum of the
+// ranks' gradients is the gradient of the whole batch's mean loss: all_reduce_step sums
+// them, and the losses, over the ranks, after which every rank holds the same gradients
+// and takes the same update. Single-process training with the same batch gives the same
+// parameters, within float rounding (the sum adds the ranks' partial sums in another
+// order). A rank whose slice of a job is empty (fewer rows than ranks) adds zeros.
+//
+// Limitation: dropout masks are drawn by position within the slice, so with dropout the
+// ranks draw other (equally distributed) masks than one process would.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/comm/communicator.h"
+#include "runtime/data/batcher.h"
+#include "runtime/training/share_group.h"
+#include "runtime/training/training_job.h"
+
+namespace scion::runtime {
+
+// Rows [B·rank/size, B·(rank+1)/size) of `batch`, padded to the same length T.
+// REQUIRES: 0 <= rank < size.
+data::Batch shard_rows(const data::Batch& batch, int rank, int size);
+
+// The targets of `batch` that take a loss: its labels (classification) or its LM
+// targets other than the ignore index.
+std::int64_t counted_targets(const data::Batch& batch, bool classification);
+
+// Sums over the ranks, in place: `loss_sums` (one per job), every job's own gradients and
+// every ShareGroup's. Errors: the communicator's (a rank gone).
+Status all_reduce_step(Communicator& comm, const std::vector<TrainingJob*>& jobs,
+                       const std::vector<ShareGroup*>& shares, std::vector<double>& loss_sums);
+
+}  // namespace scion::runtime

@@ -1,0 +1,185 @@
+#include "spec/hf_model_folder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "spec/file_digest.h"
+
+namespace scion::spec {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+Result<json> read_json(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return not_found(fmt::format("cannot read '{}'", file.string()));
+  json parsed = json::parse(in, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object())
+    return spec_error(fmt::format("'{}' is not a JSON object; re-save the model with "
+                                  "save_pretrained()",
+                                  file.string()));
+  return parsed;
+}
+
+// Reads the positive integer config[key], or `fallback` when absent and fallback > 0.
+Status read_count(const json& config, const fs::path& file, const char* key, int max,
+                  int fallback, int& out) {
+  auto it = config.find(key);
+  if (it == config.end()) {
+    if (fallback > 0) {
+      out = fallback;
+      return Status::ok();
+    }
+    return spec_error(fmt::format("'{}' has no '{}'; a BERT config needs it", file.string(), key));
+  }
+  if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > max)
+    return spec_error(fmt::format("'{}': '{}' is {}, expected an integer from 1 to {}",
+                                  file.string(), key, it->dump(), max));
+  out = it->get<int>();
+  return Status::ok();
+}
+
+Result<Architecture> bert_architecture(const json& config, const fs::path& file) {
+  Architecture a;
+  a.kind = ArchitectureKind::kEncoder;
+  a.norm = NormPlacement::kPost;
+  a.tie_embeddings = true;
+  a.pooler = true;
+  a.hf_model_type = "bert";
+  for (const auto& [key, out, max, fallback] :
+       std::initializer_list<std::tuple<const char*, int*, int, int>>{
+           {"num_hidden_layers", &a.layers, 1024, 0},
+           {"hidden_size", &a.width, 1 << 16, 0},
+           {"num_attention_heads", &a.heads, 1 << 12, 0},
+           {"intermediate_size", &a.ffn_width, 1 << 20, 0},
+           {"vocab_size", &a.vocab_size, 1 << 22, 0},
+           {"max_position_embeddings", &a.max_length, 1 << 20, 512},
+           {"type_vocab_size", &a.type_vocab_size, 1 << 10, 2}}) {
+    if (Status s = read_count(config, file, key, max, fallback, *out); !s.is_ok()) return s;
+  }
+  if (a.width % a.heads != 0)
+    return spec_error(fmt::format("'{}': num_attention_heads {} does not divide hidden_size {}",
+                                  file.string(), a.heads, a.width));
+  const std::string act = config.value("hidden_act", std::string("gelu"));
+  if (act == "gelu") {
+    a.activation = Activation::kGeluErf;
+  } else if (act == "gelu_new" || act == "gelu_pytorch_tanh") {
+    a.activation = Activation::kGeluTanh;
+  } else {
+    return spec_error(fmt::format("'{}': hidden_act '{}' is not supported; scion runs gelu "
+                                  "(erf), gelu_new and gelu_pytorch_tanh",
+                                  file.string(), act));
+  }
+  const std::string positions = config.value("position_embedding_type", std::string("absolute"));
+  if (positions != "absolute")
+    return spec_error(fmt::format("'{}': position_embedding_type '{}' is not supported; scion "
+                                  "runs absolute (learned) positions",
+                                  file.string(), positions));
+  if (config.value("is_decoder", false) || config.value("add_cross_attention", false))
+    return spec_error(fmt::format("'{}': a BERT decoder (is_decoder, add_cross_attention) is "
+                                  "not supported; import an encoder",
+                                  file.string()));
+  const auto eps = config.find("layer_norm_eps");
+  a.norm_eps = eps != config.end() && eps->is_number() ? eps->get<float>() : 1e-12f;
+  const auto dropout = config.find("hidden_dropout_prob");
+  a.dropout = dropout != config.end() && dropout->is_number() ? dropout->get<float>() : 0.1f;
+  if (!(a.norm_eps > 0) || !(a.dropout >= 0 && a.dropout < 1))
+    return spec_error(fmt::format("'{}': layer_norm_eps must be > 0 and hidden_dropout_prob "
+                                  "in [0, 1)",
+                                  file.string()));
+  return a;
+}
+
+}  // namespace
+
+Result<std::vector<fs::path>> hf_weight_files(const fs::path& folder) {
+  const fs::path single = folder / "model.safetensors";
+  const fs::path index = folder / "model.safetensors.index.json";
+  if (fs::is_regular_file(single)) return std::vector<fs::path>{single};
+  if (!fs::is_regular_file(index))
+    return spec_error(fmt::format("'{}' holds neither model.safetensors nor "
+                                  "model.safetensors.index.json; save the model with "
+                                  "save_pretrained(safe_serialization=True)",
+                                  folder.string()));
+  auto parsed = read_json(index);
+  if (!parsed) return parsed.status();
+  const auto map = parsed->find("weight_map");
+  if (map == parsed->end() || !map->is_object())
+    return spec_error(fmt::format("'{}' has no \"weight_map\" object", index.string()));
+  std::set<std::string> shards;
+  for (const auto& [tensor, file] : map->items()) {
+    if (!file.is_string())
+      return spec_error(fmt::format("'{}': weight_map['{}'] is not a file name", index.string(),
+                                    tensor));
+    const std::string name = file.get<std::string>();
+    if (name.empty() || name.find('/') != std::string::npos || name == "..")
+      return spec_error(fmt::format("'{}': shard '{}' is not a file name in the folder",
+                                    index.string(), name));
+    shards.insert(name);
+  }
+  std::vector<fs::path> files;
+  for (const std::string& shard : shards) {
+    if (!fs::is_regular_file(folder / shard))
+      return spec_error(fmt::format("'{}' names shard '{}', which is not in the folder",
+                                    index.string(), shard));
+    files.push_back(folder / shard);
+  }
+  return files;
+}
+
+Result<HfModelFolder> read_hf_model_folder(const fs::path& folder, const std::string& spelled) {
+  HfModelFolder out;
+  const fs::path config_file = folder / "config.json";
+  if (!fs::is_regular_file(config_file))
+    return spec_error(fmt::format("'{}' is a folder without config.json; a Hugging Face model "
+                                  "folder needs config.json, model.safetensors and "
+                                  "tokenizer.json (or vocab.txt)",
+                                  folder.string()));
+  auto config = read_json(config_file);
+  if (!config) return config.status();
+  const std::string type = config->value("model_type", std::string());
+  if (type != "bert")
+    return spec_error(fmt::format("'{}': model_type '{}' is not supported yet; scion imports "
+                                  "BERT-family folders (model_type bert: BERT, MiniLM)",
+                                  config_file.string(), type));
+  auto arch = bert_architecture(*config, config_file);
+  if (!arch) return arch.status();
+  out.architecture = std::move(arch).value();
+
+  auto weights = hf_weight_files(folder);
+  if (!weights) return weights.status();
+  out.files = {config_file};
+  out.files.insert(out.files.end(), weights->begin(), weights->end());
+  if (fs::is_regular_file(folder / "model.safetensors.index.json") &&
+      !fs::is_regular_file(folder / "model.safetensors"))
+    out.files.push_back(folder / "model.safetensors.index.json");
+
+  const char* tokenizer_name = nullptr;
+  for (const char* candidate : {"tokenizer.json", "vocab.txt"})
+    if (!tokenizer_name && fs::is_regular_file(folder / candidate)) tokenizer_name = candidate;
+  if (!tokenizer_name)
+    return spec_error(fmt::format("'{}' holds neither tokenizer.json nor vocab.txt; save the "
+                                  "tokenizer into the folder (tokenizer.save_pretrained)",
+                                  folder.string()));
+  out.files.push_back(folder / tokenizer_name);
+  out.architecture.tokenizer.kind = TokenizerKind::kWordPiece;
+  out.architecture.tokenizer.vocab_file = (fs::path(spelled) / tokenizer_name).string();
+
+  std::sort(out.files.begin(), out.files.end());
+  std::string listing;
+  for (const fs::path& file : out.files) {
+    auto sha = sha256_file(file);
+    if (!sha) return sha.status();
+    listing += file.filename().string() + " " + *sha + "\n";
+  }
+  out.digest = sha256_hex(listing);
+  return out;
+}
+
+}  // namespace scion::spec

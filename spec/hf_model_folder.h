@@ -1,0 +1,43 @@
+// A Hugging Face model folder as an imported base (`import: path/to/folder`).
+//
+// The folder holds config.json, the weights (model.safetensors, or shards listed by
+// model.safetensors.index.json) and the tokenizer (tokenizer.json, else vocab.txt).
+// read_hf_model_folder() turns config.json into the base's Architecture, lists the files
+// that make the model and digests them: the digest is the SHA-256 of the lines
+// "<file name> <SHA-256 of its bytes>\n" in sorted name order, so the recipe hash changes
+// when any of them does, wherever the folder lives.
+//
+// Supported model_type: "bert" (BertModel: BERT, MiniLM): post-norm, learned positions,
+// token-type embeddings, the pooler, hidden_act gelu (erf) or gelu_new/gelu_pytorch_tanh.
+// Other model types are refused with their name. The tensor names of the weights are
+// mapped in lineage/hf_tensor_names.h.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "spec/status.h"
+#include "spec/workspace.h"
+
+namespace scion::spec {
+
+struct HfModelFolder {
+  Architecture architecture;
+  std::vector<std::filesystem::path> files;  // every file digested, absolute, sorted
+  std::string digest;                        // lowercase hex SHA-256 (see above)
+};
+
+// `folder` is absolute; `spelled` is the folder as the spec wrote it, which the tokenizer's
+// vocab_file is relative to (like every path in a spec). Errors (kSpecError) name the file
+// and key: a missing config.json, weights or tokenizer, a model_type other than bert, a
+// missing or out-of-range hyperparameter.
+Result<HfModelFolder> read_hf_model_folder(const std::filesystem::path& folder,
+                                           const std::string& spelled);
+
+// The weight files of a folder: model.safetensors, or the shards its index names (sorted,
+// each once). Errors: neither exists, an index that is not {"weight_map": {name: file}},
+// a shard that is missing or outside the folder.
+Result<std::vector<std::filesystem::path>> hf_weight_files(const std::filesystem::path& folder);
+
+}  // namespace scion::spec

@@ -1,0 +1,72 @@
+"""The CPU binary needs no CUDA library (issue #16): scion links none, starts and trains
+with the CUDA libraries hidden, and `--version` says truthfully whether the CUDA plugin
+was built, whether it loaded and which devices it sees. `--device cuda` without a usable
+device (or plugin) is refused with exit 3."""
+import os
+import re
+import shutil
+import subprocess
+
+from harness import EXAMPLES, SCION, check, copy_example, run, run_json, temp_dir
+
+# 1. No CUDA library among the binary's direct dependencies (readelf reads NEEDED).
+dynamic = subprocess.run(["readelf", "-d", SCION], capture_output=True, text=True, check=True).stdout
+needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", dynamic)
+check(needed, f"readelf lists scion's libraries: {dynamic}")
+cuda_libs = [n for n in needed if re.match(r"lib(cuda|cudart|cublas|cublasLt|cudnn|nccl|nvrtc)", n)]
+check(not cuda_libs, f"scion links no CUDA library, but needs {cuda_libs}")
+
+# 2. --version says what was built, and what loaded.
+version = run_json("--version")
+backend = version["cuda_backend"]
+check(backend["built"] == version["build"]["cuda_plugin"], f"built agrees with the build options: {version}")
+if not backend["loaded"] or not backend["devices"]:
+    check(backend.get("why_no_device"), f"without a device, --version says why: {backend}")
+rc, out, _ = run("--version")
+check(rc == 0 and "cuda backend: " in out, f"--version names the backend's state:\n{out}")
+
+# 3. The plugin hidden: scion still starts, says it did not load, and refuses --device cuda.
+hidden = dict(os.environ, SCION_CUDA_PLUGIN="/nonexistent/libscion_cuda.so")
+proc = subprocess.run([SCION, "--json", "--version"], capture_output=True, text=True, env=hidden)
+check(proc.returncode == 0, f"--version without the plugin exits 0: {proc.stderr}")
+if backend["built"]:
+    check('"loaded":false' in proc.stdout.replace(" ", "") and "did not load" in proc.stdout,
+          f"without the plugin, --version says it did not load: {proc.stdout}")
+work = copy_example("sentiment", temp_dir())
+proc = subprocess.run([SCION, "--device", "cuda", "validate"], cwd=work, capture_output=True, text=True,
+                      env=hidden)
+check(proc.returncode == 3 and "--device cuda" in proc.stderr, f"--device cuda without a plugin exits 3: "
+      f"{proc.returncode} {proc.stderr}")
+rc, _, err = run("--device", "cpu", "validate", cwd=work)
+check(rc == 0, f"--device cpu works: {err}")
+rc, _, err = run("--device", "tpu", "validate", cwd=work)
+check(rc == 2, f"an unknown device is a usage error: {rc} {err}")
+if not backend["devices"]:
+    rc, _, err = run("--device", "cuda", "validate", cwd=work)
+    check(rc == 3 and "no CUDA device" in err, f"--device cuda without a device exits 3: {rc} {err}")
+
+# 4. The CUDA libraries themselves hidden (a private mount namespace lays an empty
+# folder over the toolkit): scion starts and trains; the plugin reports why it did not
+# load. Needs unprivileged user namespaces; skipped (this part only) without them.
+cuda_dirs = sorted({os.path.realpath(d) for d in ("/usr/local/cuda", "/opt/cuda") if os.path.isdir(d)})
+unshare = shutil.which("unshare")
+if cuda_dirs and unshare:
+    mounts = " && ".join(f"mount -t tmpfs none {d}" for d in cuda_dirs)
+    script = f'{mounts} && "$0" --json --version && "$0" -q train base'
+    small = temp_dir()
+    shutil.copytree(os.path.join(EXAMPLES, "sentiment", "data"), os.path.join(small, "data"))
+    with open(os.path.join(small, "scion.yaml"), "w") as f:
+        f.write("datasets:\n  reviews: {path: data/reviews.jsonl, labels: [negative, positive]}\n"
+                "models:\n  base:\n    architecture: {type: encoder, layers: 1, width: 16, heads: 2, "
+                "max_length: 32}\n    train: {data: reviews, objective: classification, steps: 2, "
+                "batch_size: 4}\n")
+    proc = subprocess.run([unshare, "-rm", "sh", "-c", script, SCION], cwd=small, capture_output=True,
+                          text=True)
+    if proc.returncode != 0 and "unshare" in proc.stderr:
+        print(f"note: no mount namespace here, CUDA libraries not hidden: {proc.stderr.strip()}")
+    else:
+        check(proc.returncode == 0, f"with the CUDA libraries hidden, scion starts and trains: {proc.stderr}")
+        if backend["built"]:
+            check("did not load" in proc.stdout, f"the hidden libraries are named as the reason: {proc.stdout}")
+        print("CUDA libraries hidden: scion started and trained")
+print("ok")

@@ -1,0 +1,185 @@
+"""Data parallelism over MPI (docs/distributed.md): `mpirun -np N scion run` with 1, 2 and
+3 ranks stores the parameters single-process training gives, within float tolerance, for
+a mixed family (full training, LoRA, prefix, prompt, bottleneck, BitFit, heads, a `share`
+unit, an odd batch size so that the ranks' row counts differ). Only rank 0 writes the
+store. A rank that fails stops every rank with its error (exit 3), and a killed rank ends
+the job with the store consistent. Skips (77) without mpirun or without MPI in the build."""
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import time
+
+from harness import EXAMPLES, SCION, check, run, run_json, temp_dir
+
+MPIRUN = shutil.which("mpirun")
+if MPIRUN is None:
+    print("skip: mpirun not found (install openmpi-bin)")
+    raise SystemExit(77)
+if not run_json("--version")["build"]["mpi"]:
+    print("skip: this scion was built without MPI")
+    raise SystemExit(77)
+
+SPEC = """datasets:
+  reviews: {path: data/reviews.jsonl, labels: [negative, positive]}
+  critics: {path: data/critics.jsonl, labels: [negative, positive]}
+models:
+  base:
+    architecture: {type: encoder, layers: 2, width: 32, heads: 2, ffn_width: 64, max_length: 48}
+    train: {data: reviews, objective: classification, steps: 6, batch_size: 7, seed: 1}
+  lora-a:
+    from: base
+    adapt: {lora: {rank: 2, targets: [q, v]}, head: {}}
+    train: {data: reviews, steps: 5, batch_size: 7, seed: 2}
+  lora-b:
+    from: base
+    adapt: {lora: {rank: 2, targets: [q, v]}, head: {}}
+    train: {data: critics, steps: 5, batch_size: 7, seed: 3}
+  prefix:
+    from: base
+    adapt: {prefix: {virtual_tokens: 3}, head: {}}
+    train: {data: critics, steps: 4, batch_size: 5, seed: 4, grad_accumulation: 2}
+  prompt:
+    from: base
+    adapt: {prompt: {virtual_tokens: 2}, head: {}}
+    train: {data: reviews, steps: 4, batch_size: 2, seed: 5, max_length: 46}
+  bottleneck:
+    from: base
+    adapt: {bottleneck: {reduction: 8}, head: {}}
+    train: {data: reviews, steps: 4, batch_size: 7, seed: 6}
+  bitfit:
+    from: base
+    adapt: {bitfit: true, head: {}}
+    train: {data: critics, steps: 3, batch_size: 7, seed: 7}
+share:
+  tasks: {models: [lora-a, lora-b], modules: ['head.$model.*', 'blk.*.attn_q.lora.$model.*']}
+"""
+MODELS = ["base", "lora-a", "lora-b", "prefix", "prompt", "bottleneck", "bitfit"]
+
+
+def workspace(spec=SPEC):
+    work = temp_dir()
+    os.makedirs(os.path.join(work, "data"))
+    for name in ("reviews.jsonl", "critics.jsonl"):
+        shutil.copy(os.path.join(EXAMPLES, "sentiment", "data", name), os.path.join(work, "data"))
+    with open(os.path.join(work, "scion.yaml"), "w") as f:
+        f.write(spec)
+    return work
+
+
+# --oversubscribe: more ranks than this machine's cores; --allow-run-as-root: CI containers.
+MPI_OPTIONS = ["--oversubscribe", "--allow-run-as-root"]
+# PMIx's shared-memory store fails to lock in some containers ("PMIX ERROR ... ds21"),
+# making MPI_Init fail now and then; its hash store does not.
+MPI_ENV = dict(os.environ, PMIX_MCA_gds="hash", OMP_NUM_THREADS="1")
+
+
+def mpirun(ranks, *args, cwd, timeout=600):
+    command = [MPIRUN, "-np", str(ranks), *MPI_OPTIONS, SCION, *args]
+    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=MPI_ENV)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def tensors(work, model):
+    """name -> list of floats, from `scion export`."""
+    path = os.path.join(work, model + ".safetensors")
+    rc, _, err = run("export", model, "-o", path, "--force", cwd=work)
+    check(rc == 0, f"export {model}: {err}")
+    with open(path, "rb") as f:
+        data = f.read()
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + size])
+    body = data[8 + size:]
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        check(info["dtype"] == "F32", f"{model}.{name} is {info['dtype']}")
+        out[name] = struct.unpack(f"<{(end - begin) // 4}f", body[begin:end])
+    return out
+
+
+def compare(reference, work, label):
+    worst = 0.0
+    for model in MODELS:
+        want, got = reference[model], tensors(work, model)
+        check(want.keys() == got.keys(), f"{label}: {model} stores other tensors")
+        for name in want:
+            for a, b in zip(want[name], got[name]):
+                # Summing the ranks' partial gradients adds in another order than one
+                # process does: rounding of about 1e-7 relative per step, which AdamW's
+                # normalised steps (lr 1e-3 scale) keep far below this bound.
+                diff = abs(a - b) / max(1.0, abs(a))
+                worst = max(worst, diff)
+                check(diff <= 2e-4, f"{label}: {model} {name} differs: {a} vs {b}")
+    print(f"{label}: largest relative difference {worst:.2e}")
+
+
+single = workspace()
+result = run_json("run", cwd=single)
+check({m["status"] for m in result["models"]} == {"trained"}, f"single process trains all: {result}")
+reference = {model: tensors(single, model) for model in MODELS}
+
+for ranks in (1, 2, 3):
+    work = workspace()
+    rc, out, err = mpirun(ranks, "--json", "run", cwd=work)
+    check(rc == 0, f"mpirun -np {ranks} scion run exited {rc}:\n{out}\n{err}")
+    summary = json.loads(out)  # rank 0 alone prints the summary
+    check({m["status"] for m in summary["models"]} == {"trained"}, f"{ranks} ranks: {summary}")
+    compare(reference, work, f"{ranks} ranks")
+    # One run per model: rank 0 alone records them.
+    log = run_json("lineage", "log", cwd=work)
+    runs = log["runs"] if isinstance(log, dict) else log
+    check(len(runs) == len(MODELS), f"{ranks} ranks record one run per model: {len(runs)} runs")
+    rc, out, err = run("fsck", cwd=work)
+    check(rc == 0, f"{ranks} ranks leave a consistent store: {out}{err}")
+
+# A rank that fails: a file size limit on rank 0 alone (which alone writes the store)
+# fails its store writes; every rank stops with that error, exit 3, and the store stays
+# consistent.
+work = workspace()
+rc, out, err = mpirun(2, "run", cwd=work)
+check(rc == 0, f"a first run: {err}")
+with open(os.path.join(work, "scion.yaml")) as f:
+    spec = f.read()
+with open(os.path.join(work, "scion.yaml"), "w") as f:
+    f.write(spec.replace("seed: 2}", "seed: 20}"))
+limit_rank_0 = 'if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then ulimit -f 64; fi; exec "$0" "$@"'
+proc = subprocess.run([MPIRUN, "-np", "2", *MPI_OPTIONS, "sh", "-c", limit_rank_0, SCION, "adapt", "lora-a"],
+                      cwd=work, capture_output=True, text=True, timeout=600, env=MPI_ENV)
+check(proc.returncode == 3, f"a failing rank ends the job with exit 3, got {proc.returncode}:\n{proc.stderr}")
+check("rank 0 failed:" in proc.stderr, f"the other rank names the failing rank:\n{proc.stderr}")
+rc, out, err = run("fsck", cwd=work)
+check(rc == 0, f"the store is consistent after a failed rank: {out}{err}")
+
+# A killed rank: mpirun ends the job, non-zero; the store stays consistent and the work
+# can be run again to the end. The base trains long enough to be killed during training.
+work = workspace(SPEC.replace("steps: 6,", "steps: 300,"))
+command = [MPIRUN, "-np", "2", *MPI_OPTIONS, SCION, "-v", "run"]
+proc = subprocess.Popen(command, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                        env=MPI_ENV)
+time.sleep(1)
+victim = None
+deadline = time.time() + 120
+while victim is None and time.time() < deadline:
+    ranks = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    if len(ranks) == 2:
+        victim = int(sorted(ranks, key=int)[-1])
+    time.sleep(0.2)
+check(victim is not None, "two ranks started")
+time.sleep(2)
+os.kill(victim, signal.SIGKILL)
+out, err = proc.communicate(timeout=300)
+check(proc.returncode != 0, f"a killed rank ends the job with an error, got {proc.returncode}")
+# (Open MPI 4.1 prints "PID 0" here, so the rank, not the pid, is what it names.)
+check(re.search(r"process rank \d+ .* exited on signal 9", err), f"mpirun names the killed rank:\n{err}")
+print(f"killed rank: mpirun exited {proc.returncode}")
+rc, out, err2 = run("fsck", cwd=work)
+check(rc == 0, f"the store is consistent after a killed rank: {out}{err2}")
+rc, out, err2 = mpirun(2, "run", cwd=work)
+check(rc == 0, f"the work finishes when run again: {err2}")
+print("ok")

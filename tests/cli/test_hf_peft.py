@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""`scion export MODEL --format peft` against PEFT itself: a LoRA + head descendant of
+the tiny BERT fixture, trained by scion and exported, loads with
+PeftModel.from_pretrained(AutoModelForSequenceClassification.from_pretrained(BASE,
+num_labels=K), DIR) with no missing or unexpected adapter keys, and its probabilities
+equal `scion predict --json` within 1e-4. Skips (77) without the interop venv."""
+import json
+import os
+import shutil
+
+from harness import SOURCE_ROOT, check, run, run_json, temp_dir
+from interop_python import interop_python, run_python
+
+PYTHON = interop_python(SOURCE_ROOT)
+FIXTURE = os.path.join(SOURCE_ROOT, "tests", "fixtures", "hf", "tiny-bert")
+TOLERANCE = 1e-4  # fp32 both sides; the issue's bound
+
+TEXTS = ["the movie was great", "i hated the plot", "a really terrible film!",
+         "the acting was not bad, i loved it"]
+
+SPEC = """datasets:
+  reviews: {path: reviews.jsonl, labels: [neg, pos, meh]}
+models:
+  bert:
+    import: tiny-bert
+  qv:
+    from: bert
+    adapt: {lora: {rank: 4, alpha: 8, targets: [q, v]}, head: {}}
+    train: &recipe {data: reviews, steps: 15, batch_size: 6, optimizer: {type: adamw, lr: 2.0e-2}, seed: 3}
+  scattered:
+    from: bert
+    adapt: {lora: {rank: 2, alpha: 3, targets: [k, o, ffn_in, ffn_out], layers: [1]}, head: {}}
+    train: *recipe
+  prefixed:
+    from: bert
+    adapt: {prefix: {virtual_tokens: 2}, head: {}}
+    train: *recipe
+"""
+
+PEFT_SIDE = r"""
+import json, sys, torch
+from peft import PeftModel
+from peft.utils import set_peft_model_state_dict
+from safetensors.torch import load_file
+from tokenizers import Tokenizer
+from transformers import AutoModelForSequenceClassification
+base, adapter, labels = sys.argv[1], sys.argv[2], int(sys.argv[3])
+texts = json.loads(sys.argv[4])
+model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=labels)
+model = PeftModel.from_pretrained(model, adapter).eval()
+result = set_peft_model_state_dict(model, load_file(adapter + "/adapter_model.safetensors"))
+missing = [k for k in result.missing_keys if "lora_" in k or "modules_to_save" in k]
+tok = Tokenizer.from_file(base + "/tokenizer.json")
+tok.no_padding()
+tok.no_truncation()
+probs = []
+with torch.no_grad():
+    for text in texts:
+        ids = torch.tensor([tok.encode(text).ids])
+        probs.append(torch.softmax(model(input_ids=ids).logits[0], -1).tolist())
+print(json.dumps({"unexpected": result.unexpected_keys, "missing": missing, "probs": probs}))
+"""
+
+work = temp_dir()
+shutil.copytree(FIXTURE, os.path.join(work, "tiny-bert"))
+rows = [("the movie was great", "pos"), ("i loved it", "pos"), ("really good acting", "pos"),
+        ("the movie was terrible", "neg"), ("i hated it", "neg"), ("really bad acting", "neg"),
+        ("the plot was a film", "meh"), ("it was a movie", "meh")]
+with open(os.path.join(work, "reviews.jsonl"), "w") as f:
+    for text, label in rows:
+        f.write(json.dumps({"text": text, "label": label}) + "\n")
+with open(os.path.join(work, "scion.yaml"), "w") as f:
+    f.write(SPEC)
+
+rc, out, err = run("import", "tiny-bert", "--as", "bert", cwd=work)
+check(rc == 0, f"import failed: {err}")
+rc, out, err = run("adapt", cwd=work, timeout=900)
+check(rc == 0, f"adapt failed: {out}{err}")
+
+for model in ("qv", "scattered"):
+    folder = os.path.join(work, model + "-peft")
+    exported = run_json("export", model, "--format", "peft", "-o", folder, cwd=work)
+    check(os.path.exists(os.path.join(folder, "adapter_config.json")), f"{model}: no adapter_config.json")
+    with open(os.path.join(folder, "adapter_config.json")) as f:
+        config = json.load(f)
+    if model == "qv":
+        check(config["target_modules"] == ["query", "value"], f"qv targets: {config['target_modules']}")
+    ours = run_json("predict", model, *sum((["--text", t] for t in TEXTS), []), cwd=work)
+    scion_probs = [[p["probabilities"][label] for label in ("neg", "pos", "meh")]
+                   for p in ours["predictions"]]
+    theirs = json.loads(run_python(PYTHON, PEFT_SIDE, os.path.join(work, "tiny-bert"), folder, "3",
+                                   json.dumps(TEXTS)))
+    check(not theirs["unexpected"], f"{model}: PEFT found unexpected keys {theirs['unexpected']}")
+    check(not theirs["missing"], f"{model}: PEFT misses adapter keys {theirs['missing']}")
+    worst = max(abs(a - b) for s, p in zip(scion_probs, theirs["probs"]) for a, b in zip(s, p))
+    print(f"{model}: largest probability difference scion vs PEFT = {worst:.2e}")
+    check(worst < TOLERANCE, f"{model}: scion {scion_probs} vs PEFT {theirs['probs']} differ by {worst}")
+    # The trained adapter matters: the probabilities are not the untrained head's uniform ones.
+    check(max(max(p) for p in scion_probs) > 0.4, f"{model}: probabilities look untrained: {scion_probs}")
+
+rc, out, err = run("export", "prefixed", "--format", "peft", "-o", os.path.join(work, "p"), cwd=work)
+check(rc == 2 and "prefix" in err and "PEFT" in err, f"prefix export: {rc} {err}")
+print("ok")

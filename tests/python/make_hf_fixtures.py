@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Generates the checked-in Hugging Face fixtures under tests/fixtures/hf/ (run once,
+with the interop venv: tests/python/make-interop-venv.sh; the tests then need no Python
+packages):
+
+  tiny-bert/          a randomly initialised BertModel folder: config.json,
+                      model.safetensors (with the I64 `embeddings.position_ids` buffer
+                      real checkpoints such as all-MiniLM-L6-v2 carry), tokenizer.json
+  tiny-bert-classifier.safetensors   a BertForSequenceClassification head on it
+  tiny-bert-expected.json            texts, their ids from `tokenizers`, and
+                      transformers' outputs: [CLS] hidden states, pooler outputs,
+                      classifier logits, and hidden states times the word embeddings
+                      (every position's hidden state, through one fixed product)
+  golden-uncased/tokenizer.json, golden-cased/tokenizer.json   WordPiece tokenizers
+                      `tokenizers` trained on the golden corpus (uncased with accent
+                      stripping, and cased without), so that its pieces cover it
+  tokenizer-golden.json   the ids `tokenizers` gives each on a corpus of accents,
+                      emoji, CJK, long words, whitespace runs, URLs, numbers, specials
+
+Usage: .interop-venv/bin/python tests/python/make_hf_fixtures.py
+"""
+import json
+import os
+import sys
+
+import torch
+from safetensors.torch import save_file
+from tokenizers import BertWordPieceTokenizer
+from tokenizers.processors import BertProcessing
+from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "fixtures", "hf")
+
+# A small uncased vocabulary: specials, whole words, continuation pieces and characters,
+# so that texts exercise whole words, splits and [UNK].
+WORDS = """the a an movie film was is not bad good great terrible plot acting really very
+i loved it hated and but this that , . ! ? ' - ( ) : / 1 2 3 0 http www com cafe naive
+resume ##s ##ing ##ed ##ly ##er un ##believ ##able ##e ##r 日 本 語 ##a ##b ##c a b c d e
+f g h i j k l m n o p q r s t u v w x y z""".split()
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + list(dict.fromkeys(WORDS))
+
+TEXTS = [
+    "The movie was really great!",
+    "I hated it, but the acting was not bad.",
+    "Café naïve résumé: unbelievable plot",
+    "日本語 text with zzzz unknown words",
+    "http://www.movie.com 123 films",
+]
+
+GOLDEN_CORPUS = [
+    "Hello, World!",
+    "Café naïve résumé — Ångström Øre ÉCOLE",
+    "emoji 😀👍🏽 and ❤️ hearts",
+    "中文字符和日本語のテキスト、한국어",
+    "supercalifragilisticexpialidocious antidisestablishmentarianism",
+    "   many   spaces\tand\ttabs\nand\r\nnewlines   ",
+    "https://example.com/path?query=1&x=2#frag and user@example.org",
+    "numbers 3.14159, 1,000,000 and -42 or 1e-3",
+    "don't can't won't it's",
+    "[CLS] literal specials [SEP] and [MASK] in text",
+    "Ünïcödé ÀÉÎÕÜ ñ ç ß ﬁ",
+    "a" * 120,
+    "mixed-case MiXeD CaSe WORDS",
+    "",
+    "\u200bzero\u200bwidth\u00adsoft hyphen",
+]
+
+
+def write_tiny_bert():
+    folder = os.path.join(OUT, "tiny-bert")
+    os.makedirs(folder, exist_ok=True)
+    vocab_file = os.path.join(OUT, "vocab.txt.tmp")
+    with open(vocab_file, "w", encoding="utf-8") as f:
+        f.write("\n".join(VOCAB) + "\n")
+    tokenizer = BertTokenizerFast(vocab_file=vocab_file, do_lower_case=True)
+    os.remove(vocab_file)
+    tokenizer.backend_tokenizer.save(os.path.join(folder, "tokenizer.json"))
+
+    config = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=4, intermediate_size=64,
+                        max_position_embeddings=40, type_vocab_size=2,
+                        layer_norm_eps=1e-12, hidden_act="gelu", initializer_range=0.2,
+                        num_labels=3)
+    torch.manual_seed(14)
+    model = BertForSequenceClassification(config).eval()
+    with torch.no_grad():
+        # Random norms and biases too, so that a swapped weight/bias or norm shows.
+        for name, p in model.named_parameters():
+            if "LayerNorm.weight" in name:
+                p.copy_(1.0 + 0.2 * torch.randn_like(p))
+            elif name.endswith("bias"):
+                p.copy_(0.1 * torch.randn_like(p))
+    base = model.bert
+    config_dict = base.config.to_dict()
+    config_dict["architectures"] = ["BertModel"]
+    for key in ("num_labels", "id2label", "label2id", "problem_type"):
+        config_dict.pop(key, None)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config_dict, f, indent=2, sort_keys=True)
+    tensors = {k: v.contiguous() for k, v in base.state_dict().items()}
+    tensors["embeddings.position_ids"] = torch.arange(config.max_position_embeddings,
+                                                      dtype=torch.int64).unsqueeze(0)
+    save_file(tensors, os.path.join(folder, "model.safetensors"), metadata={"format": "pt"})
+    save_file({"classifier.weight": model.classifier.weight.contiguous(),
+               "classifier.bias": model.classifier.bias.contiguous()},
+              os.path.join(OUT, "tiny-bert-classifier.safetensors"))
+
+    encoded = tokenizer(TEXTS, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        out = base(input_ids=encoded["input_ids"], attention_mask=encoded["attention_mask"])
+        logits = model(input_ids=encoded["input_ids"],
+                       attention_mask=encoded["attention_mask"]).logits
+        word = base.embeddings.word_embeddings.weight
+        token_logits = out.last_hidden_state @ word.T
+    lengths = encoded["attention_mask"].sum(1).tolist()
+    expected = {
+        "texts": TEXTS,
+        "ids": [row[:n] for row, n in zip(encoded["input_ids"].tolist(), lengths)],
+        "cls_hidden": out.last_hidden_state[:, 0].tolist(),
+        "pooler_output": out.pooler_output.tolist(),
+        "classifier_logits": logits.tolist(),
+        # Only real positions: padded ones are not defined the same way in both.
+        "token_logits": [row[:n] for row, n in zip(token_logits.tolist(), lengths)],
+    }
+    with open(os.path.join(OUT, "tiny-bert-expected.json"), "w") as f:
+        json.dump(expected, f)
+    return tokenizer
+
+
+# Training text for the golden tokenizers: the corpus itself, held out partly (every
+# other word of the last lines is left out), so that some words split into pieces and
+# some are [UNK].
+TRAINING = GOLDEN_CORPUS[:8] + ["the movie was great", "numbers words text and or"]
+
+
+def write_golden():
+    cases = {}
+    for name, lowercase in (("golden-uncased", True), ("golden-cased", False)):
+        tokenizer = BertWordPieceTokenizer(lowercase=lowercase, strip_accents=None,
+                                           handle_chinese_chars=True, clean_text=True)
+        tokenizer.train_from_iterator(TRAINING, vocab_size=300, min_frequency=1,
+                                      limit_alphabet=60,
+                                      special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+        # Set after training, once [CLS] and [SEP] have ids (BertProcessing; tiny-bert's
+        # tokenizer.json has the TemplateProcessing form).
+        tokenizer.post_processor = BertProcessing(("[SEP]", tokenizer.token_to_id("[SEP]")),
+                                                  ("[CLS]", tokenizer.token_to_id("[CLS]")))
+        os.makedirs(os.path.join(OUT, name), exist_ok=True)
+        tokenizer.save(os.path.join(OUT, name, "tokenizer.json"))
+        cases[name + "/tokenizer.json"] = [tokenizer.encode(t).ids for t in GOLDEN_CORPUS]
+    with open(os.path.join(OUT, "tokenizer-golden.json"), "w") as f:
+        json.dump({"texts": GOLDEN_CORPUS, "ids": cases}, f, ensure_ascii=False, indent=1)
+
+
+def main():
+    write_tiny_bert()
+    write_golden()
+    print("wrote fixtures to", os.path.normpath(OUT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
