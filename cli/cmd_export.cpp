@@ -11,11 +11,11 @@
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/model_lookup.h"
 #include "cli/output.h"
 #include "cli/output_path.h"
 #include "lineage/peft_adapter.h"
 #include "lineage/safetensors.h"
+#include "workbench/model_lookup.h"
 
 namespace scion::cli {
 
@@ -71,11 +71,11 @@ int run_export_peft(const GlobalOptions& global, const ExportOptions& opts) {
   if (!checked.is_ok()) return fail(checked.status());
   auto workspace = load_workspace_or_report(global);
   if (!workspace.is_ok()) return fail(workspace.status());
-  auto model = find_spec_model(*workspace, opts.model, "");
+  auto model = workbench::find_spec_model(*workspace, opts.model, "");
   if (!model.is_ok()) return fail(model.status());
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
-  if (auto stored = find_stored_model(**store, opts.model); !stored.is_ok())
+  if (auto stored = workbench::find_stored_model(**store, opts.model); !stored.is_ok())
     return fail(stored.status());
   auto params = (*store)->load_parameters(opts.model);
   if (!params.is_ok()) return fail(params.status());
@@ -120,7 +120,7 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
   // Export only reads the store: it works on a store the user may not write.
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
-  if (auto model = find_stored_model(**store, opts.model); !model.is_ok())
+  if (auto model = workbench::find_stored_model(**store, opts.model); !model.is_ok())
     return fail(model.status());
   auto params = (*store)->load_parameters(opts.model);
   if (!params.is_ok()) return fail(params.status());

@@ -4,13 +4,13 @@
 #include <iostream>
 #include <set>
 
-#include "cli/checkpoints.h"
-#include "runtime/parameter_table.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "lineage/fsck.h"
+#include "runtime/parameter_table.h"
+#include "workbench/checkpoints.h"
 
 namespace scion::cli {
 
@@ -55,10 +55,12 @@ Status check_parameter_names(lineage::LineageStore& store, const spec::Workspace
     const std::string fix = "; retrain it (`scion run --force " + model.name + "`)";
     if (!missing.empty())
       report.problems.push_back({subject, "lacks " + std::to_string(missing.size()) +
-                                              " parameter(s) its spec defines: " + listed(missing) + fix});
+                                              " parameter(s) its spec defines: " + listed(missing) +
+                                              fix});
     if (!extra.empty())
-      report.problems.push_back({subject, "has " + std::to_string(extra.size()) +
-                                              " parameter(s) its spec does not define: " + listed(extra) + fix});
+      report.problems.push_back(
+          {subject, "has " + std::to_string(extra.size()) +
+                        " parameter(s) its spec does not define: " + listed(extra) + fix});
   }
   return Status::ok();
 }
@@ -73,9 +75,9 @@ Status check_against_spec(const GlobalOptions& global, lineage::LineageStore& st
   } else {
     report.notes.push_back({"spec", why_no_spec + "; parameter names not checked against it"});
   }
-  auto checkpoints = list_checkpoints(store, workspace ? &*workspace : nullptr);
+  auto checkpoints = workbench::list_checkpoints(store, workspace ? &*workspace : nullptr);
   if (!checkpoints.is_ok()) return checkpoints.status();
-  for (const CheckpointFile& c : *checkpoints)
+  for (const workbench::CheckpointFile& c : *checkpoints)
     if (!c.stale.empty())
       report.notes.push_back({"checkpoint " + c.path.string(),
                               "cannot be resumed: " + c.stale + "; 'scion gc' removes it"});

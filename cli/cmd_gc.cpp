@@ -2,28 +2,29 @@
 // that can no longer be resumed.
 #include <iostream>
 
-#include "cli/checkpoints.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "lineage/fsck.h"
+#include "workbench/checkpoints.h"
 
 namespace scion::cli {
 
 namespace {
 
 // Removes (unless dry_run) the checkpoints that cannot be resumed any more.
-Result<std::vector<CheckpointFile>> collect_checkpoints(const GlobalOptions& global,
-                                                        lineage::LineageStore& store, bool dry_run) {
+Result<std::vector<workbench::CheckpointFile>> collect_checkpoints(const GlobalOptions& global,
+                                                                   lineage::LineageStore& store,
+                                                                   bool dry_run) {
   std::string why_no_spec;
   const auto workspace = load_workspace_if_valid(global, why_no_spec);
   if (!workspace && global.verbosity >= 0)
     print_note(why_no_spec + "; keeping checkpoints whose model may still resume them");
-  auto checkpoints = list_checkpoints(store, workspace ? &*workspace : nullptr);
+  auto checkpoints = workbench::list_checkpoints(store, workspace ? &*workspace : nullptr);
   if (!checkpoints.is_ok()) return checkpoints.status();
-  std::vector<CheckpointFile> stale;
-  for (CheckpointFile& checkpoint : *checkpoints) {
+  std::vector<workbench::CheckpointFile> stale;
+  for (workbench::CheckpointFile& checkpoint : *checkpoints) {
     if (checkpoint.stale.empty()) continue;
     if (!dry_run) SCION_RETURN_IF_ERROR(store.env().remove_file(checkpoint.path));
     stale.push_back(std::move(checkpoint));
@@ -40,8 +41,9 @@ int run_gc(const GlobalOptions& global, bool dry_run) {
   if (!checkpoints.is_ok()) return fail(checkpoints.status());
   if (global.json) {
     nlohmann::json removed_checkpoints = nlohmann::json::array();
-    for (const CheckpointFile& c : *checkpoints)
-      removed_checkpoints.push_back({{"path", c.path.string()}, {"model", c.model}, {"reason", c.stale}});
+    for (const workbench::CheckpointFile& c : *checkpoints)
+      removed_checkpoints.push_back(
+          {{"path", c.path.string()}, {"model", c.model}, {"reason", c.stale}});
     print_json({{"dry_run", dry_run},
                 {"removed_objects", report->removed_objects},
                 {"removed_files", report->removed_files},
@@ -56,7 +58,7 @@ int run_gc(const GlobalOptions& global, bool dry_run) {
   std::cout << (dry_run ? "would remove " : "removed ") << report->removed_objects.size()
             << " unreferenced object(s) and " << report->removed_files.size() << " stray file(s), "
             << (dry_run ? "freeing " : "freed ") << human_bytes(report->bytes_freed) << '\n';
-  for (const CheckpointFile& c : *checkpoints)
+  for (const workbench::CheckpointFile& c : *checkpoints)
     std::cout << (dry_run ? "would remove " : "removed ") << "checkpoint " << c.path.string()
               << ": " << c.stale << '\n';
   return kExitOk;

@@ -8,12 +8,12 @@
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/model_lookup.h"
 #include "cli/output.h"
 #include "lineage/hf_checkpoint.h"
 #include "lineage/safetensors.h"
 #include "lineage/spec_records.h"
 #include "runtime/parameter_table.h"
+#include "workbench/model_lookup.h"
 
 namespace scion::cli {
 
@@ -60,8 +60,8 @@ std::vector<std::string> non_finite_tensors(const lineage::SafetensorsContents& 
   std::vector<std::string> problems;
   for (const auto& t : contents.tensors)
     if (const std::int64_t n = lineage::count_non_finite(t.dtype, t.bytes); n > 0)
-      problems.push_back("tensor '" + t.name + "' has " + std::to_string(n) + " NaN or infinite value" +
-                         (n == 1 ? "" : "s"));
+      problems.push_back("tensor '" + t.name + "' has " + std::to_string(n) +
+                         " NaN or infinite value" + (n == 1 ? "" : "s"));
   return problems;
 }
 
@@ -111,8 +111,8 @@ Result<LoadedCheckpoint> load_checkpoint(const std::string& path, const spec::Mo
 int run_import(const GlobalOptions& global, const ImportOptions& opts) {
   auto workspace = load_workspace_or_report(global);
   if (!workspace.is_ok()) return fail(workspace.status());
-  auto found = find_spec_model(*workspace, opts.model,
-                               "; declare it as a base model (with an architecture) first");
+  auto found = workbench::find_spec_model(
+      *workspace, opts.model, "; declare it as a base model (with an architecture) first");
   if (!found.is_ok()) return fail(found.status());
   const spec::Model* model = *found;
   if (!model->is_base()) {
@@ -142,10 +142,12 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
     if (!opts.allow_non_finite) {
       for (const auto& p : bad) std::cerr << "  " << opts.file << ": " << p << '\n';
       return fail(corruption("'" + opts.file + "' holds values that are not finite in " +
-                             std::to_string(bad.size()) + " tensor(s) (listed above); nothing was "
+                             std::to_string(bad.size()) +
+                             " tensor(s) (listed above); nothing was "
                              "imported. Pass --allow-nonfinite to import it anyway"));
     }
-    for (const auto& p : bad) print_warning(opts.file + ": " + p + " (imported: --allow-nonfinite)");
+    for (const auto& p : bad)
+      print_warning(opts.file + ": " + p + " (imported: --allow-nonfinite)");
   }
 
   std::map<std::string, const lineage::SafetensorsTensor*> by_name;

@@ -10,16 +10,18 @@
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/model_lookup.h"
 #include "cli/output.h"
 #include "report/graph_formats.h"
+#include "workbench/model_lookup.h"
 
 namespace scion::cli {
 
 int run_lineage_show(const GlobalOptions& global, const std::string& model);
 int run_lineage_diff(const GlobalOptions& global, const std::string& a, const std::string& b);
-void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global, CommandAction& action);
-void add_lineage_metrics_subcommand(CLI::App& lineage, const GlobalOptions& global, CommandAction& action);
+void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global,
+                                  CommandAction& action);
+void add_lineage_metrics_subcommand(CLI::App& lineage, const GlobalOptions& global,
+                                    CommandAction& action);
 
 namespace {
 
@@ -63,7 +65,8 @@ Result<std::map<std::string, double>> last_validation(lineage::LineageStore& sto
   auto runs = store.runs(node.name, 20);  // its training run is among the newest
   if (!runs.is_ok()) return runs.status();
   for (const lineage::RunRecord& run : *runs) {  // newest first
-    if (run.status != lineage::RunStatus::kFinished || run.recipe_hash != *node.stored->recipe_hash ||
+    if (run.status != lineage::RunStatus::kFinished ||
+        run.recipe_hash != *node.stored->recipe_hash ||
         (run.kind != lineage::RunKind::kTrain && run.kind != lineage::RunKind::kAdapt))
       continue;
     auto metrics = store.run_metrics(run.id);
@@ -149,7 +152,7 @@ nlohmann::json node_json(const FamilyNode& node) {
 Result<std::vector<FamilyNode>> subtree(const std::vector<FamilyNode>& nodes,
                                         const std::string& root) {
   if (root.empty()) return nodes;
-  SCION_RETURN_IF_ERROR(check_model_name(root));
+  SCION_RETURN_IF_ERROR(workbench::check_model_name(root));
   std::set<std::string> inside{root};
   std::vector<FamilyNode> out;
   for (const FamilyNode& n : nodes) {  // parents come first, so one pass suffices
@@ -161,7 +164,7 @@ Result<std::vector<FamilyNode>> subtree(const std::vector<FamilyNode>& nodes,
   if (out.empty()) {
     std::vector<std::string> known;
     for (const FamilyNode& n : nodes) known.push_back(n.name);
-    return unknown_model(root, "the spec or the store", known);
+    return workbench::unknown_model(root, "the spec or the store", known);
   }
   return out;
 }
@@ -206,7 +209,8 @@ int run_log(const GlobalOptions& global, const std::string& model, std::int64_t 
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
   if (!model.empty())
-    if (auto found = find_stored_model(**store, model); !found.is_ok()) return fail(found.status());
+    if (auto found = workbench::find_stored_model(**store, model); !found.is_ok())
+      return fail(found.status());
   auto runs = (*store)->runs(model, limit);
   if (!runs.is_ok()) return fail(runs.status());
   if (global.json) {

@@ -9,7 +9,7 @@
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/model_lookup.h"
+#include "workbench/model_lookup.h"
 #include "cli/output.h"
 
 namespace scion::cli {
@@ -126,7 +126,7 @@ int run_metrics(const GlobalOptions& global, MetricsOptions options) {
   }
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
-  auto model = find_stored_model(**store, options.model);
+  auto model = workbench::find_stored_model(**store, options.model);
   if (!model.is_ok()) return fail(model.status());
   auto run = chosen_run(**store, *model, options.run);
   if (!run.is_ok()) return fail(run.status());

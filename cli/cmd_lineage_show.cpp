@@ -6,9 +6,9 @@
 
 #include "cli/cmd_lineage_support.h"
 #include "cli/exit_codes.h"
-#include "cli/model_lookup.h"
 #include "cli/output.h"
 #include "lineage/spec_records.h"
+#include "workbench/model_lookup.h"
 
 namespace scion::cli {
 
@@ -48,8 +48,9 @@ std::string flow(const json& value) {
   if (!value.is_string()) return value.dump();
   const std::string& text = value.get_ref<const std::string&>();
   const bool plain = !text.empty() && json::parse(text, nullptr, false).is_discarded() &&
-                     text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                            "0123456789_./-") == std::string::npos;
+                     text.find_first_not_of(
+                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                         "0123456789_./-") == std::string::npos;
   return plain ? text : value.dump();
 }
 
@@ -130,7 +131,8 @@ void print_show(const json& doc, bool tty) {
 int run_lineage_show(const GlobalOptions& global, const std::string& model) {
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
-  if (auto found = find_stored_model(**store, model); !found.is_ok()) return fail(found.status());
+  if (auto found = workbench::find_stored_model(**store, model); !found.is_ok())
+    return fail(found.status());
   auto models = (*store)->models();
   if (!models.is_ok()) return fail(models.status());
   std::map<std::string, const lineage::StoredModel*> by_name;
@@ -200,9 +202,9 @@ Result<std::map<std::string, json>> recipe_fields(lineage::LineageStore& store,
 int run_lineage_diff(const GlobalOptions& global, const std::string& a, const std::string& b) {
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
-  auto model_a = find_stored_model(**store, a);
+  auto model_a = workbench::find_stored_model(**store, a);
   if (!model_a.is_ok()) return fail(model_a.status());
-  auto model_b = find_stored_model(**store, b);
+  auto model_b = workbench::find_stored_model(**store, b);
   if (!model_b.is_ok()) return fail(model_b.status());
   auto params_a = (*store)->parameters(a);
   auto params_b = (*store)->parameters(b);

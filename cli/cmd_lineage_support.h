@@ -32,13 +32,13 @@ nlohmann::json run_to_json(const lineage::RunRecord& run);
 nlohmann::json stored_model_to_json(const lineage::StoredModel& model);
 
 // The workspace spec named by the global options, checked by load_checked()
-// (cli/checked_workspace.h), or nullopt with the reason in `why` (no spec file, or the
+// (workbench/checked_workspace.h), or nullopt with the reason in `why` (no spec file, or the
 // spec has errors). The lineage queries work without it, but only
 // with it can they tell "out of date" and list models not trained yet.
 std::optional<spec::Workspace> load_workspace_if_valid(const GlobalOptions& global,
                                                        std::string& why);
 
-// The spec's workspace checked by load_checked() (cli/checked_workspace.h), after printing
+// The spec's workspace checked by load_checked() (workbench/checked_workspace.h), after printing
 // its warnings; or, after printing every error too, a spec error (exit code 2).
 Result<spec::Workspace> load_workspace_or_report(const GlobalOptions& global);
 

@@ -1,10 +1,10 @@
-// Loading the workspace spec for the commands (cli/checked_workspace.h).
+// Loading the workspace spec for the commands (workbench/checked_workspace.h).
 #include <iostream>
 
-#include "cli/checked_workspace.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "workbench/checked_workspace.h"
 
 namespace scion::cli {
 
@@ -16,7 +16,7 @@ std::optional<spec::Workspace> load_workspace_if_valid(const GlobalOptions& glob
     why = "no spec file '" + path.string() + "'";
     return std::nullopt;
   }
-  CheckedWorkspace checked = load_checked(global.spec_file);
+  workbench::CheckedWorkspace checked = workbench::load_checked(global.spec_file);
   if (!checked.workspace) {
     why = "the spec '" + path.string() + "' has " + std::to_string(checked.errors.size()) +
           " error(s); run 'scion validate'";
@@ -26,7 +26,7 @@ std::optional<spec::Workspace> load_workspace_if_valid(const GlobalOptions& glob
 }
 
 Result<spec::Workspace> load_workspace_or_report(const GlobalOptions& global) {
-  CheckedWorkspace checked = load_checked(global.spec_file);
+  workbench::CheckedWorkspace checked = workbench::load_checked(global.spec_file);
   // `scion run` loads the spec for training and again for testing: its warnings are
   // news once per command.
   static bool warnings_shown = false;

@@ -10,13 +10,13 @@
 #include <map>
 #include <set>
 
-#include "cli/checked_workspace.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "cli/training_groups.h"
-#include "runtime/shared_modules.h"
 #include "runtime/parameter_table.h"
+#include "runtime/shared_modules.h"
+#include "workbench/checked_workspace.h"
+#include "workbench/training_groups.h"
 
 namespace scion::cli {
 namespace {
@@ -30,7 +30,8 @@ struct ModelPlan {
   std::vector<std::string> methods;
   std::int64_t total = 0, trainable = 0;
   std::vector<std::pair<std::string, std::int64_t>> inherited;  // (introduced by, frozen count)
-  std::optional<TrainingMemory> memory;  // absent for an imported base, which is not trained
+  std::optional<workbench::TrainingMemory>
+      memory;  // absent for an imported base, which is not trained
   std::set<std::pair<std::string, std::string>> frozen;  // (name, introduced_by)
 };
 
@@ -67,7 +68,7 @@ ModelPlan plan_model(const Workspace& ws, const Model& m) {
   for (auto it = chain.rbegin(); it != chain.rend(); ++it)
     if (frozen_by_origin.count((*it)->name))
       p.inherited.emplace_back((*it)->name, frozen_by_origin[(*it)->name]);
-  if (m.training) p.memory = estimate_training_memory(ws, m, p.total, p.trainable);
+  if (m.training) p.memory = workbench::estimate_training_memory(ws, m, p.total, p.trainable);
   return p;
 }
 
@@ -95,7 +96,8 @@ FamilyWeights family_weights(const Workspace& ws) {
 std::string bytes_text(std::int64_t bytes);
 
 // The shares whose models are in `group`.
-std::vector<std::string> shares_within(const Workspace& ws, const std::vector<const Model*>& group) {
+std::vector<std::string> shares_within(const Workspace& ws,
+                                       const std::vector<const Model*>& group) {
   std::vector<std::string> names;
   for (const spec::Share& share : ws.shares)
     if (std::any_of(group.begin(), group.end(), [&](const Model* m) {
@@ -110,8 +112,8 @@ void print_family_weights(const FamilyWeights& w) {
             << " shared (each tensor once), " << bytes_text(w.unshared_bytes)
             << " if every model held its own copy";
   if (w.shared_bytes > 0)
-    std::cout << fmt::format(" ({:.1f}x less)",
-                             static_cast<double>(w.unshared_bytes) / static_cast<double>(w.shared_bytes));
+    std::cout << fmt::format(" ({:.1f}x less)", static_cast<double>(w.unshared_bytes) /
+                                                    static_cast<double>(w.shared_bytes));
   std::cout << '\n';
 }
 
@@ -200,7 +202,7 @@ std::vector<std::string> detail_lines(const ModelPlan& p) {
     lines.push_back(fmt::format("trains with objective {} on '{}'",
                                 objective_name(m.training->objective), m.training->dataset));
   if (p.memory) {
-    const TrainingMemory& mem = *p.memory;
+    const workbench::TrainingMemory& mem = *p.memory;
     lines.push_back(fmt::format(
         "training memory ~{}: parameters {}, gradients {}, optimizer {}, activations {}",
         bytes_text(mem.total()), bytes_text(mem.parameters), bytes_text(mem.gradients),
@@ -269,16 +271,17 @@ nlohmann::json plan_json(const Workspace& ws, const std::vector<ModelPlan>& plan
     nlohmann::json names = nlohmann::json::array();
     for (const Model* m : group) names.push_back(m->name);
     training_json.push_back({{"models", names},
-                             {"memory_bytes", group_memory_bytes(ws, group)},
+                             {"memory_bytes", workbench::group_memory_bytes(ws, group)},
                              {"shares", shares_within(ws, group)}});
   }
   const FamilyWeights weights = family_weights(ws);
-  return {{"spec", ws.spec_path.string()},
-          {"models", models},
-          {"weights_bytes", {{"shared", weights.shared_bytes}, {"unshared", weights.unshared_bytes}}},
-          {"cobatch_groups", cobatch},
-          {"memory_budget_bytes", budget_bytes},
-          {"training_groups", training_json}};
+  return {
+      {"spec", ws.spec_path.string()},
+      {"models", models},
+      {"weights_bytes", {{"shared", weights.shared_bytes}, {"unshared", weights.unshared_bytes}}},
+      {"cobatch_groups", cobatch},
+      {"memory_budget_bytes", budget_bytes},
+      {"training_groups", training_json}};
 }
 
 void print_groups(const std::vector<std::vector<const ModelPlan*>>& groups) {
@@ -301,7 +304,8 @@ void print_groups(const std::vector<std::vector<const ModelPlan*>>& groups) {
   if (!any && groups.empty()) std::cout << "  no descendants to train\n";
 }
 
-void print_training_groups(const Workspace& ws, const std::vector<std::vector<const Model*>>& training,
+void print_training_groups(const Workspace& ws,
+                           const std::vector<std::vector<const Model*>>& training,
                            std::int64_t budget_bytes) {
   // Models that share modules are one unit: say why they are in one group.
   auto unit_note = [&](const std::vector<const Model*>& group) {
@@ -314,7 +318,7 @@ void print_training_groups(const Workspace& ws, const std::vector<std::vector<co
   for (const auto& group : training) {
     std::vector<std::string> names;
     for (const Model* m : group) names.push_back(m->name);
-    const std::int64_t bytes = group_memory_bytes(ws, group);
+    const std::int64_t bytes = workbench::group_memory_bytes(ws, group);
     std::cout << "  " << join(names, ", ") << "  ~" << bytes_text(bytes)
               << (budget_bytes > 0 && bytes > budget_bytes ? "  (over budget alone)" : "")
               << unit_note(group) << '\n';
@@ -323,7 +327,7 @@ void print_training_groups(const Workspace& ws, const std::vector<std::vector<co
 }
 
 int run_plan(const GlobalOptions& global, std::int64_t memory_budget_mib) {
-  CheckedWorkspace result = load_checked(global.spec_file);
+  workbench::CheckedWorkspace result = workbench::load_checked(global.spec_file);
   print_diagnostics(result);
   if (!result.workspace) {
     std::cerr << "the spec has errors; fix them and plan again\n";
@@ -334,8 +338,8 @@ int run_plan(const GlobalOptions& global, std::int64_t memory_budget_mib) {
   for (const Model& m : ws.models) plans.push_back(plan_model(ws, m));
   const auto groups = cobatch_groups(plans);
   const std::int64_t budget =
-      memory_budget_mib > 0 ? memory_budget_mib << 20 : default_memory_budget_bytes();
-  const auto training = planned_training_groups(ws, budget);
+      memory_budget_mib > 0 ? memory_budget_mib << 20 : workbench::default_memory_budget_bytes();
+  const auto training = workbench::planned_training_groups(ws, budget);
   if (global.json) {
     print_json(plan_json(ws, plans, groups, training, budget));
     return kExitOk;
@@ -362,9 +366,8 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global, CommandAction&
       "Exit codes: 0 ok, 2 the spec has errors.\n"
       "Examples:   scion -C examples/sentiment plan\n"
       "            scion plan --json | jq '.models[] | {name, parameters}'");
-  cmd->callback([&global, &action] {
-    action = [&global] { return run_plan(global, memory_budget_mib); };
-  });
+  cmd->callback(
+      [&global, &action] { action = [&global] { return run_plan(global, memory_budget_mib); }; });
 }
 
 }  // namespace scion::cli

@@ -12,12 +12,12 @@
 #include <map>
 #include <set>
 
-#include "cli/behaviour_suite.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/predict_input.h"
+#include "workbench/behaviour_suite.h"
 
 namespace scion::cli {
 namespace {
@@ -44,15 +44,18 @@ struct Predictor {
 };
 
 Result<Predictor> predictor_for(const spec::Workspace& ws, const std::string& name,
-                                const BehaviourSuite& suite, bool check_assertions) {
-  auto found = find_classifier_model(ws, name, " (it is a language model); predict one of its descendants");
+                                const workbench::BehaviourSuite& suite, bool check_assertions) {
+  auto found = workbench::find_classifier_model(
+      ws, name, " (it is a language model); predict one of its descendants");
   if (!found) return found.status();
   Predictor p{.model = *found};
-  if (!p.model->is_base() && classifier_labels(ws, *ws.find_model(p.model->from)))
+  if (!p.model->is_base() && workbench::classifier_labels(ws, *ws.find_model(p.model->from)))
     p.parent = ws.find_model(p.model->from);
   if (!check_assertions) return p;
   for (const assertions::ModelAssertion& a : suite.assertions) {
-    if (!covers(a.models(), p.model->name) || kind_of(a) != ModelKind::kClassifier) continue;
+    if (!workbench::covers(a.models(), p.model->name) ||
+        workbench::kind_of(a) != workbench::ModelKind::kClassifier)
+      continue;
     if (a.needs_parent() && !p.parent) {
       print_note("assertion '" + a.name() + "' skipped for '" + p.model->name +
                  "': it compares with the parent, which has no classifier head");
@@ -65,7 +68,7 @@ Result<Predictor> predictor_for(const spec::Workspace& ws, const std::string& na
 
 // The assertions `p` violates on `text`.
 Result<std::vector<Flag>> check_prediction(const Predictor& p, const std::string& text,
-                                           const FamilyOutputs& outputs) {
+                                           const workbench::FamilyOutputs& outputs) {
   std::vector<Flag> flags;
   for (const assertions::ModelAssertion* a : p.checks) {
     assertions::AssertionInput input{.text = text, .output = &outputs.at(p.model->name, text)};
@@ -88,8 +91,11 @@ nlohmann::json prediction_json(const std::string& model, const std::string& text
                                const assertions::ModelOutput& o, const std::vector<Flag>* flags) {
   nlohmann::json probabilities = nlohmann::json::object();
   for (std::size_t k = 0; k < o.labels.size(); ++k) probabilities[o.labels[k]] = o.probabilities[k];
-  nlohmann::json p = {{"model", model}, {"text", text}, {"label", assertions::predicted_label(o)},
-                      {"confidence", assertions::confidence(o)}, {"probabilities", probabilities}};
+  nlohmann::json p = {{"model", model},
+                      {"text", text},
+                      {"label", assertions::predicted_label(o)},
+                      {"confidence", assertions::confidence(o)},
+                      {"probabilities", probabilities}};
   if (flags) {
     nlohmann::json v = nlohmann::json::array();
     for (const Flag& f : *flags) {
@@ -118,7 +124,7 @@ void print_prediction(const std::string& lead, const std::string& tail, const st
 }
 
 // Warns about each text longer than a model reads: it is classified by its first tokens.
-void warn_truncated(const StoredFamily& family, const std::vector<Predictor>& predictors,
+void warn_truncated(const workbench::StoredFamily& family, const std::vector<Predictor>& predictors,
                     const std::vector<PredictText>& texts) {
   for (const PredictText& t : texts) {
     std::size_t tokens = 0;
@@ -145,16 +151,18 @@ std::vector<std::string> names_of(const std::vector<Predictor>& predictors) {
 
 // A probability that is NaN or infinite is no prediction: refuse to print any (exit 3)
 // rather than show "-nan" as if it were an answer.
-Status check_finite(const std::vector<Predictor>& predictors, const std::vector<std::string>& inputs,
-                    const FamilyOutputs& outputs) {
+Status check_finite(const std::vector<Predictor>& predictors,
+                    const std::vector<std::string>& inputs,
+                    const workbench::FamilyOutputs& outputs) {
   for (const Predictor& p : predictors)
     for (const std::string& text : inputs)
       if (auto value = assertions::non_finite_value(outputs.at(p.model->name, text)))
-        return Status(StatusCode::kDiverged,
-                      fmt::format("model '{}' gave {} for \"{}\": its stored parameters are not "
-                                  "finite (it diverged, or was imported with --allow-nonfinite); "
-                                  "retrain it with `scion run --force {}` and a lower learning rate",
-                                  p.model->name, *value, text, p.model->name));
+        return Status(
+            StatusCode::kDiverged,
+            fmt::format("model '{}' gave {} for \"{}\": its stored parameters are not "
+                        "finite (it diverged, or was imported with --allow-nonfinite); "
+                        "retrain it with `scion run --force {}` and a lower learning rate",
+                        p.model->name, *value, text, p.model->name));
   return Status::ok();
 }
 
@@ -163,15 +171,16 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
   if (!texts) return fail(texts.status());
   std::vector<std::string> inputs;
   for (const PredictText& t : *texts) inputs.push_back(t.text);
-  if (inputs.empty()) return fail(invalid_argument("nothing to predict: give --text TEXT or --file FILE"));
+  if (inputs.empty())
+    return fail(invalid_argument("nothing to predict: give --text TEXT or --file FILE"));
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
   auto store = open_store_read_only(global);
   if (!store) return fail(store.status());
 
-  BehaviourSuite suite;
+  workbench::BehaviourSuite suite;
   if (options.check_assertions) {
-    auto compiled = compile_suite(*ws);
+    auto compiled = workbench::compile_suite(*ws);
     if (!compiled) return fail(compiled.status());
     suite = std::move(*compiled);
   }
@@ -184,7 +193,7 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
     predictors.push_back(std::move(*p));
   }
   std::vector<std::string> names = names_of(predictors);  // parents for assertions join
-  EvaluationPlan plan;
+  workbench::EvaluationPlan plan;
   for (const std::string& t : inputs) plan.add_text(t);
   for (const Predictor& p : predictors)
     for (const assertions::ModelAssertion* a : p.checks) {
@@ -195,10 +204,10 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
     }
 
   auto backend = runtime::make_cpu_backend();
-  StoredFamily family(*ws, **store, *backend);
+  workbench::StoredFamily family(*ws, **store, *backend);
   if (Status s = family.load(names); !s.is_ok()) return fail(s);
   if (global.verbosity >= 0) warn_truncated(family, predictors, *texts);
-  auto outputs = evaluate_models(family, *backend, names, plan, options.chunk_size);
+  auto outputs = workbench::evaluate_models(family, *backend, names, plan, options.chunk_size);
   if (!outputs) return fail(outputs.status());
 
   if (Status sound = check_finite(predictors, inputs, *outputs); !sound.is_ok()) return fail(sound);
@@ -219,7 +228,8 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
       if (!flags) return fail(flags.status());
       violations += flags->size();
       if (global.json)
-        predictions.push_back(prediction_json(p.model->name, text, o, options.check_assertions ? &*flags : nullptr));
+        predictions.push_back(
+            prediction_json(p.model->name, text, o, options.check_assertions ? &*flags : nullptr));
       else if (several)
         print_prediction(fmt::format("  {:<{}}  ", p.model->name, width), "",
                          std::string(width + 6, ' '), o, *flags, tty);
@@ -241,7 +251,8 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
 void add_predict_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
   static PredictOptions options;
   CLI::App* cmd = app.add_subcommand("predict", "Labels and class probabilities of trained models");
-  cmd->add_option("MODEL", options.models, "The models (several answer in one shared pass)")->required();
+  cmd->add_option("MODEL", options.models, "The models (several answer in one shared pass)")
+      ->required();
   cmd->add_option("--text", options.input.texts, "A text to classify (repeatable)");
   cmd->add_option("--file", options.input.file,
                   "A file with one text per line, or JSONL records; - reads stdin")
@@ -253,17 +264,19 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global, CommandActi
   cmd->add_option("--text-field", options.input.text_field,
                   "The JSONL field holding the text (default text)")
       ->option_text("NAME");
-  cmd->add_flag("--assert", options.check_assertions, "Check the spec's model assertions on each prediction");
+  cmd->add_flag("--assert", options.check_assertions,
+                "Check the spec's model assertions on each prediction");
   cmd->add_option("--chunk-size", options.chunk_size, "Texts per forward pass (default 64)")
       ->check(CLI::Range(1, 65536));
-  cmd->footer("A text longer than a model reads is classified by its first tokens, with a warning;\n"
-              "an empty text is an error (exit 2).\n"
-              "Example: scion -C examples/sentiment predict review-lora --text \"a lovely film\" --assert\n"
-              "         jq -c '{text: .review}' reviews.jsonl | scion predict review-lora --file - --format jsonl\n"
-              "         scion -C examples/sentiment predict base review-lora product-lora --text \"the kettle was solid\"");
-  cmd->callback([&global, &action] {
-    action = [&global] { return predict(global, options); };
-  });
+  cmd->footer(
+      "A text longer than a model reads is classified by its first tokens, with a warning;\n"
+      "an empty text is an error (exit 2).\n"
+      "Example: scion -C examples/sentiment predict review-lora --text \"a lovely film\" --assert\n"
+      "         jq -c '{text: .review}' reviews.jsonl | scion predict review-lora --file - "
+      "--format jsonl\n"
+      "         scion -C examples/sentiment predict base review-lora product-lora --text \"the "
+      "kettle was solid\"");
+  cmd->callback([&global, &action] { action = [&global] { return predict(global, options); }; });
 }
 
 }  // namespace scion::cli

@@ -30,11 +30,13 @@ CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* d
   cmd->add_option("models", options.models, "Models to train (default: every one in scope)");
   cmd->add_flag("--force", options.force, "Retrain models whose recipe is already trained");
   cmd->add_flag("--resume", options.resume, "Continue interrupted runs from their checkpoints");
-  cmd->add_option("--memory-budget", options.memory_budget_mib,
-                  "MiB a co-batched group may use (estimate as in `scion plan`; default: half of RAM)")
+  cmd->add_option(
+         "--memory-budget", options.memory_budget_mib,
+         "MiB a co-batched group may use (estimate as in `scion plan`; default: half of RAM)")
       ->check(CLI::PositiveNumber);
-  cmd->add_flag("--ignore-memory-limit", options.ignore_memory_limit,
-                "Train even when the estimated memory exceeds what is available or --memory-budget");
+  cmd->add_flag(
+      "--ignore-memory-limit", options.ignore_memory_limit,
+      "Train even when the estimated memory exceeds what is available or --memory-budget");
   cmd->add_option("--precision", options.precision,
                   "Train in this precision whatever the recipes say (fp32 or bf16; changes the "
                   "recipe hashes)")
@@ -44,11 +46,16 @@ CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* d
 }
 
 // The request the options ask for, in `scope`.
-TrainRequest request_for(TrainScope scope, const TrainOptions& options) {
-  TrainRequest request{scope, options.models, options.force, options.resume,
-                       options.memory_budget_mib, options.ignore_memory_limit};
+workbench::TrainRequest request_for(workbench::TrainScope scope, const TrainOptions& options) {
+  workbench::TrainRequest request{.scope = scope,
+                                  .models = options.models,
+                                  .force = options.force,
+                                  .resume = options.resume,
+                                  .memory_budget_mib = options.memory_budget_mib,
+                                  .ignore_memory_limit = options.ignore_memory_limit};
   if (!options.precision.empty())
-    request.precision = options.precision == "bf16" ? spec::Precision::kBF16 : spec::Precision::kF32;
+    request.precision =
+        options.precision == "bf16" ? spec::Precision::kBF16 : spec::Precision::kF32;
   return request;
 }
 
@@ -57,11 +64,12 @@ TrainRequest request_for(TrainScope scope, const TrainOptions& options) {
 void add_train_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
   static TrainOptions options;
   CLI::App* cmd = add_training_subcommand(
-      app, "train", "Pretrain or fully train base models (masked LM for encoders, causal LM for decoders)",
+      app, "train",
+      "Pretrain or fully train base models (masked LM for encoders, causal LM for decoders)",
       "Example: scion -C examples/sentiment train base", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      return run_training(global, request_for(TrainScope::kBases, options));
+      return run_training(global, request_for(workbench::TrainScope::kBases, options));
     };
   });
 }
@@ -74,7 +82,7 @@ void add_adapt_command(CLI::App& app, const GlobalOptions& global, CommandAction
       "Example: scion -C examples/sentiment adapt review-lora review-prefix", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      return run_training(global, request_for(TrainScope::kDescendants, options));
+      return run_training(global, request_for(workbench::TrainScope::kDescendants, options));
     };
   });
 }
@@ -86,10 +94,11 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, CommandAction& 
       "Do everything out of date in dependency order: train bases, adapt descendants, then test",
       "Ends with `scion test` on the trained models (exit status 1 when a test fails);\n"
       "with --json only the training summary is printed: run `scion test --json` after it.\n"
-      "Example: scion -C examples/sentiment run", options);
+      "Example: scion -C examples/sentiment run",
+      options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      const int trained = run_training(global, request_for(TrainScope::kAll, options));
+      const int trained = run_training(global, request_for(workbench::TrainScope::kAll, options));
       if (trained != kExitOk || global.json) return trained;
       // The tests run on rank 0 alone under mpirun (docs/distributed.md).
       if (auto world = runtime::world_communicator(); world && (*world)->rank() != 0) return trained;

@@ -1,11 +1,11 @@
-// `scion validate`: run every check that needs no training (cli/checked_workspace.h) and
+// `scion validate`: run every check that needs no training (workbench/checked_workspace.h) and
 // report all errors at once.
 #include <iostream>
 
-#include "cli/checked_workspace.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "workbench/checked_workspace.h"
 
 namespace scion::cli {
 namespace {
@@ -25,7 +25,7 @@ nlohmann::json diagnostics_json(const std::vector<spec::Diagnostic>& diagnostics
 }
 
 int run_validate(const GlobalOptions& global) {
-  const CheckedWorkspace result = load_checked(global.spec_file);
+  const workbench::CheckedWorkspace result = workbench::load_checked(global.spec_file);
   const spec::Workspace* ws = result.workspace ? &*result.workspace : nullptr;
   if (global.json) {
     nlohmann::json counts = nullptr;

@@ -32,13 +32,20 @@ bool colour_allowed(int fd) {
 
 const char* ansi_code(Color color) {
   switch (color) {
-    case Color::kRed: return "\033[1;31m";
-    case Color::kYellow: return "\033[1;33m";
-    case Color::kGreen: return "\033[32m";
-    case Color::kBold: return "\033[1m";
-    case Color::kDim: return "\033[2m";
-    case Color::kCyan: return "\033[36m";
-    case Color::kNone: return "";
+    case Color::kRed:
+      return "\033[1;31m";
+    case Color::kYellow:
+      return "\033[1;33m";
+    case Color::kGreen:
+      return "\033[32m";
+    case Color::kBold:
+      return "\033[1m";
+    case Color::kDim:
+      return "\033[2m";
+    case Color::kCyan:
+      return "\033[36m";
+    case Color::kNone:
+      return "";
   }
   return "";
 }
@@ -101,6 +108,28 @@ nlohmann::json json_error_document(int code) {
   }
   return {{"schema_version", kJsonSchemaVersion},
           {"error", {{"code", code}, {"message", message}, {"location", location}}}};
+}
+
+namespace {
+
+void print(const std::vector<spec::Diagnostic>& diagnostics, const char* severity, Color color) {
+  for (const spec::Diagnostic& d : diagnostics)
+    std::cerr << d.where() << ": " << paint(severity, color, stderr_is_tty()) << ": " << d.message
+              << '\n';
+}
+
+}  // namespace
+
+void print_diagnostics(const workbench::CheckedWorkspace& checked) {
+  if (!checked.errors.empty()) {
+    const spec::Diagnostic& first = checked.errors.front();
+    remember_json_error(first.message, {{"file", first.location.file},
+                                        {"line", first.location.line},
+                                        {"column", first.location.column},
+                                        {"key_path", first.key_path}});
+  }
+  print(checked.warnings, "warning", Color::kYellow);
+  print(checked.errors, "error", Color::kRed);
 }
 
 }  // namespace scion::cli

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "spec/status.h"
+#include "workbench/checked_workspace.h"
 
 namespace scion::cli {
 
@@ -28,6 +29,10 @@ void print_error(const Status& status);
 void print_error(std::string_view message);
 void print_warning(std::string_view message);
 void print_note(std::string_view message);
+
+// Prints each warning and error as "file:line:col: warning|error: message" on stderr
+// (and remembers the first error for --json's error document).
+void print_diagnostics(const workbench::CheckedWorkspace& checked);
 
 // The version of the --json contract (docs/json.md): every document printed with
 // print_json carries it as "schema_version". Raised when a key changes meaning or goes.

@@ -280,7 +280,8 @@ Result<std::int64_t> LineageStore::start_run(const ModelRecord& model, const Run
   if (!id.is_ok()) return id.status();
   auto stmt = db_->prepare(
       "INSERT INTO runs (model_id, kind, status, recipe_hash, dataset_digest, started_at, seed, "
-      "host, scion_version, hyperparameters, pid) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)");
+      "host, scion_version, hyperparameters, pid) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, "
+      "?)");
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, *id)
       .bind(2, run_kind_name(run.kind))
@@ -304,32 +305,40 @@ Result<std::int64_t> LineageStore::start_run(const ModelRecord& model, const Run
   return run_id;
 }
 
-Status LineageStore::append_metrics(std::int64_t run_id, const StepMetrics& metrics) {
-  nlohmann::json validation = nlohmann::json::object();
-  for (const auto& [name, value] : metrics.validation) validation[name] = value;
+Status LineageStore::append_metrics(std::int64_t run_id, std::span<const StepMetrics> metrics) {
+  if (metrics.empty()) return Status::ok();
+  auto tx = Transaction::begin(*db_);
+  if (!tx.is_ok()) return tx.status();
   auto stmt = db_->prepare(
       "INSERT INTO run_metrics (run_id, step, loss, lr, validation) VALUES (?, ?, ?, ?, ?) "
       "ON CONFLICT (run_id, step) DO UPDATE SET loss = excluded.loss, lr = excluded.lr, "
       "validation = excluded.validation");
   if (!stmt.is_ok()) return stmt.status();
-  stmt->bind(1, run_id).bind(2, metrics.step);
-  if (metrics.loss) {
-    stmt->bind(3, *metrics.loss);
-  } else {
-    stmt->bind_null(3);
+  for (const StepMetrics& step : metrics) {
+    nlohmann::json validation = nlohmann::json::object();
+    for (const auto& [name, value] : step.validation) validation[name] = value;
+    const std::string validation_text = validation.dump();
+    stmt->reset();
+    stmt->bind(1, run_id).bind(2, step.step);
+    if (step.loss) {
+      stmt->bind(3, *step.loss);
+    } else {
+      stmt->bind_null(3);
+    }
+    if (step.lr) {
+      stmt->bind(4, *step.lr);
+    } else {
+      stmt->bind_null(4);
+    }
+    stmt->bind(5, std::string_view(validation_text));
+    Status status = stmt->run();
+    if (!status.is_ok() && status.code() == StatusCode::kInternal) {
+      return not_found("cannot append metrics: run " + std::to_string(run_id) +
+                       " is not in the store");
+    }
+    SCION_RETURN_IF_ERROR(status);
   }
-  if (metrics.lr) {
-    stmt->bind(4, *metrics.lr);
-  } else {
-    stmt->bind_null(4);
-  }
-  stmt->bind(5, std::string_view(validation.dump()));
-  Status status = stmt->run();
-  if (!status.is_ok() && status.code() == StatusCode::kInternal) {
-    return not_found("cannot append metrics: run " + std::to_string(run_id) +
-                     " is not in the store");
-  }
-  return status;
+  return (*tx)->commit();
 }
 
 Status LineageStore::finish_run(std::int64_t run_id, RunStatus status, const std::string& message) {

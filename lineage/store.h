@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,13 @@ class LineageStore {
   // (without parameters) when the store does not know it yet; a descendant's parent
   // must already be in the store.
   Result<std::int64_t> start_run(const ModelRecord& model, const RunStart& run);
-  Status append_metrics(std::int64_t run_id, const StepMetrics& metrics);
+  // Records steps' metrics of one run (a step recorded again replaces its row). Several
+  // steps go in ONE transaction, so one commit (and fsync) covers them all: training
+  // buffers its steps and appends them together (workbench's and cli's training session).
+  Status append_metrics(std::int64_t run_id, std::span<const StepMetrics> metrics);
+  Status append_metrics(std::int64_t run_id, const StepMetrics& metrics) {
+    return append_metrics(run_id, std::span(&metrics, 1));
+  }
   // Ends a run as finished, failed or interrupted, with an optional message (the error).
   Status finish_run(std::int64_t run_id, RunStatus status, const std::string& message = "");
 

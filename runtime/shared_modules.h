@@ -7,7 +7,7 @@
 // canonical key is that of the first model in spec order that holds it, whose seed
 // initialises it; runtime/training/share_group.h says how it trains. Only a model's own
 // new parameters (adapters, prefixes, prompts, heads) can be shared; the loader's checks
-// (spec/parameter_checks.h) reject the rest.
+// (workbench/parameter_checks.h) reject the rest.
 //
 // Built once from a validated Workspace; an immutable value, safe to read from any thread.
 #pragma once
@@ -28,9 +28,8 @@ using ParameterKey = std::pair<std::string, std::string>;
 // The parameters of `model` that `share`'s globs match, keyed by name with the model's
 // name replaced by the placeholder (the same key in every member), each with its entry of
 // `table` (the model's parameter table).
-std::map<std::string, const ParameterSpec*> shared_parameters(const spec::Share& share,
-                                                              const spec::Model& model,
-                                                              const std::vector<ParameterSpec>& table);
+std::map<std::string, const ParameterSpec*> shared_parameters(
+    const spec::Share& share, const spec::Model& model, const std::vector<ParameterSpec>& table);
 
 class SharedModules {
  public:

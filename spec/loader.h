@@ -8,7 +8,7 @@
 // ordinary diagnostics. The YAML keys are documented in docs/spec.md.
 //
 // Checks that need the parameter table (the shapes of shared modules, freeze globs that
-// match nothing) live in spec/parameter_checks.h, because the runtime depends on spec.
+// match nothing) live in workbench/parameter_checks.h, because the runtime depends on spec.
 #pragma once
 
 #include <filesystem>

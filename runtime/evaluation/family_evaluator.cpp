@@ -34,20 +34,23 @@ std::size_t text_capacity(const EvaluatedModel& model) {
       std::max(0, data::content_capacity(false, w.arch.max_length - w.prompt_tokens())));
 }
 
-Result<std::vector<std::vector<assertions::ModelOutput>>> FamilyEvaluator::classify(
+Result<std::vector<std::vector<Classification>>> FamilyEvaluator::classify(
     std::span<const EvaluatedModel> models, std::span<const std::string> texts,
     const EvaluationOptions& options) {
-  if (options.chunk_size <= 0) return invalid_argument("the evaluation chunk size must be positive");
-  std::vector<std::vector<assertions::ModelOutput>> outputs(models.size());
+  if (options.chunk_size <= 0)
+    return invalid_argument("the evaluation chunk size must be positive");
+  std::vector<std::vector<Classification>> outputs(models.size());
   std::vector<const ModelWeights*> weights;
   for (std::size_t m = 0; m < models.size(); ++m) {
     const EvaluatedModel& model = models[m];
     if (!model.weights->has_classifier)
-      return invalid_argument("model '" + model.weights->name + "' has no classifier head to evaluate");
+      return invalid_argument("model '" + model.weights->name +
+                              "' has no classifier head to evaluate");
     const int K = model.weights->classifier.linear.out;
     if (static_cast<int>(model.labels.size()) != K)
       return invalid_argument("model '" + model.weights->name + "' has " + std::to_string(K) +
-                              " classes but " + std::to_string(model.labels.size()) + " label names");
+                              " classes but " + std::to_string(model.labels.size()) +
+                              " label names");
     if (model.weights->arch.max_length - model.weights->prompt_tokens() < 3)
       return invalid_argument("model '" + model.weights->name +
                               "': max_length leaves no room for text after its prompt tokens");
@@ -63,7 +66,7 @@ Status FamilyEvaluator::classify_group(std::span<const EvaluatedModel> models,
                                        const std::vector<std::size_t>& members,
                                        std::span<const std::string> texts,
                                        const EvaluationOptions& options,
-                                       std::vector<std::vector<assertions::ModelOutput>>& outputs) {
+                                       std::vector<std::vector<Classification>>& outputs) {
   // Models on one trunk descend from one base, so they share its tokenizer.
   const text::Tokenizer& tokenizer = *models[members.front()].tokenizer;
   for (std::size_t m : members) outputs[m].reserve(texts.size());
@@ -79,7 +82,8 @@ Status FamilyEvaluator::classify_group(std::span<const EvaluatedModel> models,
     c.tokens.specials = tokenizer.special_tokens();
     c.tokens.vocab_size = tokenizer.vocab_size();
     for (std::size_t t = begin; t < end; ++t) c.tokens.rows.push_back(tokenizer.encode(texts[t]));
-    c.tokens.labels.assign(c.tokens.rows.size(), 0);  // batching wants labels; inference ignores them
+    c.tokens.labels.assign(c.tokens.rows.size(),
+                           0);  // batching wants labels; inference ignores them
     c.rows.resize(c.tokens.rows.size());
     std::iota(c.rows.begin(), c.rows.end(), 0);
     c.batches.clear();
@@ -90,8 +94,11 @@ Status FamilyEvaluator::classify_group(std::span<const EvaluatedModel> models,
       c.batches.push_back(data::make_classification_batch(
           c.tokens, c.rows, {.max_length = w.arch.max_length - w.prompt_tokens()}));
       const data::Batch& b = c.batches.back();
-      c.batch.segments.push_back({.model = &w, .batch = b.batch_size, .length = b.length,
-                                  .tokens = b.tokens.data(), .lengths = b.lengths.data()});
+      c.batch.segments.push_back({.model = &w,
+                                  .batch = b.batch_size,
+                                  .length = b.length,
+                                  .tokens = b.tokens.data(),
+                                  .lengths = b.lengths.data()});
     }
   };
   // Texts per chunk: the branches of the trie at its widest layer, each over up to
@@ -99,11 +106,10 @@ Status FamilyEvaluator::classify_group(std::span<const EvaluatedModel> models,
   Chunk chunk;
   if (texts.empty()) return Status::ok();
   make_chunk(0, 1, chunk);
-  const std::int64_t rows_per_text =
-      static_cast<std::int64_t>(widest_stage(chunk.batch)) * models[members.front()].weights->arch.max_length;
-  const auto chunk_size = static_cast<std::size_t>(
-      std::clamp<std::int64_t>(options.max_rows / std::max<std::int64_t>(rows_per_text, 1), 1,
-                               options.chunk_size));
+  const std::int64_t rows_per_text = static_cast<std::int64_t>(widest_stage(chunk.batch)) *
+                                     models[members.front()].weights->arch.max_length;
+  const auto chunk_size = static_cast<std::size_t>(std::clamp<std::int64_t>(
+      options.max_rows / std::max<std::int64_t>(rows_per_text, 1), 1, options.chunk_size));
   for (std::size_t begin = 0; begin < texts.size(); begin += chunk_size) {
     make_chunk(begin, std::min(texts.size(), begin + chunk_size), chunk);
     const FamilyBatch& batch = chunk.batch;
@@ -116,7 +122,7 @@ Status FamilyEvaluator::classify_group(std::span<const EvaluatedModel> models,
       const auto K = static_cast<std::size_t>(logits.shape.at(1));
       const float* logit_rows = logits.f32();
       for (std::size_t r = 0; r < rows.size(); ++r) {
-        assertions::ModelOutput out;
+        Classification out;
         out.labels = model.labels;
         out.probabilities = softmax({logit_rows + r * K, K});
         outputs[members[s]].push_back(std::move(out));

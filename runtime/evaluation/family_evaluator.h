@@ -15,8 +15,9 @@
 //
 // Each model sees a row framed as in training ([CLS] text [SEP], truncated from the end)
 // with room left for its prompt tokens. Outputs are softmax probabilities with the
-// head's label names (assertions::ModelOutput). The evaluator borrows the models'
-// weights and tokenizers; they must outlive the call. Not thread-safe (one
+// head's label names (Classification; the workbench turns them into the ModelOutput that
+// assertions/ judges, so runtime/ includes nothing above it). The evaluator borrows the
+// models' weights and tokenizers; they must outlive the call. Not thread-safe (one
 // SegmentedTransformer inside).
 #pragma once
 
@@ -24,7 +25,6 @@
 #include <string>
 #include <vector>
 
-#include "assertions/model_output.h"
 #include "runtime/backend.h"
 #include "runtime/model_weights.h"
 #include "runtime/text/tokenizer.h"
@@ -38,6 +38,12 @@ struct EvaluatedModel {
   const ModelWeights* weights = nullptr;  // resolved for inference (no gradients)
   const text::Tokenizer* tokenizer = nullptr;
   std::vector<std::string> labels;  // the head's class names, in output order
+};
+
+// What a classifier said about one text.
+struct Classification {
+  std::vector<std::string> labels;   // the head's class names, in output order
+  std::vector<float> probabilities;  // softmax, same length
 };
 
 struct EvaluationOptions {
@@ -61,16 +67,16 @@ class FamilyEvaluator {
   // outputs[m][t]: model m's output on texts[t]. Errors: a model without a classifier
   // or whose label count differs from its head, a max_length too short for its prompt,
   // and the transformer's errors.
-  Result<std::vector<std::vector<assertions::ModelOutput>>> classify(
-      std::span<const EvaluatedModel> models, std::span<const std::string> texts,
-      const EvaluationOptions& options = {});
+  Result<std::vector<std::vector<Classification>>> classify(std::span<const EvaluatedModel> models,
+                                                            std::span<const std::string> texts,
+                                                            const EvaluationOptions& options = {});
 
  private:
   // Runs models[members] (one trunk) on every text, chunk by chunk, into outputs.
   Status classify_group(std::span<const EvaluatedModel> models,
-                        const std::vector<std::size_t>& members,
-                        std::span<const std::string> texts, const EvaluationOptions& options,
-                        std::vector<std::vector<assertions::ModelOutput>>& outputs);
+                        const std::vector<std::size_t>& members, std::span<const std::string> texts,
+                        const EvaluationOptions& options,
+                        std::vector<std::vector<Classification>>& outputs);
 
   Backend& backend_;
   SegmentedTransformer net_;

@@ -3,7 +3,7 @@
 The example's three descendants that freeze the whole base (review-lora, review-prefix,
 review-bottleneck) train as one group; each needs ~13 MiB of activations (batch 16 x 64
 tokens x 2 layers), so a smaller budget must split that group. `plan` and `adapt/run`
-share the grouping (cli/training_groups.h).
+share the grouping (workbench/training_groups.h).
 """
 import os
 

@@ -11,7 +11,7 @@
 
 #include "runtime/parameter_table.h"
 #include "spec/loader.h"
-#include "spec/parameter_checks.h"
+#include "workbench/parameter_checks.h"
 
 namespace {
 
@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   scion::spec::LoadResult result =
       scion::spec::load_workspace_from_string(text, "fuzz.yaml", fixture_dir());
-  scion::spec::check_parameters(result);
+  scion::workbench::check_parameters(result);
   // The loader's contract: a workspace exactly when there are no errors.
   if (result.workspace.has_value() == !result.errors.empty()) std::abort();
   for (const scion::spec::Diagnostic& d : result.errors) {

@@ -230,6 +230,28 @@ TEST_CASE("a resumed run's step count is the step it reached, not the steps it r
   CHECK(runs->front().steps == 80);
 }
 
+TEST_CASE("several steps' metrics are appended in one transaction, all or none", "[lineage]") {
+  TempDir dir;
+  auto store = open_store(dir.path());
+  auto run =
+      store->start_run(model_record("m"), {RunKind::kTrain, std::string(64, 'c'), {}, 1, {}});
+  REQUIRE(run.is_ok());
+  const std::vector<StepMetrics> steps = {
+      {1, 3.0, 0.01, {}}, {2, 2.0, 0.01, {}}, {3, 1.0, 0.01, {{"val_loss", 1.2}}}};
+  REQUIRE(store->append_metrics(*run, steps).is_ok());
+  REQUIRE(store->append_metrics(*run, std::span<const StepMetrics>()).is_ok());
+  auto metrics = store->run_metrics(*run);
+  REQUIRE(metrics.is_ok());
+  REQUIRE(metrics->size() == 3);
+  CHECK(*metrics->at(2).loss == Approx(1.0));
+  CHECK(metrics->at(2).validation.at("val_loss") == Approx(1.2));
+  // A batch for a run the store does not have writes nothing.
+  CHECK(store->append_metrics(9999, steps).code() == StatusCode::kNotFound);
+  auto runs = store->runs("m", 0);
+  REQUIRE(runs.is_ok());
+  CHECK(runs->front().steps == 3);
+}
+
 TEST_CASE("test-case results and assertion violations are kept per model version", "[lineage]") {
   TempDir dir;
   auto store = open_store(dir.path());

@@ -1,6 +1,8 @@
 // Finite-difference gradient checks and properties of every CPU kernel in runtime/cpu/.
 #include <catch2/catch.hpp>
+#include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "runtime/cpu/gelu.h"
 #include "runtime/cpu/layernorm.h"
 #include "runtime/cpu/matmul.h"
+#include "runtime/cpu/parallel.h"
 #include "runtime/cpu/pooling.h"
 #include "runtime/tensor.h"
 #include "runtime_gradcheck.h"
@@ -95,10 +98,36 @@ TEST_CASE("gelu gradient matches finite differences") {
   };
   gelu_backward(dx.data(), x.data(), r.data(), N);
   check_gradient("dinp", loss, x.data(), x.size(), dx.data());
-  CHECK(out.size() == 50u);
   float zero = 0.0f, y = 1.0f;
   gelu_forward(&y, &zero, 1);
   CHECK(y == 0.0f);
+}
+
+TEST_CASE("gelu over a team of threads matches one thread and the tanh formula") {
+  // Above kParallelMinElements, so the blocks run on the OpenMP team.
+  const std::int64_t N = 4 * kParallelMinElements + 3;
+  const auto x = random_vector(static_cast<std::size_t>(N), 23, 4.0f);
+  const auto dout = random_vector(static_cast<std::size_t>(N), 24);
+  auto run = [&](int threads) {
+    omp_set_num_threads(threads);
+    std::vector<float> out(N), dx(N);
+    gelu_forward(out.data(), x.data(), N);
+    gelu_backward(dx.data(), x.data(), dout.data(), N);
+    return std::pair{out, dx};
+  };
+  const int before = omp_get_max_threads();
+  const auto one = run(1), two = run(2);
+  omp_set_num_threads(before);
+  CHECK(one.first == two.first);
+  CHECK(one.second == two.second);
+  // fast_tanh against std::tanh: within 1e-5 absolute per element.
+  double worst = 0;
+  for (std::int64_t i = 0; i < N; ++i) {
+    const double v = x[i];
+    const double exact = 0.5 * v * (1.0 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v)));
+    worst = std::max(worst, std::abs(exact - one.first[i]));
+  }
+  CHECK(worst < 1e-5);
 }
 
 TEST_CASE("exact (erf) gelu and tanh: values and gradients match finite differences") {

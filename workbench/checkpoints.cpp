@@ -1,4 +1,4 @@
-#include "cli/checkpoints.h"
+#include "workbench/checkpoints.h"
 
 #include <sys/stat.h>
 
@@ -7,7 +7,7 @@
 #include "lineage/object_store.h"
 #include "lineage/safetensors.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 namespace {
 
 // Why `checkpoint` (its metadata read) can no longer be resumed, or "".
@@ -48,7 +48,8 @@ Result<std::vector<CheckpointFile>> list_checkpoints(lineage::LineageStore& stor
       continue;
     }
     auto file = lineage::read_safetensors(store.env(), path);
-    const auto& meta = file.is_ok() ? file->contents.metadata : std::map<std::string, std::string>{};
+    const auto& meta =
+        file.is_ok() ? file->contents.metadata : std::map<std::string, std::string>{};
     if (!meta.count("model") || !meta.count("recipe_hash")) {
       checkpoint.stale = file.is_ok() ? "not a scion checkpoint (its metadata names no model "
                                         "and recipe)"
@@ -66,4 +67,4 @@ Result<std::vector<CheckpointFile>> list_checkpoints(lineage::LineageStore& stor
   return out;
 }
 
-}  // namespace scion::cli
+}  // namespace scion::workbench

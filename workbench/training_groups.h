@@ -1,6 +1,6 @@
 // Training groups: which models train co-batched, and the memory estimate that bounds them.
 //
-// `scion train/adapt/run` (training_session.cpp) and `scion plan` (cmd_plan.cpp) both form
+// `scion train/adapt/run` (workbench/training.cpp) and `scion plan` (cli/cmd_plan.cpp) both form
 // groups here, so the plan shows exactly the groups training will run. Descendants of one
 // base whose trunk stays frozen train together through runtime::FamilyTrainer; a model
 // that trains its trunk (a base, BitFit, full fine-tuning) trains alone. A group is split,
@@ -22,7 +22,7 @@
 
 #include "spec/workspace.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 
 // An fp32 estimate of one training step's memory for one model (docs/cli.md, "scion plan"):
 //   parameters   4 bytes x every parameter (frozen ones are read in the forward pass)
@@ -65,11 +65,11 @@ std::vector<std::vector<const spec::Model*>> training_groups(
 
 // The groups `scion run` forms on an empty store: every model with training, wave by wave
 // (a model waits for its trained parent), each wave grouped by training_groups.
-std::vector<std::vector<const spec::Model*>> planned_training_groups(const spec::Workspace& workspace,
-                                                                     std::int64_t budget_bytes);
+std::vector<std::vector<const spec::Model*>> planned_training_groups(
+    const spec::Workspace& workspace, std::int64_t budget_bytes);
 // The same for training only `models` (each with training), the others being stored.
 std::vector<std::vector<const spec::Model*>> planned_training_groups(
     const spec::Workspace& workspace, const std::vector<const spec::Model*>& models,
     std::int64_t budget_bytes);
 
-}  // namespace scion::cli
+}  // namespace scion::workbench

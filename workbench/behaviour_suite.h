@@ -25,10 +25,10 @@
 #include "assertions/behavioural_test.h"
 #include "assertions/judge.h"
 #include "assertions/model_assertion.h"
-#include "cli/stored_family.h"
 #include "spec/workspace.h"
+#include "workbench/stored_family.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 
 struct CompiledTest {
   assertions::BehaviouralTest test;
@@ -141,4 +141,4 @@ std::string describe_output(const assertions::ModelOutput& output);
 std::string describe_expectation(const assertions::BehaviouralTest& test,
                                  const assertions::TestCase* test_case = nullptr);
 
-}  // namespace scion::cli
+}  // namespace scion::workbench

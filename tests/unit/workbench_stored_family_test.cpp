@@ -2,12 +2,12 @@
 // (trunk held once) and classify exactly as the in-memory models they were saved from.
 #include <catch2/catch.hpp>
 
-#include "cli/stored_family.h"
 #include "lineage/spec_records.h"
 #include "lineage/store.h"
 #include "lineage_test_support.h"
 #include "runtime/text/byte_tokenizer.h"
 #include "runtime_family.h"
+#include "workbench/stored_family.h"
 
 using namespace scion;
 
@@ -43,7 +43,8 @@ TEST_CASE("stored models load into one pool and classify as they did in memory")
   arch.vocab_size = text::byte_tokenizer_vocab_size();
   test::Family f(arch);
   spec::Adaptation lora;
-  lora.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}};
+  lora.lora = spec::LoraSpec{
+      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}};
   lora.head = test::two_labels(spec::Pooling::kMean);
   f.add("lora", "base", lora);
   spec::Adaptation bitfit;
@@ -57,12 +58,13 @@ TEST_CASE("stored models load into one pool and classify as they did in memory")
   f.randomise(11);
 
   spec::Workspace ws = f.workspace();
-  for (spec::Model& m : ws.models) m.recipe_hash = std::string(64, 'a' + static_cast<char>(m.name.size()));
+  for (spec::Model& m : ws.models)
+    m.recipe_hash = std::string(64, 'a' + static_cast<char>(m.name.size()));
   lineage::testing::TempDir dir;
   auto store = lineage::LineageStore::open(dir.path());
   REQUIRE(store.is_ok());
 
-  cli::StoredFamily family(ws, **store, f.backend());
+  workbench::StoredFamily family(ws, **store, f.backend());
   const std::vector<std::string> names = {"lora", "bitfit", "child"};
   SECTION("a model that is not stored is an error that says to run `scion run`") {
     Status s = family.load(names);
@@ -75,13 +77,16 @@ TEST_CASE("stored models load into one pool and classify as they did in memory")
     CHECK(family.classifier("base") == nullptr);  // no head: nothing to classify with
     // An encoder base with no training recipe is a masked language model; it scores with
     // the LM head on the same trunk memory its descendants classify with.
-    CHECK(cli::model_kind(ws, *ws.find_model("base")) == cli::ModelKind::kLanguageModel);
+    CHECK(workbench::model_kind(ws, *ws.find_model("base")) ==
+          workbench::ModelKind::kLanguageModel);
     REQUIRE(family.language_model("base") != nullptr);
     CHECK(family.language_model("base")->weights->objective == spec::Objective::kMaskedLm);
-    CHECK(family.language_model("base")->weights->tok_emb == family.classifier("lora")->weights->tok_emb);
+    CHECK(family.language_model("base")->weights->tok_emb ==
+          family.classifier("lora")->weights->tok_emb);
     REQUIRE(family.classifier("child") != nullptr);
     // The frozen trunk is held once: lora and its child read the same memory.
-    CHECK(family.classifier("child")->weights->tok_emb == family.classifier("lora")->weights->tok_emb);
+    CHECK(family.classifier("child")->weights->tok_emb ==
+          family.classifier("lora")->weights->tok_emb);
     CHECK(family.classifier("child")->labels == std::vector<std::string>{"neg", "pos"});
 
     std::vector<runtime::EvaluatedModel> stored, memory;
@@ -90,8 +95,8 @@ TEST_CASE("stored models load into one pool and classify as they did in memory")
     text::ByteTokenizer tokenizer;
     for (const std::string& name : names) {
       stored.push_back(*family.classifier(name));
-      auto w = runtime::resolve_model(f.workspace(), f.model(name), spec::Objective::kClassification,
-                                      f.params(name), nullptr);
+      auto w = runtime::resolve_model(f.workspace(), f.model(name),
+                                      spec::Objective::kClassification, f.params(name), nullptr);
       REQUIRE(w.is_ok());
       weights.push_back(std::move(w).value());
       memory.push_back({&weights.back(), &tokenizer, {"neg", "pos"}});

@@ -1,4 +1,4 @@
-#include "cli/behaviour_suite.h"
+#include "workbench/behaviour_suite.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,7 +12,7 @@
 #include "runtime/evaluation/family_evaluator.h"
 #include "spec/spelling.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 
 namespace {
 
@@ -168,9 +168,8 @@ Result<BehaviourSuite> compile_suite(const spec::Workspace& ws) {
   for (const spec::AssertionSpec& spec : ws.assertions) {
     auto assertion = assertions::ModelAssertion::compile(spec, *lexicons);
     if (!assertion) return assertion.status();
-    SCION_RETURN_IF_ERROR(
-        check_kinds(ws, assertion->origin(), "assertion", assertion->models(),
-                    kind_of(*assertion)));
+    SCION_RETURN_IF_ERROR(check_kinds(ws, assertion->origin(), "assertion", assertion->models(),
+                                      kind_of(*assertion)));
     suite.assertions.push_back(std::move(*assertion));
   }
   return suite;
@@ -247,7 +246,9 @@ Result<FamilyOutputs> evaluate_models(const StoredFamily& family, runtime::Backe
     if (!classified) return classified.status();
     for (std::size_t m = 0; m < classifiers.size(); ++m)
       for (std::size_t t = 0; t < plan.texts().size(); ++t)
-        outputs.of(classifier_names[m])[plan.texts()[t]] = std::move((*classified)[m][t]);
+        outputs.of(classifier_names[m])[plan.texts()[t]] = {
+            .labels = std::move((*classified)[m][t].labels),
+            .probabilities = std::move((*classified)[m][t].probabilities)};
   }
   if (!language_models.empty() && !plan.queries().empty()) {
     auto scores =
@@ -271,7 +272,8 @@ std::int64_t case_number(const std::string& case_id) {
 }
 
 std::string describe_output(const assertions::ModelOutput& output) {
-  return fmt::format("{} ({:.2f})", assertions::predicted_label(output), assertions::confidence(output));
+  return fmt::format("{} ({:.2f})", assertions::predicted_label(output),
+                     assertions::confidence(output));
 }
 
 std::string describe_expectation(const assertions::BehaviouralTest& test,
@@ -279,9 +281,15 @@ std::string describe_expectation(const assertions::BehaviouralTest& test,
   using Kind = assertions::Expectation::Kind;
   std::string expect;
   switch (test.expect.kind) {
-    case Kind::kLabel: expect = fmt::format("label {}", fmt::join(test.expect.labels, " or ")); break;
-    case Kind::kNotLabel: expect = fmt::format("label not {}", fmt::join(test.expect.labels, " or ")); break;
-    case Kind::kPredicate: expect = "predicate holds"; break;
+    case Kind::kLabel:
+      expect = fmt::format("label {}", fmt::join(test.expect.labels, " or "));
+      break;
+    case Kind::kNotLabel:
+      expect = fmt::format("label not {}", fmt::join(test.expect.labels, " or "));
+      break;
+    case Kind::kPredicate:
+      expect = "predicate holds";
+      break;
     case Kind::kPrefer: {
       const char* score =
           test.expect.score == assertions::Expectation::Score::kSum ? "log p" : "mean log p";
@@ -291,18 +299,20 @@ std::string describe_expectation(const assertions::BehaviouralTest& test,
           test.expect.margin != 0.0 ? fmt::format(" + {}", test.expect.margin) : "");
       break;
     }
-    case Kind::kNone: break;
+    case Kind::kNone:
+      break;
   }
   std::string what;
   if (test.type == assertions::TestType::kInv) what = "prediction unchanged under perturbation";
   if (test.direction)
     what = fmt::format("p({}) {} under perturbation",
                        test.direction->quantity == assertions::Direction::Quantity::kLabel
-                           ? test.direction->label : "predicted label",
+                           ? test.direction->label
+                           : "predicted label",
                        test.direction->increase ? "does not decrease" : "does not increase");
   if (!expect.empty() && test.type == assertions::TestType::kDir) expect = "perturbed " + expect;
   if (what.empty()) return expect;
   return expect.empty() ? what : what + "; " + expect;
 }
 
-}  // namespace scion::cli
+}  // namespace scion::workbench

@@ -32,7 +32,7 @@
 #include "runtime/text/tokenizer.h"
 #include "spec/workspace.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 
 // What a model answers: class probabilities, or log-likelihoods of continuations.
 enum class ModelKind { kClassifier, kLanguageModel };
@@ -49,8 +49,7 @@ std::optional<std::vector<std::string>> classifier_labels(const spec::Workspace&
 // The model named `name`, which must classify (with a head of its own or an ancestor's).
 // Errors: kNotFound for an unknown name; kInvalidArgument "model 'X' has no classifier
 // head" followed by `remedy` for a model without one.
-Result<const spec::Model*> find_classifier_model(const spec::Workspace& ws,
-                                                 const std::string& name,
+Result<const spec::Model*> find_classifier_model(const spec::Workspace& ws, const std::string& name,
                                                  const std::string& remedy);
 
 class StoredFamily {
@@ -87,4 +86,4 @@ class StoredFamily {
   std::map<std::string, std::unique_ptr<text::Tokenizer>> tokenizers_;  // by base name
 };
 
-}  // namespace scion::cli
+}  // namespace scion::workbench

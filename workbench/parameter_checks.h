@@ -2,8 +2,8 @@
 // must have the same shapes in every model that shares them, and every freeze/unfreeze
 // glob must match some parameter.
 //
-// These run after load_workspace succeeds. They live apart from the loader because the
-// runtime library depends on spec; programs that link both call check_parameters.
+// These run after load_workspace succeeds. They live in workbench/, above both spec/ and
+// runtime/, because the parameter table is the runtime's: spec/ stays below runtime/.
 #pragma once
 
 #include <string>
@@ -11,13 +11,13 @@
 
 #include "spec/loader.h"
 
-namespace scion::spec {
+namespace scion::workbench {
 
 // REQUIRES: workspace passed load_workspace.
-std::vector<Diagnostic> parameter_diagnostics(const Workspace& workspace);
+std::vector<spec::Diagnostic> parameter_diagnostics(const spec::Workspace& workspace);
 
 // Appends parameter_diagnostics to result.errors; drops the workspace if any were found,
 // so that a LoadResult with a workspace has passed every check.
-void check_parameters(LoadResult& result);
+void check_parameters(spec::LoadResult& result);
 
-}  // namespace scion::spec
+}  // namespace scion::workbench

@@ -1,13 +1,13 @@
 // The one definition of a valid workspace, shared by every command that reads the spec.
 //
 // load_checked() runs every check that needs no training, in one round: the spec itself
-// (spec/loader.h), the parameter checks (spec/parameter_checks.h), every dataset's rows
+// (spec/loader.h), the parameter checks (workbench/parameter_checks.h), every dataset's rows
 // (runtime/data/dataset_reader.h: readable, fields and columns present, labels declared,
-// not empty) and every test and assertion compiled (cli/behaviour_suite.h: lexicons,
+// not empty) and every test and assertion compiled (workbench/behaviour_suite.h: lexicons,
 // templates, perturbations, expected labels, expressions). Later checks run on what the
 // earlier ones could load, so one run reports every error it can find. `scion validate`
-// prints the result; plan, train, adapt, run, test and the rest refuse to work until
-// there are no errors.
+// prints the result (cli/output.h, print_diagnostics); plan, train, adapt, run, test and the rest
+// refuse to work until there are no errors.
 #pragma once
 
 #include <optional>
@@ -17,7 +17,7 @@
 #include "spec/diagnostic.h"
 #include "spec/workspace.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 
 struct CheckedWorkspace {
   std::optional<spec::Workspace> workspace;  // set exactly when errors is empty
@@ -30,7 +30,4 @@ struct CheckedWorkspace {
 // Loads and checks the spec at `spec_file` (as the user named it: diagnostics use that name).
 CheckedWorkspace load_checked(const std::string& spec_file);
 
-// Prints each warning and error as "file:line:col: warning|error: message" on stderr.
-void print_diagnostics(const CheckedWorkspace& checked);
-
-}  // namespace scion::cli
+}  // namespace scion::workbench

@@ -14,7 +14,7 @@
 #include "lineage/store.h"
 #include "spec/workspace.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 
 struct CheckpointFile {
   std::filesystem::path path;
@@ -30,4 +30,4 @@ Result<std::vector<CheckpointFile>> list_checkpoints(lineage::LineageStore& stor
                                                      const spec::Workspace* workspace,
                                                      std::int64_t temp_age_seconds = 3600);
 
-}  // namespace scion::cli
+}  // namespace scion::workbench

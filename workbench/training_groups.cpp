@@ -1,4 +1,4 @@
-#include "cli/training_groups.h"
+#include "workbench/training_groups.h"
 
 #include <unistd.h>
 
@@ -12,7 +12,7 @@
 #include "runtime/parameter_table.h"
 #include "runtime/training/family_trainer.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 namespace {
 
 // One job's share of a group: everything but the frozen base parameters, which the group
@@ -30,8 +30,10 @@ JobMemory job_memory(const spec::Workspace& ws, const spec::Model& m) {
   std::int64_t total = 0, trainable = 0, frozen_base = 0;
   for (const runtime::ParameterSpec& p : runtime::parameter_table(ws, m)) {
     total += p.numel();
-    if (p.trainable) trainable += p.numel();
-    else if (p.introduced_by == base) frozen_base += p.numel();
+    if (p.trainable)
+      trainable += p.numel();
+    else if (p.introduced_by == base)
+      frozen_base += p.numel();
   }
   const TrainingMemory mem = estimate_training_memory(ws, m, total, trainable);
   const spec::TrainingSpec& t = *m.training;
@@ -52,8 +54,8 @@ struct GroupMemory {
     own_bytes += job.own_bytes;
     activation_bytes += job.activation_bytes;
     largest_job_activations = std::max(largest_job_activations, job.activation_bytes);
-    activation_bytes_per_row = std::max(activation_bytes_per_row,
-                                        static_cast<double>(job.activation_bytes) / job.rows);
+    activation_bytes_per_row =
+        std::max(activation_bytes_per_row, static_cast<double>(job.activation_bytes) / job.rows);
   }
   // A pass holds at most max_rows_per_pass rows, or one job's rows when they are more.
   std::int64_t total() const {
@@ -202,4 +204,4 @@ std::vector<std::vector<const spec::Model*>> planned_training_groups(
   return groups;
 }
 
-}  // namespace scion::cli
+}  // namespace scion::workbench

@@ -11,7 +11,7 @@
 #include "lineage/store.h"
 #include "spec/workspace.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 
 // invalid_argument when `name` breaks the naming rule, else ok.
 Status check_model_name(const std::string& name);
@@ -29,4 +29,4 @@ Result<const spec::Model*> find_spec_model(const spec::Workspace& ws, const std:
 Result<lineage::StoredModel> find_stored_model(lineage::LineageStore& store,
                                                const std::string& name);
 
-}  // namespace scion::cli
+}  // namespace scion::workbench

@@ -1,10 +1,10 @@
-#include "cli/stored_family.h"
+#include "workbench/stored_family.h"
 
 #include <cstring>
 
-#include "cli/model_lookup.h"
+#include "workbench/model_lookup.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 
 ModelKind model_kind(const spec::Workspace& ws, const spec::Model& model) {
   return ws.objective_of(model) == spec::Objective::kClassification ? ModelKind::kClassifier
@@ -25,8 +25,7 @@ std::optional<std::vector<std::string>> classifier_labels(const spec::Workspace&
   return std::nullopt;
 }
 
-Result<const spec::Model*> find_classifier_model(const spec::Workspace& ws,
-                                                 const std::string& name,
+Result<const spec::Model*> find_classifier_model(const spec::Workspace& ws, const std::string& name,
                                                  const std::string& remedy) {
   auto found = find_spec_model(ws, name);
   if (!found) return found.status();
@@ -65,8 +64,8 @@ Status StoredFamily::load_one(const spec::Model& model) {
     return invalid_argument("model '" + model.name + "' is not trained: run `scion run` first");
   if (*(*stored)->recipe_hash != model.recipe_hash)
     return invalid_argument("model '" + model.name +
-                               "' is out of date (its recipe changed since it was trained): run "
-                               "`scion run` first");
+                            "' is out of date (its recipe changed since it was trained): run "
+                            "`scion run` first");
   auto values = store_.load_parameters(model.name);
   if (!values) return values.status();
   // Only what this model introduced or retrains is loaded; the rest is shared with the
@@ -101,8 +100,8 @@ Status StoredFamily::resolve_one(const spec::Model& model) {
   auto tokenizer = tokenizer_for(model);
   if (!tokenizer) return tokenizer.status();
   if (model_kind(ws_, model) == ModelKind::kLanguageModel) {
-    auto weights = runtime::resolve_model(ws_, model, ws_.objective_of(model),
-                                          bindings_[model.name], nullptr);
+    auto weights =
+        runtime::resolve_model(ws_, model, ws_.objective_of(model), bindings_[model.name], nullptr);
     if (!weights) return weights.status();
     auto& held = lm_weights_[model.name] =
         std::make_unique<runtime::ModelWeights>(std::move(*weights));
@@ -129,4 +128,4 @@ const runtime::ScoredModel* StoredFamily::language_model(const std::string& mode
   return it == language_models_.end() ? nullptr : &it->second;
 }
 
-}  // namespace scion::cli
+}  // namespace scion::workbench

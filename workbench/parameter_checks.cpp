@@ -1,4 +1,4 @@
-#include "spec/parameter_checks.h"
+#include "workbench/parameter_checks.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,10 +10,16 @@
 #include "runtime/parameter_table.h"
 #include "runtime/shared_modules.h"
 
-namespace scion::spec {
-namespace {
+namespace scion::workbench {
 
 using runtime::ParameterSpec;
+using spec::Diagnostic;
+using spec::LoadResult;
+using spec::Model;
+using spec::Share;
+using spec::Workspace;
+
+namespace {
 
 bool matches(const std::string& glob, const std::string& name) {
   return fnmatch(glob.c_str(), name.c_str(), 0) == 0;
@@ -48,8 +54,8 @@ void check_globs(const Model& m, const std::vector<ParameterSpec>& table,
 }
 
 // The shapes of one model's shared parameters, by placeholder key.
-std::map<std::string, std::vector<std::int64_t>> shared_shapes(const Share& share, const Model& m,
-                                                               const std::vector<ParameterSpec>& table) {
+std::map<std::string, std::vector<std::int64_t>> shared_shapes(
+    const Share& share, const Model& m, const std::vector<ParameterSpec>& table) {
   std::map<std::string, std::vector<std::int64_t>> shapes;
   for (const auto& [key, p] : runtime::shared_parameters(share, m, table)) shapes[key] = p->shape;
   return shapes;
@@ -60,47 +66,57 @@ std::map<std::string, std::vector<std::int64_t>> shared_shapes(const Share& shar
 void check_share_member(const Workspace& ws, const Share& share, const Model& m, const Model& first,
                         const std::vector<ParameterSpec>& table, std::vector<Diagnostic>& out) {
   const std::string path = "share." + share.name + ".models";
-  auto error = [&](std::string message) { out.push_back({share.location, path, std::move(message)}); };
+  auto error = [&](std::string message) {
+    out.push_back({share.location, path, std::move(message)});
+  };
   if (m.is_base()) {
-    error(fmt::format("share '{}': '{}' is a base, which trains its whole trunk at {}; share "
-                      "modules between descendants", share.name, m.name, path));
+    error(
+        fmt::format("share '{}': '{}' is a base, which trains its whole trunk at {}; share "
+                    "modules between descendants",
+                    share.name, m.name, path));
     return;
   }
   if (!m.training) {
-    error(fmt::format("share '{}': '{}' has no `train` recipe; models that share modules train them "
-                      "together, so every one of them needs one at {}", share.name, m.name, path));
+    error(
+        fmt::format("share '{}': '{}' has no `train` recipe; models that share modules train them "
+                    "together, so every one of them needs one at {}",
+                    share.name, m.name, path));
     return;
   }
   for (const auto& [key, p] : runtime::shared_parameters(share, m, table))
     if (p->introduced_by != m.name || !runtime::is_new_parameter(p->name, m)) {
       const std::string modules = "share." + share.name + ".modules";
-      out.push_back({share.location, modules,
-                     fmt::format("share '{}': '{}' of '{}' is {} parameter at {}; only a model's own "
-                                 "adapters, prefixes, prompts and heads can be shared",
-                                 share.name, p->name, m.name,
-                                 p->introduced_by == m.name ? "a retrained inherited" : "an inherited",
-                                 modules)});
+      out.push_back(
+          {share.location, modules,
+           fmt::format("share '{}': '{}' of '{}' is {} parameter at {}; only a model's own "
+                       "adapters, prefixes, prompts and heads can be shared",
+                       share.name, p->name, m.name,
+                       p->introduced_by == m.name ? "a retrained inherited" : "an inherited",
+                       modules)});
       break;
     }
   for (const ParameterSpec& p : table)
     if (p.trainable && p.introduced_by == m.name && !runtime::is_new_parameter(p.name, m)) {
-      error(fmt::format("share '{}': '{}' retrains '{}' of its trunk, so it cannot train co-batched "
-                        "with the others at {}; share only between models whose trunk stays frozen",
-                        share.name, m.name, p.name, path));
+      error(
+          fmt::format("share '{}': '{}' retrains '{}' of its trunk, so it cannot train co-batched "
+                      "with the others at {}; share only between models whose trunk stays frozen",
+                      share.name, m.name, p.name, path));
       break;
     }
   if (&m == &first || !first.training) return;
   if (ws.ancestry(m).back() != ws.ancestry(first).back())
-    error(fmt::format("share '{}': '{}' descends from '{}' but '{}' from '{}' at {}; models that "
-                      "share modules train over one frozen trunk, so they must have one base",
-                      share.name, m.name, ws.ancestry(m).back()->name, first.name,
-                      ws.ancestry(first).back()->name, path));
+    error(
+        fmt::format("share '{}': '{}' descends from '{}' but '{}' from '{}' at {}; models that "
+                    "share modules train over one frozen trunk, so they must have one base",
+                    share.name, m.name, ws.ancestry(m).back()->name, first.name,
+                    ws.ancestry(first).back()->name, path));
   if (m.training->grad_accumulation != first.training->grad_accumulation)
-    error(fmt::format("share '{}': '{}' accumulates {} micro-batches a step but '{}' {} at {}; "
-                      "models that share modules take their steps together, so give them the "
-                      "same train.grad_accumulation",
-                      share.name, m.name, m.training->grad_accumulation, first.name,
-                      first.training->grad_accumulation, path));
+    error(
+        fmt::format("share '{}': '{}' accumulates {} micro-batches a step but '{}' {} at {}; "
+                    "models that share modules take their steps together, so give them the "
+                    "same train.grad_accumulation",
+                    share.name, m.name, m.training->grad_accumulation, first.name,
+                    first.training->grad_accumulation, path));
 }
 
 void check_share(const Workspace& ws, const Share& share, std::vector<Diagnostic>& out) {
@@ -164,4 +180,4 @@ void check_parameters(LoadResult& result) {
   result.workspace.reset();
 }
 
-}  // namespace scion::spec
+}  // namespace scion::workbench

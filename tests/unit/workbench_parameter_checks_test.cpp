@@ -1,8 +1,8 @@
 // Checks that use the parameter table: shared module shapes and freeze globs.
 #include <catch2/catch.hpp>
 
-#include "spec/parameter_checks.h"
 #include "spec_test_workspace.h"
+#include "workbench/parameter_checks.h"
 
 using namespace scion::spec;
 using scion::spec::testing::kPrefix;
@@ -14,7 +14,7 @@ std::vector<std::string> checked_errors(const std::string& yaml) {
   TempWorkspace ws;
   LoadResult r = ws.load(yaml);
   REQUIRE(r.errors.empty());
-  check_parameters(r);
+  scion::workbench::check_parameters(r);
   CHECK(r.workspace.has_value() == r.errors.empty());
   std::vector<std::string> out;
   for (const Diagnostic& d : r.errors) out.push_back(d.to_string());
@@ -101,13 +101,13 @@ TEST_CASE("only a model's own adapters and heads can be shared, between trainabl
           "between models whose trunk stays frozen");
   }
   SECTION("members that step differently") {
-    const auto errors = checked_errors(
-        std::string(kPrefix) +
-        "  a: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1}}\n"
-        "  b: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1, "
-        "grad_accumulation: 2}}\n"
-        "share:\n"
-        "  heads: {models: [a, b], modules: ['head.$model.*']}\n");
+    const auto errors =
+        checked_errors(std::string(kPrefix) +
+                       "  a: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1}}\n"
+                       "  b: {from: base, adapt: {head: {}}, train: {data: reviews, epochs: 1, "
+                       "grad_accumulation: 2}}\n"
+                       "share:\n"
+                       "  heads: {models: [a, b], modules: ['head.$model.*']}\n");
     REQUIRE(errors.size() == 1);
     CHECK(errors[0] ==
           "scion.yaml:13:3: error: share 'heads': 'b' accumulates 2 micro-batches a step but 'a' 1 "

@@ -1,4 +1,4 @@
-#include "cli/model_lookup.h"
+#include "workbench/model_lookup.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "spec/spelling.h"
 #include "spec/yaml_tree.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 
 Status check_model_name(const std::string& name) {
   const std::string problem = spec::name_problem(name);
@@ -49,4 +49,4 @@ Result<lineage::StoredModel> find_stored_model(lineage::LineageStore& store,
                        "; see 'scion lineage tree' for the models it holds");
 }
 
-}  // namespace scion::cli
+}  // namespace scion::workbench

@@ -1,4 +1,4 @@
-#include "cli/checked_workspace.h"
+#include "workbench/checked_workspace.h"
 
 #include <fmt/format.h>
 
@@ -8,13 +8,12 @@
 #include <iostream>
 #include <tuple>
 
-#include "cli/behaviour_suite.h"
-#include "cli/output.h"
 #include "runtime/data/dataset_reader.h"
 #include "spec/loader.h"
-#include "spec/parameter_checks.h"
+#include "workbench/behaviour_suite.h"
+#include "workbench/parameter_checks.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 namespace {
 
 // Data problems reported per dataset: enough to see a pattern, not a flood.
@@ -99,12 +98,6 @@ bool by_file_position(const spec::Diagnostic& a, const spec::Diagnostic& b) {
          std::tie(b.location.line, b.location.column);
 }
 
-void print(const std::vector<spec::Diagnostic>& diagnostics, const char* severity, Color color) {
-  for (const spec::Diagnostic& d : diagnostics)
-    std::cerr << d.where() << ": " << paint(severity, color, stderr_is_tty()) << ": " << d.message
-              << '\n';
-}
-
 }  // namespace
 
 CheckedWorkspace load_checked(const std::string& spec_file) {
@@ -117,7 +110,7 @@ CheckedWorkspace load_checked(const std::string& spec_file) {
                                                : nullptr;
   if (ws == nullptr) return checked;
   if (loaded.workspace) {
-    const auto found = spec::parameter_diagnostics(*loaded.workspace);
+    const auto found = parameter_diagnostics(*loaded.workspace);
     checked.errors.insert(checked.errors.end(), found.begin(), found.end());
   }
   check_suite(*ws, spec_file, checked.errors);
@@ -127,16 +120,4 @@ CheckedWorkspace load_checked(const std::string& spec_file) {
   return checked;
 }
 
-void print_diagnostics(const CheckedWorkspace& checked) {
-  if (!checked.errors.empty()) {
-    const spec::Diagnostic& first = checked.errors.front();
-    remember_json_error(first.message, {{"file", first.location.file},
-                                        {"line", first.location.line},
-                                        {"column", first.location.column},
-                                        {"key_path", first.key_path}});
-  }
-  print(checked.warnings, "warning", Color::kYellow);
-  print(checked.errors, "error", Color::kRed);
-}
-
-}  // namespace scion::cli
+}  // namespace scion::workbench

@@ -1,0 +1,118 @@
+// Training: what `scion train`, `scion adapt` and `scion run` share.
+//
+// It decides what is out of date (a model whose recipe hash has no stored parameters),
+// orders the work in waves (a model runs once its parent's parameters are in the store),
+// groups each wave into co-batched groups (descendants of one base whose trunk stays
+// frozen train together, split to fit a memory budget; a model that trains its trunk
+// trains alone; see training_groups.h), runs each group through runtime::FamilyTrainer,
+// and records every run, its metrics (several steps per transaction) and the finished
+// parameters in the lineage store (parameters and run status in one transaction).
+// Setting `*interrupted` stops between steps: finished models are kept, unfinished runs
+// are marked interrupted, and the store stays consistent. Each unfinished job leaves a
+// checkpoint (every kCheckpointEvery steps, and at the interruption) under
+// <store>/checkpoints/, from which `resume` continues it exactly. Before any work, a
+// request whose groups would need more memory than the machine has available (or than
+// an explicit memory budget) is refused with kOutOfMemory, nothing written. A job whose
+// loss or parameters stop being finite is recorded `diverged` and stores nothing; the
+// others go on (kDiverged). Each group runs on the backend of its precision (groups never
+// mix precisions), and its memory is measured (planned, resident before, peak). Under
+// mpirun every rank calls train() over the same work with its communicator: the ranks
+// agree on each group's setup and split its batches (docs/distributed.md); rank 0 alone
+// writes the store (runs, metrics, parameters, datasets) and checkpoints. What happens on
+// the way is told to a TrainingObserver; the result is a plain TrainingOutcome that
+// cli/training_session.cpp prints.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lineage/store.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/training/family_trainer.h"
+#include "spec/status.h"
+#include "spec/workspace.h"
+
+namespace scion::workbench {
+
+enum class TrainScope { kBases, kDescendants, kAll };
+
+struct TrainRequest {
+  TrainScope scope = TrainScope::kAll;
+  std::vector<std::string> models;     // empty: every model in scope
+  bool force = false;                  // retrain models that are up to date
+  bool resume = false;                 // continue interrupted jobs from their checkpoints
+  std::int64_t memory_budget_mib = 0;  // co-batched groups stay within it; 0: half of RAM
+  // Train even a group whose estimated memory exceeds the available memory (MemAvailable)
+  // or a memory budget given explicitly; otherwise such a request is refused up front.
+  bool ignore_memory_limit = false;
+  // Replaces `precision` in every model's training recipe (and so its recipe hash) before
+  // anything is planned (`--precision`).
+  std::optional<spec::Precision> precision;
+  bool quiet = false;  // leave out the notes that only inform (progress is the observer's)
+};
+
+// What training says as it goes. Called on the training thread.
+class TrainingObserver {
+ public:
+  virtual ~TrainingObserver() = default;
+  virtual void note(const std::string& message) = 0;
+  virtual void warning(const std::string& message) = 0;
+  virtual void group_started(const std::vector<std::string>& models) = 0;
+  virtual void resuming(const std::string& model, std::int64_t step) = 0;
+  virtual void step(const runtime::StepReport& report, std::size_t group_size) = 0;
+};
+
+// What one model's training produced, for the summary.
+struct ModelOutcome {
+  ModelOutcome(std::string model, std::string state, std::int64_t run = 0)
+      : name(std::move(model)), status(std::move(state)), run_id(run) {}
+
+  std::string name;
+  std::string status;  // trained | up to date | interrupted | failed | diverged | not trained: ...
+  std::int64_t run_id = 0;
+  std::int64_t steps = 0;         // the training step reached, counted from the run's start
+  std::int64_t resumed_from = 0;  // the checkpoint's step it continued from; 0: from the start
+  double final_loss = 0;
+  std::optional<double> val_loss, val_accuracy;
+  double seconds = 0;
+};
+
+struct GroupOutcome {
+  std::vector<std::string> models;
+  std::string status;  // trained | interrupted | failed
+  double seconds = 0;
+  double tokens_per_second = 0;
+  std::string precision;  // fp32 | bf16
+  // Memory: `scion plan`'s estimate for the group, the process's resident memory when the
+  // group started, and its peak while the group trained (0: /proc did not say).
+  std::int64_t planned_bytes = 0, resident_before_bytes = 0, peak_resident_bytes = 0;
+};
+
+struct TrainingOutcome {
+  std::vector<ModelOutcome> models;
+  std::vector<GroupOutcome> groups;
+  std::vector<std::string> diverged;  // one message per model that diverged
+  // Jobs an interruption left checkpoints of: (model, step).
+  std::vector<std::pair<std::string, std::int64_t>> checkpointed;
+  // What stopped training once it had started: ok, kCancelled (interrupted), or the
+  // error (a parent not stored, a store or runtime failure). Divergences are in
+  // `diverged`, not here.
+  Status status;
+};
+
+// Trains what `request` asks for. Errors returned instead of an outcome come before any
+// model trained or while choosing a wave (an unknown model, a memory refusal, a store
+// error); errors after training began are in TrainingOutcome::status, with the summary.
+// `interrupted` may be null (never interrupted). `comm` may be null (one process); with
+// several ranks, every rank calls train() with the same workspace and request, rank 0's
+// `store` open for writing and the others' read-only.
+Result<TrainingOutcome> train(const spec::Workspace& ws, lineage::LineageStore& store,
+                              const TrainRequest& request, TrainingObserver& observer,
+                              const std::atomic<bool>* interrupted,
+                              runtime::Communicator* comm = nullptr);
+
+}  // namespace scion::workbench
