@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "runtime/cpu/gemm.h"
+#include "runtime/cpu/matmul.h"
 #include "runtime/cpu/onednn_gemm.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/tensor.h"
@@ -96,17 +97,7 @@ void matmul_backward_bf16(float* dinp, float* dweight, float* dbias, const float
     const void* a = scratch_inp.round(inp, N * C);
     product(true, false, OC, C, N, scale, d, OC, a, C, 1.0f, dweight, C);
   }
-  if (dbias) {  // fp32, as in matmul.cpp: blocks of 64 outputs, one summation order
-    const int blocks = (OC + 63) / 64;
-#pragma omp parallel for schedule(static) if (worth_parallel(N * OC))
-    for (int blk = 0; blk < blocks; ++blk) {
-      const int begin = blk * 64, end = begin + 64 < OC ? begin + 64 : OC;
-      float sum[64] = {};
-      for (std::int64_t n = 0; n < N; ++n)
-        for (int o = begin; o < end; ++o) sum[o - begin] += dout[n * OC + o];
-      for (int o = begin; o < end; ++o) dbias[o] += sum[o - begin];
-    }
-  }
+  if (dbias) bias_backward(dbias, dout, N, OC);  // fp32, as in the fp32 layer
 }
 
 }  // namespace scion::runtime::cpu

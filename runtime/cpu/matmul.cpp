@@ -33,17 +33,18 @@ void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dou
          mode == GradMode::kAccumulate ? 1.0f : 0.0f, dinp, C);
   if (dweight)  // dweight (OC, C) += scale · dout^T (OC, N) · inp (N, C)
     gemm_fn(true, false, OC, C, N, scale, dout, OC, inp, C, 1.0f, dweight, C);
-  if (dbias) {
-    // Blocks of 64 outputs per thread: rows are read contiguously, sums keep one order.
-    const int blocks = (OC + 63) / 64;
+  if (dbias) bias_backward(dbias, dout, N, OC);
+}
+
+void bias_backward(float* dbias, const float* dout, std::int64_t N, int OC) {
+  const int blocks = (OC + 63) / 64;
 #pragma omp parallel for schedule(static) if (worth_parallel(N * OC))
-    for (int blk = 0; blk < blocks; ++blk) {
-      const int begin = blk * 64, end = begin + 64 < OC ? begin + 64 : OC;
-      float sum[64] = {};
-      for (std::int64_t n = 0; n < N; ++n)
-        for (int o = begin; o < end; ++o) sum[o - begin] += dout[n * OC + o];
-      for (int o = begin; o < end; ++o) dbias[o] += sum[o - begin];
-    }
+  for (int blk = 0; blk < blocks; ++blk) {
+    const int begin = blk * 64, end = begin + 64 < OC ? begin + 64 : OC;
+    float sum[64] = {};
+    for (std::int64_t n = 0; n < N; ++n)
+      for (int o = begin; o < end; ++o) sum[o - begin] += dout[n * OC + o];
+    for (int o = begin; o < end; ++o) dbias[o] += sum[o - begin];
   }
 }
 

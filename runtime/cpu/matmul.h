@@ -32,4 +32,9 @@ void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dou
                      const float* inp, const float* weight, float scale, std::int64_t N, int C,
                      int OC, GradMode mode, GemmFn gemm_fn = gemm);
 
+// dbias (OC) += the column sums of dout (N, OC), in blocks of 64 outputs per thread: rows
+// are read contiguously and each sum keeps one order whatever the thread count. Shared by
+// the fp32 and bf16 linear layers (biases stay fp32 in both).
+void bias_backward(float* dbias, const float* dout, std::int64_t N, int OC);
+
 }  // namespace scion::runtime::cpu
