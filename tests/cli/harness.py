@@ -47,6 +47,18 @@ def copy_example(name, dest):
     return dest
 
 
+def spec_workspace(spec, data=("reviews.jsonl", "critics.jsonl")):
+    """A fresh folder holding SPEC as scion.yaml and the named files of the sentiment
+    example's data/ (the datasets most test specs point at)."""
+    work = temp_dir()
+    os.makedirs(os.path.join(work, "data"))
+    for name in data:
+        shutil.copy(os.path.join(EXAMPLES, "sentiment", "data", name), os.path.join(work, "data"))
+    with open(os.path.join(work, "scion.yaml"), "w") as f:
+        f.write(spec)
+    return work
+
+
 def exported_tensor_bytes(work, model):
     """The tensor bytes of `scion export MODEL` run in `work` (the header is left out: its
     metadata holds timestamps)."""

@@ -2,9 +2,8 @@
 between two of them), two tests run twice (so the matrix has a change since the previous
 run), an assertion, and test inputs with characters that HTML must escape."""
 import os
-import shutil
 
-from harness import EXAMPLES, check, run, temp_dir
+from harness import check, run, spec_workspace
 
 SPEC = """datasets:
   reviews: {path: data/reviews.jsonl, labels: [negative, positive]}
@@ -57,12 +56,7 @@ TESTS = ("praise", "negation")
 
 def trained_family():
     """The family's folder, trained and tested twice; and the second `scion test --json`."""
-    work = temp_dir()
-    os.makedirs(os.path.join(work, "data"))
-    for name in ("reviews.jsonl", "critics.jsonl"):
-        shutil.copy(os.path.join(EXAMPLES, "sentiment", "data", name), os.path.join(work, "data"))
-    with open(os.path.join(work, "scion.yaml"), "w") as f:
-        f.write(SPEC)
+    work = spec_workspace(SPEC)
     rc, _, err = run("run", cwd=work)
     check(rc in (0, 1), f"scion run exited {rc}\n{err}")
     rc, out, err = run("--json", "test", cwd=work)

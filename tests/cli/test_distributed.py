@@ -14,7 +14,7 @@ import struct
 import subprocess
 import time
 
-from harness import EXAMPLES, SCION, check, run, run_json, temp_dir
+from harness import SCION, check, run, run_json, spec_workspace
 
 MPIRUN = shutil.which("mpirun")
 if MPIRUN is None:
@@ -62,13 +62,7 @@ MODELS = ["base", "lora-a", "lora-b", "prefix", "prompt", "bottleneck", "bitfit"
 
 
 def workspace(spec=SPEC):
-    work = temp_dir()
-    os.makedirs(os.path.join(work, "data"))
-    for name in ("reviews.jsonl", "critics.jsonl"):
-        shutil.copy(os.path.join(EXAMPLES, "sentiment", "data", name), os.path.join(work, "data"))
-    with open(os.path.join(work, "scion.yaml"), "w") as f:
-        f.write(spec)
-    return work
+    return spec_workspace(spec)
 
 
 # --oversubscribe: more ranks than this machine's cores; --allow-run-as-root: CI containers.

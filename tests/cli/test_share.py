@@ -4,11 +4,10 @@ and an interrupted unit resumes to exactly the parameters of an uninterrupted ru
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 
-from harness import EXAMPLES, SCION, check, exported_tensor_bytes, run, run_json, temp_dir
+from harness import SCION, check, exported_tensor_bytes, run, run_json, spec_workspace
 
 SPEC = """datasets:
   reviews: {path: data/reviews.jsonl, labels: [negative, positive]}
@@ -35,13 +34,7 @@ share:
 
 
 def workspace(spec=SPEC):
-    work = temp_dir()
-    os.makedirs(os.path.join(work, "data"))
-    for name in ("reviews.jsonl", "critics.jsonl"):
-        shutil.copy(os.path.join(EXAMPLES, "sentiment", "data", name), os.path.join(work, "data"))
-    with open(os.path.join(work, "scion.yaml"), "w") as f:
-        f.write(spec)
-    return work
+    return spec_workspace(spec)
 
 
 def statuses(result):
