@@ -1,8 +1,6 @@
 """A tiny trained and tested family for the `scion report` tests: four models (a share
 between two of them), two tests run twice (so the matrix has a change since the previous
 run), an assertion, and test inputs with characters that HTML must escape."""
-import os
-
 from harness import check, run, spec_workspace
 
 SPEC = """datasets:
