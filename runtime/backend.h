@@ -1,43 +1,33 @@
 // Backend: the operations the transformer needs, behind one interface, so model code
-// (runtime/transformer.h) runs unchanged on the CPU reference backend and on a CUDA
-// backend added later.
+// (runtime/transformer.h) runs unchanged on the CPU reference backend and on the CUDA
+// backend plugin (runtime/cuda_plugin.h).
 //
-// Every method has the signature of the CPU kernel of the same name in runtime/cpu/
+// A backend owns its memory: allocate() hands out backend memory, and every pointer an
+// operation takes (activations, parameters, token ids, lengths, targets) points into
+// memory this backend allocated. Model code never dereferences backend memory on the
+// host: it moves values across with copy_to_device()/copy_to_host() at the edges (inputs
+// in, losses and logits out). On the CPU those are plain memcpys.
+//
+// Every operation has the signature of the CPU kernel of the same name in runtime/cpu/
 // (outputs first, then saved-for-backward, then inputs/weights, then sizes; parameter
-// gradients accumulate, activation gradients assign unless a GradMode says otherwise),
-// with pointers into memory this backend allocated. A backend declares what it
-// implements with supports_op; callers fall back to the CPU backend for the rest (as
-// ggml does). Backends are stateless apart from their thread settings and may be shared
-// by every model in a process; they are not thread-safe against concurrent calls.
+// gradients accumulate, activation gradients assign unless a GradMode says otherwise).
+// A backend implements every operation; there is no per-operation fallback to the CPU
+// (docs/architecture.md, "Backends", says why). tests/backend/ runs every operation of
+// any backend against the CPU reference. Backends are stateless apart from their thread
+// settings and may be shared by every model in a process; they are not thread-safe
+// against concurrent calls.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "runtime/cpu/grad_mode.h"
-#include "runtime/cpu/pooling.h"
+#include "runtime/op_types.h"
 #include "runtime/tensor.h"
 
 namespace scion::runtime {
-
-using cpu::GradMode;
-using cpu::PoolMode;
-
-enum class Op {
-  kEmbedding,
-  kLayerNorm,
-  kMatmul,
-  kAttention,
-  kGelu,
-  kElementwise,  // residual add, copy, add, fill, scale, squared norm
-  kCrossEntropy,
-  kPooling,
-  kDropout,
-  kAdamW,
-  kSgd,
-};
 
 // The precision of the products (matmul_*): fp32, or bf16 operands with fp32
 // accumulation. Every other op (norms, softmax, losses, optimizer updates) is fp32 in
@@ -51,7 +41,6 @@ class Backend {
 
   virtual std::string name() const = 0;
   virtual Device device() const = 0;
-  virtual bool supports_op(Op op) const = 0;
   virtual Precision precision() const { return Precision::kF32; }
 
   // nullptr when the memory cannot be had; callers must check (Arena::create does).
@@ -129,17 +118,25 @@ class Backend {
                           float lr, float momentum, float weight_decay) = 0;
 
   // Operations only imported Hugging Face architectures use (BERT: layer_norm_eps, exact
-  // GELU, the pooler's tanh). The defaults run the CPU kernels (backend.cpp), which is
-  // right for every backend whose memory the host addresses; a device backend overrides.
+  // GELU, the pooler's tanh).
   virtual void layernorm_forward_eps(float* out, float* mean, float* rstd, const float* inp,
                                      const float* weight, const float* bias, std::int64_t N,
-                                     int C, float eps);
-  virtual void gelu_erf_forward(float* out, const float* inp, std::int64_t N);
+                                     int C, float eps) = 0;
+  virtual void gelu_erf_forward(float* out, const float* inp, std::int64_t N) = 0;
   virtual void gelu_erf_backward(float* dinp, const float* inp, const float* dout,
-                                 std::int64_t N);
-  virtual void tanh_forward(float* out, const float* inp, std::int64_t N);
-  virtual void tanh_backward(float* dinp, const float* out, const float* dout, std::int64_t N);
+                                 std::int64_t N) = 0;
+  virtual void tanh_forward(float* out, const float* inp, std::int64_t N) = 0;
+  virtual void tanh_backward(float* dinp, const float* out, const float* dout,
+                             std::int64_t N) = 0;
 };
+
+// The values of an fp32 tensor of `backend`'s memory, copied to the host.
+// REQUIRES: tensor.dtype == kF32.
+inline std::vector<float> copy_to_host(Backend& backend, const Tensor& tensor) {
+  std::vector<float> values(static_cast<std::size_t>(tensor.numel()));
+  backend.copy_to_host(values.data(), tensor.data, tensor.bytes());
+  return values;
+}
 
 // Which library runs the CPU backend's fp32 products. OpenBLAS is the reference;
 // oneDNN (runtime/cpu/onednn_gemm.h) picks kernels for the CPU at run time. bf16

@@ -85,4 +85,15 @@ const CudaBackendInfo& cuda_backend_info() {
   return info;
 }
 
+Result<std::unique_ptr<Backend>> make_cuda_backend(Precision precision) {
+  const CudaBackendInfo& info = cuda_backend_info();
+  if (info.devices.empty())
+    return Status(StatusCode::kUnavailable, "no CUDA device to run on: " + info.why_no_device);
+  return Status(StatusCode::kUnavailable,
+                std::string("the CUDA backend plugin implements no Backend operations yet (plugin "
+                            "ABI version ") +
+                    std::to_string(SCION_CUDA_PLUGIN_ABI_VERSION) + " has no operation table), so " +
+                    precision_name(precision) + " runs on the CPU only (docs/gpu.md)");
+}
+
 }  // namespace scion::runtime

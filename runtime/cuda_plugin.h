@@ -10,8 +10,12 @@
 // scion then runs on the CPU. Thread-safe; the plugin is opened once per process.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "runtime/backend.h"
+#include "spec/status.h"
 
 namespace scion::runtime {
 
@@ -28,5 +32,11 @@ struct CudaBackendInfo {
 
 // Opens the plugin on the first call and describes it; later calls return the same.
 const CudaBackendInfo& cuda_backend_info();
+
+// The CUDA backend on the first device, in `precision`: where model code and the op
+// harness (tests/backend/) get it. Errors (kUnavailable), saying why: the plugin was not
+// built or did not load, no device is usable, or the plugin implements no Backend
+// operations (ABI version 1, today's, has no operation table; docs/gpu.md).
+Result<std::unique_ptr<Backend>> make_cuda_backend(Precision precision);
 
 }  // namespace scion::runtime

@@ -1,7 +1,6 @@
 #include "runtime/optimizer.h"
 
 #include <cmath>
-#include <cstring>
 
 namespace scion::runtime {
 namespace {
@@ -97,7 +96,7 @@ Status Optimizer::restore(int steps, const std::map<std::string, std::span<const
     if (it == values.end() || it->second.size() != tensor.bytes())
       return corruption("checkpoint of " + owner + " lacks '" + name +
                         "' or has the wrong size; train without --resume");
-    std::memcpy(tensor.data, it->second.data(), tensor.bytes());
+    backend_.copy_to_device(tensor.data, it->second.data(), tensor.bytes());
   }
   step_ = steps;
   return Status::ok();

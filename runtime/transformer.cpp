@@ -4,9 +4,8 @@
 #include <cstring>
 #include <string>
 
-#include "runtime/cpu/cross_entropy.h"
 #include "runtime/cpu/dropout.h"
-#include "runtime/cpu/layernorm.h"
+#include "runtime/op_types.h"
 
 namespace scion::runtime {
 namespace {
@@ -65,8 +64,18 @@ struct BatchPlan {
     std::int64_t row0 = 0, rows = 0;
     std::int64_t counted = 0;  // the last forward's loss denominator (Segment::loss_denominator)
     int B = 0, T = 0, P = 0, S = 0;  // S = P + T
-    std::vector<std::int32_t> attn_lengths;  // (B) prompt + real tokens; empty: all S
-    std::vector<std::int32_t> lm_targets;    // (B, S) for LM objectives
+    // The segment's inputs in backend memory (the Segment's pointers are host memory):
+    // arena buffers, and what each forward copied into them, null where the Segment has
+    // none (the batch signature does not say whether it has lengths or targets).
+    std::int32_t *tokens_buffer = nullptr, *lengths_buffer = nullptr,
+                 *attn_lengths_buffer = nullptr, *targets_buffer = nullptr;
+    const std::int32_t* tokens = nullptr;        // (B, T)
+    const std::int32_t* lengths = nullptr;       // (B) real tokens
+    const std::int32_t* attn_lengths = nullptr;  // (B) prompt + real tokens
+    const std::int32_t* targets = nullptr;       // (B) classes, or (B, S) LM targets
+    // Host staging of what the Segment does not hold as such, and of the losses read back.
+    std::vector<std::int32_t> host_attn_lengths, host_lm_targets;
+    std::vector<float> host_losses;
     float* prompt = nullptr;                 // (P, C) concatenated prompts
     float* dprompt = nullptr;
     std::vector<float*> prefix_k, prefix_v;  // per block (Pf, C), null when Pf = 0
@@ -308,7 +317,7 @@ Status validate(const FamilyBatch& batch) {
     const std::int64_t targets = classify ? seg.batch : n;
     for (std::int64_t i = 0; i < targets; ++i) {
       const std::int32_t t = seg.targets[i];
-      if (t != cpu::kIgnoreIndex && (t < 0 || t >= classes))
+      if (t != kIgnoreIndex && (t < 0 || t >= classes))
         return invalid_argument("model '" + m.name + "': target " + std::to_string(t) +
                                 " outside 0.." + std::to_string(classes - 1));
     }
@@ -323,6 +332,13 @@ class Layout {
     if (numel <= 0) return;
     table_.push_back({name, {numel}, DType::kF32});
     slots_.push_back(slot);
+  }
+  // Token ids, lengths and targets share the arena: an int32 takes a float's 4 bytes.
+  void add_ints(const std::string& name, std::int64_t numel, std::int32_t** slot) {
+    static_assert(sizeof(std::int32_t) == sizeof(float));
+    if (numel <= 0) return;
+    table_.push_back({name, {numel}, DType::kF32});
+    slots_.push_back(reinterpret_cast<float**>(slot));
   }
   // The previous batch's arena goes first, so that the two are never held at once.
   Status finish(Arena& arena, Backend& backend) {
@@ -424,6 +440,11 @@ Status plan_batch(detail::BatchPlan& plan, const FamilyBatch& batch, Backend& ba
     Plan::SegmentActs& sa = plan.segments[s];
     const std::string p = "seg." + std::to_string(s) + ".";
     const std::int64_t rows = sa.rows;
+    layout.add_ints(p + "tokens", static_cast<std::int64_t>(sa.B) * sa.T, &sa.tokens_buffer);
+    layout.add_ints(p + "lengths", sa.B, &sa.lengths_buffer);
+    layout.add_ints(p + "attn_lengths", sa.B, &sa.attn_lengths_buffer);
+    layout.add_ints(p + "targets", m.objective == spec::Objective::kClassification ? sa.B : rows,
+                    &sa.targets_buffer);
     layout.add(p + "prompt", sa.P * C, &sa.prompt);
     layout.add(p + "dprompt", sa.P * C, &sa.dprompt);
     sa.prefix_k.assign(L, nullptr);
@@ -533,7 +554,12 @@ class Pass {
   void activation_forward(float* out, const float* inp, std::int64_t n);
   void activation_backward(float* dinp, const float* inp, const float* dout, std::int64_t n);
 
+  // Copies the segments' host inputs (tokens, lengths, targets) into backend memory.
   void prepare_segment_inputs();
+  const std::int32_t* upload(std::int32_t* dst, const std::int32_t* host, std::int64_t n) {
+    be_.copy_to_device(dst, host, static_cast<std::size_t>(n) * sizeof(std::int32_t));
+    return dst;
+  }
   void embeddings_forward();
   const float* block_forward(int l, const float* x);
   void linear_forward(int l, int i, float* out, const float* inp);
@@ -562,7 +588,7 @@ class Pass {
 
 void Pass::layer_norm(float* out, float* mean, float* rstd, const float* inp,
                       const NormWeights& w, std::int64_t rows) {
-  if (a_.norm_eps == cpu::kLayerNormEps)
+  if (a_.norm_eps == kLayerNormEps)
     be_.layernorm_forward(out, mean, rstd, inp, w.weight, w.bias, rows, C_);
   else
     be_.layernorm_forward_eps(out, mean, rstd, inp, w.weight, w.bias, rows, C_, a_.norm_eps);
@@ -600,16 +626,24 @@ void Pass::prepare_segment_inputs() {
         row += p.tokens;
       }
     }
-    sa.attn_lengths.clear();
-    if (seg(s).lengths)
-      for (int b = 0; b < sa.B; ++b) sa.attn_lengths.push_back(sa.P + seg(s).lengths[b]);
-    sa.lm_targets.clear();
-    if (m.objective != spec::Objective::kClassification && seg(s).targets) {
-      sa.lm_targets.assign(static_cast<std::size_t>(sa.rows), cpu::kIgnoreIndex);
+    sa.tokens = upload(sa.tokens_buffer, seg(s).tokens, static_cast<std::int64_t>(sa.B) * sa.T);
+    sa.lengths = sa.attn_lengths = sa.targets = nullptr;
+    if (seg(s).lengths) {
+      sa.lengths = upload(sa.lengths_buffer, seg(s).lengths, sa.B);
+      sa.host_attn_lengths.clear();
+      for (int b = 0; b < sa.B; ++b) sa.host_attn_lengths.push_back(sa.P + seg(s).lengths[b]);
+      sa.attn_lengths = upload(sa.attn_lengths_buffer, sa.host_attn_lengths.data(), sa.B);
+    }
+    if (!seg(s).targets) continue;
+    if (m.objective == spec::Objective::kClassification) {
+      sa.targets = upload(sa.targets_buffer, seg(s).targets, sa.B);
+    } else {
+      sa.host_lm_targets.assign(static_cast<std::size_t>(sa.rows), kIgnoreIndex);
       for (int b = 0; b < sa.B; ++b)
         for (int t = 0; t < sa.T; ++t)
-          sa.lm_targets[static_cast<std::size_t>(b) * sa.S + sa.P + t] =
+          sa.host_lm_targets[static_cast<std::size_t>(b) * sa.S + sa.P + t] =
               seg(s).targets[static_cast<std::size_t>(b) * sa.T + t];
+      sa.targets = upload(sa.targets_buffer, sa.host_lm_targets.data(), sa.rows);
     }
   }
 }
@@ -627,7 +661,7 @@ void Pass::dropout_forward(float* x, float* mask, int block, int site, std::int6
 void Pass::embeddings_forward() {
   for (const detail::Unit& u : plan_.stages.front()) {
     const Plan::SegmentActs& sa = plan_.segments[u.segment];
-    be_.embedding_forward(plan_.emb + u.row0 * C_, seg(u.segment).tokens, trunk_.tok_emb,
+    be_.embedding_forward(plan_.emb + u.row0 * C_, sa.tokens, trunk_.tok_emb,
                           trunk_.pos_emb, sa.P ? sa.prompt : nullptr, sa.B, sa.T, sa.P, C_);
   }
   // BERT's token types: every token is type 0 (single texts), so row 0 goes everywhere.
@@ -701,7 +735,7 @@ const float* Pass::block_forward(int l, const float* x) {
     const int Pf = seg(u.segment).model->prefix_tokens(l);
     be_.attention_forward(b.att + off, b.probs + u.probs0, b.q + off, b.k + off,
                           b.v + off, Pf ? sa.prefix_k[l] : nullptr, Pf ? sa.prefix_v[l] : nullptr,
-                          sa.attn_lengths.empty() ? nullptr : sa.attn_lengths.data(), sa.B, sa.S,
+                          sa.attn_lengths, sa.B, sa.S,
                           Pf, C_, a_.heads, a_.kind == spec::ArchitectureKind::kDecoder);
   }
   linear_forward(l, kAttnO, b.o, b.att);
@@ -739,7 +773,7 @@ void Pass::heads_forward(const float* y, std::vector<SegmentResult>& results) {
     const std::int32_t* targets;
     if (m.objective == spec::Objective::kClassification) {
       const LinearWeights& head = m.classifier.linear;
-      be_.pool_forward(sa.pooled, ys, seg(s).lengths, sa.B, sa.S, sa.P, C_, m.classifier.pooling);
+      be_.pool_forward(sa.pooled, ys, sa.lengths, sa.B, sa.S, sa.P, C_, m.classifier.pooling);
       const float* features = sa.pooled;
       if (m.pooler.weight) {
         be_.matmul_forward(sa.pooler_pre, sa.pooled, m.pooler.weight, m.pooler.bias, sa.B, C_, C_);
@@ -749,20 +783,22 @@ void Pass::heads_forward(const float* y, std::vector<SegmentResult>& results) {
       be_.matmul_forward(sa.logits, features, head.weight, head.bias, sa.B, C_, head.out);
       rows = sa.B;
       width = head.out;
-      targets = seg(s).targets;
+      targets = sa.targets;
       r.logits = Tensor{sa.logits, {sa.B, width}, DType::kF32, be_.device()};
     } else {
       be_.matmul_forward(sa.logits, ys, m.lm_head, nullptr, sa.rows, C_, a_.vocab_size);
       rows = sa.rows;
       width = a_.vocab_size;
-      targets = sa.lm_targets.empty() ? nullptr : sa.lm_targets.data();
+      targets = sa.targets;
       r.logits = Tensor{sa.logits, {sa.B, sa.S, width}, DType::kF32, be_.device()};
     }
     if (!targets) continue;
     r.counted = be_.cross_entropy_forward(sa.losses, sa.probs, sa.logits, targets, rows, width);
     sa.counted = seg(s).loss_denominator > 0 ? seg(s).loss_denominator : r.counted;
+    sa.host_losses.resize(static_cast<std::size_t>(rows));
+    be_.copy_to_host(sa.host_losses.data(), sa.losses, sa.host_losses.size() * sizeof(float));
     double sum = 0.0;  // fixed order: the loss must not depend on threads
-    for (std::int64_t i = 0; i < rows; ++i) sum += sa.losses[i];
+    for (const float loss : sa.host_losses) sum += loss;
     r.loss = sa.counted ? static_cast<float>(sum / static_cast<double>(sa.counted)) : 0.0f;
   }
 }
@@ -800,7 +836,7 @@ void Pass::heads_backward(const float* y, float* dy) {
     if (m.objective == spec::Objective::kClassification) {
       const LinearWeights& head = m.classifier.linear;
       const float scale = sa.counted ? 1.0f / static_cast<float>(sa.counted) : 0.0f;
-      be_.cross_entropy_backward(sa.dlogits, sa.probs, seg(s).targets, scale, sa.B, head.out);
+      be_.cross_entropy_backward(sa.dlogits, sa.probs, sa.targets, scale, sa.B, head.out);
       if (m.pooler.weight) {
         const std::int64_t n = static_cast<std::int64_t>(sa.B) * C_;
         be_.matmul_backward(sa.dpooler, head.dweight, head.dbias, sa.dlogits, sa.pooler_out,
@@ -812,11 +848,11 @@ void Pass::heads_backward(const float* y, float* dy) {
         be_.matmul_backward(sa.dpooled, head.dweight, head.dbias, sa.dlogits, sa.pooled,
                             head.weight, 1.0f, sa.B, C_, head.out, GradMode::kAssign);
       }
-      be_.pool_backward(dys, sa.dpooled, seg(s).lengths, sa.B, sa.S, sa.P, C_,
+      be_.pool_backward(dys, sa.dpooled, sa.lengths, sa.B, sa.S, sa.P, C_,
                         m.classifier.pooling);
     } else {
       const float scale = sa.counted ? 1.0f / static_cast<float>(sa.counted) : 0.0f;
-      be_.cross_entropy_backward(sa.dlogits, sa.probs, sa.lm_targets.data(), scale, sa.rows,
+      be_.cross_entropy_backward(sa.dlogits, sa.probs, sa.targets, scale, sa.rows,
                                  a_.vocab_size);
       be_.matmul_backward(dys, m.dlm_head, nullptr, sa.dlogits, ys, m.lm_head, 1.0f, sa.rows,
                           C_, a_.vocab_size, GradMode::kAssign);
@@ -973,7 +1009,7 @@ void Pass::embeddings_backward() {
     const ModelWeights& m = *seg(s).model;
     Plan::SegmentActs& sa = plan_.segments[s];
     be_.embedding_backward(m.dtok_emb, m.dpos_emb, sa.P ? sa.dprompt : nullptr,
-                           demb + sa.row0 * C_, seg(s).tokens, sa.B, sa.T, sa.P, C_);
+                           demb + sa.row0 * C_, sa.tokens, sa.B, sa.T, sa.P, C_);
     std::int64_t row = 0;
     for (const PromptWeights& p : m.prompts) {
       if (p.dembeddings)

@@ -36,7 +36,7 @@
 //   FamilyBatch batch{.segments = {{&job_a, 8, 128, tok_a, len_a, labels_a, seed_a},
 //                                  {&job_b, 8, 128, tok_b, len_b, labels_b, seed_b}},
 //                     .training = true};
-//   auto out = net.forward(batch);      // out->at(s).loss, .logits
+//   auto out = net.forward(batch);      // out->at(s).loss, .logits (backend memory)
 //   grads_a.zero(); grads_b.zero();     // before backward, or accumulate over micro-batches
 //   net.backward();
 //   optimizer_a.step(lr_a); optimizer_b.step(lr_b);
@@ -58,6 +58,8 @@ namespace detail {
 struct BatchPlan;  // the arena layout of one batch shape (transformer.cpp)
 }
 
+// The segment's tokens, lengths and targets are host memory; forward() copies them to the
+// backend.
 struct Segment {
   const ModelWeights* model = nullptr;
   int batch = 0;                          // B: sequences in this segment
@@ -65,7 +67,7 @@ struct Segment {
   const std::int32_t* tokens = nullptr;   // (B, T) token ids < V
   const std::int32_t* lengths = nullptr;  // (B) real tokens per sequence (1..T); null: all T
   // Classification: (B) class indices. Masked/causal LM: (B, T) target token per position
-  // (already shifted for causal LM), cpu::kIgnoreIndex where no loss is taken.
+  // (already shifted for causal LM), kIgnoreIndex where no loss is taken.
   // Null: inference only, no loss.
   const std::int32_t* targets = nullptr;
   std::uint64_t dropout_seed = 0;  // vary per step; masks depend only on (seed, row, site)
@@ -93,7 +95,8 @@ struct SegmentResult {
   float loss = 0.0f;          // sum over counted targets / denominator (Segment::loss_denominator)
   std::int64_t counted = 0;   // targets that were not ignored
   // Classification: (B, K). LM: (B, P+T, V) where the first P positions are the
-  // segment's prompt tokens. Valid until the next forward().
+  // segment's prompt tokens. Backend memory (read it with copy_to_host), valid until the
+  // next forward().
   Tensor logits;
 };
 

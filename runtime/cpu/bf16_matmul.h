@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "runtime/cpu/grad_mode.h"
+#include "runtime/op_types.h"
 
 namespace scion::runtime::cpu {
 

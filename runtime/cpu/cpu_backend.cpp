@@ -43,7 +43,6 @@ class CpuBackend final : public Backend {
 
   std::string name() const override { return "cpu"; }
   Device device() const override { return Device::kCpu; }
-  bool supports_op(Op) const override { return true; }
   Precision precision() const override { return options_.precision; }
 
   void* allocate(std::size_t bytes) override {
@@ -166,6 +165,24 @@ class CpuBackend final : public Backend {
   void sgd_update(float* param, const float* grad, float* velocity, std::int64_t n, float lr,
                   float momentum, float weight_decay) override {
     cpu::sgd_update(param, grad, velocity, n, lr, momentum, weight_decay);
+  }
+  void layernorm_forward_eps(float* out, float* mean, float* rstd, const float* inp,
+                             const float* weight, const float* bias, std::int64_t N, int C,
+                             float eps) override {
+    cpu::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, eps);
+  }
+  void gelu_erf_forward(float* out, const float* inp, std::int64_t N) override {
+    cpu::gelu_erf_forward(out, inp, N);
+  }
+  void gelu_erf_backward(float* dinp, const float* inp, const float* dout,
+                         std::int64_t N) override {
+    cpu::gelu_erf_backward(dinp, inp, dout, N);
+  }
+  void tanh_forward(float* out, const float* inp, std::int64_t N) override {
+    cpu::tanh_forward(out, inp, N);
+  }
+  void tanh_backward(float* dinp, const float* out, const float* dout, std::int64_t N) override {
+    cpu::tanh_backward(dinp, out, dout, N);
   }
 
  private:

@@ -9,9 +9,9 @@
 
 #include <cstdint>
 
-namespace scion::runtime::cpu {
+#include "runtime/op_types.h"
 
-inline constexpr std::int32_t kIgnoreIndex = -100;
+namespace scion::runtime::cpu {
 
 std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,
                                    const std::int32_t* targets, std::int64_t N, int V);

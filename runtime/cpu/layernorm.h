@@ -9,11 +9,9 @@
 
 #include <cstdint>
 
-#include "runtime/cpu/grad_mode.h"
+#include "runtime/op_types.h"
 
 namespace scion::runtime::cpu {
-
-inline constexpr float kLayerNormEps = 1e-5f;
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
                        const float* weight, const float* bias, std::int64_t N, int C,

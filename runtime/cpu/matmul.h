@@ -4,7 +4,7 @@
 // matmul_forward_accumulate adds scale · inp · weight^T to an existing output (the
 // low-rank branch of LoRA, a bottleneck adapter's contribution to the residual).
 // Backward: dweight, dbias accumulate (+=) and may be null (frozen); dinp follows `mode`
-// (see grad_mode.h) and may be null when nothing upstream needs it.
+// (see GradMode in runtime/op_types.h) and may be null when nothing upstream needs it.
 //
 // Threads: BLAS is always called from outside OpenMP regions, so OpenBLAS may use every
 // core while our OpenMP loops are idle; the two pools never run at the same time (see
@@ -14,7 +14,7 @@
 #include <cstdint>
 
 #include "runtime/cpu/gemm.h"
-#include "runtime/cpu/grad_mode.h"
+#include "runtime/op_types.h"
 
 namespace scion::runtime::cpu {
 

@@ -8,9 +8,9 @@
 
 #include <cstdint>
 
-namespace scion::runtime::cpu {
+#include "runtime/op_types.h"
 
-enum class PoolMode { kCls, kMean, kLast };
+namespace scion::runtime::cpu {
 
 void pool_forward(float* out, const float* inp, const std::int32_t* lengths, int B, int S,
                   int offset, int C, PoolMode mode);

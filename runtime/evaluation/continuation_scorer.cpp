@@ -254,15 +254,17 @@ Status ContinuationScorer::score_group(std::span<const ScoredModel> models,
     planner.make_chunk(begin, end, chunk);
     auto results = net_.forward(chunk.batch);
     if (!results) return results.status();
+    std::vector<float> row;  // one position's logits, copied from the backend
     for (std::size_t s = 0; s < members.size(); ++s) {
-      const Tensor& logits = (*results)[s].logits;  // (B, P + T, V)
+      const Tensor& logits = (*results)[s].logits;  // (B, P + T, V), backend memory
       const std::int64_t S = logits.shape.at(1), V = logits.shape.at(2);
       const std::int64_t P = weights[s]->prompt_tokens();
       std::vector<double>& out = scores[members[s]];
+      row.resize(static_cast<std::size_t>(V));
       for (const Target& t : chunk.segments[s].targets) {
-        const float* row = logits.f32() + (t.row * S + P + t.position) * V;
-        out[t.query] +=
-            log_softmax({row, static_cast<std::size_t>(V)}, static_cast<std::size_t>(t.token));
+        backend_.copy_to_host(row.data(), logits.f32() + (t.row * S + P + t.position) * V,
+                              row.size() * sizeof(float));
+        out[t.query] += log_softmax(row, static_cast<std::size_t>(t.token));
       }
     }
     begin = end;

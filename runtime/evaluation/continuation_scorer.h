@@ -63,7 +63,7 @@ std::size_t continuation_tokens(const ScoredModel& model, std::string_view conti
 
 class ContinuationScorer {
  public:
-  explicit ContinuationScorer(Backend& backend) : net_(backend) {}
+  explicit ContinuationScorer(Backend& backend) : backend_(backend), net_(backend) {}
 
   // scores[m][q]: log p(queries[q].continuation | queries[q].input) under models[m], in
   // nats (<= 0). Errors (kInvalidArgument): a model with a classification objective or one
@@ -80,6 +80,7 @@ class ContinuationScorer {
                      std::span<const ContinuationQuery> queries, const EvaluationOptions& options,
                      std::vector<std::vector<double>>& scores);
 
+  Backend& backend_;
   SegmentedTransformer net_;
 };
 

@@ -120,11 +120,11 @@ Status FamilyEvaluator::classify_group(std::span<const EvaluatedModel> models,
       const EvaluatedModel& model = models[members[s]];
       const Tensor& logits = (*results)[s].logits;
       const auto K = static_cast<std::size_t>(logits.shape.at(1));
-      const float* logit_rows = logits.f32();
+      const std::vector<float> logit_rows = copy_to_host(backend_, logits);
       for (std::size_t r = 0; r < rows.size(); ++r) {
         Classification out;
         out.labels = model.labels;
-        out.probabilities = softmax({logit_rows + r * K, K});
+        out.probabilities = softmax({logit_rows.data() + r * K, K});
         outputs[members[s]].push_back(std::move(out));
       }
     }

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "runtime/cpu/cross_entropy.h"
+#include "runtime/op_types.h"
 
 namespace scion::runtime {
 namespace {
@@ -34,7 +34,7 @@ data::Batch shard_rows(const data::Batch& batch, int rank, int size) {
 
 std::int64_t counted_targets(const data::Batch& batch, bool classification) {
   const std::vector<std::int32_t>& targets = classification ? batch.labels : batch.targets;
-  return std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t != cpu::kIgnoreIndex; });
+  return std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t != kIgnoreIndex; });
 }
 
 Status all_reduce_step(Communicator& comm, const std::vector<TrainingJob*>& jobs,

@@ -147,8 +147,9 @@ Result<ValidationResult> TrainingJob::validate(SegmentedTransformer& net) {
     counted += r.counted;
     if (classification) {
       const int K = static_cast<int>(r.logits.shape.back());
+      const std::vector<float> logits = copy_to_host(backend_, r.logits);
       for (int i = 0; i < batch.batch_size; ++i)
-        correct += argmax(r.logits.f32() + static_cast<std::int64_t>(i) * K, K) == batch.labels[i];
+        correct += argmax(logits.data() + static_cast<std::int64_t>(i) * K, K) == batch.labels[i];
       examples += batch.batch_size;
     }
   }

@@ -1,6 +1,9 @@
-// oneDNN products (fp32 and bf16) and the bf16 linear layers, against the OpenBLAS fp32
-// reference, at shapes below and above the parallel thresholds (runtime/cpu/parallel.h:
-// 2^15 elements; gemm.cpp: 2^18 multiply-adds), with and without transposes.
+// oneDNN products (fp32 and bf16) against the OpenBLAS fp32 reference, at shapes below
+// and above the parallel thresholds (runtime/cpu/parallel.h: 2^15 elements; gemm.cpp:
+// 2^18 multiply-adds), with and without transposes. The linear layers built on them (the
+// Backend's matmul_* operations in fp32 on oneDNN and in bf16) are compared with the
+// OpenBLAS layers by the backend op harness (tests/backend/, backend_ops_cpu_onednn and
+// backend_ops_cpu_bf16).
 //
 // Tolerances, as normalised errors ‖x − ref‖ / ‖ref‖:
 // - oneDNN fp32 against OpenBLAS fp32: 1e-5. Both accumulate in fp32, in different
@@ -18,10 +21,8 @@
 #include <cmath>
 #include <vector>
 
-#include "runtime/backend.h"
 #include "runtime/cpu/bf16_matmul.h"
 #include "runtime/cpu/gemm.h"
-#include "runtime/cpu/matmul.h"
 #include "runtime/cpu/onednn_gemm.h"
 #include "runtime/tensor.h"
 #include "runtime_gradcheck.h"
@@ -98,57 +99,6 @@ TEST_CASE("oneDNN fp32 and bf16 products match the OpenBLAS reference") {
           CHECK(normalised_error(bf16, of_rounded) < kFp32Tolerance);
         }
       }
-    }
-  }
-}
-
-TEST_CASE("bf16 and oneDNN linear layers match the fp32 OpenBLAS layers") {
-  struct LayerShape {
-    std::int64_t N;
-    int C, OC;
-  };
-  for (const LayerShape& s : {LayerShape{4, 6, 5}, LayerShape{300, 96, 130},
-                              LayerShape{512, 384, 768}}) {
-    CAPTURE(s.N, s.C, s.OC);
-    const auto x = random_vector(s.N * s.C, 4), w = random_vector(s.OC * s.C, 5);
-    const auto bias = random_vector(s.OC, 6), dout = random_vector(s.N * s.OC, 7);
-    const auto base = random_vector(s.N * s.OC, 8), dx0 = random_vector(s.N * s.C, 9);
-    const auto dw0 = random_vector(s.OC * s.C, 10), db0 = random_vector(s.OC, 11);
-
-    std::vector<float> ref_out(s.N * s.OC), ref_acc = base, ref_dx = dx0, ref_dx_assign(s.N * s.C);
-    auto ref_dw = dw0, ref_db = db0;
-    matmul_forward(ref_out.data(), x.data(), w.data(), bias.data(), s.N, s.C, s.OC);
-    matmul_forward_accumulate(ref_acc.data(), x.data(), w.data(), 0.5f, s.N, s.C, s.OC);
-    matmul_backward(ref_dx.data(), ref_dw.data(), ref_db.data(), dout.data(), x.data(), w.data(),
-                    0.5f, s.N, s.C, s.OC, GradMode::kAccumulate);
-    matmul_backward(ref_dx_assign.data(), nullptr, nullptr, dout.data(), x.data(), w.data(), 1.0f,
-                    s.N, s.C, s.OC, GradMode::kAssign);
-
-    struct Candidate {
-      const char* name;
-      Precision precision;
-      double tolerance;
-    };
-    for (const Candidate& c : {Candidate{"onednn fp32", Precision::kF32, kFp32Tolerance},
-                               Candidate{"bf16", Precision::kBF16, kBf16Tolerance}}) {
-      CAPTURE(c.name);
-      auto backend = make_cpu_backend(
-          CpuBackendOptions{.precision = c.precision, .fp32_matmul = MatmulLibrary::kOnednn});
-      REQUIRE(backend->precision() == c.precision);
-      std::vector<float> out(s.N * s.OC), acc = base, dx = dx0, dx_assign(s.N * s.C);
-      auto dw = dw0, db = db0;
-      backend->matmul_forward(out.data(), x.data(), w.data(), bias.data(), s.N, s.C, s.OC);
-      backend->matmul_forward_accumulate(acc.data(), x.data(), w.data(), 0.5f, s.N, s.C, s.OC);
-      backend->matmul_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(),
-                               0.5f, s.N, s.C, s.OC, GradMode::kAccumulate);
-      backend->matmul_backward(dx_assign.data(), nullptr, nullptr, dout.data(), x.data(),
-                               w.data(), 1.0f, s.N, s.C, s.OC, GradMode::kAssign);
-      CHECK(normalised_error(out, ref_out) < c.tolerance);
-      CHECK(normalised_error(acc, ref_acc) < c.tolerance);
-      CHECK(normalised_error(dx, ref_dx) < c.tolerance);
-      CHECK(normalised_error(dw, ref_dw) < c.tolerance);
-      CHECK(normalised_error(db, ref_db) < kFp32Tolerance);  // bias gradients stay fp32
-      CHECK(normalised_error(dx_assign, ref_dx_assign) < c.tolerance);
     }
   }
 }
