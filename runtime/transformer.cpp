@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/seeded_rng.h"
 #include "runtime/cpu/cross_entropy.h"
 #include "runtime/cpu/dropout.h"
 #include "runtime/cpu/layernorm.h"
@@ -32,7 +33,8 @@ bool same_trunk(const ModelWeights& a, const ModelWeights& b) {
 
 // Dropout stream ids of the trunk's sites, distinct per block.
 std::uint64_t site_stream(int block, int site) {
-  return cpu::mix64(static_cast<std::uint64_t>(block + 1) * 8 + static_cast<std::uint64_t>(site));
+  return base::splitmix64(static_cast<std::uint64_t>(block + 1) * 8 +
+                          static_cast<std::uint64_t>(site));
 }
 constexpr int kEmbeddingSite = 0, kAttentionSite = 1, kFfnSite = 2;
 
