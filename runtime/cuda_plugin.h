@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "runtime/backend.h"
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::runtime {
 

@@ -4,15 +4,15 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "runtime/data/seeded_rng.h"
+#include "base/seeded_rng.h"
 
 namespace scion::test {
 
 std::vector<float> random_values(std::size_t n, std::uint64_t seed, float scale) {
   std::vector<float> values(n);
-  const std::uint64_t base = data::mix64(seed);
+  const std::uint64_t base = base::mix64(seed);
   for (std::size_t i = 0; i < n; ++i) {
-    const double unit = static_cast<double>(data::mix64(base + i) >> 11) * 0x1.0p-53;  // [0, 1)
+    const double unit = static_cast<double>(base::mix64(base + i) >> 11) * 0x1.0p-53;  // [0, 1)
     values[i] = static_cast<float>((2.0 * unit - 1.0) * scale);
   }
   return values;
@@ -20,9 +20,9 @@ std::vector<float> random_values(std::size_t n, std::uint64_t seed, float scale)
 
 std::vector<std::int32_t> random_ints(std::size_t n, std::uint64_t seed, std::int32_t bound) {
   std::vector<std::int32_t> values(n);
-  const std::uint64_t base = data::mix64(seed);
+  const std::uint64_t base = base::mix64(seed);
   for (std::size_t i = 0; i < n; ++i)
-    values[i] = static_cast<std::int32_t>(data::mix64(base + i) % static_cast<std::uint64_t>(bound));
+    values[i] = static_cast<std::int32_t>(base::mix64(base + i) % static_cast<std::uint64_t>(bound));
   return values;
 }
 
