@@ -1,11 +1,24 @@
-// Default implementations of the Backend operations that imported architectures add:
-// the CPU kernels, for backends whose memory the host addresses.
+// Default implementations of the Backend operations that imported architectures and bf16
+// frozen weights add: the CPU kernels, for backends whose memory the host addresses.
 #include "runtime/backend.h"
 
+#include "runtime/cpu/bf16_matmul.h"
 #include "runtime/cpu/gelu.h"
 #include "runtime/cpu/layernorm.h"
 
 namespace scion::runtime {
+
+void Backend::matmul_forward_bf16_weight(float* out, const float* inp,
+                                         const std::uint16_t* weight, const float* bias,
+                                         std::int64_t N, int C, int OC) {
+  cpu::matmul_forward_bf16_weight(out, inp, weight, bias, N, C, OC);
+}
+
+void Backend::matmul_backward_bf16_weight(float* dinp, float* dbias, const float* dout,
+                                          const std::uint16_t* weight, float scale,
+                                          std::int64_t N, int C, int OC, GradMode mode) {
+  cpu::matmul_backward_bf16_weight(dinp, dbias, dout, weight, scale, N, C, OC, mode);
+}
 
 void Backend::layernorm_forward_eps(float* out, float* mean, float* rstd, const float* inp,
                                     const float* weight, const float* bias, std::int64_t N,
