@@ -22,6 +22,7 @@ struct TrainOptions {
   std::int64_t memory_budget_mib = 0;
   bool ignore_memory_limit = false;
   std::string precision;  // empty: each recipe's own
+  bool recompute = false;
 };
 
 CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* description,
@@ -41,6 +42,9 @@ CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* d
                   "Train in this precision whatever the recipes say (fp32 or bf16; changes the "
                   "recipe hashes)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
+  cmd->add_flag("--recompute", options.recompute,
+                "Recompute each block's activations in the backward pass instead of keeping "
+                "them (less memory, more time; same results, so recipe hashes stay)");
   cmd->footer(example);
   return cmd;
 }
@@ -52,7 +56,8 @@ workbench::TrainRequest request_for(workbench::TrainScope scope, const TrainOpti
                                   .force = options.force,
                                   .resume = options.resume,
                                   .memory_budget_mib = options.memory_budget_mib,
-                                  .ignore_memory_limit = options.ignore_memory_limit};
+                                  .ignore_memory_limit = options.ignore_memory_limit,
+                                  .recompute = options.recompute};
   if (!options.precision.empty())
     request.precision =
         options.precision == "bf16" ? spec::Precision::kBF16 : spec::Precision::kF32;

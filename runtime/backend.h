@@ -72,6 +72,16 @@ class Backend {
                                const float* inp, const float* weight, float scale,
                                std::int64_t N, int C, int OC, GradMode mode) = 0;
 
+  // Products with a frozen weight held in bf16 (runtime/cpu/bf16_matmul.h; only a bf16
+  // backend's parameter pool holds them): the forward, and the input's and bias's
+  // gradients (either may be null).
+  virtual void matmul_forward_bf16_weight(float* out, const float* inp,
+                                          const std::uint16_t* weight, const float* bias,
+                                          std::int64_t N, int C, int OC) = 0;
+  virtual void matmul_backward_bf16_weight(float* dinp, float* dbias, const float* dout,
+                                           const std::uint16_t* weight, float scale,
+                                           std::int64_t N, int C, int OC, GradMode mode) = 0;
+
   virtual void attention_forward(float* out, float* probs, const float* q, const float* k,
                                  const float* v, const float* prefix_k, const float* prefix_v,
                                  const std::int32_t* lengths, int B, int T, int P, int C,

@@ -52,7 +52,12 @@ void Pass::heads_backward(const float* y, float* dy) {
 void Pass::linear_backward(int l, int i, float* dinp, const float* dout, const float* inp,
                            GradMode mode) {
   const LinearWeights& w = trunk_.blocks[l].linear[i];
-  be_.matmul_backward(dinp, w.dweight, w.dbias, dout, inp, w.weight, 1.0f, N_, w.in, w.out, mode);
+  if (w.weight_bf16)  // frozen: no weight gradient
+    be_.matmul_backward_bf16_weight(dinp, w.dbias, dout, w.weight_bf16, 1.0f, N_, w.in, w.out,
+                                    mode);
+  else
+    be_.matmul_backward(dinp, w.dweight, w.dbias, dout, inp, w.weight, 1.0f, N_, w.in, w.out,
+                        mode);
   for (std::size_t s = 0; s < segment_count(); ++s) {
     const Plan::SegmentActs& sa = plan_.segments[s];
     const auto& adapters = seg(s).model->blocks[l].lora[i];
@@ -212,6 +217,7 @@ void Pass::backward() {
     stop = std::min(stop, seg(s).model->lowest_trained_block);
   auto block_input = [&](int l) -> const float* {
     if (l == 0) return pre_norm_ ? plan_.emb : plan_.embn;
+    if (plan_.recompute) return plan_.block_out[l - 1];
     return pre_norm_ ? plan_.blocks[l - 1].res2 : plan_.blocks[l - 1].ln2;
   };
   const float* y = pre_norm_ ? plan_.lnf : block_input(a_.layers);
@@ -223,8 +229,11 @@ void Pass::backward() {
   } else {
     heads_backward(y, plan_.dx);
   }
-  for (int l = a_.layers - 1; l >= std::max(stop, 0); --l)
+  for (int l = a_.layers - 1; l >= std::max(stop, 0); --l) {
+    // The shared block buffers still hold the top block's activations from forward().
+    if (plan_.recompute && l < a_.layers - 1) block_forward(l, block_input(l));
     block_backward(l, block_input(l), /*input_grad=*/l > stop);
+  }
   if (stop < 0) embeddings_backward();
 }
 

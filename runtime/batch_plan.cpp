@@ -47,7 +47,7 @@ bool is_inference(const FamilyBatch& batch) {
 }
 
 std::string batch_signature(const FamilyBatch& batch) {
-  std::string s = batch.training ? "T" : is_inference(batch) ? "I" : "E";
+  std::string s = batch.training ? (batch.recompute ? "R" : "T") : is_inference(batch) ? "I" : "E";
   auto add = [&s](std::int64_t v) {
     s += std::to_string(v);
     s += ',';
@@ -123,9 +123,12 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     layout.add("lnf_rstd", NL, &plan.lnf_rstd);
   }
   // Training keeps every block's activations for backward; inference reuses one set,
-  // sized for the widest stage.
+  // sized for the widest stage, and so does recomputation, which keeps block outputs.
+  plan.recompute = batch.training && batch.recompute;
   plan.blocks.assign(L, Plan::BlockActs{});
-  const int planned_blocks = plan.inference ? 1 : L;
+  plan.block_out.assign(L, nullptr);
+  const bool one_block_set = plan.inference || plan.recompute;
+  const int planned_blocks = one_block_set ? 1 : L;
   std::int64_t widest = 0;
   for (int l = 0; l < L; ++l) widest = std::max(widest, plan.stage_rows[l + 1]);
   for (int l = 0; l < planned_blocks; ++l) {
@@ -134,7 +137,7 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     const std::int64_t n_rows = plan.inference ? widest : N;
     std::int64_t probs = 0;
     for (int k = 0; k < L; ++k)
-      if (plan.inference || k == l)
+      if (one_block_set || k == l)
         probs = std::max(probs, stage_probs(plan.stages[k + 1], batch, k));
     for (auto [name, slot, n] : std::initializer_list<std::tuple<const char*, float**, std::int64_t>>{
              {"ln1", &b.ln1, n_rows * C}, {"ln1_mean", &b.ln1_mean, n_rows},
@@ -150,6 +153,9 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
       layout.add(p + "f_mask", N * C, &b.f_mask);
     }
   }
+  if (plan.recompute)
+    for (int l = 0; l < L; ++l)
+      layout.add("blk." + std::to_string(l) + ".out", N * C, &plan.block_out[l]);
   if (plan.inference) {
     layout.add("in", widest * C, &plan.in);
     layout.add("adapter_out", widest * C, &plan.adapter_out);
@@ -243,7 +249,7 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     layout.add(p + "losses", logit_rows, &sa.losses);
   }
   SCION_RETURN_IF_ERROR(layout.finish(plan.arena, backend));
-  if (plan.inference)
+  if (one_block_set)
     for (int l = 1; l < L; ++l) plan.blocks[l] = plan.blocks[0];
   return Status::ok();
 }

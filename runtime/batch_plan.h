@@ -82,6 +82,10 @@ struct BatchPlan {
   // Inference (no targets): one set of block buffers serves every block, and each
   // block's input is gathered into `in` from the previous stage's units.
   bool inference = false;
+  // Training with recomputation (FamilyBatch::recompute): one set of block buffers too,
+  // and each block's output kept in block_out[l] (N, C), the next block's input.
+  bool recompute = false;
+  std::vector<float*> block_out;
   std::vector<Stage> stages;
   std::vector<std::int64_t> stage_rows;  // rows computed at each stage (N without sharing)
   std::vector<int> final_unit;           // per segment: its unit in stages.back()

@@ -21,7 +21,8 @@ bool same_trunk(const ModelWeights& a, const ModelWeights& b) {
         x.ln2.weight != y.ln2.weight || x.ln2.bias != y.ln2.bias)
       return false;
     for (int i = 0; i < kLinearCount; ++i)
-      if (x.linear[i].weight != y.linear[i].weight || x.linear[i].bias != y.linear[i].bias)
+      if (x.linear[i].weight_storage() != y.linear[i].weight_storage() ||
+          x.linear[i].bias != y.linear[i].bias)
         return false;
   }
   return true;

@@ -88,7 +88,10 @@ void Pass::embeddings_forward() {
 // The frozen product once over all rows, then each segment's LoRA on its own rows.
 void Pass::linear_forward(int l, int i, float* out, const float* inp) {
   const LinearWeights& w = trunk_.blocks[l].linear[i];
-  be_.matmul_forward(out, inp, w.weight, w.bias, rows_at(l), w.in, w.out);
+  if (w.weight_bf16)
+    be_.matmul_forward_bf16_weight(out, inp, w.weight_bf16, w.bias, rows_at(l), w.in, w.out);
+  else
+    be_.matmul_forward(out, inp, w.weight, w.bias, rows_at(l), w.in, w.out);
   for (const Unit& u : units(l)) {
     const Plan::SegmentActs& sa = plan_.segments[u.segment];
     const auto& adapters = seg(u.segment).model->blocks[l].lora[i];
@@ -227,6 +230,10 @@ void Pass::forward(std::vector<SegmentResult>& results) {
       x = plan_.in;
     }
     x = block_forward(l, x);
+    if (plan_.recompute) {  // the block buffers are the next block's: keep the output
+      be_.copy(plan_.block_out[l], x, N_ * C_);
+      x = plan_.block_out[l];
+    }
   }
   if (pre_norm_) {
     layer_norm(plan_.lnf, plan_.lnf_mean, plan_.lnf_rstd, x, trunk_.ln_f, plan_.stage_rows.back());

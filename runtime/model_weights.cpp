@@ -9,7 +9,8 @@ namespace scion::runtime {
 namespace {
 
 struct Slot {
-  const float* value = nullptr;
+  const float* value = nullptr;             // null when held in bf16
+  const std::uint16_t* value_bf16 = nullptr;  // a frozen trunk linear weight of a bf16 pool
   float* grad = nullptr;
   std::int64_t rows = 0;  // shape[0]
 };
@@ -31,7 +32,17 @@ class Resolver {
                                    shape_string(p.shape));
         return;
       }
-      Slot slot{value->f32(), nullptr, p.shape.empty() ? 1 : p.shape[0]};
+      Slot slot{nullptr, nullptr, nullptr, p.shape.empty() ? 1 : p.shape[0]};
+      if (value->dtype == DType::kBF16 && is_trunk_linear_weight(p.name) && !p.trainable) {
+        slot.value_bf16 = static_cast<const std::uint16_t*>(value->data);
+      } else if (value->dtype == DType::kF32) {
+        slot.value = value->f32();
+      } else {
+        status_ = invalid_argument("model '" + model.name + "': parameter '" + p.name +
+                                   "' is held in " + dtype_name(value->dtype) +
+                                   "; only frozen trunk linear weights may be (bf16)");
+        return;
+      }
       if (p.trainable && grads) {
         const Tensor* grad = grads->find(p.name);
         if (!grad || grad->shape != p.shape) {
@@ -57,7 +68,7 @@ class Resolver {
   }
   LinearWeights linear(const std::string& stem, int in, int out) const {
     const Slot& w = at(stem + ".weight");
-    LinearWeights l{w.value, nullptr, w.grad, nullptr, in, out};
+    LinearWeights l{w.value, nullptr, w.grad, nullptr, in, out, w.value_bf16};
     if (has(stem + ".bias")) {
       l.bias = at(stem + ".bias").value;
       l.dbias = at(stem + ".bias").grad;

@@ -29,11 +29,19 @@ struct NormWeights {
 };
 
 struct LinearWeights {
-  const float* weight = nullptr;  // (out, in)
+  const float* weight = nullptr;  // (out, in); null when held in bf16
   const float* bias = nullptr;    // (out), may be null
   float* dweight = nullptr;
   float* dbias = nullptr;
   int in = 0, out = 0;
+  // (out, in) bf16 bits: a frozen trunk weight a bf16 pool holds in 2 bytes
+  // (runtime/parameter_binding.h); then `weight` is null and dweight too.
+  const std::uint16_t* weight_bf16 = nullptr;
+
+  // The weight's storage, whichever dtype holds it: what identifies the layer.
+  const void* weight_storage() const {
+    return weight ? static_cast<const void*>(weight) : weight_bf16;
+  }
 };
 
 // The six linear layers of a block, in LoRA target order.

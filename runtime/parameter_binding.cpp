@@ -37,6 +37,10 @@ bool ParameterStore::is_new(const Tensor& view) const {
   return false;
 }
 
+DType ParameterStore::dtype_of(const ParameterSpec& p) const {
+  return !p.trainable && is_trunk_linear_weight(p.name) ? frozen_linear_dtype_ : DType::kF32;
+}
+
 std::int64_t ParameterStore::bytes_held() const {
   std::int64_t bytes = 0;
   for (const auto& arena : arenas_)
@@ -61,12 +65,13 @@ Result<ParameterBinding> ParameterStore::add(const spec::Workspace& workspace,
     const std::string* digest = digest_of(p);
     if (!digest) continue;
     auto held = by_digest_.find(*digest);
-    if (held != by_digest_.end() && held->second.numel() == Tensor{nullptr, p.shape, DType::kF32, Device::kCpu}.numel())
+    if (held != by_digest_.end() && held->second.dtype == dtype_of(p) &&
+        held->second.numel() == Tensor{nullptr, p.shape, DType::kF32, Device::kCpu}.numel())
       by_author_and_name_[key_of(p)] = held->second;
   }
   std::vector<ViewSpec> missing;
   for (const ParameterSpec& p : table)
-    if (!by_author_and_name_.count(key_of(p))) missing.push_back({p.name, p.shape, DType::kF32});
+    if (!by_author_and_name_.count(key_of(p))) missing.push_back({p.name, p.shape, dtype_of(p)});
   if (!missing.empty()) {
     auto arena = Arena::create(missing, *backend_, "the parameters of '" + model.name + "'");
     if (!arena) return arena.status();
@@ -83,8 +88,11 @@ Result<ParameterBinding> ParameterStore::add(const spec::Workspace& workspace,
       auto parent = parent_author.find(p.name);
       if (parent != parent_author.end()) {
         auto inherited = by_author_and_name_.find(shares_.canonical({parent->second, p.name}));
-        if (inherited != by_author_and_name_.end())
+        const bool found = inherited != by_author_and_name_.end();
+        if (found && inherited->second.dtype == DType::kF32 && view.dtype == DType::kF32)
           backend_->copy(view.f32(), inherited->second.f32(), view.numel());
+        else if (found)
+          convert(inherited->second, view);  // a bf16-held parent value (host memory)
       }
       by_author_and_name_[key_of(p)] = view;
       if (const std::string* digest = digest_of(p)) by_digest_.emplace(*digest, view);

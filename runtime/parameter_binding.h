@@ -9,7 +9,12 @@
 // ParameterStore is that pool for a family built in memory: it keys storage by
 // (introduced_by, name) — two models hold the same value exactly when the same model
 // introduced it, or when a `share` declaration makes two keys one (SharedModules) — and
-// lays out each newly seen group of parameters in one Arena.
+// lays out each newly seen group of parameters in one Arena. A pool made with
+// `frozen_linear_dtype` bf16 (a bf16 training group's) holds the trunk linear weights a
+// model runs frozen (is_trunk_linear_weight, not trainable) in bf16: 2 bytes a parameter,
+// converted once when loaded and shared by every model that binds them, which run them
+// through the bf16-weight products (runtime/backend.h); everything else stays fp32
+// (trained parameters are fp32 masters, rounded to bf16 for each product).
 // GradientSet holds one job's gradients for its trainable parameters, one Arena.
 // Nothing here is thread-safe to mutate; reading views concurrently is fine.
 #pragma once
@@ -47,8 +52,9 @@ class ParameterBinding {
 
 class ParameterStore {
  public:
-  explicit ParameterStore(Backend& backend, SharedModules shares = {})
-      : backend_(&backend), shares_(std::move(shares)) {}
+  explicit ParameterStore(Backend& backend, SharedModules shares = {},
+                          DType frozen_linear_dtype = DType::kF32)
+      : backend_(&backend), shares_(std::move(shares)), frozen_linear_dtype_(frozen_linear_dtype) {}
 
   // Binds every parameter of `model`, allocating storage for the ones no earlier model of
   // this store introduced. Inherited values the model retrains (BitFit, full, unfreeze)
@@ -67,6 +73,9 @@ class ParameterStore {
   Result<ParameterBinding> add_stored_model(const spec::Workspace& workspace,
                                             const spec::Model& model,
                                             const std::map<std::string, std::string>& digests);
+  // The dtype this pool holds `p` in (of `model`'s table): frozen_linear_dtype for a frozen
+  // trunk linear weight, fp32 for everything else.
+  DType dtype_of(const ParameterSpec& p) const;
   // Whether the buffer behind `view` was allocated by the last add_*_model call.
   bool is_new(const Tensor& view) const;
 
@@ -79,6 +88,7 @@ class ParameterStore {
 
   Backend* backend_;
   SharedModules shares_;
+  DType frozen_linear_dtype_;
   std::vector<std::unique_ptr<Arena>> arenas_;
   std::map<std::pair<std::string, std::string>, Tensor> by_author_and_name_;
   std::map<std::string, Tensor> by_digest_;

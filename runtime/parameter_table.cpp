@@ -152,6 +152,18 @@ std::int64_t ParameterSpec::numel() const {
   return n;
 }
 
+bool is_trunk_linear_weight(const std::string& name) {
+  if (!name.starts_with("blk.") || !name.ends_with(".weight")) return false;
+  const std::size_t dot = name.find('.', 4);
+  if (dot == std::string::npos || dot == 4) return false;
+  for (std::size_t i = 4; i < dot; ++i)
+    if (name[i] < '0' || name[i] > '9') return false;
+  const std::string stem = name.substr(dot + 1, name.size() - dot - 1 - 7);  // less ".weight"
+  for (const char* linear : {"attn_q", "attn_k", "attn_v", "attn_o", "ffn_in", "ffn_out"})
+    if (stem == linear) return true;
+  return false;
+}
+
 std::string linear_stem(const std::string& target) {
   if (target == "ffn_in" || target == "ffn_out") return target;
   return "attn_" + target;

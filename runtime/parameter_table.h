@@ -47,6 +47,11 @@ struct ParameterSpec {
 std::vector<ParameterSpec> parameter_table(const spec::Workspace& workspace,
                                            const spec::Model& model);
 
+// Whether `name` is the weight of one of a block's six trunk linear layers
+// ("blk.3.ffn_in.weight"): the bulk of a trunk, and what a bf16 training group holds in
+// bf16 when it is frozen (runtime/parameter_binding.h).
+bool is_trunk_linear_weight(const std::string& name);
+
 // The linear layer name stem of a LoRA target ("q" -> "attn_q", "ffn_in" -> "ffn_in").
 std::string linear_stem(const std::string& target);
 

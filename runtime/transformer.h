@@ -94,6 +94,13 @@ struct FamilyBatch {
   // prefix or prompt tuning branches where it first acts. Distinct branches at one layer
   // are still co-batched over that layer's frozen products.
   bool share_identical = false;
+  // Training only (ignored otherwise): activation recomputation. The forward pass keeps
+  // each block's output and one set of block buffers, reused by every block; backward()
+  // runs each block's forward again (but the top one's, still in those buffers) just
+  // before its backward. The same kernels on the same inputs give the same values, so
+  // gradients equal those without recomputation bit for bit; activations take L x C floats
+  // a row plus one block's instead of L blocks' (workbench/training_groups.h counts both).
+  bool recompute = false;
 };
 
 struct SegmentResult {

@@ -13,7 +13,7 @@ constexpr std::string_view kTrainKeys[] = {"data",           "objective",
                                            "eval_every",     "mask_probability",
                                            "optimizer",      "schedule",
                                            "early_stopping", "seed",
-                                           "precision"};
+                                           "precision",      "recompute"};
 constexpr std::string_view kOptimizerKeys[] = {"type", "lr",       "weight_decay", "betas",
                                                "eps",  "momentum", "grad_clip"};
 constexpr std::string_view kScheduleKeys[] = {"type", "warmup_steps"};
@@ -179,6 +179,7 @@ std::optional<TrainingSpec> load_training(SpecReader& r, const YamlNode& node,
   r.read_uint64(find(node, "seed"), join_path(path, "seed"), t.seed);
   r.read_choice<Precision>(find(node, "precision"), join_path(path, "precision"), kPrecisions,
                            t.precision, "precision");
+  r.read_bool(find(node, "recompute"), join_path(path, "recompute"), t.recompute);
   check_recipe(r, node, path, t, c);
   return t;
 }

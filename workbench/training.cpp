@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "lineage/safetensors.h"
@@ -105,7 +106,10 @@ class Session {
   Result<bool> up_to_date(const spec::Model& model);
   Status train_group(const std::vector<const spec::Model*>& group, lineage::RunKind kind);
   Result<std::shared_ptr<const data::TokenizedDataset>> dataset_for(const spec::Model& model);
-  Status load_inherited(const spec::Model& model, const runtime::ParameterBinding& binding,
+  // Loads the values `model` inherits into the views `pool` just allocated for it (a view
+  // an earlier member bound already holds them) and records their digests.
+  Status load_inherited(const spec::Model& model, const runtime::ParameterStore& pool,
+                        const runtime::ParameterBinding& binding,
                         std::map<std::string, std::string>& digests);
   Status commit(runtime::TrainingJob& job, std::int64_t run_id,
                 const std::map<std::string, std::string>& inherited_digests);
@@ -239,7 +243,8 @@ Result<std::shared_ptr<const data::TokenizedDataset>> Session::dataset_for(
 }
 
 // Copies the parent's stored values into every inherited parameter of `model`.
-Status Session::load_inherited(const spec::Model& model, const runtime::ParameterBinding& binding,
+Status Session::load_inherited(const spec::Model& model, const runtime::ParameterStore& pool,
+                               const runtime::ParameterBinding& binding,
                                std::map<std::string, std::string>& digests) {
   if (model.is_base()) return Status::ok();
   auto parent = store_->load_parameters(model.from);
@@ -252,11 +257,19 @@ Status Session::load_inherited(const spec::Model& model, const runtime::Paramete
       return corruption("parameter '" + p.name + "' of '" + model.from +
                         "' is missing from the store; retrain it with `scion adapt " + model.from +
                         " --force`");
-    if (it->second.bytes.size() != view->bytes() || it->second.dtype != lineage::DType::kF32)
+    const runtime::Tensor stored{const_cast<std::byte*>(it->second.bytes.data()), p.shape,
+                                 runtime::DType::kF32, runtime::Device::kCpu};
+    if (it->second.bytes.size() != stored.bytes() || view->numel() != stored.numel() ||
+        it->second.dtype != lineage::DType::kF32)
       return corruption("stored parameter '" + p.name + "' of '" + model.from +
                         "' does not match the spec's shape " + runtime::shape_string(p.shape));
-    std::memcpy(view->data, it->second.bytes.data(), view->bytes());
     digests[p.name] = it->second.digest;
+    // A buffer an earlier member of the group bound holds this value already.
+    if (!pool.is_new(*view)) continue;
+    if (view->dtype == runtime::DType::kF32)
+      std::memcpy(view->data, stored.data, view->bytes());
+    else
+      runtime::convert(stored, *view);  // a frozen trunk weight held in bf16
   }
   return Status::ok();
 }
@@ -264,12 +277,28 @@ Status Session::load_inherited(const spec::Model& model, const runtime::Paramete
 Status Session::commit(runtime::TrainingJob& job, std::int64_t run_id,
                        const std::map<std::string, std::string>& inherited_digests) {
   std::vector<lineage::ParameterWrite> writes;
+  // A frozen weight held in bf16 is stored as the parent's fp32 value, unrounded.
+  std::optional<lineage::LoadedParameters> parent;
   for (const runtime::ParameterSpec& p : job.table()) {
     const runtime::Tensor* view = job.parameters().find(p.name);
     lineage::ParameterWrite w;
     w.name = p.name;
     w.shape = p.shape;
     w.bytes = {static_cast<const std::byte*>(view->data), view->bytes()};
+    if (view->dtype != runtime::DType::kF32) {
+      if (!parent) {
+        auto loaded = store_->load_parameters(job.model().from);
+        if (!loaded) return loaded.status();
+        parent = std::move(*loaded);
+      }
+      auto it = parent->find(p.name);
+      if (it == parent->end())
+        return corruption("parameter '" + p.name + "' of '" + job.model().from +
+                          "' went missing from the store while '" + job.model().name +
+                          "' trained");
+      w.bytes = it->second.bytes;
+      w.digest = it->second.digest;
+    }
     w.trainable = p.trainable;
     w.introduced_by = p.introduced_by;
     if (!p.trainable)
@@ -453,7 +482,11 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
   runtime::reset_peak_resident();
   const std::int64_t resident_before = runtime::resident_bytes().value_or(0);
   runtime::Backend& backend = backend_for(members.front()->training->precision);
-  runtime::ParameterStore pool(backend, shares_);
+  // bf16 groups hold the trunk weights they run frozen in bf16 (2 bytes a parameter).
+  runtime::ParameterStore pool(backend, shares_,
+                               backend.precision() == runtime::Precision::kBF16
+                                   ? runtime::DType::kBF16
+                                   : runtime::DType::kF32);
   std::vector<std::unique_ptr<runtime::TrainingJob>> jobs;
   std::vector<std::map<std::string, std::string>> digests(members.size());
   std::map<const runtime::TrainingJob*, std::int64_t> run_ids;
@@ -473,7 +506,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
       auto added = pool.add_model(ws_, model);
       if (!added) return added.status();
       runtime::ParameterBinding binding = std::move(*added);
-      SCION_RETURN_IF_ERROR(load_inherited(model, binding, digests[i]));
+      SCION_RETURN_IF_ERROR(load_inherited(model, pool, binding, digests[i]));
       runtime::initialize_new_parameters(ws_, model, binding, model.training->seed, shares_);
       bindings[model.name] = std::move(binding);
     }
@@ -743,10 +776,14 @@ Result<TrainingOutcome> train(const spec::Workspace& ws, lineage::LineageStore& 
                               const std::atomic<bool>* interrupted, runtime::Communicator* comm) {
   runtime::SingleProcessCommunicator solo;
   runtime::Communicator& communicator = comm ? *comm : solo;
-  if (!request.precision) return Session(ws, store, observer, interrupted, communicator).run(request);
+  if (!request.precision && !request.recompute)
+    return Session(ws, store, observer, interrupted, communicator).run(request);
   spec::Workspace overridden = ws;
-  for (spec::Model& model : overridden.models)
-    if (model.training) model.training->precision = *request.precision;
+  for (spec::Model& model : overridden.models) {
+    if (!model.training) continue;
+    if (request.precision) model.training->precision = *request.precision;
+    if (request.recompute) model.training->recompute = true;
+  }
   spec::set_recipe_hashes(overridden);
   return Session(overridden, store, observer, interrupted, communicator).run(request);
 }

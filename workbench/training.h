@@ -52,6 +52,9 @@ struct TrainRequest {
   // Replaces `precision` in every model's training recipe (and so its recipe hash) before
   // anything is planned (`--precision`).
   std::optional<spec::Precision> precision;
+  // Sets `recompute` in every model's training recipe (`--recompute`); the recipe hashes
+  // stay, as recomputation changes no value.
+  bool recompute = false;
   bool quiet = false;  // leave out the notes that only inform (progress is the observer's)
 };
 

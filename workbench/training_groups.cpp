@@ -25,20 +25,27 @@ struct JobMemory {
   std::int64_t rows = 1;
 };
 
+// Bytes a training group holds parameter `p` of `m` in: 2 for a trunk linear weight the
+// model runs frozen in a bf16 group (runtime/parameter_binding.h), 4 otherwise.
+std::int64_t bytes_per_parameter(const spec::Model& m, const runtime::ParameterSpec& p) {
+  const bool bf16 = m.training->precision == spec::Precision::kBF16;
+  return bf16 && !p.trainable && runtime::is_trunk_linear_weight(p.name) ? 2 : 4;
+}
+
 JobMemory job_memory(const spec::Workspace& ws, const spec::Model& m) {
   const std::string& base = ws.ancestry(m).back()->name;
-  std::int64_t total = 0, trainable = 0, frozen_base = 0;
+  std::int64_t total = 0, trainable = 0, frozen_base_bytes = 0;
   for (const runtime::ParameterSpec& p : runtime::parameter_table(ws, m)) {
     total += p.numel();
     if (p.trainable)
       trainable += p.numel();
     else if (p.introduced_by == base)
-      frozen_base += p.numel();
+      frozen_base_bytes += bytes_per_parameter(m, p) * p.numel();
   }
   const TrainingMemory mem = estimate_training_memory(ws, m, total, trainable);
   const spec::TrainingSpec& t = *m.training;
   const std::int64_t length = t.max_length > 0 ? t.max_length : ws.architecture_of(m).max_length;
-  return {4 * frozen_base, mem.total() - 4 * frozen_base - mem.activations, mem.activations,
+  return {frozen_base_bytes, mem.total() - frozen_base_bytes - mem.activations, mem.activations,
           std::max<std::int64_t>(1, t.batch_size * length)};
 }
 
@@ -76,12 +83,19 @@ TrainingMemory estimate_training_memory(const spec::Workspace& ws, const spec::M
   const std::int64_t optimizer_bytes =
       o.kind == spec::OptimizerKind::kAdamW ? 8 : (o.momentum > 0 ? 4 : 0);
   const std::int64_t B = t.batch_size, T = t.max_length > 0 ? t.max_length : a.max_length;
-  const std::int64_t per_token = 10LL * a.width + 2LL * a.ffn_width + 2LL * a.heads * T;
+  // Per token: what one block keeps for backward, and what a pass holds once (the
+  // gradient scratch: 8 C + 2 F; embeddings and final norm: 2 C).
+  const std::int64_t per_block = 10LL * a.width + 2LL * a.ffn_width + a.heads * T;
+  const std::int64_t per_pass = 10LL * a.width + 2LL * a.ffn_width;
   TrainingMemory mem;
   mem.parameters = 4 * total;
+  for (const runtime::ParameterSpec& p : runtime::parameter_table(ws, m))
+    mem.parameters -= (4 - bytes_per_parameter(m, p)) * p.numel();
   mem.gradients = 4 * trainable;
   mem.optimizer_state = optimizer_bytes * trainable;
-  mem.activations = 4 * B * T * a.layers * per_token;
+  // Recomputation keeps each block's output (C a token) and one block's activations.
+  const std::int64_t blocks = t.recompute ? a.layers * a.width + per_block : a.layers * per_block;
+  mem.activations = 4 * B * T * (blocks + per_pass);
   if (t.precision == spec::Precision::kBF16) {
     // The bf16 products' rounded operand copies (runtime/cpu/bf16_matmul.h) of the widest
     // product: its input rows, its output-gradient rows and its weight.
@@ -117,7 +131,7 @@ std::vector<std::vector<const spec::Model*>> training_groups(
     const spec::Workspace& ws, const std::vector<const spec::Model*>& models,
     std::int64_t budget_bytes) {
   std::vector<std::vector<const spec::Model*>> groups;
-  // Per base and precision, the blocks the greedy split may not cut: a share unit's members in `models`
+  // Per base, precision and recompute setting, the blocks the greedy split may not cut: a share unit's members in `models`
   // (they train together), or one model.
   std::map<std::string, std::vector<std::vector<const spec::Model*>>> by_base;
   std::vector<std::string> base_order;
@@ -127,9 +141,11 @@ std::vector<std::vector<const spec::Model*>> training_groups(
       groups.push_back({m});
       continue;
     }
-    // Jobs co-batch only within one precision: a backend runs one.
+    // Jobs co-batch only within one precision (a backend runs one) and one recompute
+    // setting (a pass runs one).
     const std::string base = ws.ancestry(*m).back()->name + " " +
-                             spec::precision_name(m->training->precision);
+                             spec::precision_name(m->training->precision) +
+                             (m->training->recompute ? " recompute" : "");
     if (!by_base.count(base)) base_order.push_back(base);
     auto& blocks = by_base[base];
     if (auto placed = block_of.find(m); placed != block_of.end()) {

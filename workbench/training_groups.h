@@ -5,7 +5,7 @@
 // base whose trunk stays frozen train together through runtime::FamilyTrainer; a model
 // that trains its trunk (a base, BitFit, full fine-tuning) trains alone. A group is split,
 // in spec order, so that its estimated training memory stays within a budget:
-//   the frozen base parameters once (4 bytes each), plus per job everything else its
+//   the frozen base parameters once (4 bytes each; 2 for trunk linear weights in bf16), plus per job everything else its
 //   TrainingMemory counts but activations: its other parameters (4 bytes each), gradients
 //   and optimizer state of its trainable parameters (AdamW: 4 + 8, so 16 bytes a
 //   trainable parameter with the value itself), plus the activations of one pass:
@@ -24,15 +24,19 @@
 
 namespace scion::workbench {
 
-// An fp32 estimate of one training step's memory for one model (docs/cli.md, "scion plan"):
-//   parameters   4 bytes x every parameter (frozen ones are read in the forward pass)
+// An estimate of one training step's memory for one model (docs/cli.md, "scion plan"):
+//   parameters   4 bytes x every parameter (frozen ones are read in the forward pass), but
+//                2 for a frozen trunk linear weight in bf16 (held in bf16)
 //   gradients    4 bytes x trainable parameters
 //   optimizer    AdamW 8 bytes (two moments), SGD with momentum 4, plain SGD 0, x trainable
-//   activations  4 bytes x batch x length x layers x (10 width + 2 ffn_width + 2 heads length)
-//                the tensors one transformer block keeps for backward
-//                (ln1, qkv, attention output, projection, residual, ln2, two ffn tensors,
-//                ffn output, residual: 10 C + 2 F per token, plus pre- and post-softmax
-//                scores of H x T per token).
+//   activations  4 bytes x batch x length x (layers x (10 width + 2 ffn_width + heads x
+//                length) + 10 width + 2 ffn_width): what each transformer block keeps for
+//                backward (ln1, q, k, v, attention output, projection, residual, ln2, two
+//                ffn tensors, ffn output, residual: 10 C + 2 F a token, and the attention
+//                probabilities, H x T a token), plus what a pass holds once (gradient
+//                scratch 8 C + 2 F, embeddings and final norm 2 C). With recompute, one
+//                block's share plus each block's output (layers x width) instead of
+//                layers x the block's.
 //                bf16 adds the rounded operand copies of the widest product:
 //                e x (batch x length x (F + max(F, V)) + max(F, V) x width), F = max(width,
 //                ffn_width), e = 2 bytes with oneDNN's bf16 kernels, 4 without.

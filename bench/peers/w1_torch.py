@@ -13,7 +13,9 @@ warm-up step, then trains every job once per "run" line on stdin and answers eac
 "seconds=<x>", so the scion benchmark can interleave its configurations with the peer's.
 """
 import argparse
+import contextlib
 import math
+import resource
 import sys
 import time
 
@@ -26,6 +28,15 @@ except ImportError:
 
 L, D, H, F, V, T = 4, 256, 4, 1024, 260, 128
 BATCH, RANK, ALPHA, LR = 8, 8, 16.0, 1e-3
+
+
+# The forward pass and loss run inside this context: none (fp32 eager), or bf16 autocast.
+precision_context = contextlib.nullcontext
+
+
+def peak_rss_mib():
+    """The process's peak resident memory (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 class LoraLinear(nn.Module):
@@ -110,7 +121,8 @@ def train_all(trunk_state, jobs, steps):
         start = time.perf_counter()
         for s in range(steps):
             idx = order[s * BATCH:(s + 1) * BATCH]
-            loss = nn.functional.cross_entropy(model(tokens[idx]), labels[idx])
+            with precision_context():
+                loss = nn.functional.cross_entropy(model(tokens[idx]).float(), labels[idx])
             opt.zero_grad(set_to_none=False)
             loss.backward()
             opt.step()
@@ -124,7 +136,12 @@ def main():
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--serve", action="store_true")
+    ap.add_argument("--autocast", choices=["none", "bf16"], default="none",
+                    help='bf16: forward and loss under torch.autocast("cpu", dtype=torch.bfloat16)')
     args = ap.parse_args()
+    global precision_context
+    if args.autocast == "bf16":
+        precision_context = lambda: torch.autocast("cpu", dtype=torch.bfloat16)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     trunk_state = Classifier().state_dict()
@@ -137,8 +154,9 @@ def main():
             print(f"seconds={train_all(trunk_state, args.jobs, args.steps):.3f}", flush=True)
         return
     seconds = train_all(trunk_state, args.jobs, args.steps)
-    print(f"w1 torch_eager: threads={torch.get_num_threads()} jobs={args.jobs} steps={args.steps} "
-          f"seconds={seconds:.3f}")
+    print(f"w1 torch_eager: torch={torch.__version__} autocast={args.autocast} "
+          f"threads={torch.get_num_threads()} jobs={args.jobs} steps={args.steps} "
+          f"seconds={seconds:.3f} peak_rss_mib={peak_rss_mib():.1f}")
 
 
 if __name__ == "__main__":

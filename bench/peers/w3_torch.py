@@ -10,7 +10,9 @@ line on stdin and answers each with "step_seconds=<x>", so the scion benchmark c
 interleave its steps with the peer's and both see the same machine load.
 """
 import argparse
+import contextlib
 import math
+import resource
 import statistics
 import sys
 import time
@@ -21,6 +23,15 @@ try:
 except ImportError:
     print("w3 torch peer: PyTorch not installed")
     sys.exit(77)
+
+
+# The forward pass and loss run inside this context: none (fp32 eager), or bf16 autocast.
+precision_context = contextlib.nullcontext
+
+
+def peak_rss_mib():
+    """The process's peak resident memory (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 class Block(nn.Module):
@@ -62,7 +73,12 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--serve", action="store_true")
+    ap.add_argument("--autocast", choices=["none", "bf16"], default="none",
+                    help='bf16: forward and loss under torch.autocast("cpu", dtype=torch.bfloat16)')
     args = ap.parse_args()
+    global precision_context
+    if args.autocast == "bf16":
+        precision_context = lambda: torch.autocast("cpu", dtype=torch.bfloat16)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     B, T, V = 16, 128, 256
@@ -73,8 +89,10 @@ def main():
 
     def step():
         start = time.perf_counter()
-        logits = model(tokens)
-        loss = nn.functional.cross_entropy(logits.view(B * T, V), targets.view(-1), ignore_index=-100)
+        with precision_context():
+            logits = model(tokens)
+            loss = nn.functional.cross_entropy(logits.view(B * T, V).float(), targets.view(-1),
+                                               ignore_index=-100)
         opt.zero_grad(set_to_none=False)
         loss.backward()
         opt.step()
@@ -93,8 +111,10 @@ def main():
     for _ in range(args.steps):
         seconds, loss = step()
         times.append(seconds)
-    print(f"w3 torch_eager: threads={torch.get_num_threads()} step_seconds={statistics.median(times):.3f} "
-          f"loss={loss.item():.4f}")
+    print(f"w3 torch_eager: torch={torch.__version__} autocast={args.autocast} "
+          f"threads={torch.get_num_threads()} layers={args.layers} "
+          f"step_seconds={statistics.median(times):.3f} loss={loss.item():.4f} "
+          f"peak_rss_mib={peak_rss_mib():.1f}")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,17 @@ struct OperandScratch {
     });
     return out;
   }
+  // A weight already held in bf16: its bits for oneDNN, or widened to floats.
+  const void* widen(const std::uint16_t* src, std::int64_t n) {
+    if (onednn_has_bf16()) return src;
+    const auto size = static_cast<std::size_t>(n);
+    if (values.size() < size) values.resize(size);
+    float* out = values.data();
+    for_each_block(n, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) out[i] = bf16_to_float(src[i]);
+    });
+    return out;
+  }
 };
 
 thread_local OperandScratch scratch_inp, scratch_weight, scratch_dout;
@@ -71,8 +82,33 @@ void matmul_forward_bf16(float* out, const float* inp, const float* weight, cons
   }
   const void* a = scratch_inp.round(inp, N * C);
   const void* w = scratch_weight.round(weight, std::int64_t{OC} * C);
-  product(false, true, N, OC, C, 1.0f, a, C, w, C, bias ? 1.0f : 0.0f, out,
-              OC);
+  product(false, true, N, OC, C, 1.0f, a, C, w, C, bias ? 1.0f : 0.0f, out, OC);
+}
+
+void matmul_forward_bf16_weight(float* out, const float* inp, const std::uint16_t* weight,
+                                const float* bias, std::int64_t N, int C, int OC) {
+  if (N == 0) return;
+  if (bias) {
+#pragma omp parallel for schedule(static) if (worth_parallel(N * OC))
+    for (std::int64_t n = 0; n < N; ++n)
+      for (int o = 0; o < OC; ++o) out[n * OC + o] = bias[o];
+  }
+  const void* a = scratch_inp.round(inp, N * C);
+  const void* w = scratch_weight.widen(weight, std::int64_t{OC} * C);
+  product(false, true, N, OC, C, 1.0f, a, C, w, C, bias ? 1.0f : 0.0f, out, OC);
+}
+
+void matmul_backward_bf16_weight(float* dinp, float* dbias, const float* dout,
+                                 const std::uint16_t* weight, float scale, std::int64_t N, int C,
+                                 int OC, GradMode mode) {
+  if (N == 0) return;
+  if (dinp) {  // dinp (N, C) = scale · dout (N, OC) · weight (OC, C)
+    const void* d = scratch_dout.round(dout, N * OC);
+    const void* w = scratch_weight.widen(weight, std::int64_t{OC} * C);
+    product(false, false, N, C, OC, scale, d, OC, w, C,
+            mode == GradMode::kAccumulate ? 1.0f : 0.0f, dinp, C);
+  }
+  if (dbias) bias_backward(dbias, dout, N, OC);
 }
 
 void matmul_forward_accumulate_bf16(float* out, const float* inp, const float* weight,
@@ -91,7 +127,7 @@ void matmul_backward_bf16(float* dinp, float* dweight, float* dbias, const float
   if (dinp) {  // dinp (N, C) = scale · dout (N, OC) · weight (OC, C)
     const void* w = scratch_weight.round(weight, std::int64_t{OC} * C);
     product(false, false, N, C, OC, scale, d, OC, w, C,
-                mode == GradMode::kAccumulate ? 1.0f : 0.0f, dinp, C);
+            mode == GradMode::kAccumulate ? 1.0f : 0.0f, dinp, C);
   }
   if (dweight) {  // dweight (OC, C) += scale · dout^T (OC, N) · inp (N, C)
     const void* a = scratch_inp.round(inp, N * C);

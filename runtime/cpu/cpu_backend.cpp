@@ -90,6 +90,15 @@ class CpuBackend final : public Backend {
     else
       cpu::matmul_forward_accumulate(out, inp, weight, scale, N, C, OC, fp32_gemm());
   }
+  void matmul_forward_bf16_weight(float* out, const float* inp, const std::uint16_t* weight,
+                                  const float* bias, std::int64_t N, int C, int OC) override {
+    cpu::matmul_forward_bf16_weight(out, inp, weight, bias, N, C, OC);
+  }
+  void matmul_backward_bf16_weight(float* dinp, float* dbias, const float* dout,
+                                   const std::uint16_t* weight, float scale, std::int64_t N,
+                                   int C, int OC, GradMode mode) override {
+    cpu::matmul_backward_bf16_weight(dinp, dbias, dout, weight, scale, N, C, OC, mode);
+  }
   void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                        const float* inp, const float* weight, float scale, std::int64_t N, int C,
                        int OC, GradMode mode) override {

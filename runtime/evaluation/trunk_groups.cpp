@@ -11,7 +11,7 @@ std::vector<const void*> trunk_key(const ModelWeights& w) {
                                   w.ln_f.bias, w.emb_ln.weight, w.emb_ln.bias};
   for (const BlockWeights& b : w.blocks) {
     key.insert(key.end(), {b.ln1.weight, b.ln1.bias, b.ln2.weight, b.ln2.bias});
-    for (const LinearWeights& l : b.linear) key.insert(key.end(), {l.weight, l.bias});
+    for (const LinearWeights& l : b.linear) key.insert(key.end(), {l.weight_storage(), l.bias});
   }
   return key;
 }

@@ -148,7 +148,8 @@ Status FamilyTrainer::forward_backward(const std::vector<TrainingJob*>& active,
     }
     // Consecutive members share a pass while their rows fit max_rows_per_pass.
     for (std::size_t first = 0; first < members.size();) {
-      FamilyBatch family{.training = true};
+      // Groups never mix recompute settings (workbench/training_groups.h).
+      FamilyBatch family{.training = true, .recompute = active.front()->recipe().recompute};
       std::int64_t rows = 0;
       std::size_t last = first;
       for (; last < members.size(); ++last) {

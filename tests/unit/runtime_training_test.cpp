@@ -327,3 +327,39 @@ TEST_CASE("an allocation the backend cannot make is an out-of-memory Status, not
   REQUIRE(fine.is_ok());
   CHECK(fine->view("a").f32()[14] == 0.0f);  // zero-filled
 }
+
+TEST_CASE("recomputed activations give the gradients of kept ones, bit for bit") {
+  for (const spec::NormPlacement norm : {spec::NormPlacement::kPre, spec::NormPlacement::kPost}) {
+    INFO((norm == spec::NormPlacement::kPre ? "pre-norm" : "post-norm"));
+    auto arch = test::tiny_architecture(spec::ArchitectureKind::kEncoder, norm);
+    arch.layers = 3;      // two blocks below the top one are run again
+    arch.dropout = 0.1f;  // and must draw the same masks again
+    Family f(arch);
+    f.materialise(3);
+    f.randomise(4);
+    // The whole trunk trains (every block, the embeddings): every block is recomputed.
+    ModelWeights w = f.weights("base", spec::Objective::kMaskedLm);
+    const TinyBatch data(3, 7, 16, 2, 21);
+    const Segment seg = data.segment(&w, 3, 7, 202, /*lm=*/true);
+    SegmentedTransformer net(f.backend());
+    std::map<std::string, Snapshot> by_mode;
+    for (const bool recompute : {false, true}) {
+      f.grads("base").zero();
+      auto out = net.forward({.segments = {seg}, .training = true, .recompute = recompute});
+      REQUIRE(out.is_ok());
+      REQUIRE(net.backward().is_ok());
+      by_mode[recompute ? "recompute" : "kept"] = snapshot(f, "base", out->at(0).loss);
+    }
+    const Snapshot& kept = by_mode.at("kept");
+    const Snapshot& recomputed = by_mode.at("recompute");
+    CHECK(recomputed.loss == kept.loss);
+    REQUIRE(recomputed.grads.size() == kept.grads.size());
+    double norm_sum = 0;
+    for (const auto& [param, g] : kept.grads) {
+      INFO(param);
+      CHECK(recomputed.grads.at(param) == g);
+      for (float x : g) norm_sum += std::fabs(x);
+    }
+    CHECK(norm_sum > 0);
+  }
+}

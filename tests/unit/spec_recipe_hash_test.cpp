@@ -166,3 +166,15 @@ TEST_CASE("an unknown precision is a spec error naming the choices") {
   CHECK(r.errors.front().to_string().find("precision") != std::string::npos);
   CHECK(r.errors.front().to_string().find("bf16") != std::string::npos);
 }
+
+TEST_CASE("recompute is read but changes no hash: it changes no trained value") {
+  TempWorkspace ws;
+  const auto original = hashes(ws, kFamily);
+  const auto recompute = hashes(ws, replaced(kFamily, "optimizer: {lr: 0.01}, seed: 2}",
+                                             "optimizer: {lr: 0.01}, seed: 2, recompute: true}"));
+  CHECK(recompute == original);
+  const LoadResult bad = ws.load(replaced(kFamily, "seed: 2}", "seed: 2, recompute: maybe}"));
+  CHECK_FALSE(bad.workspace);
+  REQUIRE_FALSE(bad.errors.empty());
+  CHECK(bad.errors.front().to_string().find("recompute") != std::string::npos);
+}

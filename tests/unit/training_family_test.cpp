@@ -41,31 +41,45 @@ spec::Workspace family() {
 
 
 // Trains `names` as one group over a fresh copy of the family; returns every trained
-// parameter by name.
-std::map<std::string, std::vector<float>> train(const spec::Workspace& ws,
+// parameter by name. The pool the jobs train from holds the trunk linear weights they run
+// frozen in `frozen_linear` (bf16: as a bf16 training group does); `recompute` sets
+// recompute in every recipe.
+std::map<std::string, std::vector<float>> train(const spec::Workspace& family_ws,
                                                 const std::vector<std::string>& names,
                                                 runtime::TrainerOptions options = {},
-                                                runtime::Precision precision = runtime::Precision::kF32) {
+                                                runtime::Precision precision = runtime::Precision::kF32,
+                                                runtime::DType frozen_linear = runtime::DType::kF32,
+                                                bool recompute = false) {
+  spec::Workspace ws = family_ws;
+  for (spec::Model& m : ws.models)
+    if (m.training) m.training->recompute = recompute;
   auto backend = runtime::make_cpu_backend(
       runtime::CpuBackendOptions{.threads = 1, .precision = precision});
-  runtime::ParameterStore pool(*backend);
   // The trunk and the parent's adapter get the same values in every configuration.
-  runtime::ParameterBinding base = pool.add_model(ws, *ws.find_model("base")).value();
+  runtime::ParameterStore initial(*backend);
+  runtime::ParameterBinding base = initial.add_model(ws, *ws.find_model("base")).value();
   runtime::initialize_new_parameters(ws, *ws.find_model("base"), base, 11);
-  runtime::ParameterBinding lora = pool.add_model(ws, *ws.find_model("lora")).value();
+  runtime::ParameterBinding lora = initial.add_model(ws, *ws.find_model("lora")).value();
   runtime::initialize_new_parameters(ws, *ws.find_model("lora"), lora, 12);
   // A fresh LoRA B is zero; give the parent adapter non-zero B so the child sees it.
   for (const auto& [name, view] : lora.views())
     if (name.ends_with(".lora.lora.b"))
       for (std::int64_t i = 0; i < view.numel(); ++i) view.f32()[i] = 0.01f * static_cast<float>(i % 7);
 
+  runtime::ParameterStore pool(*backend, {}, frozen_linear);
   const auto data = test::synthetic_reviews();
   std::vector<std::unique_ptr<runtime::TrainingJob>> jobs;
   std::vector<runtime::TrainingJob*> raw;
   for (const std::string& name : names) {
     const spec::Model& m = *ws.find_model(name);
     runtime::ParameterBinding binding = pool.add_model(ws, m).value();
+    // Inherited values (and lora's own initial ones) come from `initial`, converted to the
+    // dtype the pool holds them in; every other new parameter is initialised.
+    for (const auto& [param, view] : binding.views())
+      if (const runtime::Tensor* value = lora.find(param); value && pool.is_new(view))
+        runtime::convert(*value, view);
     if (name != "lora") runtime::initialize_new_parameters(ws, m, binding, m.training->seed);
+    REQUIRE(binding.find("blk.1.ffn_out.weight")->dtype == frozen_linear);
     auto job = runtime::TrainingJob::create(ws, m, binding, data, *backend);
     REQUIRE(job.is_ok());
     raw.push_back(job->get());
@@ -123,6 +137,76 @@ TEST_CASE("in bf16, co-batched training equals training each job alone") {
   // tolerance (and still by little: the same training, a few steps long).
   CHECK(bf16_vs_fp32 > 1e-4f);
   CHECK(bf16_vs_fp32 < 0.1f);
+}
+
+TEST_CASE("in bf16, frozen trunk weights held in bf16 train exactly as rounded per product") {
+  const spec::Workspace ws = family();
+  const std::vector<std::string> names = {"lora", "prefix", "bottleneck", "prompt", "head",
+                                          "lora-child"};
+  // The bf16 products round an fp32-held weight to the bf16 value a bf16 pool holds, so
+  // holding it in bf16 (2 bytes a parameter) changes no value at all.
+  const auto rounded_per_product = train(ws, names, {}, runtime::Precision::kBF16);
+  const auto held_in_bf16 =
+      train(ws, names, {}, runtime::Precision::kBF16, runtime::DType::kBF16);
+  REQUIRE(held_in_bf16.size() == rounded_per_product.size());
+  for (const auto& [param, values] : rounded_per_product) {
+    INFO(param);
+    CHECK(held_in_bf16.at(param) == values);
+  }
+  // And co-batching keeps its contract with bf16-held weights.
+  for (const std::string name : {"lora", "bottleneck"}) {
+    const auto alone = train(ws, {name}, {}, runtime::Precision::kBF16, runtime::DType::kBF16);
+    for (const auto& [param, values] : alone) {
+      INFO(name << " " << param);
+      CHECK(test::difference_to_scale(values, held_in_bf16.at(param)) <= 1e-4f);
+    }
+  }
+}
+
+TEST_CASE("a bf16 pool holds the trunk weights a descendant runs frozen in 2 bytes each") {
+  const spec::Workspace ws = family();
+  auto backend = runtime::make_cpu_backend(
+      runtime::CpuBackendOptions{.threads = 1, .precision = runtime::Precision::kBF16});
+  std::int64_t frozen_linear = 0, other = 0;
+  for (const runtime::ParameterSpec& p : runtime::parameter_table(ws, *ws.find_model("lora")))
+    (runtime::is_trunk_linear_weight(p.name) && !p.trainable ? frozen_linear : other) += p.numel();
+  REQUIRE(frozen_linear > 0);
+  runtime::ParameterStore fp32(*backend), bf16(*backend, {}, runtime::DType::kBF16);
+  REQUIRE(fp32.add_model(ws, *ws.find_model("lora")).is_ok());
+  REQUIRE(bf16.add_model(ws, *ws.find_model("lora")).is_ok());
+  CHECK(fp32.bytes_held() == 4 * (frozen_linear + other));
+  CHECK(bf16.bytes_held() == 2 * frozen_linear + 4 * other);
+  // A second model on the same trunk adds only its own parameters: the bf16 copy is shared.
+  const std::int64_t before = bf16.bytes_held();
+  runtime::ParameterBinding head = bf16.add_model(ws, *ws.find_model("head")).value();
+  std::int64_t head_own = 0;
+  for (const runtime::ParameterSpec& p : runtime::parameter_table(ws, *ws.find_model("head")))
+    if (p.introduced_by == "head") head_own += p.numel();
+  CHECK(bf16.bytes_held() == before + 4 * head_own);
+  // A base trains its trunk: nothing of it is held in bf16.
+  runtime::ParameterStore base_pool(*backend, {}, runtime::DType::kBF16);
+  runtime::ParameterBinding base = base_pool.add_model(ws, *ws.find_model("base")).value();
+  CHECK(base.find("blk.0.attn_q.weight")->dtype == runtime::DType::kF32);
+}
+
+TEST_CASE("recomputing activations gives the gradients of keeping them, bit for bit") {
+  spec::Workspace ws = family();
+  // Dropout everywhere, so the recomputed blocks must draw the same masks again.
+  ws.models.front().architecture->dropout = 0.1f;
+  for (spec::Model& m : ws.models)
+    if (m.name == "lora") m.adaptation.lora->dropout = 0.2f;
+  const std::vector<std::string> names = {"lora", "prefix", "bottleneck", "prompt", "head",
+                                          "lora-child"};
+  for (const runtime::Precision precision : {runtime::Precision::kF32, runtime::Precision::kBF16}) {
+    INFO(runtime::precision_name(precision));
+    const auto kept = train(ws, names, {}, precision);
+    const auto recomputed = train(ws, names, {}, precision, runtime::DType::kF32, true);
+    REQUIRE(recomputed.size() == kept.size());
+    for (const auto& [param, values] : kept) {
+      INFO(param);
+      CHECK(recomputed.at(param) == values);
+    }
+  }
 }
 
 TEST_CASE("a step cut into passes of few rows gives the parameters of one pass") {
