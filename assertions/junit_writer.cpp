@@ -5,47 +5,9 @@
 #include <fstream>
 #include <system_error>
 
-namespace scion::assertions {
+#include "base/markup_escape.h"
 
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      case '\t':
-        out += "&#9;";
-        break;
-      case '\n':
-        out += "&#10;";
-        break;
-      case '\r':
-        out += "&#13;";
-        break;
-      default:
-        // XML 1.0 forbids other control characters even as references.
-        if (static_cast<unsigned char>(c) < 0x20)
-          out += "\xEF\xBF\xBD";
-        else
-          out += c;
-    }
-  }
-  return out;
-}
+namespace scion::assertions {
 
 namespace {
 
@@ -74,8 +36,8 @@ std::string suite_open(std::string_view name, std::size_t tests, std::size_t fai
   return fmt::format(
       "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" "
       "time=\"{:.3f}\" timestamp=\"{}\" hostname=\"{}\">\n",
-      name, tests, failures, report.time_s, xml_escape(report.timestamp),
-      xml_escape(report.hostname.empty() ? "localhost" : report.hostname));
+      name, tests, failures, report.time_s, base::markup_escape(report.timestamp),
+      base::markup_escape(report.hostname.empty() ? "localhost" : report.hostname));
 }
 
 void append_tests(std::string& xml, const JUnitReport& report) {
@@ -83,17 +45,17 @@ void append_tests(std::string& xml, const JUnitReport& report) {
   for (const TestResult& r : report.tests) failed += r.passed ? 0 : 1;
   xml += suite_open("behavioural tests", report.tests.size(), failed, report);
   for (const TestResult& r : report.tests) {
-    xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml_escape(r.model),
-                       xml_escape(r.test));
+    xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", base::markup_escape(r.model),
+                       base::markup_escape(r.test));
     if (!r.passed) {
       const std::string message =
           r.cases == 0 ? "no cases judged"
                        : fmt::format("failure rate {:.1f}% exceeds {:.1f}%", 100.0 * r.failure_rate,
                                      100.0 * r.max_failure_rate);
       xml += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
-                         xml_escape(message), xml_escape(r.type), xml_escape(failure_text(r)));
+                         base::markup_escape(message), base::markup_escape(r.type), base::markup_escape(failure_text(r)));
     }
-    xml += "      <system-out>" + xml_escape(test_figures(r)) + "</system-out>\n";
+    xml += "      <system-out>" + base::markup_escape(test_figures(r)) + "</system-out>\n";
     xml += "    </testcase>\n";
   }
   xml += "  </testsuite>\n";
@@ -104,19 +66,19 @@ void append_assertions(std::string& xml, const JUnitReport& report) {
   for (const AssertionOutcome& a : report.assertions) failed += a.violations > 0 ? 1 : 0;
   xml += suite_open("model assertions", report.assertions.size(), failed, report);
   for (const AssertionOutcome& a : report.assertions) {
-    xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml_escape(a.model),
-                       xml_escape(a.assertion));
+    xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", base::markup_escape(a.model),
+                       base::markup_escape(a.assertion));
     if (a.violations > 0) {
       std::string text =
           fmt::format("{} inputs violate {} on {}", a.violations, a.assertion, a.model);
       for (const std::string& e : a.examples) text += "\n- " + e;
       xml += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
-                         xml_escape(fmt::format("{} violations, worst severity {:.3f}",
+                         base::markup_escape(fmt::format("{} violations, worst severity {:.3f}",
                                                 a.violations, a.worst_severity)),
-                         xml_escape(a.kind), xml_escape(text));
+                         base::markup_escape(a.kind), base::markup_escape(text));
     }
     xml += "      <system-out>" +
-           xml_escape(fmt::format("kind: {}\nviolations: {}\nworst_severity: {:.6f}\n", a.kind,
+           base::markup_escape(fmt::format("kind: {}\nviolations: {}\nworst_severity: {:.6f}\n", a.kind,
                                   a.violations, a.worst_severity)) +
            "</system-out>\n";
     xml += "    </testcase>\n";

@@ -48,7 +48,4 @@ std::string junit_xml(const JUnitReport& report);
 // Writes junit_xml() to `path` (through a temporary file renamed into place).
 Status write_junit_file(const std::filesystem::path& path, const JUnitReport& report);
 
-// `text` escaped for XML character data and attribute values.
-std::string xml_escape(std::string_view text);
-
 }  // namespace scion::assertions

@@ -15,6 +15,7 @@
 // starts from state mix64(mix64(mix64(seed) + purpose) + index), all arithmetic mod 2^64.
 // Bounded integers: below(n) rejects outputs under 2^64 mod n and returns output mod n,
 // which is exactly uniform. uniform01(): (output >> 11) * 2^-53, in [0, 1).
+// Normal deviates: NormalSampler (base/normal_sampler.h).
 // A SeededRng is a small value; copy it to fork the sequence. Not thread-safe.
 #pragma once
 
@@ -40,6 +41,7 @@ enum class RngPurpose : std::uint64_t {
   kValidationSplit = 1,
   kEpochOrder = 2,
   kMasking = 3,
+  kParameterInit = 4,  // index: stable_hash of the parameter's name
 };
 
 class SeededRng {

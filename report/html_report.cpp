@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "base/markup_escape.h"
 #include "report/html_style.h"
 #include "report/html_text.h"
 #include "report/svg_chart.h"
@@ -17,7 +18,7 @@ namespace {
 // Violations and blame rows the page lists; the rest are counted.
 constexpr std::size_t kViolationRows = 20;
 
-std::string esc(const std::string& s) { return html_escape(s); }
+std::string esc(const std::string& s) { return base::markup_escape(s); }
 
 std::string header(const FamilyReport& r) {
   std::size_t stored = 0, over = 0, violations = 0;

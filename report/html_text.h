@@ -1,16 +1,13 @@
-// Text for HTML and SVG: escaping (every string from the spec or the store goes through
-// it, so a model named `odd "name" <x>&y` shows as written and cannot break the page) and
-// the short number formats the report uses.
+// Text for HTML and SVG: the short forms and number formats the report uses. Escaping is
+// base::markup_escape (base/markup_escape.h): every string from the spec or the store goes
+// through it, so a model named `odd "name" <x>&y` shows as written and cannot break the
+// page.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 namespace scion::report {
-
-// `text` with & < > " ' replaced by character references: safe in element content and in
-// double- or single-quoted attribute values.
-std::string html_escape(std::string_view text);
 
 // At most `max_chars` UTF-8 characters of `text`, with "…" when cut (a label inside a box).
 std::string shorten(std::string_view text, std::size_t max_chars);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/markup_escape.h"
 #include "report/html_text.h"
 
 namespace scion::report {
@@ -59,7 +60,7 @@ std::string line_chart_svg(const Chart& chart) {
       "height=\"{1:.0f}\" "
       "viewBox=\"0 0 {0:.0f} {1:.0f}\" role=\"img\" aria-label=\"{2}\"><text class=\"chart-title\" "
       "x=\"{3:.0f}\" y=\"18\">{2}</text>",
-      chart.width, chart.height, html_escape(chart.title), kLeft);
+      chart.width, chart.height, base::markup_escape(chart.title), kLeft);
   if (xs.empty()) {
     svg += fmt::format(
         "<text class=\"chart-empty\" x=\"{:.0f}\" y=\"{:.0f}\">no values recorded</text></svg>",
@@ -92,7 +93,7 @@ std::string line_chart_svg(const Chart& chart) {
       kTop, plot_w, plot_h);
   svg += fmt::format(
       "<text class=\"axis-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>",
-      kLeft + plot_w / 2, kTop + plot_h + 32, html_escape(chart.x_label));
+      kLeft + plot_w / 2, kTop + plot_h + 32, base::markup_escape(chart.x_label));
   svg += "</g>";
 
   double legend_x = kLeft;
@@ -107,13 +108,13 @@ std::string line_chart_svg(const Chart& chart) {
     }
     if (path.empty()) continue;
     svg += fmt::format("<g class=\"series {}\" data-series=\"{}\"><path d=\"{}\"/>{}</g>",
-                       html_escape(s.css_class), html_escape(s.name), path, dots);
+                       base::markup_escape(s.css_class), base::markup_escape(s.name), path, dots);
     const double ly = chart.height - 10;
     svg += fmt::format(
         "<g class=\"legend {}\"><line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>"
         "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text></g>",
-        html_escape(s.css_class), legend_x, legend_x + 16, ly - 4, ly - 4, legend_x + 20, ly,
-        html_escape(s.name));
+        base::markup_escape(s.css_class), legend_x, legend_x + 16, ly - 4, ly - 4, legend_x + 20, ly,
+        base::markup_escape(s.name));
     legend_x += 34 + 7.0 * static_cast<double>(s.name.size());
   }
   svg += "</svg>";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "base/markup_escape.h"
 #include "report/html_text.h"
 
 namespace scion::report {
@@ -73,27 +74,27 @@ void draw_node(std::string& svg, const Placed& p, std::size_t index) {
   const ReportModel& m = *p.model;
   const double left = p.x - kBoxWidth / 2;
   svg += fmt::format("<g class=\"node status-{}\" data-model=\"{}\">", status_class(m.status),
-                     html_escape(m.name));
+                     base::markup_escape(m.name));
   std::string tip =
       m.name + "\nmethod: " + m.method + "\nstatus: " + m.status + "\n" + tensors_line(m);
   if (!m.recipe_hash.empty()) tip += "\nrecipe " + m.recipe_hash.substr(0, 12);
-  svg += "<title>" + html_escape(tip) + "</title>";
+  svg += "<title>" + base::markup_escape(tip) + "</title>";
   svg += fmt::format(
       "<a href=\"#model-{}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.0f}\" height=\"{:.0f}\" "
       "rx=\"7\"/>",
       index, left, p.y, kBoxWidth, kBoxHeight);
   const double tx = left + 10;
   svg += fmt::format("<text class=\"name\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", tx, p.y + 19,
-                     html_escape(shorten(m.name, 24)));
+                     base::markup_escape(shorten(m.name, 24)));
   svg += fmt::format(
       "<text class=\"meta\" x=\"{:.1f}\" y=\"{:.1f}\">{} · <tspan class=\"st\">{}</tspan></text>",
-      tx, p.y + 38, html_escape(shorten(m.method, 14)), html_escape(shorten(m.status, 18)));
+      tx, p.y + 38, base::markup_escape(shorten(m.method, 14)), base::markup_escape(shorten(m.status, 18)));
   svg += fmt::format("<text class=\"meta\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", tx, p.y + 56,
-                     html_escape(tensors_line(m)));
+                     base::markup_escape(tensors_line(m)));
   const std::string metrics = metrics_line(m);
   if (!metrics.empty())
     svg += fmt::format("<text class=\"metric\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>", tx, p.y + 74,
-                       html_escape(shorten(metrics, 34)));
+                       base::markup_escape(shorten(metrics, 34)));
   svg += "</a></g>";
 }
 
@@ -157,9 +158,9 @@ std::string lineage_tree_svg(const std::vector<ReportModel>& models,
           "<g class=\"share\"><title>{}</title><path d=\"M{:.1f},{:.1f} C{:.1f},{:.1f} "
           "{:.1f},{:.1f} "
           "{:.1f},{:.1f}\"/><text x=\"{:.1f}\" y=\"{:.1f}\">share {}</text></g>",
-          html_escape("share '" + share.name + "': " + joined(share.modules)), a.x,
+          base::markup_escape("share '" + share.name + "': " + joined(share.modules)), a.x,
           a.y + kBoxHeight, a.x, y + 40, b.x, y + 40, b.x, b.y + kBoxHeight, (a.x + b.x) / 2,
-          y + 38, html_escape(share.name));
+          y + 38, base::markup_escape(share.name));
     }
   }
   for (std::size_t i = 0; i < placed.size(); ++i) draw_node(svg, placed[i], i);

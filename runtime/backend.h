@@ -116,8 +116,10 @@ class Backend {
   virtual void pool_backward(float* dinp, const float* dout, const std::int32_t* lengths, int B,
                              int S, int offset, int C, PoolMode mode) = 0;
 
+  // Element i draws position first + i of the (seed, stream) mask stream (cpu/dropout.h).
   virtual void dropout_forward(float* out, float* mask, const float* inp, std::int64_t N,
-                               float p, std::uint64_t seed, std::uint64_t stream) = 0;
+                               float p, std::uint64_t seed, std::uint64_t stream,
+                               std::uint64_t first) = 0;
   virtual void dropout_backward(float* dinp, const float* dout, const float* mask,
                                 std::int64_t N) = 0;
 

@@ -59,13 +59,19 @@ void Pass::prepare_segment_inputs() {
   }
 }
 
+std::uint64_t Pass::first_element(std::size_t s, std::int64_t width) const {
+  // Rows of the batch's sequences before this segment's first (Segment::first_row).
+  const std::int64_t before = seg(s).first_row * plan_.segments[s].S;
+  return static_cast<std::uint64_t>(before * width);
+}
+
 void Pass::dropout_forward(float* x, float* mask, int block, int site, std::int64_t width) {
   if (plan_.dropout <= 0) return;
   for (std::size_t s = 0; s < segment_count(); ++s) {
     const Plan::SegmentActs& sa = plan_.segments[s];
     be_.dropout_forward(x + sa.row0 * width, mask + sa.row0 * width, x + sa.row0 * width,
                         sa.rows * width, plan_.dropout, seg(s).dropout_seed,
-                        site_stream(block, site));
+                        site_stream(block, site), first_element(s, width));
   }
 }
 
@@ -100,8 +106,10 @@ void Pass::linear_forward(int l, int i, float* out, const float* inp) {
       const Plan::LoraActs& la = sa.lora[l][i][j];
       const float* x = inp + u.row0 * w.in;
       if (la.dropped) {
+        // Training: the unit is its whole segment, so it starts where the segment does.
         be_.dropout_forward(la.dropped, la.mask, x, u.rows * w.in, lw.dropout,
-                            seg(u.segment).dropout_seed, lw.stream + j);
+                            seg(u.segment).dropout_seed, lw.stream + j,
+                            first_element(u.segment, w.in));
         x = la.dropped;
       }
       be_.matmul_forward(la.hidden, x, lw.a, nullptr, u.rows, w.in, lw.rank);

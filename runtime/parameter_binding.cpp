@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 
+#include "base/normal_sampler.h"
 #include "base/seeded_rng.h"
 #include "base/stable_hash.h"
 #include "runtime/backend.h"
@@ -161,19 +161,19 @@ void initialize_new_parameters(const spec::Workspace& workspace, const spec::Mod
     if (!view) continue;
     float* x = view->f32();
     const std::int64_t n = view->numel();
-    std::mt19937_64 rng(base::splitmix64(seed ^ base::stable_hash(p.name)));
+    base::SeededRng rng(seed, base::RngPurpose::kParameterInit, base::stable_hash(p.name));
     switch (rule_for(p.name)) {
       case InitRule::kZeros: std::fill(x, x + n, 0.0f); break;
       case InitRule::kOnes: std::fill(x, x + n, 1.0f); break;
       case InitRule::kNormal: {
-        std::normal_distribution<float> normal(0.0f, 0.02f);
-        for (std::int64_t i = 0; i < n; ++i) x[i] = normal(rng);
+        base::NormalSampler normal(rng);
+        for (std::int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(0.02 * normal.next());
         break;
       }
       case InitRule::kKaimingUniform: {
-        const float bound = 1.0f / std::sqrt(static_cast<float>(p.shape.back()));
-        std::uniform_real_distribution<float> uniform(-bound, bound);
-        for (std::int64_t i = 0; i < n; ++i) x[i] = uniform(rng);
+        const double bound = 1.0 / std::sqrt(static_cast<double>(p.shape.back()));
+        for (std::int64_t i = 0; i < n; ++i)
+          x[i] = static_cast<float>((2.0 * rng.uniform01() - 1.0) * bound);
         break;
       }
     }

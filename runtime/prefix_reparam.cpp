@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
+#include "base/normal_sampler.h"
 #include "base/seeded_rng.h"
+#include "base/stable_hash.h"
 
 namespace scion::runtime {
 namespace {
@@ -56,10 +57,10 @@ Status PrefixReparametrisation::allocate() {
 
 void PrefixReparametrisation::initialise(std::uint64_t seed) {
   for (const char* name : {"embedding", "w1", "w2"}) {
-    std::mt19937_64 rng(base::splitmix64(seed ^ base::splitmix64(std::hash<std::string>{}(name))));
-    std::normal_distribution<float> normal(0.0f, 0.02f);
+    const std::uint64_t stream = base::stable_hash(std::string("prefix_mlp.") + name);
+    base::NormalSampler normal(base::SeededRng(seed, base::RngPurpose::kParameterInit, stream));
     const Tensor& t = params_.view(name);
-    for (std::int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = normal(rng);
+    for (std::int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = static_cast<float>(0.02 * normal.next());
   }
 }
 

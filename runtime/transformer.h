@@ -76,6 +76,10 @@ struct Segment {
   // Null: inference only, no loss.
   const std::int32_t* targets = nullptr;
   std::uint64_t dropout_seed = 0;  // vary per step; masks depend only on (seed, row, site)
+  // The index of this segment's first sequence in the whole batch: a data-parallel rank
+  // trains rows [first_row, first_row + batch) of it, and its dropout masks are the ones
+  // those rows get in one process. 0 outside data parallelism.
+  std::int64_t first_row = 0;
   // The mean loss divides by this many targets; 0: the targets counted in this segment.
   // Data parallelism gives each rank a slice of a batch and here the whole batch's count,
   // so that the ranks' losses and gradients sum to the whole batch's mean.

@@ -61,6 +61,9 @@ class Pass {
   void linear_forward(int l, int i, float* out, const float* inp);
   void bottleneck_forward(int l, int site, const float* y, float* res);
   void dropout_forward(float* x, float* mask, int block, int site, std::int64_t width);
+  // Where segment s's first row (of `width` elements) lies in the dropout streams of the
+  // whole batch: after the rows of the sequences before it (data parallelism).
+  std::uint64_t first_element(std::size_t s, std::int64_t width) const;
   void heads_forward(const float* y, std::vector<SegmentResult>& results);
 
   void heads_backward(const float* y, float* dy);

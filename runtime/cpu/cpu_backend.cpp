@@ -159,8 +159,8 @@ class CpuBackend final : public Backend {
     cpu::pool_backward(dinp, dout, lengths, B, S, offset, C, mode);
   }
   void dropout_forward(float* out, float* mask, const float* inp, std::int64_t N, float p,
-                       std::uint64_t seed, std::uint64_t stream) override {
-    cpu::dropout_forward(out, mask, inp, N, p, seed, stream);
+                       std::uint64_t seed, std::uint64_t stream, std::uint64_t first) override {
+    cpu::dropout_forward(out, mask, inp, N, p, seed, stream, first);
   }
   void dropout_backward(float* dinp, const float* dout, const float* mask,
                         std::int64_t N) override {

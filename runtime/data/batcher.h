@@ -41,6 +41,7 @@ struct Batch {
   std::vector<std::int64_t> rows;            // (B) the dataset row of each batch row
   std::int64_t number = 0;                   // position in its stream, from 0
   int epoch = 0;
+  int first_row = 0;  // a data-parallel rank's slice: its first row in the whole batch
 };
 
 struct PaddingOptions {

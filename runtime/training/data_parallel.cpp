@@ -29,6 +29,7 @@ data::Batch shard_rows(const data::Batch& batch, int rank, int size) {
   shard.rows = rows_of(batch.rows, 1, begin, end);
   shard.number = batch.number;
   shard.epoch = batch.epoch;
+  shard.first_row = batch.first_row + static_cast<int>(begin);
   return shard;
 }
 

@@ -9,9 +9,9 @@
 // and takes the same update. Single-process training with the same batch gives the same
 // parameters, within float rounding (the sum adds the ranks' partial sums in another
 // order). A rank whose slice of a job is empty (fewer rows than ranks) adds zeros.
-//
-// Limitation: dropout masks are drawn by position within the slice, so with dropout the
-// ranks draw other (equally distributed) masks than one process would.
+// Dropout: a slice keeps the index of its first row (Batch::first_row, then
+// Segment::first_row), and its masks are drawn at the positions those rows have in the
+// whole batch, so the ranks together draw exactly the masks one process draws.
 #pragma once
 
 #include <cstdint>

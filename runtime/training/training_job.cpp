@@ -77,6 +77,7 @@ Segment TrainingJob::segment_for(const data::Batch& batch, std::uint64_t dropout
   const bool classification = recipe().objective == spec::Objective::kClassification;
   segment.targets = classification ? batch.labels.data() : batch.targets.data();
   segment.dropout_seed = dropout_seed;
+  segment.first_row = batch.first_row;
   return segment;
 }
 

@@ -3,7 +3,8 @@
 a mixed family (full training, LoRA, prefix, prompt, bottleneck, BitFit, heads, a `share`
 unit, an odd batch size so that the ranks' row counts differ). Only rank 0 writes the
 store. A rank that fails stops every rank with its error (exit 3), and a killed rank ends
-the job with the store consistent. Skips (77) without mpirun or without MPI in the build."""
+the job with the store consistent. With dropout on, 2 ranks draw the masks one process
+draws. Skips (77) without mpirun or without MPI in the build."""
 import json
 import os
 import re
@@ -98,9 +99,9 @@ def tensors(work, model):
     return out
 
 
-def compare(reference, work, label):
+def compare(reference, work, label, models=MODELS):
     worst = 0.0
-    for model in MODELS:
+    for model in models:
         want, got = reference[model], tensors(work, model)
         check(want.keys() == got.keys(), f"{label}: {model} stores other tensors")
         for name in want:
@@ -132,6 +133,29 @@ for ranks in (1, 2, 3):
     check(len(runs) == len(MODELS), f"{ranks} ranks record one run per model: {len(runs)} runs")
     rc, out, err = run("fsck", cwd=work)
     check(rc == 0, f"{ranks} ranks leave a consistent store: {out}{err}")
+
+# Dropout: a rank draws the masks one process draws for the same rows of the batch
+# (Segment::first_row), so 2 ranks agree with one process with dropout on too.
+DROPOUT_SPEC = """datasets:
+  reviews: {path: data/reviews.jsonl, labels: [negative, positive]}
+models:
+  base:
+    architecture: {type: encoder, layers: 2, width: 32, heads: 2, ffn_width: 64, max_length: 48,
+                   dropout: 0.1}
+    train: {data: reviews, objective: classification, steps: 6, batch_size: 7, seed: 1}
+  lora-a:
+    from: base
+    adapt: {lora: {rank: 2, targets: [q, v], dropout: 0.1}, head: {}}
+    train: {data: reviews, steps: 5, batch_size: 7, seed: 2}
+"""
+single = workspace(DROPOUT_SPEC)
+result = run_json("run", cwd=single)
+check({m["status"] for m in result["models"]} == {"trained"}, f"single process, dropout: {result}")
+reference = {model: tensors(single, model) for model in ["base", "lora-a"]}
+work = workspace(DROPOUT_SPEC)
+rc, out, err = mpirun(2, "--json", "run", cwd=work)
+check(rc == 0, f"mpirun -np 2 scion run with dropout exited {rc}:\n{out}\n{err}")
+compare(reference, work, "2 ranks, dropout", models=["base", "lora-a"])
 
 # A rank that fails: a file size limit on rank 0 alone (which alone writes the store)
 # fails its store writes; every rank stops with that error, exit 3, and the store stays

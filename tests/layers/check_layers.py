@@ -4,8 +4,12 @@
 Each folder may include only the folders listed for it below; runtime/evaluation counts
 as its own folder so that it stays below assertions/. Prints the include graph per
 folder (how many #include lines go from one folder into another) and every upward
-include, then exits 1 when there is one.
-Usage: check_layers.py SOURCE_ROOT
+include, then exits 1 when there is one. The compiler enforces the same table through
+each library's include tree (layer_include_tree.py, called from the folders'
+meson.build); given BUILD_ROOT, this also fails when a tree disagrees with the table,
+and it checks what the compiler cannot: headers no .cpp of their folder includes, and
+runtime/ including runtime/evaluation/ (both reach the same runtime/ link).
+Usage: check_layers.py SOURCE_ROOT [BUILD_ROOT]
 """
 import collections
 import os
@@ -35,6 +39,24 @@ def folder_of(path):
     return None
 
 
+def tree_mismatches(build_root):
+    """Layers whose include tree (BUILD_ROOT/layers) opens other folders than ALLOWED."""
+    problems = []
+    for folder, allowed in ALLOWED.items():
+        if folder == "cli":
+            continue  # the executable compiles against the repository root
+        tree = os.path.join(build_root, "layers", folder.replace("/", "_"))
+        if not os.path.isdir(tree):
+            problems.append(f"{folder}/: no include tree at {tree}")
+            continue
+        expected = {f.split("/")[0] for f in allowed | {folder}}
+        links = set(os.listdir(tree))
+        if links != expected:
+            problems.append(f"{folder}/: its meson.build opens {sorted(links)}, "
+                            f"check_layers.py allows {sorted(expected)}")
+    return problems
+
+
 def main():
     root = sys.argv[1]
     graph = collections.defaultdict(collections.Counter)
@@ -61,6 +83,8 @@ def main():
     for folder in ALLOWED:
         edges = ", ".join(f"{t} ({n})" for t, n in sorted(graph[folder].items()))
         print(f"{folder:20} -> {edges}")
+    if len(sys.argv) > 2:
+        upward += tree_mismatches(sys.argv[2])
     for problem in upward:
         print(problem, file=sys.stderr)
     return 1 if upward else 0

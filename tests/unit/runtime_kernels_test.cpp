@@ -302,6 +302,25 @@ TEST_CASE("dropout is seeded, keeps about 1-p, and its backward applies the same
   check_gradient("dinp", loss, xs.data(), xs.size(), d.data());
 }
 
+TEST_CASE("dropout of a slice, placed by its first element, draws the whole call's masks") {
+  // Data parallelism: a rank holding elements [first, first + n) of a batch draws the
+  // masks one process draws there, so ranks and one process train alike with dropout.
+  const int N = 3000, first = 1234, n = 700;
+  std::vector<float> x = random_vector(N, 74), whole(N), whole_mask(N);
+  dropout_forward(whole.data(), whole_mask.data(), x.data(), N, 0.3f, 11, 5);
+  std::vector<float> part(n), part_mask(n);
+  dropout_forward(part.data(), part_mask.data(), x.data() + first, n, 0.3f, 11, 5, first);
+  for (int i = 0; i < n; ++i) {
+    CHECK(part_mask[i] == whole_mask[first + i]);
+    CHECK(part[i] == whole[first + i]);
+  }
+  // Without the offset the slice would draw the first n masks instead: other masks.
+  dropout_forward(part.data(), part_mask.data(), x.data() + first, n, 0.3f, 11, 5);
+  int differing = 0;
+  for (int i = 0; i < n; ++i) differing += part_mask[i] != whole_mask[first + i];
+  CHECK(differing > n / 10);
+}
+
 TEST_CASE("bf16 and fp16 conversions round to nearest and round-trip representable values") {
   for (float v : {0.0f, 1.0f, -2.5f, 0.15625f, 65504.0f, 6.103515625e-05f, 5.960464477539063e-08f}) {
     CHECK(fp16_to_float(float_to_fp16(v)) == v);
