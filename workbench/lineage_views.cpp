@@ -1,5 +1,8 @@
 #include "workbench/lineage_views.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -184,6 +187,45 @@ Result<std::map<std::string, double>> last_validation(lineage::LineageStore& sto
     break;
   }
   return std::map<std::string, double>{};
+}
+
+namespace {
+
+bool records_steps(const lineage::RunRecord& r) {
+  return r.kind == lineage::RunKind::kTrain || r.kind == lineage::RunKind::kAdapt;
+}
+
+}  // namespace
+
+Result<lineage::RunRecord> metrics_run(lineage::LineageStore& store,
+                                       const lineage::StoredModel& model, std::int64_t wanted) {
+  auto runs = store.runs(model.name, 0);
+  if (!runs.is_ok()) return runs.status();
+  std::vector<std::string> training;
+  for (const lineage::RunRecord& r : *runs)
+    if (records_steps(r)) training.push_back(fmt::format("{}", r.id));
+  const std::string listed =
+      training.empty() ? "it has no training runs"
+                       : "its training runs are " + fmt::format("{}", fmt::join(training, ", "));
+  if (wanted > 0) {
+    for (const lineage::RunRecord& r : *runs)
+      if (r.id == wanted) {
+        if (records_steps(r)) return r;
+        return invalid_argument(
+            fmt::format("run {} of '{}' is a {} run, which records no per-step metrics; {}", wanted,
+                        model.name, lineage::run_kind_name(r.kind), listed));
+      }
+    return not_found(fmt::format("model '{}' has no run {}; {}", model.name, wanted, listed));
+  }
+  for (const lineage::RunRecord& r : *runs)
+    if (records_steps(r) && r.status == lineage::RunStatus::kFinished && model.recipe_hash &&
+        r.recipe_hash == *model.recipe_hash)
+      return r;
+  for (const lineage::RunRecord& r : *runs)
+    if (records_steps(r)) return r;
+  return not_found(fmt::format(
+      "model '{}' has no training run with metrics ({}); run `scion run` first", model.name,
+      model.recipe_hash ? "its parameters were imported" : "it was never trained"));
 }
 
 namespace {

@@ -73,6 +73,13 @@ nlohmann::json training_recipe(const std::optional<lineage::RunRecord>& run);
 Result<std::map<std::string, double>> last_validation(lineage::LineageStore& store,
                                                       const FamilyNode& node);
 
+// `scion lineage metrics`: run `wanted` of `model`, or (wanted 0) the run that made its
+// stored parameters, else its newest training run (e.g. one that was interrupted).
+// Errors name the model's training runs: an unknown run (kNotFound), a run that records
+// no per-step metrics (kInvalidArgument), no training run at all (kNotFound).
+Result<lineage::RunRecord> metrics_run(lineage::LineageStore& store,
+                                       const lineage::StoredModel& model, std::int64_t wanted);
+
 // `scion lineage show MODEL`.
 struct AncestryStep {
   lineage::StoredModel model;
