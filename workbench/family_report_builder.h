@@ -10,7 +10,7 @@
 
 #include "lineage/store.h"
 #include "report/family_report.h"
-#include "spec/status.h"
+#include "base/status.h"
 #include "spec/workspace.h"
 
 namespace scion::workbench {

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "lineage/store.h"
-#include "spec/status.h"
+#include "base/status.h"
 #include "spec/workspace.h"
 #include "workbench/checked_workspace.h"
 #include "workbench/training_groups.h"
