@@ -1,6 +1,7 @@
 // `scion lineage tree|show|log|diff|export|blame`: queries over the family recorded in the
-// store, joined with the spec where there is one. tree, log and export are here;
-// show and diff in cmd_lineage_show.cpp, blame in cmd_lineage_blame.cpp.
+// store, joined with the spec where there is one (the queries: workbench/lineage_views.h;
+// here, options and printing). tree, log and export are here; show and diff in
+// cmd_lineage_show.cpp, blame in cmd_lineage_blame.cpp.
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -12,6 +13,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "report/graph_formats.h"
+#include "workbench/lineage_views.h"
 #include "workbench/model_lookup.h"
 
 namespace scion::cli {
@@ -25,6 +27,8 @@ void add_lineage_metrics_subcommand(CLI::App& lineage, const GlobalOptions& glob
 
 namespace {
 
+using workbench::FamilyNode;
+
 // The store and (when valid) the spec, with the family they describe together.
 struct FamilyView {
   std::unique_ptr<lineage::LineageStore> store;
@@ -37,45 +41,14 @@ Result<FamilyView> load_family(const GlobalOptions& global) {
   FamilyView view;
   view.workspace = load_workspace_if_valid(global, view.why_no_spec);
   auto store = open_store_read_only(global);
-  std::vector<lineage::StoredModel> stored;
-  if (store.is_ok()) {
+  if (store.is_ok())
     view.store = std::move(*store);
-    auto models = view.store->models();
-    if (!models.is_ok()) return models.status();
-    stored = std::move(*models);
-  } else if (store.status().code() != StatusCode::kNotFound || !view.workspace) {
+  else if (store.status().code() != StatusCode::kNotFound || !view.workspace)
     return store.status();  // without a store, the spec alone still gives a tree
-  }
-  std::map<std::string, ModelHistory> histories;
-  for (const lineage::StoredModel& m : stored) {
-    const spec::Model* in_spec = view.workspace ? view.workspace->find_model(m.name) : nullptr;
-    auto history = model_history(*view.store, m, in_spec ? in_spec->recipe_hash : "");
-    if (!history.is_ok()) return history.status();
-    histories[m.name] = *history;
-  }
-  view.nodes = family(stored, view.workspace ? &*view.workspace : nullptr, histories);
+  auto nodes = workbench::family_of(view.store.get(), view.workspace ? &*view.workspace : nullptr);
+  if (!nodes.is_ok()) return nodes.status();
+  view.nodes = std::move(*nodes);
   return view;
-}
-
-// The validation metrics last recorded by the run that produced the model's stored
-// parameters (empty when it recorded none, e.g. no validation split).
-Result<std::map<std::string, double>> last_validation(lineage::LineageStore& store,
-                                                      const FamilyNode& node) {
-  if (!node.stored || !node.stored->recipe_hash) return std::map<std::string, double>{};
-  auto runs = store.runs(node.name, 20);  // its training run is among the newest
-  if (!runs.is_ok()) return runs.status();
-  for (const lineage::RunRecord& run : *runs) {  // newest first
-    if (run.status != lineage::RunStatus::kFinished ||
-        run.recipe_hash != *node.stored->recipe_hash ||
-        (run.kind != lineage::RunKind::kTrain && run.kind != lineage::RunKind::kAdapt))
-      continue;
-    auto metrics = store.run_metrics(run.id);
-    if (!metrics.is_ok()) return metrics.status();
-    for (auto it = metrics->rbegin(); it != metrics->rend(); ++it)
-      if (!it->validation.empty()) return it->validation;
-    break;
-  }
-  return std::map<std::string, double>{};
 }
 
 std::string validation_label(const std::map<std::string, double>& validation) {
@@ -148,36 +121,15 @@ nlohmann::json node_json(const FamilyNode& node) {
   return out;
 }
 
-// The nodes of the subtree rooted at `root` (every node when root is empty).
-Result<std::vector<FamilyNode>> subtree(const std::vector<FamilyNode>& nodes,
-                                        const std::string& root) {
-  if (root.empty()) return nodes;
-  SCION_RETURN_IF_ERROR(workbench::check_model_name(root));
-  std::set<std::string> inside{root};
-  std::vector<FamilyNode> out;
-  for (const FamilyNode& n : nodes) {  // parents come first, so one pass suffices
-    if (n.name == root || inside.count(n.parent)) {
-      inside.insert(n.name);
-      out.push_back(n);
-    }
-  }
-  if (out.empty()) {
-    std::vector<std::string> known;
-    for (const FamilyNode& n : nodes) known.push_back(n.name);
-    return workbench::unknown_model(root, "the spec or the store", known);
-  }
-  return out;
-}
-
 int run_tree(const GlobalOptions& global, const std::string& root) {
   auto view = load_family(global);
   if (!view.is_ok()) return fail(view.status());
-  auto nodes = subtree(view->nodes, root);
+  auto nodes = workbench::subtree(view->nodes, root);
   if (!nodes.is_ok()) return fail(nodes.status());
   ValidationByModel validation;
   if (view->store)
     for (const FamilyNode& n : *nodes) {
-      auto metrics = last_validation(*view->store, n);
+      auto metrics = workbench::last_validation(*view->store, n);
       if (!metrics.is_ok()) return fail(metrics.status());
       validation[n.name] = std::move(*metrics);
     }

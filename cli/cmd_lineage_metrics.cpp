@@ -1,6 +1,6 @@
 // `scion lineage metrics MODEL [--run N] [--format table|csv|json]`: the per-step metrics
 // of one training run (loss, learning rate, validation metrics), for plotting elsewhere.
-// By default the run that made the model's stored parameters.
+// By default the run that made the model's stored parameters (workbench::metrics_run).
 #include <fmt/format.h>
 
 #include <iostream>
@@ -9,8 +9,9 @@
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "workbench/model_lookup.h"
 #include "cli/output.h"
+#include "workbench/lineage_views.h"
+#include "workbench/model_lookup.h"
 
 namespace scion::cli {
 namespace {
@@ -20,43 +21,6 @@ struct MetricsOptions {
   std::int64_t run = 0;  // 0: the run that made the stored parameters
   std::string format = "table";
 };
-
-bool trains(const lineage::RunRecord& r) {
-  return r.kind == lineage::RunKind::kTrain || r.kind == lineage::RunKind::kAdapt;
-}
-
-// The run asked for, or the one that made the stored parameters (else the newest training
-// run, e.g. one that was interrupted). Errors name the model's training runs.
-Result<lineage::RunRecord> chosen_run(lineage::LineageStore& store,
-                                      const lineage::StoredModel& model, std::int64_t wanted) {
-  auto runs = store.runs(model.name, 0);
-  if (!runs.is_ok()) return runs.status();
-  std::vector<std::string> training;
-  for (const lineage::RunRecord& r : *runs)
-    if (trains(r)) training.push_back(fmt::format("{}", r.id));
-  const std::string listed =
-      training.empty() ? "it has no training runs"
-                       : "its training runs are " + fmt::format("{}", fmt::join(training, ", "));
-  if (wanted > 0) {
-    for (const lineage::RunRecord& r : *runs)
-      if (r.id == wanted) {
-        if (trains(r)) return r;
-        return invalid_argument(
-            fmt::format("run {} of '{}' is a {} run, which records no per-step metrics; {}", wanted,
-                        model.name, lineage::run_kind_name(r.kind), listed));
-      }
-    return not_found(fmt::format("model '{}' has no run {}; {}", model.name, wanted, listed));
-  }
-  for (const lineage::RunRecord& r : *runs)
-    if (trains(r) && r.status == lineage::RunStatus::kFinished && model.recipe_hash &&
-        r.recipe_hash == *model.recipe_hash)
-      return r;
-  for (const lineage::RunRecord& r : *runs)
-    if (trains(r)) return r;
-  return not_found(fmt::format(
-      "model '{}' has no training run with metrics ({}); run `scion run` first", model.name,
-      model.recipe_hash ? "its parameters were imported" : "it was never trained"));
-}
 
 // 7 significant digits: the store keeps float32 values (lr 0.001, not 0.00100000005).
 std::string cell(const std::optional<double>& value) {
@@ -128,7 +92,7 @@ int run_metrics(const GlobalOptions& global, MetricsOptions options) {
   if (!store.is_ok()) return fail(store.status());
   auto model = workbench::find_stored_model(**store, options.model);
   if (!model.is_ok()) return fail(model.status());
-  auto run = chosen_run(**store, *model, options.run);
+  auto run = workbench::metrics_run(**store, *model, options.run);
   if (!run.is_ok()) return fail(run.status());
   auto steps = (*store)->run_metrics(run->id);
   if (!steps.is_ok()) return fail(steps.status());

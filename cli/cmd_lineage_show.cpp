@@ -1,4 +1,5 @@
-// `scion lineage show MODEL` and `scion lineage diff A B`.
+// `scion lineage show MODEL` and `scion lineage diff A B`: options and printing of
+// workbench::show_model and workbench::diff_models (workbench/lineage_views.h).
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -8,34 +9,13 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "lineage/spec_records.h"
-#include "workbench/model_lookup.h"
+#include "workbench/lineage_views.h"
 
 namespace scion::cli {
 
 namespace {
 
 using nlohmann::json;
-
-// The run that made the model's stored parameters: the newest finished train, adapt or
-// import run of its current recipe. Test runs finish too, but record no recipe.
-std::optional<lineage::RunRecord> recipe_run(const std::vector<lineage::RunRecord>& runs,
-                                             const lineage::StoredModel& m) {
-  if (!m.recipe_hash) return std::nullopt;
-  for (const auto& r : runs) {  // newest first
-    if (r.status == lineage::RunStatus::kFinished && r.kind != lineage::RunKind::kTest &&
-        r.recipe_hash == *m.recipe_hash)
-      return r;
-  }
-  return std::nullopt;
-}
-
-// What that run recorded, in the spec's words: a trained model's `train` section, an
-// imported one's source file.
-json training_of(const std::optional<lineage::RunRecord>& run) {
-  if (!run) return json::object();
-  json recipe = lineage::recipe_in_spec_words(run->hyperparameters);
-  return recipe.contains("train") ? recipe["train"] : recipe;
-}
 
 // A value written as YAML flow, as the spec writes it: {type: adamw, betas: [0.9, 0.999]}.
 std::string flow(const json& value) {
@@ -54,25 +34,38 @@ std::string flow(const json& value) {
   return plain ? text : value.dump();
 }
 
-// One step of the ancestry: what the store knows about a model's recipe.
-Result<json> step_json(lineage::LineageStore& store, const lineage::StoredModel& m) {
-  auto runs = store.runs(m.name, 0);
-  if (!runs.is_ok()) return runs.status();
-  auto datasets = store.datasets_of(m.name);
-  if (!datasets.is_ok()) return datasets.status();
+// One step of the ancestry as JSON.
+json step_json(const workbench::AncestryStep& step) {
   json data = json::array();
-  for (const auto& d : *datasets) {
+  for (const auto& d : step.datasets)
     data.push_back(
         {{"path", d.path}, {"digest", d.digest}, {"rows", d.rows}, {"format", d.format}});
-  }
-  json step = stored_model_to_json(m);
-  step["adaptation"] = lineage::recipe_in_spec_words(m.adaptation);  // floats as written
-  step["method"] = lineage::method_label(m.adaptation);
-  step["datasets"] = data;
-  auto made_by = recipe_run(*runs, m);
-  step["recipe_run"] = made_by ? json(made_by->id) : json();
-  step["training"] = training_of(made_by);
-  return step;
+  json out = stored_model_to_json(step.model);
+  out["adaptation"] = lineage::recipe_in_spec_words(step.model.adaptation);  // floats as written
+  out["method"] = lineage::method_label(step.model.adaptation);
+  out["datasets"] = data;
+  out["recipe_run"] = step.recipe_run ? json(*step.recipe_run) : json();
+  out["training"] = step.training;
+  return out;
+}
+
+json show_json(const workbench::ModelShow& show) {
+  json doc = {{"model", show.model}, {"ancestry", json::array()}};
+  for (const workbench::AncestryStep& step : show.ancestry) doc["ancestry"].push_back(step_json(step));
+  auto runs_json = [](const std::vector<workbench::RunWithValidation>& runs) {
+    json out = json::array();
+    for (const workbench::RunWithValidation& r : runs) {
+      json run = run_to_json(r.run);
+      run["final_validation"] = r.final_validation.empty() ? json::object()
+                                                           : json(r.final_validation);
+      out.push_back(run);
+    }
+    return out;
+  };
+  doc["runs"] = runs_json(show.runs);
+  doc["test_runs"] = runs_json(show.test_runs);
+  doc["shares"] = show.shares;
+  return doc;
 }
 
 void print_runs(const std::string& title, const json& runs) {
@@ -131,38 +124,9 @@ void print_show(const json& doc, bool tty) {
 int run_lineage_show(const GlobalOptions& global, const std::string& model) {
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
-  if (auto found = workbench::find_stored_model(**store, model); !found.is_ok())
-    return fail(found.status());
-  auto models = (*store)->models();
-  if (!models.is_ok()) return fail(models.status());
-  std::map<std::string, const lineage::StoredModel*> by_name;
-  for (const auto& m : *models) by_name[m.name] = &m;
-  json doc = {{"model", model}, {"ancestry", json::array()}};
-  for (const lineage::StoredModel* m = by_name[model]; m != nullptr;
-       m = m->parent.empty() ? nullptr : by_name[m->parent]) {
-    auto step = step_json(**store, *m);
-    if (!step.is_ok()) return fail(step.status());
-    doc["ancestry"].push_back(*step);
-  }
-  auto runs = (*store)->runs(model, 0);
-  if (!runs.is_ok()) return fail(runs.status());
-  doc["runs"] = json::array();
-  doc["test_runs"] = json::array();
-  for (const auto& r : *runs) {
-    json run = run_to_json(r);
-    auto metrics = (*store)->run_metrics(r.id);
-    if (!metrics.is_ok()) return fail(metrics.status());
-    run["final_validation"] = json::object();
-    for (auto it = metrics->rbegin(); it != metrics->rend(); ++it) {
-      if (it->validation.empty()) continue;
-      run["final_validation"] = it->validation;
-      break;
-    }
-    doc[r.kind == lineage::RunKind::kTest ? "test_runs" : "runs"].push_back(run);
-  }
-  auto shares = (*store)->sharing(model);
-  if (!shares.is_ok()) return fail(shares.status());
-  doc["shares"] = *shares;
+  auto show = workbench::show_model(**store, model);
+  if (!show.is_ok()) return fail(show.status());
+  const json doc = show_json(*show);
   if (global.json) {
     print_json(doc);
   } else {
@@ -171,73 +135,16 @@ int run_lineage_show(const GlobalOptions& global, const std::string& model) {
   return kExitOk;
 }
 
-namespace {
-
-// Leaves of a JSON value as "a.b.c" -> value, for field-by-field comparison.
-void flatten(const json& value, const std::string& path, std::map<std::string, json>& out) {
-  if (value.is_object() && !value.empty()) {
-    for (const auto& [key, child] : value.items())
-      flatten(child, path.empty() ? key : path + "." + key, out);
-  } else {
-    out[path] = value;
-  }
-}
-
-Result<std::map<std::string, json>> recipe_fields(lineage::LineageStore& store,
-                                                  const lineage::StoredModel& m) {
-  auto runs = store.runs(m.name, 0);
-  if (!runs.is_ok()) return runs.status();
-  json recipe = {{"parent", m.parent},
-                 {"recipe_hash", m.recipe_hash ? json(*m.recipe_hash) : json()},
-                 {"adaptation", lineage::recipe_in_spec_words(m.adaptation)},
-                 {"architecture", m.architecture},
-                 {"training", training_of(recipe_run(*runs, m))}};
-  std::map<std::string, json> out;
-  flatten(recipe, "", out);
-  return out;
-}
-
-}  // namespace
-
 int run_lineage_diff(const GlobalOptions& global, const std::string& a, const std::string& b) {
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
-  auto model_a = workbench::find_stored_model(**store, a);
-  if (!model_a.is_ok()) return fail(model_a.status());
-  auto model_b = workbench::find_stored_model(**store, b);
-  if (!model_b.is_ok()) return fail(model_b.status());
-  auto params_a = (*store)->parameters(a);
-  auto params_b = (*store)->parameters(b);
-  if (!params_a.is_ok()) return fail(params_a.status());
-  if (!params_b.is_ok()) return fail(params_b.status());
-  std::map<std::string, const lineage::StoredParameter*> in_b;
-  for (const auto& p : *params_b) in_b[p.name] = &p;
-  json shared = json::array(), differ = json::array(), only_a = json::array(),
-       only_b = json::array();
-  for (const auto& p : *params_a) {
-    auto it = in_b.find(p.name);
-    if (it == in_b.end()) {
-      only_a.push_back(p.name);
-    } else {
-      (it->second->digest == p.digest ? shared : differ).push_back(p.name);
-      in_b.erase(it);
-    }
-  }
-  for (const auto& [name, p] : in_b) only_b.push_back(name);
-
-  auto fields_a = recipe_fields(**store, *model_a);
-  auto fields_b = recipe_fields(**store, *model_b);
-  if (!fields_a.is_ok()) return fail(fields_a.status());
-  if (!fields_b.is_ok()) return fail(fields_b.status());
+  auto diff = workbench::diff_models(**store, a, b);
+  if (!diff.is_ok()) return fail(diff.status());
+  const json shared = diff->shared, differ = diff->differ, only_a = diff->only_in_a,
+             only_b = diff->only_in_b;
   json recipe = json::array();
-  std::set<std::string> keys;
-  for (const auto& [k, v] : *fields_a) keys.insert(k);
-  for (const auto& [k, v] : *fields_b) keys.insert(k);
-  for (const std::string& k : keys) {
-    json va = fields_a->count(k) ? fields_a->at(k) : json();
-    json vb = fields_b->count(k) ? fields_b->at(k) : json();
-    if (va != vb) recipe.push_back({{"field", k}, {"a", va}, {"b", vb}});
-  }
+  for (const workbench::RecipeDifference& d : diff->recipe)
+    recipe.push_back({{"field", d.field}, {"a", d.a}, {"b", d.b}});
 
   if (global.json) {
     print_json({{"a", a},

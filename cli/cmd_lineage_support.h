@@ -1,6 +1,6 @@
 // Helpers shared by the store commands (lineage, fsck, gc, import, export): opening the
 // store named by the global options, formatting sizes and durations, and the JSON form
-// of store records.
+// of store records. The lineage queries themselves are workbench/lineage_views.h.
 #pragma once
 
 #include <map>
@@ -41,36 +41,5 @@ std::optional<spec::Workspace> load_workspace_if_valid(const GlobalOptions& glob
 // The spec's workspace checked by load_checked() (workbench/checked_workspace.h), after printing
 // its warnings; or, after printing every error too, a spec error (exit code 2).
 Result<spec::Workspace> load_workspace_or_report(const GlobalOptions& global);
-
-// What a stored model's runs say that its parameters do not: how the stored parameters
-// were made, and a training run of the recipe in question that was interrupted.
-struct ModelHistory {
-  bool imported = false;                       // by `scion import`, not trained
-  std::optional<std::int64_t> interrupted_at;  // the step its newest training run stopped at
-  bool resumable = false;                      // that run left a checkpoint for --resume
-};
-
-// The history of `model`, whose recipe in question is `recipe_hash` (the spec's; empty
-// without a spec: whatever its newest training run was).
-Result<ModelHistory> model_history(lineage::LineageStore& store, const lineage::StoredModel& model,
-                                   const std::string& recipe_hash);
-
-// One model of the family as the tree and export views show it: the union of the
-// models in the spec and those in the store.
-struct FamilyNode {
-  std::string name;
-  std::string parent;
-  std::string method;  // method_label() of its adaptation
-  // trained | imported | not trained | out of date | not in spec |
-  // interrupted at step N[, resumable]
-  std::string status;
-  std::optional<lineage::StoredModel> stored;
-  ModelHistory history;
-};
-// Parents before children; siblings by name. `histories`: model_history() of stored models
-// (a model without one reads as trained, never imported or interrupted).
-std::vector<FamilyNode> family(const std::vector<lineage::StoredModel>& stored,
-                               const spec::Workspace* workspace,
-                               const std::map<std::string, ModelHistory>& histories = {});
 
 }  // namespace scion::cli

@@ -1,16 +1,18 @@
 // `scion report [-o FILE]`: the family as one self-contained HTML page (tree, test matrix,
-// violations, blame, training curves, recipes). Gathering: cli/family_report_builder.h;
+// violations, blame, training curves, recipes). Gathering: workbench/family_report_builder.h;
 // rendering: report/html_report.h.
+#include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/family_report_builder.h"
 #include "cli/output.h"
 #include "cli/output_path.h"
 #include "lineage/env.h"
 #include "report/html_report.h"
+#include "workbench/family_report_builder.h"
 
 namespace scion::cli {
 namespace {
@@ -20,6 +22,22 @@ struct ReportOptions {
   bool force = false;
 };
 
+// The report's values from the spec (when valid) and the store (when there is one).
+Result<report::FamilyReport> gather(const GlobalOptions& global) {
+  workbench::ReportHeading heading{
+      .title = std::filesystem::absolute(global.spec_file).parent_path().filename().string(),
+      .scion_version = SCION_VERSION};
+  std::string why_no_spec;
+  const std::optional<spec::Workspace> ws = load_workspace_if_valid(global, why_no_spec);
+  if (!ws) heading.spec_note = why_no_spec + "; showing the store only";
+  std::unique_ptr<lineage::LineageStore> store;
+  if (auto opened = open_store_read_only(global); opened.is_ok())
+    store = std::move(*opened);
+  else if (opened.status().code() != StatusCode::kNotFound || !ws)
+    return opened.status();
+  return workbench::build_family_report(store.get(), ws ? &*ws : nullptr, heading);
+}
+
 int run_report(const GlobalOptions& global, const ReportOptions& opts) {
   const bool to_stdout = opts.output == "-";
   std::filesystem::path target;
@@ -28,7 +46,7 @@ int run_report(const GlobalOptions& global, const ReportOptions& opts) {
     if (!checked.is_ok()) return fail(checked.status());
     target = *checked;
   }
-  auto report = build_family_report(global);
+  auto report = gather(global);
   if (!report.is_ok()) return fail(report.status());
   const std::string html = report::render_html(*report);
   if (to_stdout) {

@@ -1,5 +1,5 @@
 // FamilyReport: what `scion report` shows of one family, as plain values gathered from
-// the store and the spec (cli/family_report_builder.h), ready to render
+// the store and the spec (workbench/family_report_builder.h), ready to render
 // (report/html_report.h). Rendering reads nothing else, so a test can render a report
 // it builds by hand.
 #pragma once

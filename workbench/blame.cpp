@@ -86,6 +86,10 @@ Result<std::vector<const CompiledTest*>> select_tests(const spec::Workspace& ws,
 
 }  // namespace
 
+std::size_t failure_origin(const std::vector<bool>& fails) {
+  return fails.back() ? fails.size() - 1 : fails.size() - 2;
+}
+
 Result<TestBlame> blame_test(const CompiledTest& test, const std::vector<std::string>& chain,
                              const FamilyOutputs& outputs, std::optional<std::int64_t> only_case) {
   assertions::BehaviouralTest plain = test.test;
@@ -110,8 +114,7 @@ Result<TestBlame> blame_test(const CompiledTest& test, const std::vector<std::st
       if (!fails.back()) break;
     }
     if (!fails.front()) continue;
-    const bool passes_above = !fails.back();
-    const std::size_t origin = passes_above ? fails.size() - 2 : fails.size() - 1;
+    const std::size_t origin = failure_origin(fails);
     blamed.failing.push_back({c.id, c.input, c.perturbed, reason, origin});
     ++blamed.by_origin[origin];
   }

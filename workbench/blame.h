@@ -71,6 +71,15 @@ struct BlameReport {
   std::vector<TestBlame> tests;
 };
 
+// The one rule of where a failure comes from, for `scion lineage blame` (which judges the
+// chain's outputs) and `scion report` (which reads the chain's stored results): `fails`
+// holds a failing case's verdicts from the failing model (index 0, true) up its chain, as
+// far as they go: to the first ancestor that passes it (false, last), or to the top of
+// what can be judged. The failure is introduced by the model just below the nearest
+// ancestor that passes it; with none passing, it is present at the top: the last index.
+// REQUIRES: !fails.empty(), fails.front(), every entry but the last true.
+std::size_t failure_origin(const std::vector<bool>& fails);
+
 // Judges `test` on each model of `chain` (names, the blamed model first) from `outputs`,
 // case by case (only case `only_case` when set), and says where each failure of the
 // first model comes from. An ancestor whose outputs do not fit the test (its labels lack

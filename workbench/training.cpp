@@ -25,6 +25,7 @@
 #include "spec/recipe_hash.h"
 #include "workbench/checkpoints.h"
 #include "workbench/model_lookup.h"
+#include "workbench/plan.h"
 #include "workbench/training_groups.h"
 
 namespace scion::workbench {
@@ -40,38 +41,6 @@ constexpr std::int64_t kCheckpointEvery = 100;
 // parameters (they are committed with the finished run).
 constexpr std::size_t kMetricsEvery = 50;
 
-// Refuses, before anything is written, a request with a group whose estimated training
-// memory (as `scion plan` shows it) exceeds what the machine has available, or the budget
-// the user gave explicitly: better a clear refusal than the kernel killing the process
-// half-way, or swapping for hours.
-Status check_memory(const spec::Workspace& ws, const std::vector<const spec::Model*>& pending,
-                    std::int64_t grouping_budget, std::int64_t explicit_budget) {
-  const std::optional<std::int64_t> available = runtime::available_memory_bytes();
-  for (const auto& group : planned_training_groups(ws, pending, grouping_budget)) {
-    const std::int64_t needs = group_memory_bytes(ws, group);
-    const bool over_available = available && needs > *available;
-    const bool over_budget = explicit_budget > 0 && needs > explicit_budget;
-    if (!over_available && !over_budget) continue;
-    std::vector<std::string> names;
-    for (const spec::Model* m : group) names.push_back("'" + m->name + "'");
-    const std::string limit =
-        over_available ? runtime::memory_size(*available) + " available"
-                       : runtime::memory_size(explicit_budget) + " allowed by --memory-budget";
-    return Status(
-        StatusCode::kOutOfMemory,
-        fmt::format("training {} needs {}, {}; lower batch_size or max_length (or the "
-                    "architecture's size) in {}, or pass --ignore-memory-limit to try anyway",
-                    fmt::join(names, ", "), runtime::memory_size(needs), limit,
-                    ws.spec_path.string()));
-  }
-  return Status::ok();
-}
-
-// A model waiting to train, and why it is in or out.
-struct Pending {
-  const spec::Model* model;
-};
-
 // A job's checkpoint file, read back.
 struct Checkpoint {
   lineage::MappedSafetensors file;  // owns the bytes `values` points into
@@ -79,11 +48,6 @@ struct Checkpoint {
   std::int64_t steps = 0;
   std::optional<std::int64_t> share_steps;  // a member of a share unit: its group's steps
 };
-
-bool in_scope(const spec::Model& m, TrainScope scope) {
-  if (scope == TrainScope::kAll) return true;
-  return (scope == TrainScope::kBases) == m.is_base();
-}
 
 class Session {
  public:
@@ -99,11 +63,9 @@ class Session {
         comm_(comm),
         writer_(comm.rank() == 0) {}
 
-  Result<TrainingOutcome> run(const TrainRequest& request);
+  Result<TrainingOutcome> run(const Plan& plan, const TrainRequest& request);
 
  private:
-  Result<std::vector<const spec::Model*>> select(const TrainRequest& request);
-  Result<bool> up_to_date(const spec::Model& model);
   Status train_group(const std::vector<const spec::Model*>& group, lineage::RunKind kind);
   Result<std::shared_ptr<const data::TokenizedDataset>> dataset_for(const spec::Model& model);
   // Loads the values `model` inherits into the views `pool` just allocated for it (a view
@@ -122,8 +84,7 @@ class Session {
   Status resume_from_checkpoint(runtime::TrainingJob& job);
   Status resume_unit(runtime::ShareGroup& share);
   std::vector<const spec::Model*> without_descendants_of_diverged(
-      std::vector<const spec::Model*> waiting, std::set<std::string>& waiting_names);
-  Status parent_missing(const spec::Model& model) const;
+      const std::vector<std::string>& group);
   // The backend of a group's precision (created on first use; one per precision).
   runtime::Backend& backend_for(spec::Precision precision);
 
@@ -137,7 +98,6 @@ class Session {
   const bool writer_;  // rank 0: the one rank that writes the store and checkpoints
   std::map<std::string, std::shared_ptr<const data::TokenizedDataset>> datasets_;
   TrainingOutcome outcome_;
-  std::set<std::string> noted_missing_;  // models whose missing objects were reported
   bool resume_ = false;
   bool quiet_ = false;
 };
@@ -150,75 +110,6 @@ std::string divergence_message(const runtime::TrainingJob& job) {
       "optimizer lr is {:g}); nothing of it was stored",
       model.name, model.location.file, model.location.line, job.divergence()->step,
       job.divergence()->what, model.training->optimizer.lr);
-}
-
-// Stored for its current recipe, with every object of its parameters still there.
-Result<bool> Session::up_to_date(const spec::Model& model) {
-  auto stored = store_->find_model(model.name);
-  if (!stored) return stored.status();
-  if (!stored->has_value() || (*stored)->recipe_hash != model.recipe_hash) return false;
-  auto missing = store_->missing_objects(model.name);
-  if (!missing) return missing.status();
-  if (missing->empty()) return true;
-  if (noted_missing_.insert(model.name).second && !quiet_)
-    observer_.note(fmt::format(
-        "'{}' is not up to date: {} of its stored objects are missing ({}{}); it "
-        "trains again (an imported model: import it again)",
-        model.name, missing->size(), store_->objects().path_for(missing->front().digest).string(),
-        missing->size() > 1 ? ", ..." : ""));
-  return false;
-}
-
-Result<std::vector<const spec::Model*>> Session::select(const TrainRequest& request) {
-  std::vector<const spec::Model*> chosen;
-  for (const std::string& name : request.models) {
-    auto found = find_spec_model(ws_, name);
-    if (!found) return found.status();
-    const spec::Model* m = *found;
-    if (!in_scope(*m, request.scope))
-      return invalid_argument("'" + name + "' is " +
-                              (m->is_base() ? "a base: train it with `scion train`"
-                                            : "a descendant: train it with `scion adapt`"));
-    chosen.push_back(m);
-  }
-  if (request.models.empty())
-    for (const spec::Model& m : ws_.models)
-      if (in_scope(m, request.scope)) chosen.push_back(&m);
-  std::set<const spec::Model*> pending;
-  for (const spec::Model* m : chosen) {
-    if (!m->training) {
-      if (m->is_base() && !m->import_path.empty()) {
-        auto fresh = up_to_date(*m);
-        if (!fresh) return fresh.status();
-        if (!*fresh)
-          return invalid_argument("base '" + m->name +
-                                  "' is imported, not trained: run `scion import " +
-                                  m->import_path + " --as " + m->name + "` first");
-      }
-      continue;
-    }
-    auto fresh = up_to_date(*m);
-    if (!fresh) return fresh.status();
-    // An interrupted `--force` run leaves a checkpoint of a model that is still up to
-    // date with its earlier parameters: --resume means to finish that run.
-    const bool resumable = request.resume && std::filesystem::exists(checkpoint_path(*m));
-    if (!*fresh || request.force || resumable) pending.insert(m);
-  }
-  // Models that share modules train as one unit: one of them pending brings the others.
-  for (const spec::Model* m : std::vector<const spec::Model*>(pending.begin(), pending.end()))
-    for (const spec::Model* partner : ws_.training_unit(*m))
-      if (pending.insert(partner).second && !quiet_)
-        observer_.note("'" + partner->name + "' trains too: it shares modules with '" + m->name +
-                       "'");
-  std::vector<const spec::Model*> ordered;  // spec order
-  for (const spec::Model& m : ws_.models) {
-    if (pending.count(&m)) {
-      ordered.push_back(&m);
-    } else if (m.training && std::find(chosen.begin(), chosen.end(), &m) != chosen.end()) {
-      outcome_.models.emplace_back(m.name, "up to date");
-    }
-  }
-  return ordered;
 }
 
 Result<std::shared_ptr<const data::TokenizedDataset>> Session::dataset_for(
@@ -674,96 +565,50 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
   return status;
 }
 
-// `waiting` less the models below one that diverged: their parent will not be stored.
+// The models of a planned group, less those below one that diverged: their parent will
+// not be stored.
 std::vector<const spec::Model*> Session::without_descendants_of_diverged(
-    std::vector<const spec::Model*> waiting, std::set<std::string>& waiting_names) {
+    const std::vector<std::string>& group) {
   std::set<std::string> diverged;
   for (const ModelOutcome& o : outcome_.models)
     if (o.status == "diverged") diverged.insert(o.name);
   std::vector<const spec::Model*> kept;
-  for (const spec::Model* m : waiting) {
+  for (const std::string& name : group) {
+    const spec::Model* m = ws_.find_model(name);
     const auto ancestry = ws_.ancestry(*m);
     auto blocked_by = std::find_if(ancestry.begin(), ancestry.end(), [&](const spec::Model* a) {
       return diverged.count(a->name) > 0;
     });
-    if (blocked_by == ancestry.end()) {
+    if (blocked_by == ancestry.end())
       kept.push_back(m);
-      continue;
-    }
-    waiting_names.erase(m->name);
-    outcome_.models.emplace_back(m->name, "not trained: '" + (*blocked_by)->name + "' diverged");
+    else
+      outcome_.models.emplace_back(name, "not trained: '" + (*blocked_by)->name + "' diverged");
   }
   return kept;
 }
 
-// Why `model` cannot train yet: its parent is not stored for its current recipe, and the
-// command that stores it (an imported base is imported, not trained).
-Status Session::parent_missing(const spec::Model& model) const {
-  const spec::Model& parent = *ws_.find_model(model.from);
-  if (!parent.import_path.empty())
-    return invalid_argument("'" + model.name + "' needs its parent '" + parent.name +
-                            "' imported first: run `scion import " + parent.import_path + " --as " +
-                            parent.name + "`");
-  return invalid_argument("'" + model.name + "' needs its parent '" + parent.name +
-                          "' trained first: run `scion run`, or `scion " +
-                          (parent.is_base() ? "train " : "adapt ") + parent.name + "`");
-}
-
-Result<TrainingOutcome> Session::run(const TrainRequest& request) {
+// Executes `plan`: its notes, its refusals (a blocked model; a group over the memory,
+// unless the request ignores the limit), then its groups in order.
+Result<TrainingOutcome> Session::run(const Plan& plan, const TrainRequest& request) {
   resume_ = request.resume;
   quiet_ = request.quiet;
-  auto pending = select(request);
-  if (!pending) return pending.status();
-  const std::int64_t budget = request.memory_budget_mib > 0 ? request.memory_budget_mib << 20
-                                                            : default_memory_budget_bytes();
+  if (!quiet_)
+    for (const std::string& note : plan.notes) observer_.note(note);
+  for (const PlannedModel& m : plan.models)
+    if (m.state == ModelState::kUpToDate && ws_.find_model(m.name)->training)
+      outcome_.models.emplace_back(m.name, "up to date");
+  SCION_RETURN_IF_ERROR(plan.blocked());
   if (!request.ignore_memory_limit)
     // Agreed: the memory available may differ between the ranks' moments of reading it.
-    if (Status fits =
-            comm_.agree(check_memory(ws_, *pending, budget, request.memory_budget_mib << 20));
-        !fits.is_ok())
-      return fits;
-
-  // Waves: a model is ready once its parent's parameters for the current recipe are in
-  // the store (stored earlier, or trained by an earlier wave).
-  std::vector<const spec::Model*> waiting = *pending;
-  std::set<std::string> waiting_names;
-  for (const spec::Model* m : waiting) waiting_names.insert(m->name);
+    SCION_RETURN_IF_ERROR(comm_.agree(plan.memory_refusal()));
   Status status;
-  while (!waiting.empty() && status.is_ok()) {
-    std::set<const spec::Model*> ready;
-    for (const spec::Model* m : waiting) {
-      if (m->is_base() || waiting_names.count(m->from)) {
-        if (m->is_base()) ready.insert(m);
-        continue;
-      }
-      auto fresh = up_to_date(*ws_.find_model(m->from));
-      if (!fresh) return fresh.status();
-      if (!*fresh) {
-        status = parent_missing(*m);
-        break;
-      }
-      ready.insert(m);
-    }
-    // A share unit waits until every member's parent is trained.
-    std::vector<const spec::Model*> wave, later;
-    for (const spec::Model* m : waiting) {
-      const auto unit = ws_.training_unit(*m);
-      const bool unit_ready = std::all_of(unit.begin(), unit.end(), [&](const spec::Model* u) {
-        return ready.count(u) > 0 || !waiting_names.count(u->name);
-      });
-      (ready.count(m) && unit_ready ? wave : later).push_back(m);
-    }
-    if (status.is_ok() && wave.empty())
-      status = internal_error("no model can train: the remaining ones wait for each other");
+  for (const PlannedGroup& group : plan.groups) {
+    const std::vector<const spec::Model*> members = without_descendants_of_diverged(group.models);
+    if (members.empty()) continue;
+    const auto kind =
+        members.front()->is_base() ? lineage::RunKind::kTrain : lineage::RunKind::kAdapt;
+    status = train_group(members, kind);
     if (!status.is_ok()) break;
-    for (const auto& members : training_groups(ws_, wave, budget)) {
-      const auto kind =
-          members.front()->is_base() ? lineage::RunKind::kTrain : lineage::RunKind::kAdapt;
-      status = train_group(members, kind);
-      if (!status.is_ok()) break;
-    }
-    for (const spec::Model* m : wave) waiting_names.erase(m->name);
-    waiting = without_descendants_of_diverged(std::move(later), waiting_names);
   }
   outcome_.status = status;
   return std::move(outcome_);
@@ -776,16 +621,12 @@ Result<TrainingOutcome> train(const spec::Workspace& ws, lineage::LineageStore& 
                               const std::atomic<bool>* interrupted, runtime::Communicator* comm) {
   runtime::SingleProcessCommunicator solo;
   runtime::Communicator& communicator = comm ? *comm : solo;
-  if (!request.precision && !request.recompute)
-    return Session(ws, store, observer, interrupted, communicator).run(request);
-  spec::Workspace overridden = ws;
-  for (spec::Model& model : overridden.models) {
-    if (!model.training) continue;
-    if (request.precision) model.training->precision = *request.precision;
-    if (request.recompute) model.training->recompute = true;
-  }
-  spec::set_recipe_hashes(overridden);
-  return Session(overridden, store, observer, interrupted, communicator).run(request);
+  const bool overridden = overrides_recipes(request);
+  const spec::Workspace overridden_ws = overridden ? with_overrides(ws, request) : spec::Workspace();
+  const spec::Workspace& planned = overridden ? overridden_ws : ws;
+  auto plan = make_plan(planned, &store, request);
+  if (!plan) return plan.status();
+  return Session(planned, store, observer, interrupted, communicator).run(*plan, request);
 }
 
 }  // namespace scion::workbench

@@ -1,18 +1,18 @@
 // Training: what `scion train`, `scion adapt` and `scion run` share.
 //
-// It decides what is out of date (a model whose recipe hash has no stored parameters),
-// orders the work in waves (a model runs once its parent's parameters are in the store),
-// groups each wave into co-batched groups (descendants of one base whose trunk stays
-// frozen train together, split to fit a memory budget; a model that trains its trunk
-// trains alone; see training_groups.h), runs each group through runtime::FamilyTrainer,
+// train() makes the plan (workbench/plan.h: what is out of date, in which waves and
+// co-batched groups, with what memory) and executes exactly that plan: it runs each
+// planned group through runtime::FamilyTrainer,
 // and records every run, its metrics (several steps per transaction) and the finished
 // parameters in the lineage store (parameters and run status in one transaction).
 // Setting `*interrupted` stops between steps: finished models are kept, unfinished runs
 // are marked interrupted, and the store stays consistent. Each unfinished job leaves a
 // checkpoint (every kCheckpointEvery steps, and at the interruption) under
 // <store>/checkpoints/, from which `resume` continues it exactly. Before any work, a
-// request whose groups would need more memory than the machine has available (or than
-// an explicit memory budget) is refused with kOutOfMemory, nothing written. A job whose
+// plan with a blocked model (Plan::blocked) is refused, and one whose groups would need more
+// memory than the machine has available (or than an explicit memory budget) is refused
+// with kOutOfMemory (Plan::memory_refusal), nothing written. A planned group loses the
+// models below one that diverged on the way. A job whose
 // loss or parameters stop being finite is recorded `diverged` and stores nothing; the
 // others go on (kDiverged). Each group runs on the backend of its precision (groups never
 // mix precisions), and its memory is measured (planned, resident before, peak). Under
@@ -35,28 +35,10 @@
 #include "runtime/training/family_trainer.h"
 #include "base/status.h"
 #include "spec/workspace.h"
+#include "workbench/plan.h"
+#include "workbench/training_request.h"
 
 namespace scion::workbench {
-
-enum class TrainScope { kBases, kDescendants, kAll };
-
-struct TrainRequest {
-  TrainScope scope = TrainScope::kAll;
-  std::vector<std::string> models;     // empty: every model in scope
-  bool force = false;                  // retrain models that are up to date
-  bool resume = false;                 // continue interrupted jobs from their checkpoints
-  std::int64_t memory_budget_mib = 0;  // co-batched groups stay within it; 0: half of RAM
-  // Train even a group whose estimated memory exceeds the available memory (MemAvailable)
-  // or a memory budget given explicitly; otherwise such a request is refused up front.
-  bool ignore_memory_limit = false;
-  // Replaces `precision` in every model's training recipe (and so its recipe hash) before
-  // anything is planned (`--precision`).
-  std::optional<spec::Precision> precision;
-  // Sets `recompute` in every model's training recipe (`--recompute`); the recipe hashes
-  // stay, as recomputation changes no value.
-  bool recompute = false;
-  bool quiet = false;  // leave out the notes that only inform (progress is the observer's)
-};
 
 // What training says as it goes. Called on the training thread.
 class TrainingObserver {

@@ -176,21 +176,12 @@ std::vector<std::vector<const spec::Model*>> training_groups(
   return groups;
 }
 
-std::vector<std::vector<const spec::Model*>> planned_training_groups(const spec::Workspace& ws,
-                                                                     std::int64_t budget_bytes) {
-  std::vector<const spec::Model*> trained;
-  for (const spec::Model& m : ws.models)
-    if (m.training) trained.push_back(&m);
-  return planned_training_groups(ws, trained, budget_bytes);
-}
-
-std::vector<std::vector<const spec::Model*>> planned_training_groups(
-    const spec::Workspace& ws, const std::vector<const spec::Model*>& models,
-    std::int64_t budget_bytes) {
+std::vector<std::vector<const spec::Model*>> training_waves(
+    const spec::Workspace& ws, const std::vector<const spec::Model*>& models) {
   const std::set<const spec::Model*> training(models.begin(), models.end());
-  // A model's wave, as training_session.cpp's waves run: 0 when no model of its share
-  // unit waits for a parent that trains too, else one more than the latest wave of those
-  // parents. The unit graph is acyclic (the loader checks), so this settles.
+  // A model's wave: 0 when no model of its share unit waits for a parent that trains too,
+  // else one more than the latest wave of those parents. The unit graph is acyclic (the
+  // loader checks), so this settles.
   std::map<const spec::Model*, std::size_t> wave_of;
   for (bool changed = true; changed;) {
     changed = false;
@@ -214,10 +205,27 @@ std::vector<std::vector<const spec::Model*>> planned_training_groups(
     if (waves.size() <= wave) waves.resize(wave + 1);
     waves[wave].push_back(&m);
   }
-  std::vector<std::vector<const spec::Model*>> groups;
-  for (const auto& wave : waves)
-    for (auto& group : training_groups(ws, wave, budget_bytes)) groups.push_back(std::move(group));
-  return groups;
+  return waves;
+}
+
+std::int64_t recipe_steps(const spec::Model& model, std::int64_t examples) {
+  const spec::TrainingSpec& t = *model.training;
+  if (t.steps > 0) return t.steps;
+  const auto kept = static_cast<std::int64_t>(static_cast<double>(examples) *
+                                              (1.0 - static_cast<double>(t.validation_split)));
+  const std::int64_t batch = std::max(1, t.batch_size);
+  const std::int64_t accumulation = std::max(1, t.grad_accumulation);
+  const std::int64_t batches = (std::max<std::int64_t>(1, kept) + batch - 1) / batch;
+  return t.epochs * std::max<std::int64_t>(1, (batches + accumulation - 1) / accumulation);
+}
+
+double training_flops_per_token(const spec::Workspace& ws, const spec::Model& model,
+                                std::int64_t total, std::int64_t trainable) {
+  const spec::Architecture& a = ws.architecture_of(model);
+  const spec::TrainingSpec& t = *model.training;
+  const double length = t.max_length > 0 ? t.max_length : a.max_length;
+  const double attention = 4.0 * a.layers * length * a.width;
+  return 4.0 * static_cast<double>(total) + 2.0 * static_cast<double>(trainable) + 3 * attention;
 }
 
 }  // namespace scion::workbench

@@ -1,7 +1,7 @@
 // Training groups: which models train co-batched, and the memory estimate that bounds them.
 //
-// `scion train/adapt/run` (workbench/training.cpp) and `scion plan` (cli/cmd_plan.cpp) both form
-// groups here, so the plan shows exactly the groups training will run. Descendants of one
+// workbench::make_plan (workbench/plan.h) forms its waves and groups here; `scion plan`
+// prints that plan and `scion train/adapt/run` execute it. Descendants of one
 // base whose trunk stays frozen train together through runtime::FamilyTrainer; a model
 // that trains its trunk (a base, BitFit, full fine-tuning) trains alone. A group is split,
 // in spec order, so that its estimated training memory stays within a budget:
@@ -67,13 +67,27 @@ std::vector<std::vector<const spec::Model*>> training_groups(
     const spec::Workspace& workspace, const std::vector<const spec::Model*>& models,
     std::int64_t budget_bytes);
 
-// The groups `scion run` forms on an empty store: every model with training, wave by wave
-// (a model waits for its trained parent), each wave grouped by training_groups.
-std::vector<std::vector<const spec::Model*>> planned_training_groups(
-    const spec::Workspace& workspace, std::int64_t budget_bytes);
-// The same for training only `models` (each with training), the others being stored.
-std::vector<std::vector<const spec::Model*>> planned_training_groups(
-    const spec::Workspace& workspace, const std::vector<const spec::Model*>& models,
-    std::int64_t budget_bytes);
+// `models` (each with training) in waves, as `scion run` trains them: wave 0 holds the
+// models none of whose share unit waits for a parent among `models`; a model waits for
+// the latest wave of those parents. Spec order within a wave. The others are stored.
+std::vector<std::vector<const spec::Model*>> training_waves(
+    const spec::Workspace& workspace, const std::vector<const spec::Model*>& models);
+
+// The optimizer steps of `model`'s recipe: `steps`, or `epochs` over its dataset's
+// examples less the validation split, in micro-batches of batch_size grouped by
+// grad_accumulation (a plain-text corpus counts its lines; its language-model windows
+// may differ). `examples`: the dataset's example count.
+// REQUIRES: model.training.
+std::int64_t recipe_steps(const spec::Model& model, std::int64_t examples);
+
+// Estimated FLOPs (2 per multiply-add) of one token of one training step of `model`,
+// padded to its length: the forward pass reads every parameter once (2 x total), the
+// backward pass carries the activation gradient back through them (2 x total) and forms
+// the gradient of each trainable one (2 x trainable), and attention adds its scores and
+// mixing (forward 4 x layers x length x width, backward twice that). So 6 x parameters
+// for full training and about 4 x trunk parameters for a frozen trunk with adapters.
+// REQUIRES: model.training.
+double training_flops_per_token(const spec::Workspace& workspace, const spec::Model& model,
+                                std::int64_t total, std::int64_t trainable);
 
 }  // namespace scion::workbench

@@ -51,6 +51,9 @@ check(unit and "b" in unit[0]["models"] and unit[0]["shares"] == ["tasks"],
 
 first = run_json("run", cwd=work)
 check(set(statuses(first).values()) == {"trained"}, f"everything trains: {first}")
+uptodate = run_json("plan", cwd=work)
+check({m["state"] for m in uptodate["models"]} == {"up to date"} and uptodate["training_groups"] == [],
+      f"after run, the plan has nothing to train: {uptodate}")
 check(any({"a", "b"} <= set(g["models"]) for g in first["groups"]), f"a and b train together: {first}")
 
 # One value of every shared tensor: a and b hold the same digests for them, and only them.
@@ -64,6 +67,15 @@ with open(os.path.join(work, "scion.yaml")) as f:
     spec = f.read()
 with open(os.path.join(work, "scion.yaml"), "w") as f:
     f.write(spec.replace("seed: 3", "seed: 30"))
+# The plan reads the store: after the change only the unit runs (a unit's recipe hashes
+# cover every member's recipe), for the reason given.
+replan = run_json("plan", cwd=work)
+states = {m["name"]: (m["state"], m["reason"]) for m in replan["models"]}
+check(states["base"] == ("up to date", "stored") and states["c"][0] == "up to date"
+      and states["a"] == states["b"] == ("runs", "its recipe changed"),
+      f"plan after b's recipe changed: {states}")
+check([g["models"] for g in replan["training_groups"]] == [["a", "b"]] and replan["store"]["exists"],
+      f"the plan trains the unit alone: {replan['training_groups']}")
 second = run_json("run", cwd=work)
 check(statuses(second) == {"base": "up to date", "c": "up to date", "a": "trained", "b": "trained"},
       f"b's new seed retrains a and b only: {statuses(second)}")

@@ -115,3 +115,13 @@ TEST_CASE("an ancestor whose labels do not fit the test ends the chain for the c
   auto wrong = workbench::blame_test(test, {"base"}, out);
   CHECK_FALSE(wrong.is_ok());
 }
+
+TEST_CASE("a failure comes from the model just below the nearest ancestor that passes",
+          "[workbench][blame]") {
+  using workbench::failure_origin;
+  CHECK(failure_origin({true}) == 0);                     // alone: its own
+  CHECK(failure_origin({true, false}) == 0);              // the parent passes: introduced here
+  CHECK(failure_origin({true, true, false}) == 1);        // the parent fails, the grandparent passes
+  CHECK(failure_origin({true, true, true}) == 2);         // no one passes: the top of the chain
+  CHECK(failure_origin({true, true, true, false}) == 2);
+}

@@ -1,15 +1,14 @@
-#include "cli/family_report_builder.h"
+#include "workbench/family_report_builder.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <set>
 
-#include "cli/cmd_lineage_support.h"
-#include "cli/version.h"
 #include "lineage/spec_records.h"
+#include "workbench/blame.h"
+#include "workbench/lineage_views.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 namespace {
 
 using nlohmann::json;
@@ -31,18 +30,6 @@ TestRuns test_runs(const std::vector<lineage::RunRecord>& runs) {  // runs: newe
     }
   }
   return out;
-}
-
-// The run that made the stored parameters: the newest finished train, adapt or import
-// run of the stored recipe.
-std::optional<lineage::RunRecord> recipe_run(const std::vector<lineage::RunRecord>& runs,
-                                             const lineage::StoredModel& m) {
-  if (!m.recipe_hash) return std::nullopt;
-  for (const lineage::RunRecord& r : runs)
-    if (r.status == lineage::RunStatus::kFinished && r.kind != lineage::RunKind::kTest &&
-        r.recipe_hash == *m.recipe_hash)
-      return r;
-  return std::nullopt;
 }
 
 // A value as the spec writes it, in YAML flow: {type: adamw, lr: 0.001}. Digests are cut
@@ -89,8 +76,7 @@ Status add_model(lineage::LineageStore* store, const spec::Workspace* ws, const 
     auto runs = store->runs(node.name, 0);
     if (!runs.is_ok()) return runs.status();
     if (auto made_by = recipe_run(*runs, s)) {
-      json recipe = lineage::recipe_in_spec_words(made_by->hyperparameters);
-      training = recipe.contains("train") ? recipe["train"] : recipe;
+      training = training_recipe(made_by);
       auto steps = store->run_metrics(made_by->id);
       if (!steps.is_ok()) return steps.status();
       for (auto it = steps->rbegin(); it != steps->rend(); ++it)
@@ -187,24 +173,28 @@ void add_blame(const std::map<std::string, std::string>& parent_of,
     report::BlameSummary blame{.model = cell.model, .test = cell.test, .failures = cell.failures};
     for (const auto& [key, result] : results.at(cell.model)) {
       if (key.first != cell.test || result->passed) continue;
-      std::string origin = cell.model;
+      // The case's verdicts up the ancestry, until an ancestor passes it or was not tested
+      // on it (no stored result for the same input: the origin is unknown).
+      std::vector<std::string> chain{cell.model};
+      std::vector<bool> fails{true};
       bool known = true;
-      for (auto parent = parent_of.find(origin);
-           parent != parent_of.end() && !parent->second.empty(); parent = parent_of.find(origin)) {
+      for (auto parent = parent_of.find(chain.back());
+           parent != parent_of.end() && !parent->second.empty() && fails.back();
+           parent = parent_of.find(chain.back())) {
         auto ancestor = results.find(parent->second);
         const lineage::TestCaseResult* there = nullptr;
         if (ancestor != results.end())
           if (auto it = ancestor->second.find(key); it != ancestor->second.end())
             there = it->second;
         if (!there || there->input != result->input) {
-          known = false;  // the ancestor was not tested on this case
+          known = false;
           break;
         }
-        if (there->passed) break;
-        origin = parent->second;
+        chain.push_back(parent->second);
+        fails.push_back(!there->passed);
       }
       if (known)
-        blame.by_origin[origin]++;
+        blame.by_origin[chain[failure_origin(fails)]]++;
       else
         blame.untested_ancestry++;
     }
@@ -214,36 +204,17 @@ void add_blame(const std::map<std::string, std::string>& parent_of,
 
 }  // namespace
 
-Result<report::FamilyReport> build_family_report(const GlobalOptions& global) {
+Result<report::FamilyReport> build_family_report(lineage::LineageStore* store,
+                                                 const spec::Workspace* ws,
+                                                 const ReportHeading& heading) {
   report::FamilyReport report;
-  std::string why_no_spec;
-  std::optional<spec::Workspace> ws = load_workspace_if_valid(global, why_no_spec);
-  if (!ws) report.spec_note = why_no_spec + "; showing the store only";
-  std::unique_ptr<lineage::LineageStore> store;
-  if (auto opened = open_store_read_only(global); opened.is_ok())
-    store = std::move(*opened);
-  else if (opened.status().code() != StatusCode::kNotFound || !ws)
-    return opened.status();
-
-  std::vector<lineage::StoredModel> stored;
-  std::map<std::string, ModelHistory> histories;
-  if (store) {
-    auto models = store->models();
-    if (!models.is_ok()) return models.status();
-    stored = std::move(*models);
-    for (const lineage::StoredModel& m : stored) {
-      const spec::Model* in_spec = ws ? ws->find_model(m.name) : nullptr;
-      auto history = model_history(*store, m, in_spec ? in_spec->recipe_hash : "");
-      if (!history.is_ok()) return history.status();
-      histories[m.name] = *history;
-    }
-  }
-  const std::vector<FamilyNode> nodes = family(stored, ws ? &*ws : nullptr, histories);
-
-  const std::filesystem::path spec_dir = std::filesystem::absolute(global.spec_file).parent_path();
-  report.title = spec_dir.filename().string();
+  report.title = heading.title;
+  report.spec_note = heading.spec_note;
+  report.scion_version = heading.scion_version;
   report.generated_at = lineage::utc_now();
-  report.scion_version = SCION_VERSION;
+  auto family = family_of(store, ws);
+  if (!family.is_ok()) return family.status();
+  const std::vector<FamilyNode>& nodes = *family;
   if (ws)
     for (const spec::Share& s : ws->shares) report.shares.push_back({s.name, s.models, s.modules});
 
@@ -251,11 +222,11 @@ Result<report::FamilyReport> build_family_report(const GlobalOptions& global) {
   std::map<std::string, std::vector<lineage::TestCaseResult>> rows;  // owns what results point to
   std::map<std::string, RunResults> results;
   for (const FamilyNode& node : nodes) {
-    SCION_RETURN_IF_ERROR(add_model(store.get(), ws ? &*ws : nullptr, node, report));
+    SCION_RETURN_IF_ERROR(add_model(store, ws, node, report));
     parent_of[node.name] = node.parent;
     results[node.name];
     if (store && node.stored)
-      SCION_RETURN_IF_ERROR(add_test_results(*store, ws ? &*ws : nullptr, node.name, report,
+      SCION_RETURN_IF_ERROR(add_test_results(*store, ws, node.name, report,
                                              rows[node.name], results[node.name]));
   }
   std::set<std::string> listed;
@@ -276,4 +247,4 @@ Result<report::FamilyReport> build_family_report(const GlobalOptions& global) {
   return report;
 }
 
-}  // namespace scion::cli
+}  // namespace scion::workbench

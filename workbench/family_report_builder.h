@@ -1,0 +1,30 @@
+// Gathers what `scion report` shows (report/family_report.h) from the store and, when
+// valid, the spec: the family tree with statuses (workbench/lineage_views.h), the per-step
+// metrics of the run that made each model's parameters, each model's newest and previous
+// test runs (the matrix, its failing cases and assertion violations), and blame from the
+// ancestors' stored results, traced by the rule `scion lineage blame` uses
+// (workbench::failure_origin, workbench/blame.h). Reads only; runs no model.
+#pragma once
+
+#include <string>
+
+#include "lineage/store.h"
+#include "report/family_report.h"
+#include "base/status.h"
+#include "spec/workspace.h"
+
+namespace scion::workbench {
+
+// What the report says of itself; the caller knows it.
+struct ReportHeading {
+  std::string title;          // the workspace folder's name
+  std::string scion_version;
+  std::string spec_note;      // why the spec was not used, when it was not
+};
+
+// `store` null: no store yet; `workspace` null: no valid spec. Errors: store reads.
+Result<report::FamilyReport> build_family_report(lineage::LineageStore* store,
+                                                 const spec::Workspace* workspace,
+                                                 const ReportHeading& heading);
+
+}  // namespace scion::workbench

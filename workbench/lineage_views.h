@@ -1,0 +1,115 @@
+// The lineage queries (`scion lineage tree|show|diff|export`, and `scion report`'s tree) as
+// plain values read from the store and, where there is one, the spec. cli/cmd_lineage*.cpp
+// only prints them. Reads only; every function may be called on a read-only store.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lineage/records.h"
+#include "lineage/store.h"
+#include "spec/workspace.h"
+
+namespace scion::workbench {
+
+// What a stored model's runs say that its parameters do not: how the stored parameters
+// were made, and a training run of the recipe in question that was interrupted.
+struct ModelHistory {
+  bool imported = false;                       // by `scion import`, not trained
+  std::optional<std::int64_t> interrupted_at;  // the step its newest training run stopped at
+  bool resumable = false;                      // that run left a checkpoint for --resume
+};
+
+// The history of `model`, whose recipe in question is `recipe_hash` (the spec's; empty
+// without a spec: whatever its newest training run was).
+Result<ModelHistory> model_history(lineage::LineageStore& store, const lineage::StoredModel& model,
+                                   const std::string& recipe_hash);
+
+// One model of the family as the tree, export and report views show it: the union of the
+// models in the spec and those in the store.
+struct FamilyNode {
+  std::string name;
+  std::string parent;
+  std::string method;  // method_label() of its adaptation
+  // trained | imported | not trained | out of date | not in spec |
+  // interrupted at step N[, resumable]
+  std::string status;
+  std::optional<lineage::StoredModel> stored;
+  ModelHistory history;
+};
+// Parents before children; siblings by name. `histories`: model_history() of stored models
+// (a model without one reads as trained, never imported or interrupted).
+std::vector<FamilyNode> family(const std::vector<lineage::StoredModel>& stored,
+                               const spec::Workspace* workspace,
+                               const std::map<std::string, ModelHistory>& histories = {});
+
+// The family of `store` (null: no store yet) and `workspace` (null: no valid spec), each
+// stored model with its history.
+Result<std::vector<FamilyNode>> family_of(lineage::LineageStore* store,
+                                          const spec::Workspace* workspace);
+
+// The nodes of the subtree rooted at `root` (every node when root is empty); an unknown
+// or malformed root is an error naming the closest known model.
+Result<std::vector<FamilyNode>> subtree(const std::vector<FamilyNode>& nodes,
+                                        const std::string& root);
+
+// The run that made a model's stored parameters: the newest finished train, adapt or
+// import run of its stored recipe (test runs finish too, but record no recipe).
+// `runs`: the model's runs, newest first.
+std::optional<lineage::RunRecord> recipe_run(const std::vector<lineage::RunRecord>& runs,
+                                             const lineage::StoredModel& model);
+
+// What that run recorded, in the spec's words: a trained model's `train` section, an
+// imported one's source; an empty object without a run.
+nlohmann::json training_recipe(const std::optional<lineage::RunRecord>& run);
+
+// The validation metrics last recorded by the run that made the node's stored
+// parameters (empty when it recorded none, e.g. no validation split).
+Result<std::map<std::string, double>> last_validation(lineage::LineageStore& store,
+                                                      const FamilyNode& node);
+
+// `scion lineage metrics`: run `wanted` of `model`, or (wanted 0) the run that made its
+// stored parameters, else its newest training run (e.g. one that was interrupted).
+// Errors name the model's training runs: an unknown run (kNotFound), a run that records
+// no per-step metrics (kInvalidArgument), no training run at all (kNotFound).
+Result<lineage::RunRecord> metrics_run(lineage::LineageStore& store,
+                                       const lineage::StoredModel& model, std::int64_t wanted);
+
+// `scion lineage show MODEL`.
+struct AncestryStep {
+  lineage::StoredModel model;
+  std::vector<lineage::DatasetRecord> datasets;
+  std::optional<std::int64_t> recipe_run;  // the run that made its parameters
+  nlohmann::json training;                 // training_recipe() of that run
+};
+struct RunWithValidation {
+  lineage::RunRecord run;
+  std::map<std::string, double> final_validation;  // its last validation step's metrics
+};
+struct ModelShow {
+  std::string model;
+  std::vector<AncestryStep> ancestry;  // the model first, up to its base
+  std::vector<RunWithValidation> runs, test_runs;  // newest first
+  std::map<std::string, std::int64_t> shares;      // other model -> identical tensors
+};
+// Errors: no stored model of that name (kNotFound, with the closest name), store errors.
+Result<ModelShow> show_model(lineage::LineageStore& store, const std::string& model);
+
+// `scion lineage diff A B`: parameters by digest, and recipe fields ("training.lr").
+struct RecipeDifference {
+  std::string field;
+  nlohmann::json a, b;  // null where the model has no such field
+};
+struct ModelDiff {
+  std::vector<std::string> shared, differ, only_in_a, only_in_b;  // parameter names
+  std::vector<RecipeDifference> recipe;                           // by field name
+};
+Result<ModelDiff> diff_models(lineage::LineageStore& store, const std::string& a,
+                              const std::string& b);
+
+}  // namespace scion::workbench

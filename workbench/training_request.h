@@ -1,0 +1,34 @@
+// What a training command asks for: `scion train`, `adapt` and `run`'s options as a value.
+// workbench::make_plan (workbench/plan.h) plans it; workbench::train executes that plan.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/workspace.h"
+
+namespace scion::workbench {
+
+enum class TrainScope { kBases, kDescendants, kAll };
+
+struct TrainRequest {
+  TrainScope scope = TrainScope::kAll;
+  std::vector<std::string> models;     // empty: every model in scope
+  bool force = false;                  // retrain models that are up to date
+  bool resume = false;                 // continue interrupted jobs from their checkpoints
+  std::int64_t memory_budget_mib = 0;  // co-batched groups stay within it; 0: half of RAM
+  // Train even a group whose estimated memory exceeds the available memory (MemAvailable)
+  // or a memory budget given explicitly; otherwise such a request is refused up front.
+  bool ignore_memory_limit = false;
+  // Replaces `precision` in every model's training recipe (and so its recipe hash) before
+  // anything is planned (`--precision`).
+  std::optional<spec::Precision> precision;
+  // Sets `recompute` in every model's training recipe (`--recompute`); the recipe hashes
+  // stay, as recomputation changes no value.
+  bool recompute = false;
+  bool quiet = false;  // leave out the notes that only inform (progress is the observer's)
+};
+
+}  // namespace scion::workbench
