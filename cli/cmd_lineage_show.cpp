@@ -93,6 +93,27 @@ void print_runs(const std::string& title, const json& runs) {
   if (runs.empty()) std::cout << "  none\n";
 }
 
+// `scion eval` results, newest first: the headline metric of each, and whether it
+// scored the parameters stored now.
+void print_evaluations(const json& evaluations) {
+  std::cout << "\nevaluations (newest first):\n";
+  for (const auto& e : evaluations) {
+    const json& m = e["metrics"];
+    std::cout << "  " << e["evaluated_at"].get<std::string>() << "  "
+              << e["dataset"].get<std::string>() << " (" << e["rows"] << " rows)  " << std::fixed
+              << std::setprecision(4);
+    if (e["kind"] == "classifier")
+      std::cout << "accuracy " << m["accuracy"].get<double>() << "  macro-F1 "
+                << m["macro_f1"].get<double>();
+    else
+      std::cout << (m["pseudo"].get<bool>() ? "pseudo-perplexity " : "perplexity ")
+                << m["perplexity"].get<double>();
+    std::cout << "  version " << e["model_version"].get<std::string>().substr(0, 12)
+              << (e["current"].get<bool>() ? "" : " (an older version)") << '\n';
+  }
+  if (evaluations.empty()) std::cout << "  none (scion eval MODEL --data NAME)\n";
+}
+
 void print_show(const json& doc, bool tty) {
   std::cout << paint("model " + doc["model"].get<std::string>(), Color::kBold, tty) << '\n';
   std::cout << "ancestry:";
@@ -120,6 +141,7 @@ void print_show(const json& doc, bool tty) {
   }
   print_runs("runs (newest first)", doc["runs"]);
   print_runs("test runs (newest first)", doc["test_runs"]);
+  print_evaluations(doc["evaluations"]);
   std::cout << "\nshares tensors with:\n";
   for (const auto& [other, count] : doc["shares"].items())
     std::cout << "  " << other << ": " << count << " tensors\n";
@@ -160,6 +182,20 @@ int run_lineage_show(const GlobalOptions& global, const std::string& model) {
     }
     doc[r.kind == lineage::RunKind::kTest ? "test_runs" : "runs"].push_back(run);
   }
+  auto evaluations = (*store)->eval_results(model, "");
+  if (!evaluations.is_ok()) return fail(evaluations.status());
+  doc["evaluations"] = json::array();
+  const std::optional<std::string>& current = by_name[model]->recipe_hash;
+  for (const lineage::EvalResult& e : *evaluations)
+    doc["evaluations"].push_back({{"dataset", e.dataset},
+                                  {"dataset_digest", e.dataset_digest},
+                                  {"rows", e.rows},
+                                  {"kind", e.kind},
+                                  {"model_version", e.model_version},
+                                  {"current", current && *current == e.model_version},
+                                  {"evaluated_at", e.evaluated_at},
+                                  {"scion_version", e.scion_version},
+                                  {"metrics", e.metrics}});
   auto shares = (*store)->sharing(model);
   if (!shares.is_ok()) return fail(shares.status());
   doc["shares"] = *shares;
