@@ -80,14 +80,31 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   if (chain.size() != 2)
     return refuse(model, chain.size() == 1 ? "it is a base, not an adapter"
                                            : "it descends from '" + model.from +
-                                                 "', not from the base itself (PEFT adapters "
-                                                 "do not stack)");
+                                                 "', not from the base itself (its ancestors' "
+                                                 "adapters are not exported as a PEFT "
+                                                 "adapter; --format huggingface writes the "
+                                                 "whole model with them merged)");
   const spec::Adaptation& ad = model.adaptation;
-  if (ad.prefix || ad.prompt || ad.bottleneck || ad.bitfit || ad.full ||
-      !model.unfreeze.empty())
-    return refuse(model, "only LoRA and a classification head are exported to PEFT so far "
-                         "(not prefix or prompt tuning, bottleneck adapters, BitFit, full "
-                         "fine-tuning or unfreeze)");
+  if (ad.bitfit || ad.full || !model.unfreeze.empty())
+    return invalid_argument(
+        "model '" + model.name + "' cannot be exported in PEFT's layout: PEFT has no adapter for " +
+        (ad.bitfit ? "BitFit (trained biases)" : "trunk weights it trains itself") +
+        "; export the whole model with --format huggingface (its weights as trained, "
+        "LoRA merged), which AutoModelForSequenceClassification loads");
+  if (ad.bottleneck)
+    return invalid_argument("model '" + model.name +
+                            "' cannot be exported in PEFT's layout: PEFT has no bottleneck "
+                            "adapter, and --format huggingface cannot hold one either (it is "
+                            "not a change of the trunk's weights); export it with the default "
+                            "format (safetensors)");
+  if (ad.prefix || ad.prompt)
+    return refuse(model, std::string(ad.prefix ? "prefix" : "prompt") +
+                             " tuning is not exported to PEFT yet: PEFT's BERT runs it "
+                             "differently from scion (" +
+                             (ad.prefix ? "it shifts the text's positions by the virtual tokens"
+                                        : "it classifies from the first virtual token, not "
+                                          "[CLS]") +
+                             "), so the probabilities would not match");
   if (!ad.lora) return refuse(model, "it has no LoRA adapter");
   if (!ad.head) return refuse(model, "it has no classification head of its own");
   if (ad.head->pooling != spec::Pooling::kCls)

@@ -35,6 +35,14 @@ models:
     from: bert
     adapt: {prefix: {virtual_tokens: 2}, head: {}}
     train: *recipe
+  stacked:
+    from: qv
+    adapt: {lora: {rank: 2, alpha: 4, targets: [q, k, ffn_out]}}
+    train: *recipe
+  biased:
+    from: bert
+    adapt: {bitfit: {}, head: {}}
+    train: *recipe
 """
 
 PEFT_SIDE = r"""
@@ -100,4 +108,54 @@ for model in ("qv", "scattered"):
 
 rc, out, err = run("export", "prefixed", "--format", "peft", "-o", os.path.join(work, "p"), cwd=work)
 check(rc == 2 and "prefix" in err and "PEFT" in err, f"prefix export: {rc} {err}")
+rc, out, err = run("export", "biased", "--format", "peft", "-o", os.path.join(work, "b"), cwd=work)
+check(rc == 2 and "BitFit" in err and "--format huggingface" in err, f"bitfit export: {rc} {err}")
+rc, out, err = run("export", "stacked", "--format", "peft", "-o", os.path.join(work, "s"), cwd=work)
+check(rc == 2 and "--format huggingface" in err, f"descendant of a descendant as PEFT: {rc} {err}")
+
+# ---- --format huggingface: a whole model folder, adapters merged ----------------------
+HF_SIDE = r"""
+import json, sys, torch
+from tokenizers import Tokenizer
+from transformers import AutoModelForSequenceClassification
+folder, texts = sys.argv[1], json.loads(sys.argv[2])
+model, info = AutoModelForSequenceClassification.from_pretrained(folder, output_loading_info=True)
+model.eval()
+tok = Tokenizer.from_file(folder + "/tokenizer.json")
+tok.no_padding()
+tok.no_truncation()
+probs = []
+with torch.no_grad():
+    for text in texts:
+        ids = torch.tensor([tok.encode(text).ids])
+        probs.append(torch.softmax(model(input_ids=ids).logits[0], -1).tolist())
+print(json.dumps({"missing": info["missing_keys"], "unexpected": info["unexpected_keys"],
+                  "labels": [model.config.id2label[i] for i in range(len(model.config.id2label))],
+                  "probs": probs}))
+"""
+hf_probs = {}
+for model in ("qv", "stacked", "biased"):
+    folder = os.path.join(work, model + "-hf")
+    exported = run_json("export", model, "--format", "huggingface", "-o", folder, cwd=work)
+    check(exported["architecture"] == "BertForSequenceClassification", f"{model}: {exported}")
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):
+        check(os.path.exists(os.path.join(folder, name)), f"{model}: no {name} in the folder")
+    theirs = json.loads(run_python(PYTHON, HF_SIDE, folder, json.dumps(TEXTS)))
+    check(not theirs["missing"] and not theirs["unexpected"],
+          f"{model}: transformers found missing {theirs['missing']} / unexpected {theirs['unexpected']}")
+    check(theirs["labels"] == ["neg", "pos", "meh"], f"{model}: id2label {theirs['labels']}")
+    ours = run_json("predict", model, *sum((["--text", t] for t in TEXTS), []), cwd=work)
+    scion_probs = [[p["probabilities"][label] for label in ("neg", "pos", "meh")]
+                   for p in ours["predictions"]]
+    worst = max(abs(a - b) for s, p in zip(scion_probs, theirs["probs"]) for a, b in zip(s, p))
+    print(f"{model} (huggingface): largest probability difference scion vs transformers = {worst:.2e}")
+    check(worst < TOLERANCE, f"{model}: scion {scion_probs} vs transformers {theirs['probs']} differ by {worst}")
+    hf_probs[model] = theirs["probs"]
+# The merged LoRA of the descendant matters: stacked's probabilities differ from its parent's.
+check(max(abs(a - b) for s, p in zip(hf_probs["qv"], hf_probs["stacked"]) for a, b in zip(s, p)) > 1e-3,
+      f"stacked equals qv: {hf_probs}")
+rc, out, err = run("export", "prefixed", "--format", "huggingface", "-o", os.path.join(work, "ph"), cwd=work)
+check(rc == 2 and "prefix tuning" in err, f"prefix as huggingface: {rc} {err}")
+rc, out, err = run("export", "qv", "--format", "huggingface", "-o", os.path.join(work, "qv-hf"), cwd=work)
+check(rc != 0 and "--force" in err, f"existing folder without --force: {rc} {err}")
 print("ok")
