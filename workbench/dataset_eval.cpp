@@ -183,7 +183,8 @@ nlohmann::json to_json(const PerplexityMetrics& m) {
 
 Result<EvalData> eval_data(const spec::Workspace& ws, const std::string& name_or_file,
                            const std::vector<std::string>& labels) {
-  EvalData out{.name = name_or_file};
+  EvalData out;
+  out.name = name_or_file;
   if (const spec::Dataset* d = ws.find_dataset(name_or_file)) {
     out.dataset = *d;
   } else if (std::filesystem::is_regular_file(name_or_file)) {
