@@ -15,6 +15,7 @@
 #include "cli/output_path.h"
 #include "lineage/peft_adapter.h"
 #include "lineage/safetensors.h"
+#include "workbench/hf_export.h"
 #include "workbench/model_lookup.h"
 
 namespace scion::cli {
@@ -26,7 +27,7 @@ struct ExportOptions {
   std::string output;
   bool own_only = false;
   bool force = false;  // replace an existing file
-  std::string format = "safetensors";  // or "peft"
+  std::string format = "safetensors";  // or "peft", "huggingface"
 };
 
 // __metadata__: safetensors allows only string values, so the lineage is a JSON string.
@@ -96,6 +97,58 @@ int run_export_peft(const GlobalOptions& global, const ExportOptions& opts) {
   return kExitOk;
 }
 
+// An existing folder is replaced only with --force; a new one's parent must exist and lie
+// outside the store (the writer creates it).
+Status check_output_folder(const GlobalOptions& global, const ExportOptions& opts,
+                           const std::string& first_file, const std::string& writes) {
+  const std::filesystem::path dir = opts.output;
+  if (std::filesystem::exists(dir) && !std::filesystem::is_directory(dir))
+    return invalid_argument("-o " + opts.output + ": is a file; --format " + opts.format +
+                            " writes a folder (" + writes + ")");
+  auto checked = std::filesystem::exists(dir)
+                     ? checked_output_path(dir / first_file, global.store_path(), opts.force, "-o")
+                     : checked_output_path(dir, global.store_path(), false, "-o");
+  return checked.is_ok() ? Status::ok() : checked.status();
+}
+
+int run_export_huggingface(const GlobalOptions& global, const ExportOptions& opts) {
+  if (Status s = check_output_folder(global, opts, "model.safetensors",
+                                     "config.json, model.safetensors and the tokenizer's files");
+      !s.is_ok())
+    return fail(s);
+  auto workspace = load_workspace_or_report(global);
+  if (!workspace.is_ok()) return fail(workspace.status());
+  auto model = workbench::find_spec_model(*workspace, opts.model, "");
+  if (!model.is_ok()) return fail(model.status());
+  auto store = open_store_read_only(global);
+  if (!store.is_ok()) return fail(store.status());
+  auto stored = workbench::find_stored_model(**store, opts.model);
+  if (!stored.is_ok()) return fail(stored.status());
+  if (stored->recipe_hash != (*model)->recipe_hash)
+    return fail(invalid_argument("model '" + opts.model +
+                                 "' is out of date: the store holds parameters of another "
+                                 "recipe; run `scion run " + opts.model + "` first"));
+  auto params = (*store)->load_parameters(opts.model);
+  if (!params.is_ok()) return fail(params.status());
+  auto folder = workbench::hf_model_folder(*workspace, **model, *params);
+  if (!folder.is_ok()) return fail(folder.status());
+  Status written = workbench::write_hf_model_folder((*store)->env(), opts.output, *folder);
+  if (!written.is_ok()) return fail(written);
+  if (global.json) {
+    print_json({{"model", opts.model},
+                {"folder", opts.output},
+                {"format", "huggingface"},
+                {"tensors", folder->tensors.size()},
+                {"architecture", folder->config["architectures"][0]}});
+  } else {
+    std::cout << "exported '" << opts.model << "' as a Hugging Face "
+              << folder->config["architectures"][0].get<std::string>() << " ("
+              << folder->tensors.size() << " tensors, adapters merged) to " << opts.output
+              << "/\n";
+  }
+  return kExitOk;
+}
+
 // `-o -`: the checkpoint is written to a temporary file first (safetensors needs its
 // header's offsets before the data), then copied to stdout and removed.
 Status copy_to_stdout(const std::filesystem::path& file) {
@@ -110,6 +163,7 @@ Status copy_to_stdout(const std::filesystem::path& file) {
 
 int run_export(const GlobalOptions& global, const ExportOptions& opts) {
   if (opts.format == "peft") return run_export_peft(global, opts);
+  if (opts.format == "huggingface") return run_export_huggingface(global, opts);
   const bool to_stdout = opts.output == "-";
   if (to_stdout && global.json)
     return fail(invalid_argument("-o - and --json both write to stdout; give -o a file"));
@@ -162,12 +216,14 @@ void add_export_command(CLI::App& app, const GlobalOptions& global, CommandActio
   CLI::App* cmd = app.add_subcommand("export", "Write a model's parameters to a safetensors file");
   cmd->add_option("MODEL", opts->model, "The model to export")->required();
   cmd->add_option("-o,--output", opts->output,
-                  "The safetensors file to write (- for stdout; a folder with --format peft)")
+                  "The safetensors file to write (- for stdout; a folder with --format peft "
+                  "or huggingface)")
       ->required()
       ->option_text("FILE");
   cmd->add_option("--format", opts->format,
-                  "safetensors (default): scion's names; peft: a PEFT LoRA adapter folder")
-      ->check(CLI::IsMember({"safetensors", "peft"}));
+                  "safetensors (default): scion's names; peft: a PEFT LoRA adapter folder; "
+                  "huggingface: a full transformers model folder, adapters merged")
+      ->check(CLI::IsMember({"safetensors", "peft", "huggingface"}));
   cmd->add_flag("--own-only", opts->own_only,
                 "Only the parameters this model introduced (its adapters)");
   cmd->add_flag("--force", opts->force, "Replace FILE when it exists");
@@ -178,8 +234,12 @@ void add_export_command(CLI::App& app, const GlobalOptions& global, CommandActio
       "With --format peft, a LoRA (+ head) descendant of an imported Hugging Face\n"
       "folder is written as adapter_config.json + adapter_model.safetensors, which\n"
       "PeftModel.from_pretrained loads (docs/hugging-face.md).\n"
+      "With --format huggingface, a classifier of an imported Hugging Face folder is\n"
+      "written as config.json + model.safetensors (LoRA merged) + tokenizer files,\n"
+      "which AutoModelForSequenceClassification.from_pretrained loads.\n"
       "Example: scion export sst2 -o sst2-adapter.safetensors --own-only\n"
-      "         scion export minilm-lora --format peft -o minilm-lora-peft");
+      "         scion export minilm-lora --format peft -o minilm-lora-peft\n"
+      "         scion export lora-products --format huggingface -o lora-products-hf");
   cmd->callback(
       [&global, &action, opts] { action = [&global, opts] { return run_export(global, *opts); }; });
 }

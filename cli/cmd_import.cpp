@@ -14,6 +14,7 @@
 #include "lineage/spec_records.h"
 #include "runtime/parameter_table.h"
 #include "workbench/model_lookup.h"
+#include "workbench/peft_import.h"
 
 namespace scion::cli {
 
@@ -23,6 +24,7 @@ struct ImportOptions {
   std::string file;
   std::string model;
   bool allow_non_finite = false;
+  bool peft = false;  // FILE is a PEFT adapter folder for a LoRA descendant
 };
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -108,7 +110,53 @@ Result<LoadedCheckpoint> load_checkpoint(const std::string& path, const spec::Mo
   return out;
 }
 
+// `--peft DIR`: a PEFT LoRA adapter as the parameters of a declared LoRA descendant.
+int run_import_peft(const GlobalOptions& global, const ImportOptions& opts) {
+  auto workspace = load_workspace_or_report(global);
+  if (!workspace.is_ok()) return fail(workspace.status());
+  auto found = workbench::find_spec_model(
+      *workspace, opts.model, "; declare it as a LoRA descendant of the base first");
+  if (!found.is_ok()) return fail(found.status());
+  const spec::Model* model = *found;
+  auto store = open_store(global, /*create=*/false);
+  if (!store.is_ok()) return fail(store.status());
+  std::vector<std::string> problems;
+  auto adapter = workbench::read_peft_import(*workspace, *model, **store, opts.file, problems);
+  if (!adapter.is_ok()) {
+    for (const auto& p : problems) std::cerr << "  " << opts.file << ": " << p << '\n';
+    return fail(adapter.status());
+  }
+  const lineage::ModelRecord record = lineage::model_record_for(*workspace, *model);
+  lineage::RunStart start;
+  start.kind = lineage::RunKind::kImport;
+  start.recipe_hash = model->recipe_hash;
+  start.hyperparameters = {{"peft", std::filesystem::absolute(opts.file).string()},
+                           {"adapter_digest", (*adapter)->adapter_digest},
+                           {"config_digest", (*adapter)->config_digest}};
+  auto run = (*store)->start_run(record, start);
+  if (!run.is_ok()) return fail(run.status());
+  Status committed = (*store)->commit_model(*run, record, (*adapter)->writes);
+  if (!committed.is_ok()) {
+    (void)(*store)->finish_run(*run, lineage::RunStatus::kFailed, committed.message());
+    return fail(committed);
+  }
+  if (global.json) {
+    print_json({{"model", opts.model},
+                {"file", opts.file},
+                {"run", *run},
+                {"tensors", (*adapter)->own_tensors},
+                {"bytes", (*adapter)->own_bytes}});
+  } else {
+    std::cout << "imported the PEFT adapter " << opts.file << " (" << (*adapter)->own_tensors
+              << " tensors, sha256 " << (*adapter)->adapter_digest.substr(0, 16) << ") as '"
+              << opts.model << "', a descendant of '" << model->from << "' (run #" << *run
+              << ")\n";
+  }
+  return kExitOk;
+}
+
 int run_import(const GlobalOptions& global, const ImportOptions& opts) {
+  if (opts.peft) return run_import_peft(global, opts);
   auto workspace = load_workspace_or_report(global);
   if (!workspace.is_ok()) return fail(workspace.status());
   auto found = workbench::find_spec_model(
@@ -208,14 +256,20 @@ void add_import_command(CLI::App& app, const GlobalOptions& global, CommandActio
   cmd->add_option("--as", opts->model, "The base model in the spec it provides")
       ->required()
       ->option_text("MODEL");
+  cmd->add_flag("--peft", opts->peft,
+                "FILE is a PEFT LoRA adapter folder; MODEL the LoRA descendant it provides");
   cmd->add_flag("--allow-nonfinite", opts->allow_non_finite,
                 "Import tensors holding NaN or infinite values (refused otherwise)");
   cmd->footer(
       "Tensor names and shapes must match the model's parameter table exactly\n"
       "(see runtime/parameter_table.h); every mismatch is listed. A Hugging Face\n"
       "folder's names are mapped first (docs/hugging-face.md).\n"
+      "With --peft, FILE is a PEFT adapter folder (adapter_config.json +\n"
+      "adapter_model.safetensors) for a LoRA (+ head) descendant declared in the spec;\n"
+      "its rank, alpha, targets, base and tensors must fit the declaration.\n"
       "Example: scion import bert-tiny.safetensors --as trunk\n"
-      "         scion import models/all-MiniLM-L6-v2 --as minilm");
+      "         scion import models/all-MiniLM-L6-v2 --as minilm\n"
+      "         scion import --peft sst2-lora-peft --as sst2-lora");
   cmd->callback(
       [&global, &action, opts] { action = [&global, opts] { return run_import(global, *opts); }; });
 }

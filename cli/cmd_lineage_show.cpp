@@ -65,6 +65,17 @@ json show_json(const workbench::ModelShow& show) {
   doc["runs"] = runs_json(show.runs);
   doc["test_runs"] = runs_json(show.test_runs);
   doc["shares"] = show.shares;
+  doc["evaluations"] = json::array();
+  for (const lineage::EvalResult& e : show.evaluations)
+    doc["evaluations"].push_back({{"dataset", e.dataset},
+                                  {"dataset_digest", e.dataset_digest},
+                                  {"rows", e.rows},
+                                  {"kind", e.kind},
+                                  {"model_version", e.model_version},
+                                  {"current", show.recipe_hash == e.model_version},
+                                  {"evaluated_at", e.evaluated_at},
+                                  {"scion_version", e.scion_version},
+                                  {"metrics", e.metrics}});
   return doc;
 }
 
@@ -84,6 +95,27 @@ void print_runs(const std::string& title, const json& runs) {
     std::cout << '\n';
   }
   if (runs.empty()) std::cout << "  none\n";
+}
+
+// `scion eval` results, newest first: the headline metric of each, and whether it
+// scored the parameters stored now.
+void print_evaluations(const json& evaluations) {
+  std::cout << "\nevaluations (newest first):\n";
+  for (const auto& e : evaluations) {
+    const json& m = e["metrics"];
+    std::cout << "  " << e["evaluated_at"].get<std::string>() << "  "
+              << e["dataset"].get<std::string>() << " (" << e["rows"] << " rows)  " << std::fixed
+              << std::setprecision(4);
+    if (e["kind"] == "classifier")
+      std::cout << "accuracy " << m["accuracy"].get<double>() << "  macro-F1 "
+                << m["macro_f1"].get<double>();
+    else
+      std::cout << (m["pseudo"].get<bool>() ? "pseudo-perplexity " : "perplexity ")
+                << m["perplexity"].get<double>();
+    std::cout << "  version " << e["model_version"].get<std::string>().substr(0, 12)
+              << (e["current"].get<bool>() ? "" : " (an older version)") << '\n';
+  }
+  if (evaluations.empty()) std::cout << "  none (scion eval MODEL --data NAME)\n";
 }
 
 void print_show(const json& doc, bool tty) {
@@ -113,6 +145,7 @@ void print_show(const json& doc, bool tty) {
   }
   print_runs("runs (newest first)", doc["runs"]);
   print_runs("test runs (newest first)", doc["test_runs"]);
+  print_evaluations(doc["evaluations"]);
   std::cout << "\nshares tensors with:\n";
   for (const auto& [other, count] : doc["shares"].items())
     std::cout << "  " << other << ": " << count << " tensors\n";

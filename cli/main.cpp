@@ -33,6 +33,7 @@ void add_import_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_lineage_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_test_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_predict_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_eval_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_report_command(CLI::App&, const GlobalOptions&, CommandAction&);
 
 namespace {
@@ -47,6 +48,7 @@ const std::vector<AddCommand>& all_commands() {
       add_run_command,
       add_test_command,
       add_predict_command,
+      add_eval_command,
       add_lineage_command,
       add_report_command,
       add_import_command,

@@ -68,9 +68,24 @@ nlohmann::json target_modules(const spec::LoraSpec& lora, const std::string& pre
 
 }  // namespace
 
-Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
-                                            const spec::Model& model,
-                                            const LoadedParameters& params) {
+std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
+                                           const spec::Model& model,
+                                           const std::string& scion_name) {
+  const std::string lora_marker = ".lora." + model.name + ".";
+  if (const auto at = scion_name.find(lora_marker); at != std::string::npos) {
+    auto module = hf_tensor_name(arch.hf_model_type, scion_name.substr(0, at) + ".weight");
+    if (!module) return std::nullopt;
+    const std::string path = module->substr(0, module->size() - std::string(".weight").size());
+    const bool is_a = scion_name.ends_with(".a");
+    return "base_model.model." + hf_base_model_prefix(arch.hf_model_type) + path +
+           (is_a ? ".lora_A.weight" : ".lora_B.weight");
+  }
+  if (scion_name == "head." + model.name + ".weight") return "base_model.model.classifier.weight";
+  if (scion_name == "head." + model.name + ".bias") return "base_model.model.classifier.bias";
+  return std::nullopt;
+}
+
+Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& model) {
   const auto chain = workspace.ancestry(model);
   const spec::Model& base = *chain.back();
   const spec::Architecture& arch = *base.architecture;
@@ -80,43 +95,63 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   if (chain.size() != 2)
     return refuse(model, chain.size() == 1 ? "it is a base, not an adapter"
                                            : "it descends from '" + model.from +
-                                                 "', not from the base itself (PEFT adapters "
-                                                 "do not stack)");
+                                                 "', not from the base itself (its ancestors' "
+                                                 "adapters are not exported as a PEFT "
+                                                 "adapter; --format huggingface writes the "
+                                                 "whole model with them merged)");
   const spec::Adaptation& ad = model.adaptation;
-  if (ad.prefix || ad.prompt || ad.bottleneck || ad.bitfit || ad.full ||
-      !model.unfreeze.empty())
-    return refuse(model, "only LoRA and a classification head are exported to PEFT so far "
-                         "(not prefix or prompt tuning, bottleneck adapters, BitFit, full "
-                         "fine-tuning or unfreeze)");
+  if (ad.bitfit || ad.full || !model.unfreeze.empty())
+    return invalid_argument(
+        "model '" + model.name + "' cannot be exported in PEFT's layout: PEFT has no adapter for " +
+        (ad.bitfit ? "BitFit (trained biases)" : "trunk weights it trains itself") +
+        "; export the whole model with --format huggingface (its weights as trained, "
+        "LoRA merged), which AutoModelForSequenceClassification loads");
+  if (ad.bottleneck)
+    return invalid_argument("model '" + model.name +
+                            "' cannot be exported in PEFT's layout: PEFT has no bottleneck "
+                            "adapter, and --format huggingface cannot hold one either (it is "
+                            "not a change of the trunk's weights); export it with the default "
+                            "format (safetensors)");
+  if (ad.prefix || ad.prompt)
+    return refuse(model, std::string(ad.prefix ? "prefix" : "prompt") +
+                             " tuning is not exported to PEFT yet: PEFT's BERT runs it "
+                             "differently from scion (" +
+                             (ad.prefix ? "it shifts the text's positions by the virtual tokens"
+                                        : "it classifies from the first virtual token, not "
+                                          "[CLS]") +
+                             "), so the probabilities would not match");
   if (!ad.lora) return refuse(model, "it has no LoRA adapter");
   if (!ad.head) return refuse(model, "it has no classification head of its own");
   if (ad.head->pooling != spec::Pooling::kCls)
     return refuse(model, "its head does not pool [CLS], which BertForSequenceClassification "
                          "does");
 
-  const std::string prefix = hf_base_model_prefix(arch.hf_model_type);
+  return Status::ok();
+}
+
+Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
+                                            const spec::Model& model,
+                                            const LoadedParameters& params) {
+  SCION_RETURN_IF_ERROR(check_peft_layout(workspace, model));
+  const spec::Model& base = *workspace.ancestry(model).back();
+  const spec::Architecture& arch = *base.architecture;
   PeftAdapterFiles out;
-  const spec::LoraSpec& lora = *ad.lora;
   for (const auto& [name, value] : params) {
     if (value.introduced_by != model.name) continue;
-    std::string peft_name;
-    const std::string lora_marker = ".lora." + model.name + ".";
-    if (const auto at = name.find(lora_marker); at != std::string::npos) {
-      auto module = hf_tensor_name(arch.hf_model_type, name.substr(0, at) + ".weight");
-      if (!module) return internal_error("no Hugging Face name for '" + name + "'");
-      const std::string path = module->substr(0, module->size() - std::string(".weight").size());
-      const bool is_a = name.ends_with(".a");
-      peft_name = "base_model.model." + prefix + path + (is_a ? ".lora_A.weight" : ".lora_B.weight");
-    } else if (name == "head." + model.name + ".weight") {
-      peft_name = "base_model.model.classifier.weight";
-    } else if (name == "head." + model.name + ".bias") {
-      peft_name = "base_model.model.classifier.bias";
-    } else {
+    auto peft_name = peft_tensor_name(arch, model, name);
+    if (!peft_name)
       return refuse(model, "it trains '" + name + "', which PEFT's LoRA layout cannot hold");
-    }
-    out.tensors.emplace_back(peft_name, &value);
+    out.tensors.emplace_back(*peft_name, &value);
   }
-  out.config = {
+  out.config = peft_config(workspace, model);
+  return out;
+}
+
+nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& model) {
+  const spec::Model& base = *workspace.ancestry(model).back();
+  const std::string prefix = hf_base_model_prefix(base.architecture->hf_model_type);
+  const spec::LoraSpec& lora = *model.adaptation.lora;
+  return {
       {"peft_type", "LORA"},
       {"task_type", "SEQ_CLS"},
       {"base_model_name_or_path", base.import_path},
@@ -137,7 +172,6 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
       {"rank_pattern", nlohmann::json::object()},
       {"alpha_pattern", nlohmann::json::object()},
   };
-  return out;
 }
 
 Status write_peft_adapter(Env& env, const std::filesystem::path& dir,

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,19 @@ struct PeftAdapterFiles {
   nlohmann::json config;  // adapter_config.json
   std::vector<std::pair<std::string, const LoadedParameter*>> tensors;  // PEFT name -> value
 };
+
+// Whether PEFT's LoRA layout can hold `model`: kInvalidArgument naming what it cannot
+// (and, where it can, the format that can).
+Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& model);
+
+// The PEFT name of `model`'s own parameter `scion_name` (a LoRA matrix or its head), or
+// nullopt for one PEFT's LoRA layout has no name for. REQUIRES: an imported HF base.
+std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
+                                           const spec::Model& model,
+                                           const std::string& scion_name);
+
+// adapter_config.json for `model`. REQUIRES: check_peft_layout(workspace, model) is ok.
+nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& model);
 
 // REQUIRES: `params` are `model`'s stored parameters. Errors: kInvalidArgument naming what
 // PEFT's layout cannot hold.

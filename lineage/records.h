@@ -105,6 +105,21 @@ struct AssertionViolation {
   nlohmann::json detail = nlohmann::json::object();
 };
 
+// One model version's metrics on one dataset (`scion eval`). `metrics` is the document
+// docs/json.md describes under `scion eval` (accuracy, macro_f1, per_class, confusion for a
+// classifier; perplexity, tokens for a language model).
+struct EvalResult {
+  std::string model;
+  std::string model_version;  // recipe hash of the evaluated parameters
+  std::string dataset;        // the spec's dataset name, or the file as given
+  std::string dataset_digest;
+  std::int64_t rows = 0;
+  std::string kind;  // "classifier" | "language model"
+  nlohmann::json metrics = nlohmann::json::object();
+  std::string evaluated_at;  // ISO 8601 UTC; set by the store when recorded
+  std::string scion_version;
+};
+
 // ---- What the queries return ---------------------------------------------------------------
 
 struct StoredModel {

@@ -133,6 +133,22 @@ ALTER TABLE runs_v2 RENAME TO runs;
 CREATE INDEX runs_model_started ON runs(model_id, started_at DESC, id DESC);
 CREATE INDEX runs_started ON runs(started_at DESC, id DESC);
 )sql",
+    // 3: `scion eval`'s results: a model version's metrics on one dataset (by content).
+    R"sql(
+CREATE TABLE eval_results (
+  id             INTEGER PRIMARY KEY,
+  model_id       INTEGER NOT NULL REFERENCES models(id) ON DELETE CASCADE,
+  model_version  TEXT NOT NULL,    -- recipe hash of the evaluated parameters
+  dataset        TEXT NOT NULL,    -- the spec's dataset name, or the file as given
+  dataset_digest TEXT NOT NULL CHECK (length(dataset_digest) = 64),
+  rows           INTEGER NOT NULL CHECK (rows >= 0),
+  kind           TEXT NOT NULL CHECK (kind IN ('classifier', 'language model')),
+  metrics        TEXT NOT NULL CHECK (json_valid(metrics)),
+  evaluated_at   TEXT NOT NULL,
+  scion_version  TEXT NOT NULL
+) STRICT;
+CREATE INDEX eval_results_model ON eval_results(model_id, model_version, evaluated_at DESC);
+)sql",
 };
 
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));

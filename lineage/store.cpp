@@ -499,4 +499,30 @@ Status LineageStore::record_assertion_violations(
   return (*tx)->commit();
 }
 
+Status LineageStore::record_eval_results(const std::vector<EvalResult>& results) {
+  auto tx = Transaction::begin(*db_);
+  if (!tx.is_ok()) return tx.status();
+  auto stmt = db_->prepare(
+      "INSERT INTO eval_results (model_id, model_version, dataset, dataset_digest, rows, kind, "
+      "metrics, evaluated_at, scion_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!stmt.is_ok()) return stmt.status();
+  const std::string now = utc_now();
+  for (const EvalResult& r : results) {
+    auto id = model_id(r.model);
+    if (!id.is_ok()) return id.status();
+    stmt->reset();
+    stmt->bind(1, *id)
+        .bind(2, std::string_view(r.model_version))
+        .bind(3, std::string_view(r.dataset))
+        .bind(4, std::string_view(r.dataset_digest))
+        .bind(5, r.rows)
+        .bind(6, std::string_view(r.kind))
+        .bind(7, std::string_view(r.metrics.dump()))
+        .bind(8, std::string_view(now))
+        .bind(9, SCION_VERSION);
+    SCION_RETURN_IF_ERROR(stmt->run());
+  }
+  return (*tx)->commit();
+}
+
 }  // namespace scion::lineage

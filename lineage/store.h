@@ -78,6 +78,8 @@ class LineageStore {
 
   Status record_test_results(const std::vector<TestCaseResult>& results);
   Status record_assertion_violations(const std::vector<AssertionViolation>& violations);
+  // Records each result in ONE transaction, stamped with the time and this scion's version.
+  Status record_eval_results(const std::vector<EvalResult>& results);
 
   // ---- Reading -------------------------------------------------------------------------
 
@@ -99,6 +101,9 @@ class LineageStore {
                                                    const std::string& model_version);
   Result<std::vector<AssertionViolation>> assertion_violations(const std::string& model,
                                                                const std::string& model_version);
+  // Newest first; `model_version` empty: every version.
+  Result<std::vector<EvalResult>> eval_results(const std::string& model,
+                                               const std::string& model_version);
 
  private:
   LineageStore(Env& env, std::filesystem::path dir, std::unique_ptr<SqliteDb> db,

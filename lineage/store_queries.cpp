@@ -392,4 +392,34 @@ Result<std::vector<AssertionViolation>> LineageStore::assertion_violations(
   return out;
 }
 
+Result<std::vector<EvalResult>> LineageStore::eval_results(const std::string& model,
+                                                         const std::string& model_version) {
+  auto id = model_id(model);
+  if (!id.is_ok()) return id.status();
+  auto stmt = db_->prepare(
+      "SELECT model_version, dataset, dataset_digest, rows, kind, metrics, evaluated_at, "
+      "scion_version FROM eval_results WHERE model_id = ?1 AND (?2 = '' OR model_version = ?2) "
+      "ORDER BY evaluated_at DESC, id DESC");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, *id).bind(2, std::string_view(model_version));
+  std::vector<EvalResult> out;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) break;
+    EvalResult r;
+    r.model = model;
+    r.model_version = stmt->column_text(0);
+    r.dataset = stmt->column_text(1);
+    r.dataset_digest = stmt->column_text(2);
+    r.rows = stmt->column_int(3);
+    r.kind = stmt->column_text(4);
+    r.metrics = parse_json(stmt->column_text(5));
+    r.evaluated_at = stmt->column_text(6);
+    r.scion_version = stmt->column_text(7);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace scion::lineage

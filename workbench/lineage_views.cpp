@@ -300,6 +300,10 @@ Result<ModelShow> show_model(lineage::LineageStore& store, const std::string& mo
   auto shares = store.sharing(model);
   if (!shares.is_ok()) return shares.status();
   show.shares = std::move(*shares);
+  auto evaluations = store.eval_results(model, "");
+  if (!evaluations.is_ok()) return evaluations.status();
+  show.evaluations = std::move(*evaluations);
+  show.recipe_hash = by_name[model]->recipe_hash;
   return show;
 }
 

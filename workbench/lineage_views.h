@@ -96,6 +96,8 @@ struct ModelShow {
   std::vector<AncestryStep> ancestry;  // the model first, up to its base
   std::vector<RunWithValidation> runs, test_runs;  // newest first
   std::map<std::string, std::int64_t> shares;      // other model -> identical tensors
+  std::vector<lineage::EvalResult> evaluations;    // `scion eval` results, newest first
+  std::optional<std::string> recipe_hash;          // the stored parameters' version
 };
 // Errors: no stored model of that name (kNotFound, with the closest name), store errors.
 Result<ModelShow> show_model(lineage::LineageStore& store, const std::string& model);

@@ -3,7 +3,13 @@
 the tiny BERT fixture, trained by scion and exported, loads with
 PeftModel.from_pretrained(AutoModelForSequenceClassification.from_pretrained(BASE,
 num_labels=K), DIR) with no missing or unexpected adapter keys, and its probabilities
-equal `scion predict --json` within 1e-4. Skips (77) without the interop venv."""
+equal `scion predict --json` within 1e-4. Then `--format huggingface` (a LoRA model, a
+LoRA on a LoRA, a BitFit model) loads with AutoModelForSequenceClassification.from_pretrained
+with nothing missing and the same probabilities; what PEFT cannot hold is refused naming
+the format that can; and `scion import --peft` brings an exported adapter back as a new
+descendant with identical predictions, refusing adapters that do not fit. Skips (77)
+without the interop venv."""
+import hashlib
 import json
 import os
 import shutil
@@ -34,6 +40,14 @@ models:
   prefixed:
     from: bert
     adapt: {prefix: {virtual_tokens: 2}, head: {}}
+    train: *recipe
+  stacked:
+    from: qv
+    adapt: {lora: {rank: 2, alpha: 4, targets: [q, k, ffn_out]}}
+    train: *recipe
+  biased:
+    from: bert
+    adapt: {bitfit: {}, head: {}}
     train: *recipe
 """
 
@@ -100,4 +114,96 @@ for model in ("qv", "scattered"):
 
 rc, out, err = run("export", "prefixed", "--format", "peft", "-o", os.path.join(work, "p"), cwd=work)
 check(rc == 2 and "prefix" in err and "PEFT" in err, f"prefix export: {rc} {err}")
+rc, out, err = run("export", "biased", "--format", "peft", "-o", os.path.join(work, "b"), cwd=work)
+check(rc == 2 and "BitFit" in err and "--format huggingface" in err, f"bitfit export: {rc} {err}")
+rc, out, err = run("export", "stacked", "--format", "peft", "-o", os.path.join(work, "s"), cwd=work)
+check(rc == 2 and "--format huggingface" in err, f"descendant of a descendant as PEFT: {rc} {err}")
+
+# ---- --format huggingface: a whole model folder, adapters merged ----------------------
+HF_SIDE = r"""
+import json, sys, torch
+from tokenizers import Tokenizer
+from transformers import AutoModelForSequenceClassification
+folder, texts = sys.argv[1], json.loads(sys.argv[2])
+model, info = AutoModelForSequenceClassification.from_pretrained(folder, output_loading_info=True)
+model.eval()
+tok = Tokenizer.from_file(folder + "/tokenizer.json")
+tok.no_padding()
+tok.no_truncation()
+probs = []
+with torch.no_grad():
+    for text in texts:
+        ids = torch.tensor([tok.encode(text).ids])
+        probs.append(torch.softmax(model(input_ids=ids).logits[0], -1).tolist())
+print(json.dumps({"missing": info["missing_keys"], "unexpected": info["unexpected_keys"],
+                  "labels": [model.config.id2label[i] for i in range(len(model.config.id2label))],
+                  "probs": probs}))
+"""
+hf_probs = {}
+for model in ("qv", "stacked", "biased"):
+    folder = os.path.join(work, model + "-hf")
+    exported = run_json("export", model, "--format", "huggingface", "-o", folder, cwd=work)
+    check(exported["architecture"] == "BertForSequenceClassification", f"{model}: {exported}")
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):
+        check(os.path.exists(os.path.join(folder, name)), f"{model}: no {name} in the folder")
+    theirs = json.loads(run_python(PYTHON, HF_SIDE, folder, json.dumps(TEXTS)))
+    check(not theirs["missing"] and not theirs["unexpected"],
+          f"{model}: transformers found missing {theirs['missing']} / unexpected {theirs['unexpected']}")
+    check(theirs["labels"] == ["neg", "pos", "meh"], f"{model}: id2label {theirs['labels']}")
+    ours = run_json("predict", model, *sum((["--text", t] for t in TEXTS), []), cwd=work)
+    scion_probs = [[p["probabilities"][label] for label in ("neg", "pos", "meh")]
+                   for p in ours["predictions"]]
+    worst = max(abs(a - b) for s, p in zip(scion_probs, theirs["probs"]) for a, b in zip(s, p))
+    print(f"{model} (huggingface): largest probability difference scion vs transformers = {worst:.2e}")
+    check(worst < TOLERANCE, f"{model}: scion {scion_probs} vs transformers {theirs['probs']} differ by {worst}")
+    hf_probs[model] = theirs["probs"]
+# The merged LoRA of the descendant matters: stacked's probabilities differ from its parent's.
+check(max(abs(a - b) for s, p in zip(hf_probs["qv"], hf_probs["stacked"]) for a, b in zip(s, p)) > 1e-3,
+      f"stacked equals qv: {hf_probs}")
+rc, out, err = run("export", "prefixed", "--format", "huggingface", "-o", os.path.join(work, "ph"), cwd=work)
+check(rc == 2 and "prefix tuning" in err, f"prefix as huggingface: {rc} {err}")
+rc, out, err = run("export", "qv", "--format", "huggingface", "-o", os.path.join(work, "qv-hf"), cwd=work)
+check(rc != 0 and "--force" in err, f"existing folder without --force: {rc} {err}")
+
+# ---- scion import --peft: the exported adapter back as a new descendant ----------------
+with open(os.path.join(work, "scion.yaml"), "a") as f:
+    f.write("""  qv-back:
+    from: bert
+    adapt: {lora: {rank: 4, alpha: 8, targets: [q, v]}, head: {}}
+    train: *recipe
+  qv-narrow:
+    from: bert
+    adapt: {lora: {rank: 2, alpha: 8, targets: [q, v]}, head: {}}
+    train: *recipe
+""")
+imported = run_json("import", "--peft", os.path.join(work, "qv-peft"), "--as", "qv-back", cwd=work)
+check(imported["tensors"] == 2 * 2 * 2 + 2, f"qv-back: {imported}")  # 2 layers x (q, v) x (A, B) + head
+back = run_json("predict", "qv-back", *sum((["--text", t] for t in TEXTS), []), cwd=work)
+orig = run_json("predict", "qv", *sum((["--text", t] for t in TEXTS), []), cwd=work)
+check([p["probabilities"] for p in back["predictions"]] == [p["probabilities"] for p in orig["predictions"]],
+      f"export then import changed the predictions: {back} vs {orig}")
+show = run_json("lineage", "show", "qv-back", cwd=work)
+run_record = show["runs"][0]
+with open(os.path.join(work, "qv-peft", "adapter_model.safetensors"), "rb") as f:
+    digest = hashlib.sha256(f.read()).hexdigest()
+check(run_record["kind"] == "import" and run_record["id"] == imported["run"]
+      and run_record["hyperparameters"]["adapter_digest"] == digest, f"qv-back's import run: {run_record}")
+check(show["ancestry"][1]["name"] == "bert", f"qv-back descends from bert: {show['ancestry']}")
+rc, out, err = run("import", "--peft", os.path.join(work, "qv-peft"), "--as", "qv-narrow", cwd=work)
+check(rc == 2 and "r is 4" in err and "lora_A" in err, f"a misfit adapter: {rc} {err}")
+rc, out, err = run("import", "--peft", os.path.join(work, "scattered-peft"), "--as", "qv-narrow", cwd=work)
+check(rc == 2 and "target_modules" in err, f"other targets: {rc} {err}")
+rc, out, err = run("import", "--peft", work, "--as", "qv-back", cwd=work)
+check(rc == 2 and "adapter_config.json" in err, f"not an adapter folder: {rc} {err}")
+with open(os.path.join(work, "qv-peft", "adapter_config.json")) as f:
+    config = json.load(f)
+config["base_model_name_or_path"] = "someone/roberta-base"
+os.makedirs(os.path.join(work, "elsewhere"))
+shutil.copy(os.path.join(work, "qv-peft", "adapter_model.safetensors"), os.path.join(work, "elsewhere"))
+with open(os.path.join(work, "elsewhere", "adapter_config.json"), "w") as f:
+    json.dump(config, f)
+rc, out, err = run("import", "--peft", os.path.join(work, "elsewhere"), "--as", "qv-back", cwd=work)
+check(rc == 2 and "another base" in err, f"an adapter of another base: {rc} {err}")
+rc, out, err = run("fsck", cwd=work)
+check(rc == 0, f"fsck after import --peft: {out}{err}")
 print("ok")

@@ -32,6 +32,7 @@ COMMANDS = {
     "scion run": ["run", "a"],
     "scion test": ["test", "a"],
     "scion predict": ["predict", "a", "--text", "a lovely film"],
+    "scion eval": ["eval", "a", "--data", "critics"],
     "scion report": ["report", "-o", "family.html"],
     "scion lineage tree": ["lineage", "tree"],
     "scion lineage show": ["lineage", "show", "c"],

@@ -50,13 +50,14 @@ TEST_CASE("a new store identifies itself and turns on its pragmas", "[lineage]")
 
 // A store of schema version 1, before runs could end 'diverged' or 'abandoned', is
 // migrated when opened: its runs and their metrics stay, and the new statuses are allowed.
-TEST_CASE("a version-1 store migrates to version 2 keeping its runs", "[lineage]") {
+TEST_CASE("a version-1 store migrates to the current version keeping its runs", "[lineage]") {
   TempDir dir;
   {
     auto store = open_store(dir.path() / ".scion");
     SqliteDb& db = store->db();
     REQUIRE(db.exec("PRAGMA foreign_keys = OFF").is_ok());
     REQUIRE(db.exec(R"sql(
+DROP TABLE eval_results;
 DROP TABLE runs;
 CREATE TABLE runs (
   id INTEGER PRIMARY KEY, model_id INTEGER NOT NULL REFERENCES models(id),
@@ -78,7 +79,8 @@ PRAGMA user_version = 1;
                 .is_ok());
   }
   auto store = open_store(dir.path() / ".scion");
-  CHECK(count(*store, "PRAGMA user_version") == 2);
+  CHECK(count(*store, "PRAGMA user_version") == kSchemaVersion);
+  CHECK(count(*store, "SELECT count(*) FROM eval_results") == 0);
   CHECK(count(*store, "PRAGMA foreign_keys") == 1);
   CHECK(count(*store, "SELECT count(*) FROM run_metrics WHERE run_id = 7") == 2);
   CHECK(count(*store, "SELECT count(*) FROM runs WHERE id = 7 AND status = 'finished'") == 1);
@@ -88,6 +90,38 @@ PRAGMA user_version = 1;
   // The metrics still belong to the rebuilt table: deleting the run cascades to them.
   REQUIRE(store->db().exec("DELETE FROM runs WHERE id = 7").is_ok());
   CHECK(count(*store, "SELECT count(*) FROM run_metrics") == 0);
+}
+
+// Version 3 adds eval_results; a result is kept against the model version it scored.
+TEST_CASE("eval results are recorded and read back by model version", "[lineage]") {
+  TempDir dir;
+  auto store = open_store(dir.path() / ".scion");
+  ModelRecord model{.name = "m", .recipe_hash = "v1"};
+  auto run = store->start_run(model, RunStart{.kind = RunKind::kImport, .recipe_hash = "v1"});
+  REQUIRE(run.is_ok());
+  EvalResult r{.model = "m",
+               .model_version = "v1",
+               .dataset = "held-out.jsonl",
+               .dataset_digest = std::string(64, 'a'),
+               .rows = 7,
+               .kind = "classifier",
+               .metrics = {{"accuracy", 0.5}}};
+  REQUIRE(store->record_eval_results({r}).is_ok());
+  r.model_version = "v2";
+  r.metrics["accuracy"] = 0.75;
+  REQUIRE(store->record_eval_results({r}).is_ok());
+  auto all = store->eval_results("m", "");
+  REQUIRE(all.is_ok());
+  REQUIRE(all->size() == 2);
+  CHECK((*all)[0].model_version == "v2");  // newest first
+  CHECK((*all)[1].metrics["accuracy"] == 0.5);
+  CHECK((*all)[1].rows == 7);
+  CHECK_FALSE((*all)[1].evaluated_at.empty());
+  auto v1 = store->eval_results("m", "v1");
+  REQUIRE(v1.is_ok());
+  CHECK(v1->size() == 1);
+  r.dataset_digest = "short";
+  CHECK_FALSE(store->record_eval_results({r}).is_ok());  // the CHECK on the digest
 }
 
 TEST_CASE("opening without create reports a missing store clearly", "[lineage]") {

@@ -1,0 +1,163 @@
+// `scion eval MODEL... --data NAME|FILE`: stored models scored on a dataset, all in one
+// shared-trunk pass (workbench/dataset_eval.h): accuracy, macro-F1, per-class precision
+// and recall and the confusion matrix for classifiers; perplexity for language models.
+// Each result is recorded in the lineage store against the model's exact version (its
+// recipe hash) and the data's digest, and `scion lineage show MODEL` lists it.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <set>
+
+#include "cli/cmd_lineage_support.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "workbench/dataset_eval.h"
+#include "workbench/model_lookup.h"
+
+namespace scion::cli {
+namespace {
+
+struct EvalOptions {
+  std::vector<std::string> models;
+  std::string data;
+  int chunk_size = 64;
+  bool record = true;
+};
+
+// The head labels of the classifiers among `models`, in first-seen order: a data file's
+// labels are read by these names.
+std::vector<std::string> head_labels(const spec::Workspace& ws,
+                                     const std::vector<std::string>& models) {
+  std::vector<std::string> labels;
+  for (const std::string& name : models)
+    if (auto own = workbench::classifier_labels(ws, *ws.find_model(name)))
+      for (const std::string& l : *own)
+        if (std::find(labels.begin(), labels.end(), l) == labels.end()) labels.push_back(l);
+  return labels;
+}
+
+void print_classifier(const nlohmann::json& m) {
+  std::cout << fmt::format("  accuracy {:.4f}   macro-F1 {:.4f}   ({} rows)\n",
+                           m["accuracy"].get<double>(), m["macro_f1"].get<double>(),
+                           m["rows"].get<std::int64_t>());
+  std::size_t width = 5;
+  for (const auto& c : m["per_class"]) width = std::max(width, c["label"].get<std::string>().size());
+  std::cout << fmt::format("  {:<{}}  precision  recall  f1      support\n", "label", width);
+  for (const auto& c : m["per_class"])
+    std::cout << fmt::format("  {:<{}}  {:9.4f}  {:6.4f}  {:6.4f}  {:7}\n",
+                             c["label"].get<std::string>(), width, c["precision"].get<double>(),
+                             c["recall"].get<double>(), c["f1"].get<double>(),
+                             c["support"].get<std::int64_t>());
+  std::cout << "  confusion (rows: true label, columns: predicted)\n";
+  std::cout << fmt::format("  {:<{}}", "", width);
+  for (const auto& l : m["labels"]) std::cout << fmt::format("  {:>{}}", l.get<std::string>(), 8);
+  std::cout << '\n';
+  for (std::size_t i = 0; i < m["labels"].size(); ++i) {
+    std::cout << fmt::format("  {:<{}}", m["labels"][i].get<std::string>(), width);
+    for (const auto& n : m["confusion"][i]) std::cout << fmt::format("  {:>8}", n.get<std::int64_t>());
+    std::cout << '\n';
+  }
+}
+
+void print_language_model(const nlohmann::json& m) {
+  std::cout << fmt::format("  {} {:.4f}   mean NLL {:.4f} nats/token   ({} tokens, {} rows)\n",
+                           m["pseudo"].get<bool>() ? "pseudo-perplexity" : "perplexity",
+                           m["perplexity"].get<double>(), m["mean_nll"].get<double>(),
+                           m["tokens"].get<std::int64_t>(), m["rows"].get<std::int64_t>());
+}
+
+int eval(const GlobalOptions& global, const EvalOptions& options) {
+  auto ws = load_workspace_or_report(global);
+  if (!ws) return kExitUsage;
+  std::vector<std::string> models;
+  std::set<std::string> seen;
+  for (const std::string& name : options.models) {
+    auto found = workbench::find_spec_model(*ws, name);
+    if (!found) return fail(found.status());
+    if (seen.insert(name).second) models.push_back(name);  // a model named twice runs once
+  }
+  auto data = workbench::eval_data(*ws, options.data, head_labels(*ws, models));
+  if (!data) return fail(data.status());
+  auto store = options.record ? open_store(global, /*create=*/false) : open_store_read_only(global);
+  if (!store) return fail(store.status());
+
+  auto backend = runtime::make_cpu_backend();
+  workbench::StoredFamily family(*ws, **store, *backend);
+  if (Status s = family.load(models); !s.is_ok()) return fail(s);
+  auto results =
+      workbench::evaluate_on_data(*ws, family, *backend, models, *data, options.chunk_size);
+  if (!results) return fail(results.status());
+
+  if (options.record) {
+    std::vector<lineage::EvalResult> rows;
+    for (const workbench::ModelEvaluation& r : *results)
+      rows.push_back({.model = r.model,
+                      .model_version = r.model_version,
+                      .dataset = data->name,
+                      .dataset_digest = data->digest,
+                      .rows = data->examples.rows(),
+                      .kind = workbench::kind_name(r.kind),
+                      .metrics = r.metrics});
+    if (Status s = (*store)->record_eval_results(rows); !s.is_ok()) return fail(s);
+  }
+
+  if (global.json) {
+    nlohmann::json doc = {{"data",
+                           {{"name", data->name},
+                            {"path", data->dataset.path.string()},
+                            {"digest", data->digest},
+                            {"rows", data->examples.rows()}}},
+                          {"recorded", options.record},
+                          {"results", nlohmann::json::array()}};
+    for (const workbench::ModelEvaluation& r : *results)
+      doc["results"].push_back({{"model", r.model},
+                                {"model_version", r.model_version},
+                                {"kind", workbench::kind_name(r.kind)},
+                                {"metrics", r.metrics}});
+    print_json(doc);
+    return kExitOk;
+  }
+  const bool tty = stdout_is_tty();
+  std::cout << fmt::format("data {} ({} rows, sha256 {})\n", data->name, data->examples.rows(),
+                           data->digest.substr(0, 16));
+  for (const workbench::ModelEvaluation& r : *results) {
+    std::cout << '\n'
+              << paint(r.model, Color::kBold, tty) << "  [" << workbench::kind_name(r.kind)
+              << ", version " << r.model_version.substr(0, 12) << "]\n";
+    if (r.kind == workbench::ModelKind::kClassifier)
+      print_classifier(r.metrics);
+    else
+      print_language_model(r.metrics);
+  }
+  if (options.record) std::cout << "\nrecorded in the lineage store (scion lineage show MODEL)\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
+  static EvalOptions options;
+  CLI::App* cmd =
+      app.add_subcommand("eval", "Score trained models on a dataset (accuracy, F1, perplexity)");
+  cmd->add_option("MODEL", options.models, "The models (all run in one shared-trunk pass)")
+      ->required();
+  cmd->add_option("--data", options.data,
+                  "A dataset of the spec, or a .jsonl/.csv/.tsv/.txt file")
+      ->required()
+      ->option_text("NAME|FILE");
+  cmd->add_option("--chunk-size", options.chunk_size, "Texts per forward pass (default 64)")
+      ->check(CLI::Range(1, 65536));
+  cmd->add_flag("!--no-record", options.record,
+                "Do not record the results in the lineage store (opens it read-only)");
+  cmd->footer(
+      "Classifiers: accuracy, macro-F1, per-class precision/recall/F1 and the confusion\n"
+      "matrix; language models: perplexity (pseudo-perplexity for a masked LM).\n"
+      "A file's rows are read as the spec reads a dataset (fields text and label).\n"
+      "Example: scion -C examples/minilm eval head lora prefix --data critics\n"
+      "         scion eval lora --data held-out.jsonl --json");
+  cmd->callback([&global, &action] { action = [&global] { return eval(global, options); }; });
+}
+
+}  // namespace scion::cli

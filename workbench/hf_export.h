@@ -1,0 +1,49 @@
+// A stored classifier of an imported Hugging Face base as a complete Hugging Face model
+// folder (`scion export MODEL --format huggingface -o DIR`), which
+// `AutoModelForSequenceClassification.from_pretrained(DIR)` loads with nothing missing:
+//   config.json       the base's own config.json, with the task model's `architectures`,
+//                     `id2label` / `label2id` from the head's labels
+//   model.safetensors every trunk tensor under the task model's names (lineage/
+//                     hf_tensor_names.h, with hf_base_model_prefix), every LoRA of the
+//                     ancestry merged in (W + alpha/r · B·A, outermost last), BitFit biases,
+//                     full fine-tunes and `unfreeze`d tensors as the model holds them, and the
+//                     nearest head up the ancestry as the task model's classifier
+//   tokenizer files   copied from the base's folder (tokenizer.json, vocab.txt,
+//                     tokenizer_config.json, special_tokens_map.json, where present)
+// Architectures plug in by a row of the task-model table in hf_export.cpp (the class,
+// the classifier's module name, what the head must pool); BERT is the one today.
+// Refused, with the reason: a base that is not an imported Hugging Face folder, an
+// architecture without a row, a model without a classifier head or whose head pools
+// otherwise than the task model does, and adapters no plain model can hold (prefix and
+// prompt tuning, bottleneck adapters) anywhere up the ancestry.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lineage/env.h"
+#include "lineage/records.h"
+#include "spec/workspace.h"
+
+namespace scion::workbench {
+
+struct HfModelFolder {
+  nlohmann::json config;                                    // config.json
+  std::map<std::string, std::vector<float>> tensors;        // model.safetensors, by name
+  std::map<std::string, std::vector<std::int64_t>> shapes;  // same keys
+  std::vector<std::filesystem::path> tokenizer_files;       // to copy, absolute
+};
+
+// REQUIRES: `params` are `model`'s stored parameters for its current recipe.
+Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Model& model,
+                                      const lineage::LoadedParameters& params);
+
+// Writes the folder's files into `dir` (creating it); each file atomically.
+Status write_hf_model_folder(lineage::Env& env, const std::filesystem::path& dir,
+                             const HfModelFolder& folder);
+
+}  // namespace scion::workbench

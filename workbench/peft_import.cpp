@@ -1,0 +1,174 @@
+#include "workbench/peft_import.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "lineage/dtype.h"
+#include "lineage/peft_adapter.h"
+#include "runtime/parameter_table.h"
+#include "spec/file_digest.h"
+
+namespace scion::workbench {
+namespace {
+
+// A hub id ("sentence-transformers/all-MiniLM-L6-v2") or a path names the base's folder
+// when it is that folder, or ends in the folder's name.
+bool names_folder(const std::string& named, const std::filesystem::path& folder) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(named, folder, ec)) return true;
+  const std::filesystem::path n = std::filesystem::path(named).lexically_normal();
+  const std::string last = n.has_filename() ? n.filename().string() : n.parent_path().filename().string();
+  return last == folder.lexically_normal().filename().string() ||
+         last == folder.lexically_normal().parent_path().filename().string();
+}
+
+// Target modules compare as sets when both are lists of names.
+bool same_targets(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.is_array() && b.is_array())
+    return std::set<std::string>(a.begin(), a.end()) == std::set<std::string>(b.begin(), b.end());
+  return a == b;
+}
+
+void check_config(const nlohmann::json& config, const nlohmann::json& expected,
+                  const spec::Model& model, const spec::Model& base,
+                  std::vector<std::string>& problems) {
+  const auto field = [&](const char* key) { return config.value(key, nlohmann::json()); };
+  if (field("peft_type") != "LORA")
+    problems.push_back(fmt::format("peft_type is {}; only LORA adapters are imported",
+                                   field("peft_type").dump()));
+  if (field("r") != expected["r"])
+    problems.push_back(fmt::format("r is {}, but '{}' declares rank {}", field("r").dump(),
+                                   model.name, expected["r"].dump()));
+  if (!field("lora_alpha").is_number() ||
+      std::abs(field("lora_alpha").get<double>() - expected["lora_alpha"].get<double>()) > 1e-6)
+    problems.push_back(fmt::format("lora_alpha is {}, but '{}' declares alpha {}",
+                                   field("lora_alpha").dump(), model.name,
+                                   expected["lora_alpha"].dump()));
+  if (!same_targets(field("target_modules"), expected["target_modules"]))
+    problems.push_back(fmt::format("target_modules is {}, but '{}' adapts {}",
+                                   field("target_modules").dump(), model.name,
+                                   expected["target_modules"].dump()));
+  if (field("use_dora") == true || field("use_rslora") == true)
+    problems.push_back("the adapter uses DoRA or rsLoRA, which scion's LoRA does not run");
+  const nlohmann::json named = field("base_model_name_or_path");
+  if (!named.is_string() || !names_folder(named.get<std::string>(), base.import_path))
+    problems.push_back(fmt::format(
+        "base_model_name_or_path is {}, which does not name '{}''s folder {}; the adapter was "
+        "trained on another base",
+        named.dump(), base.name, base.import_path));
+}
+
+Result<nlohmann::json> read_config(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in)
+    return not_found(fmt::format("'{}' is missing: the folder is not a PEFT adapter (it needs "
+                                 "adapter_config.json and adapter_model.safetensors)",
+                                 file.string()));
+  auto config = nlohmann::json::parse(in, nullptr, false);
+  if (config.is_discarded() || !config.is_object())
+    return spec_error(fmt::format("'{}' is not a JSON object", file.string()));
+  return config;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PeftImport>> read_peft_import(const spec::Workspace& ws,
+                                                     const spec::Model& model,
+                                                     lineage::LineageStore& store,
+                                                     const std::filesystem::path& dir,
+                                                     std::vector<std::string>& problems) {
+  if (model.is_base())
+    return invalid_argument(fmt::format(
+        "model '{}' ({}:{}) is a base; a PEFT adapter is imported as a LoRA descendant of the "
+        "base it was trained on (declare one with from: and adapt: {{lora: ..., head: ...}})",
+        model.name, model.location.file, model.location.line));
+  SCION_RETURN_IF_ERROR(lineage::check_peft_layout(ws, model));
+  const spec::Model& base = *ws.ancestry(model).back();
+  auto config = read_config(dir / "adapter_config.json");
+  if (!config) return config.status();
+  check_config(*config, lineage::peft_config(ws, model), model, base, problems);
+
+  auto out = std::make_unique<PeftImport>();
+  const std::filesystem::path weights = dir / "adapter_model.safetensors";
+  if (!std::filesystem::is_regular_file(weights))
+    return not_found(fmt::format("'{}' is missing{}; save the adapter with safetensors "
+                                 "(PEFT's default)",
+                                 weights.string(),
+                                 std::filesystem::exists(dir / "adapter_model.bin")
+                                     ? " (the folder has adapter_model.bin, a pickle scion does "
+                                       "not read)"
+                                     : ""));
+  auto adapter = lineage::read_safetensors(store.env(), weights);
+  if (!adapter) return adapter.status();
+  out->adapter = std::move(*adapter);
+  auto adapter_digest = spec::sha256_file(weights);
+  if (!adapter_digest) return adapter_digest.status();
+  out->adapter_digest = *adapter_digest;
+  auto config_digest = spec::sha256_file(dir / "adapter_config.json");
+  if (!config_digest) return config_digest.status();
+  out->config_digest = *config_digest;
+
+  auto parent = store.load_parameters(model.from);
+  if (!parent) return parent.status();
+  out->parent = std::move(*parent);
+
+  std::map<std::string, const lineage::SafetensorsTensor*> in_file;
+  for (const auto& t : out->adapter.contents.tensors) in_file[t.name] = &t;
+  const auto table = runtime::parameter_table(ws, model);
+  out->converted.reserve(table.size());
+  for (const runtime::ParameterSpec& p : table) {
+    if (p.introduced_by != model.name) {
+      auto it = out->parent.find(p.name);
+      if (it == out->parent.end())
+        return not_found(fmt::format("the parent '{}' in the store has no '{}'; run `scion run "
+                                     "{}` first",
+                                     model.from, p.name, model.from));
+      const lineage::LoadedParameter& v = it->second;
+      out->writes.push_back({p.name, v.dtype, v.shape, v.bytes, false, p.introduced_by, v.digest});
+      continue;
+    }
+    const std::string peft = *lineage::peft_tensor_name(*base.architecture, model, p.name);
+    auto it = in_file.find(peft);
+    if (it == in_file.end()) {
+      problems.push_back(fmt::format("missing tensor '{}' {} (scion's {})", peft,
+                                     nlohmann::json(p.shape).dump(), p.name));
+      continue;
+    }
+    const lineage::SafetensorsTensor& t = *it->second;
+    in_file.erase(it);
+    if (t.shape != p.shape) {
+      problems.push_back(fmt::format("tensor '{}' has shape {}, but '{}' needs {}", peft,
+                                     nlohmann::json(t.shape).dump(), model.name,
+                                     nlohmann::json(p.shape).dump()));
+      continue;
+    }
+    if (!lineage::is_convertible_to_float32(t.dtype)) {
+      problems.push_back(fmt::format("tensor '{}' has dtype {}; LoRA weights are floating point",
+                                     peft, lineage::dtype_name(t.dtype)));
+      continue;
+    }
+    std::span<const std::byte> values = t.bytes;
+    if (t.dtype != lineage::DType::kF32) {
+      out->converted.push_back(lineage::to_float32(t.dtype, t.bytes));
+      values = std::as_bytes(std::span<const float>(out->converted.back()));
+    }
+    out->writes.push_back({p.name, lineage::DType::kF32, p.shape, values, true, model.name, {}});
+    ++out->own_tensors;
+    out->own_bytes += static_cast<std::int64_t>(values.size());
+  }
+  for (const auto& [name, t] : in_file)
+    problems.push_back(fmt::format("extra tensor '{}' {} is not a parameter of '{}'", name,
+                                   nlohmann::json(t->shape).dump(), model.name));
+  if (!problems.empty())
+    return spec_error(fmt::format(
+        "the PEFT adapter in '{}' does not fit model '{}' as declared at {}:{} ({} problem(s)); "
+        "fix the declaration (rank, alpha, targets, head labels) or import the adapter the "
+        "base was trained with",
+        dir.string(), model.name, model.location.file, model.location.line, problems.size()));
+  return out;
+}
+
+}  // namespace scion::workbench
