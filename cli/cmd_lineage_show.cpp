@@ -97,10 +97,10 @@ void print_show(const json& doc, bool tty) {
   std::cout << paint("model " + doc["model"].get<std::string>(), Color::kBold, tty) << '\n';
   std::cout << "ancestry:";
   for (const auto& step : doc["ancestry"])
-    std::cout << (step == doc["ancestry"][0] ? " " : " <- ") << step["name"].get<std::string>();
+    std::cout << (step == doc["ancestry"][0] ? " " : " <- ") << step["model"].get<std::string>();
   std::cout << "\n\n";
   for (const auto& step : doc["ancestry"]) {
-    std::cout << paint(step["name"].get<std::string>(), Color::kBold, tty) << "  ["
+    std::cout << paint(step["model"].get<std::string>(), Color::kBold, tty) << "  ["
               << step["method"].get<std::string>() << "]\n";
     std::cout << "  recipe      "
               << (step["recipe_hash"].is_null() ? "(no parameters stored)"
@@ -240,8 +240,7 @@ int run_lineage_diff(const GlobalOptions& global, const std::string& a, const st
   }
 
   if (global.json) {
-    print_json({{"a", a},
-                {"b", b},
+    print_json({{"models", json::array({a, b})},
                 {"shared", shared},
                 {"differ", differ},
                 {"only_in_a", only_a},

@@ -248,7 +248,7 @@ nlohmann::json plan_json(const Workspace& ws, const std::vector<ModelPlan>& plan
                 {"optimizer_state", p.memory->optimizer_state},
                 {"activations", p.memory->activations},
                 {"total", p.memory->total()}};
-    models.push_back({{"name", m.name},
+    models.push_back({{"model", m.name},
                       {"parent", m.is_base() ? nlohmann::json() : nlohmann::json(m.from)},
                       {"base", ws.ancestry(m).back()->name},
                       {"methods", p.methods},
