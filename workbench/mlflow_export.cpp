@@ -136,6 +136,9 @@ class RunExporter {
     SCION_RETURN_IF_ERROR(writer_.write(run_dir / "meta.yaml", run_meta(dir_, id, name, run)));
     std::error_code ec;
     fs::create_directories(run_dir / "artifacts", ec);
+    if (ec)
+      return io_error(fmt::format("cannot create '{}': {}", (run_dir / "artifacts").string(),
+                                  ec.message()));
     std::map<std::string, std::string> params;
     flatten(lineage::recipe_in_spec_words(run.hyperparameters), "", params);
     for (const auto& [key, value] : params)
