@@ -24,8 +24,10 @@ packages=(
 # What only the tests need: Debian's torch under the interop venv that checks scion
 # against transformers and PEFT (tests/python/README.md; those tests skip without it); a
 # headless browser renders `scion report`'s page (tests/cli/test_report_browser.py, which
-# skips without one); xmllint checks the JUnit report against junit-10.xsd.
-test_packages=(python3-torch python3-venv python3-pip chromium libxml2-utils)
+# skips without one); xmllint checks the JUnit report against junit-10.xsd; jsonschema and
+# yaml check the examples against `scion schema` (tests/cli/test_schema.py).
+test_packages=(python3-torch python3-venv python3-pip chromium libxml2-utils python3-jsonschema
+               python3-yaml)
 case "$mode" in
   test | slow | sanitize) packages+=("${test_packages[@]}") ;;
 esac

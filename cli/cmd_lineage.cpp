@@ -105,7 +105,7 @@ void print_subtree(const std::vector<FamilyNode>& nodes, const FamilyNode& node,
 }
 
 nlohmann::json node_json(const FamilyNode& node) {
-  nlohmann::json out = {{"name", node.name}, {"method", node.method}, {"status", node.status}};
+  nlohmann::json out = {{"model", node.name}, {"method", node.method}, {"status", node.status}};
   out["parent"] = node.parent.empty() ? nlohmann::json() : nlohmann::json(node.parent);
   if (node.stored) {
     out["parameters"] = node.stored->parameter_count;

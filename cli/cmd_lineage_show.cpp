@@ -82,7 +82,7 @@ json show_json(const workbench::ModelShow& show) {
 void print_runs(const std::string& title, const json& runs) {
   std::cout << '\n' << title << ":\n";
   for (const auto& r : runs) {
-    std::cout << "  #" << r["id"] << "  " << r["kind"].get<std::string>() << "  "
+    std::cout << "  #" << r["run"] << "  " << r["kind"].get<std::string>() << "  "
               << r["status"].get<std::string>() << "  " << r["started_at"].get<std::string>()
               << "  " << human_duration(r["duration_s"].get<double>()) << "  " << r["steps"]
               << " steps";
@@ -122,10 +122,10 @@ void print_show(const json& doc, bool tty) {
   std::cout << paint("model " + doc["model"].get<std::string>(), Color::kBold, tty) << '\n';
   std::cout << "ancestry:";
   for (const auto& step : doc["ancestry"])
-    std::cout << (step == doc["ancestry"][0] ? " " : " <- ") << step["name"].get<std::string>();
+    std::cout << (step == doc["ancestry"][0] ? " " : " <- ") << step["model"].get<std::string>();
   std::cout << "\n\n";
   for (const auto& step : doc["ancestry"]) {
-    std::cout << paint(step["name"].get<std::string>(), Color::kBold, tty) << "  ["
+    std::cout << paint(step["model"].get<std::string>(), Color::kBold, tty) << "  ["
               << step["method"].get<std::string>() << "]\n";
     std::cout << "  recipe      "
               << (step["recipe_hash"].is_null() ? "(no parameters stored)"
@@ -180,8 +180,7 @@ int run_lineage_diff(const GlobalOptions& global, const std::string& a, const st
     recipe.push_back({{"field", d.field}, {"a", d.a}, {"b", d.b}});
 
   if (global.json) {
-    print_json({{"a", a},
-                {"b", b},
+    print_json({{"models", json::array({a, b})},
                 {"shared", shared},
                 {"differ", differ},
                 {"only_in_a", only_a},

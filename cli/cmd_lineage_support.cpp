@@ -57,7 +57,7 @@ std::string human_duration(double seconds) {
 }
 
 nlohmann::json run_to_json(const lineage::RunRecord& r) {
-  nlohmann::json out = {{"id", r.id},
+  nlohmann::json out = {{"run", r.id},
                         {"model", r.model},
                         {"kind", lineage::run_kind_name(r.kind)},
                         {"status", lineage::run_status_name(r.status)},
@@ -78,7 +78,7 @@ nlohmann::json run_to_json(const lineage::RunRecord& r) {
 }
 
 nlohmann::json stored_model_to_json(const lineage::StoredModel& m) {
-  nlohmann::json out = {{"name", m.name},
+  nlohmann::json out = {{"model", m.name},
                         {"adaptation", m.adaptation},
                         {"architecture", m.architecture},
                         {"created_at", m.created_at},

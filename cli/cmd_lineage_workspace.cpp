@@ -12,7 +12,7 @@ std::optional<spec::Workspace> load_workspace_if_valid(const GlobalOptions& glob
                                                        std::string& why) {
   const std::filesystem::path path = global.spec_file;
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
+  if (global.spec_file != workbench::kStdinSpec && !std::filesystem::exists(path, ec)) {
     why = "no spec file '" + path.string() + "'";
     return std::nullopt;
   }

@@ -18,6 +18,7 @@
 #include "cli/output.h"
 #include "cli/predict_input.h"
 #include "workbench/behaviour_suite.h"
+#include "workbench/checked_workspace.h"
 
 namespace scion::cli {
 namespace {
@@ -167,6 +168,9 @@ Status check_finite(const std::vector<Predictor>& predictors,
 }
 
 int predict(const GlobalOptions& global, const PredictOptions& options) {
+  if (options.input.file == "-" && global.spec_file == workbench::kStdinSpec)
+    return fail(invalid_argument(
+        "-f - and --file - both read standard input; give one of them a file"));
   auto texts = read_predict_texts(options.input, std::cin);
   if (!texts) return fail(texts.status());
   std::vector<std::string> inputs;

@@ -328,11 +328,23 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
   cmd->add_option("--examples", options.examples,
                   "Failing examples shown per test and model (default 3)")
       ->check(CLI::Range(0, 1000));
+  cmd->add_option("--compare", options.compare,
+                  "Compare the stored results of two test runs instead of testing: the cases "
+                  "whose outcome differs (A, B: MODEL or MODEL@RUN)")
+      ->expected(2)
+      ->option_text("A B");
   cmd->footer(
       "Exit status 1 when a test exceeds its max_failure_rate.\n"
-      "Example: scion -C examples/sentiment test --junit report.xml");
+      "--compare A B runs nothing: each side is a model's newest test run or MODEL@RUN\n"
+      "(a test run id from 'scion lineage log MODEL'); it lists the cases that pass on one\n"
+      "side and fail on the other, and exits 0.\n"
+      "Examples: scion -C examples/sentiment test --junit report.xml\n"
+      "          scion test --compare review-lora review-prefix");
   cmd->callback([&global, &action] {
-    action = [&global] { return run_behavioural_tests(global, options); };
+    action = [&global] {
+      return options.compare.empty() ? run_behavioural_tests(global, options)
+                                     : run_test_comparison(global, options);
+    };
   });
 }
 

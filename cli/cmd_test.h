@@ -18,10 +18,15 @@ struct TestOptions {
   int examples = 3;                 // failing examples shown per test and model
   bool only_tested = false;         // skip named models no test or assertion applies to (for `run`)
   bool record = true;               // store the results; false: read the store only (--no-record)
+  std::vector<std::string> compare;  // --compare A B: compare two stored test runs instead
 };
 
 // Evaluates, judges, records and reports. Returns 0, 1 when a test exceeds its
 // max_failure_rate, or the error's exit code.
 int run_behavioural_tests(const GlobalOptions& global, const TestOptions& options);
+
+// `scion test --compare A B` (cli/cmd_test_compare.cpp): the cases whose outcome differs
+// between two stored test runs. Returns 0 or the error's exit code.
+int run_test_comparison(const GlobalOptions& global, const TestOptions& options);
 
 }  // namespace scion::cli

@@ -45,7 +45,10 @@ int run_validate(const GlobalOptions& global) {
   print_diagnostics(result);
   if (!ws) {
     std::cerr << result.errors.size() << (result.errors.size() == 1 ? " error" : " errors")
-              << " in " << global.spec_file << "; see docs/spec.md for every key\n";
+              << " in "
+              << (global.spec_file == workbench::kStdinSpec ? workbench::kStdinSpecName
+                                                            : global.spec_file)
+              << "; see docs/spec.md for every key\n";
     return kExitUsage;
   }
   std::cout << "ok: " << ws->models.size() << " models, " << ws->datasets.size() << " datasets, "

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/cli_reference.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/device_choice.h"
@@ -35,12 +36,16 @@ void add_test_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_predict_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_eval_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_report_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_init_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_schema_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_export_runs_command(CLI::App&, const GlobalOptions&, CommandAction&);
 
 namespace {
 
 // Subcommands, in the order `scion --help` lists them.
 const std::vector<AddCommand>& all_commands() {
   static const std::vector<AddCommand> commands = {
+      add_init_command,
       add_validate_command,
       add_plan_command,
       add_train_command,
@@ -53,8 +58,10 @@ const std::vector<AddCommand>& all_commands() {
       add_report_command,
       add_import_command,
       add_export_command,
+      add_export_runs_command,
       add_fsck_command,
       add_gc_command,
+      add_schema_command,
   };
   return commands;
 }
@@ -116,6 +123,9 @@ int run(int argc, char** argv) {
   add_global_options(app, global, show_version);
   CommandAction action;
   for (AddCommand add : all_commands()) add(app, global, action);
+  // The build writes the man page and completions from the app (cli/cli_reference.h).
+  std::string generate;
+  app.add_option("--generate", generate, "")->check(CLI::IsMember({"man", "bash", "zsh"}))->group("");
 
   // --json is known before parsing, so a usage error is a JSON document too.
   for (int i = 1; i < argc; ++i)
@@ -132,6 +142,12 @@ int run(int argc, char** argv) {
     return with_json_error(global, kExitUsage, true);
   }
 
+  if (!generate.empty()) {
+    std::cout << (generate == "man"    ? man_page(app)
+                  : generate == "bash" ? bash_completion(app)
+                                       : zsh_completion(app));
+    return kExitOk;
+  }
   if (show_version) {
     print_version(global.json);
     return kExitOk;

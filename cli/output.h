@@ -36,7 +36,7 @@ void print_diagnostics(const workbench::CheckedWorkspace& checked);
 
 // The version of the --json contract (docs/json.md): every document printed with
 // print_json carries it as "schema_version". Raised when a key changes meaning or goes.
-inline constexpr int kJsonSchemaVersion = 1;
+inline constexpr int kJsonSchemaVersion = 2;
 
 // Pretty-printed JSON document on stdout, followed by a newline, with "schema_version"
 // added to an object.
@@ -44,7 +44,7 @@ void print_json(const nlohmann::json& document);
 
 // --json error reporting. Once enabled, print_error() also remembers the first error; a
 // command that fails without printing a JSON document then gets
-// {"schema_version": 1, "error": {"code": EXIT, "message": ..., "location": ...}} on stdout
+// {"schema_version": 2, "error": {"code": EXIT, "message": ..., "location": ...}} on stdout
 // from main(), so a tool reading stdout always gets one JSON document.
 void enable_json_errors();
 bool json_document_printed();

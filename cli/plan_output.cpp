@@ -199,7 +199,7 @@ nlohmann::json model_json(const PlannedModel& p) {
               {"optimizer_state", p.memory->optimizer_state},
               {"activations", p.memory->activations},
               {"total", p.memory->total()}};
-  return {{"name", p.name},
+  return {{"model", p.name},
           {"parent", p.parent.empty() ? nlohmann::json() : nlohmann::json(p.parent)},
           {"base", p.trunk},
           {"methods", p.methods},

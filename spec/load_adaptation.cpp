@@ -3,28 +3,11 @@
 
 #include <set>
 
+#include "spec/keys.h"
 #include "spec/loader_parts.h"
 
 namespace scion::spec::detail {
 namespace {
-
-constexpr std::string_view kMethods[] = {"lora", "prefix", "prompt", "bottleneck",
-                                         "head", "bitfit", "full"};
-constexpr std::string_view kLoraKeys[] = {"rank", "alpha", "dropout", "targets", "layers"};
-constexpr std::string_view kPrefixKeys[] = {"virtual_tokens", "layers", "reparam_hidden"};
-constexpr std::string_view kPromptKeys[] = {"virtual_tokens", "init", "text"};
-constexpr std::string_view kBottleneckKeys[] = {"reduction", "placement", "layers"};
-constexpr std::string_view kHeadKeys[] = {"task", "labels", "pooling"};
-
-constexpr Choice<PromptInit> kPromptInits[] = {
-    {"random", PromptInit::kRandom}, {"text", PromptInit::kText}, {"vocab", PromptInit::kVocab}};
-constexpr Choice<BottleneckPlacement> kPlacements[] = {
-    {"attention", BottleneckPlacement::kAfterAttention},
-    {"ffn", BottleneckPlacement::kAfterFfn},
-    {"both", BottleneckPlacement::kBoth}};
-constexpr Choice<Pooling> kPoolings[] = {
-    {"cls", Pooling::kCls}, {"mean", Pooling::kMean}, {"last", Pooling::kLast}};
-constexpr std::string_view kTasks[] = {"classification"};
 
 constexpr int kUnknownLimit = 1 << 20;  // bounds used when the architecture is unknown
 
@@ -61,7 +44,7 @@ bool read_switch(SpecReader& r, const YamlNode& node, const std::string& path) {
 LoraSpec load_lora(SpecReader& r, const YamlNode& node, const std::string& path,
                    const Architecture* a) {
   LoraSpec s;
-  r.check_keys(node, path, kLoraKeys);
+  r.check_keys(node, path, keys::kLora);
   const int width = width_of(a);
   r.read_int(find(node, "rank"), join_path(path, "rank"), s.rank, 1, width,
              a ? fmt::format("an integer from 1 to {} (the base's width)", width)
@@ -116,7 +99,7 @@ int read_virtual_tokens(SpecReader& r, const YamlNode& node, const std::string& 
 PrefixSpec load_prefix(SpecReader& r, const YamlNode& node, const std::string& path,
                        const Architecture* a) {
   PrefixSpec s;
-  r.check_keys(node, path, kPrefixKeys);
+  r.check_keys(node, path, keys::kPrefix);
   s.virtual_tokens = read_virtual_tokens(r, node, path, a);
   read_layers(r, node, path, a, s.layers);
   r.read_int(find(node, "reparam_hidden"), join_path(path, "reparam_hidden"), s.reparam_hidden, 0,
@@ -127,9 +110,9 @@ PrefixSpec load_prefix(SpecReader& r, const YamlNode& node, const std::string& p
 PromptSpec load_prompt(SpecReader& r, const YamlNode& node, const std::string& path,
                        const Architecture* a) {
   PromptSpec s;
-  r.check_keys(node, path, kPromptKeys);
+  r.check_keys(node, path, keys::kPrompt);
   s.virtual_tokens = read_virtual_tokens(r, node, path, a);
-  r.read_choice<PromptInit>(find(node, "init"), join_path(path, "init"), kPromptInits, s.init,
+  r.read_choice<PromptInit>(find(node, "init"), join_path(path, "init"), keys::kPromptInits, s.init,
                             "prompt init");
   const YamlNode* text = find(node, "text");
   r.read_string(text, join_path(path, "text"), s.init_text);
@@ -144,7 +127,7 @@ PromptSpec load_prompt(SpecReader& r, const YamlNode& node, const std::string& p
 BottleneckSpec load_bottleneck(SpecReader& r, const YamlNode& node, const std::string& path,
                                const Architecture* a) {
   BottleneckSpec s;
-  r.check_keys(node, path, kBottleneckKeys);
+  r.check_keys(node, path, keys::kBottleneck);
   const int width = width_of(a);
   if (a && s.reduction > width) s.reduction = width;  // default 16 on a width below 16
   r.read_int(find(node, "reduction"), join_path(path, "reduction"), s.reduction, 1, width,
@@ -153,18 +136,18 @@ BottleneckSpec load_bottleneck(SpecReader& r, const YamlNode& node, const std::s
                              width)
                : std::string("a positive integer"));
   r.read_choice<BottleneckPlacement>(find(node, "placement"), join_path(path, "placement"),
-                                     kPlacements, s.placement, "bottleneck placement");
+                                     keys::kPlacements, s.placement, "bottleneck placement");
   read_layers(r, node, path, a, s.layers);
   return s;
 }
 
 HeadSpec load_head(SpecReader& r, const YamlNode& node, const std::string& path) {
   HeadSpec s;
-  r.check_keys(node, path, kHeadKeys);
+  r.check_keys(node, path, keys::kHead);
   if (const YamlNode* task = find(node, "task")) {
     std::string word;
     if (r.read_string(task, join_path(path, "task"), word) && word != "classification")
-      r.report_unknown(*task, join_path(path, "task"), word, kTasks, "head task");
+      r.report_unknown(*task, join_path(path, "task"), word, keys::kTasks, "head task");
   }
   const YamlNode* labels = find(node, "labels");
   const std::string lpath = join_path(path, "labels");
@@ -173,8 +156,8 @@ HeadSpec load_head(SpecReader& r, const YamlNode& node, const std::string& path)
     if (s.labels.size() < 2 || seen.size() != s.labels.size() || seen.count(""))
       r.error(*labels, lpath, "expected at least two distinct, non-empty labels");
   }
-  r.read_choice<Pooling>(find(node, "pooling"), join_path(path, "pooling"), kPoolings, s.pooling,
-                         "pooling");
+  r.read_choice<Pooling>(find(node, "pooling"), join_path(path, "pooling"), keys::kPoolings,
+                         s.pooling, "pooling");
   return s;
 }
 
@@ -183,7 +166,7 @@ HeadSpec load_head(SpecReader& r, const YamlNode& node, const std::string& path)
 void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& path,
                      const Architecture* a, Adaptation& out) {
   if (!r.expect_map(node, path, "a mapping from adaptation methods to their settings")) return;
-  r.check_keys(node, path, kMethods, "adaptation method");
+  r.check_keys(node, path, keys::kMethods, "adaptation method");
   const std::size_t errors_before = r.error_count();
   bool any = false, unknown = false;
   for (const auto& [key, value] : node.entries) {

@@ -5,17 +5,11 @@
 #include <system_error>
 
 #include "spec/file_digest.h"
+#include "spec/keys.h"
 #include "spec/loader_parts.h"
 
 namespace scion::spec::detail {
 namespace {
-
-constexpr std::string_view kDatasetKeys[] = {"path", "format", "text_field", "label_field",
-                                             "labels"};
-constexpr Choice<DatasetFormat> kFormats[] = {{"jsonl", DatasetFormat::kJsonl},
-                                              {"csv", DatasetFormat::kCsv},
-                                              {"tsv", DatasetFormat::kTsv},
-                                              {"text", DatasetFormat::kText}};
 
 std::vector<std::string_view> words_of(const std::vector<std::string>& names) {
   return {names.begin(), names.end()};
@@ -54,7 +48,7 @@ bool check_labels(SpecReader& reader, const YamlNode* node, const std::string& p
 
 void load_dataset(SpecReader& reader, const YamlNode& node, const std::string& path,
                   FileResolver& files, Dataset& d) {
-  reader.check_keys(node, path, kDatasetKeys);
+  reader.check_keys(node, path, keys::kDataset);
   const YamlNode* path_node = reader.require(node, path, "path", "the data file");
   std::string file;
   if (path_node && reader.read_string(path_node, join_path(path, "path"), file))
@@ -62,8 +56,8 @@ void load_dataset(SpecReader& reader, const YamlNode& node, const std::string& p
 
   const YamlNode* format_node = find(node, "format");
   if (format_node) {
-    reader.read_choice<DatasetFormat>(format_node, join_path(path, "format"), kFormats, d.format,
-                                      "dataset format");
+    reader.read_choice<DatasetFormat>(format_node, join_path(path, "format"), keys::kDatasetFormats,
+                                      d.format, "dataset format");
   } else if (auto implied = format_from_extension(file)) {
     d.format = *implied;
   } else if (path_node) {

@@ -7,23 +7,11 @@
 #include <set>
 
 #include "spec/hf_model_folder.h"
+#include "spec/keys.h"
 #include "spec/loader_parts.h"
 
 namespace scion::spec::detail {
 namespace {
-
-constexpr std::string_view kModelKeys[] = {"architecture", "import",   "from", "adapt",
-                                           "freeze",       "unfreeze", "train"};
-constexpr std::string_view kArchitectureKeys[] = {
-    "type",      "layers",     "width", "heads",   "ffn_width",     "vocab_size",
-    "tokenizer", "max_length", "norm",  "dropout", "tie_embeddings"};
-constexpr Choice<ArchitectureKind> kKinds[] = {{"encoder", ArchitectureKind::kEncoder},
-                                               {"decoder", ArchitectureKind::kDecoder}};
-constexpr Choice<NormPlacement> kNorms[] = {{"pre", NormPlacement::kPre},
-                                            {"post", NormPlacement::kPost}};
-constexpr Choice<TokenizerKind> kTokenizers[] = {{"byte", TokenizerKind::kByte},
-                                                 {"wordpiece", TokenizerKind::kWordPiece},
-                                                 {"bpe", TokenizerKind::kBpe}};
 
 // Reads a base's keys that a descendant must not have, and the reverse.
 bool check_model_shape(SpecReader& r, const YamlNode& node, const std::string& path, bool base) {
@@ -167,8 +155,8 @@ void warn_labels_ignored(SpecReader& r, const ModelEntry& e, bool has_head,
 void check_architecture_agrees(SpecReader& r, const YamlNode& node, const std::string& path,
                                const Architecture& folder, const std::string& config) {
   if (!r.expect_map(node, path, "a mapping describing the transformer")) return;
-  constexpr std::string_view kRestatable[] = {"layers", "width", "heads", "ffn_width",
-                                              "vocab_size", "max_length", "type", "norm"};
+  constexpr std::string_view kRestatable[] = {"layers",     "width",      "heads", "ffn_width",
+                                              "vocab_size", "max_length", "type",  "norm"};
   r.check_keys(node, path, kRestatable);
   const std::pair<const char*, int> counts[] = {
       {"layers", folder.layers},         {"width", folder.width},
@@ -183,14 +171,13 @@ void check_architecture_agrees(SpecReader& r, const YamlNode& node, const std::s
               fmt::format("{} is {} but '{}' says {}", key, given, config, expected),
               "; remove the key (the folder's config.json gives the architecture) or fix it");
   }
-  const std::pair<const char*, std::string_view> words[] = {{"type", "encoder"},
-                                                            {"norm", "post"}};
+  const std::pair<const char*, std::string_view> words[] = {{"type", "encoder"}, {"norm", "post"}};
   for (const auto& [key, expected] : words) {
     const YamlNode* n = find(node, key);
     if (n && (!n->is_scalar() || n->value != expected))
       r.error(*n, join_path(path, key),
-              fmt::format("{} is '{}' but '{}' describes a BERT model ({})", key, n->value,
-                          config, expected),
+              fmt::format("{} is '{}' but '{}' describes a BERT model ({})", key, n->value, config,
+                          expected),
               "; remove the key (the folder's config.json gives the architecture) or fix it");
   }
 }
@@ -226,9 +213,8 @@ void load_base_weights_and_architecture(SpecReader& r, const YamlNode& node,
             "missing required key 'architecture' (a base imported from a safetensors file "
             "needs one; a Hugging Face model folder's config.json gives it instead)");
   std::filesystem::path absolute;
-  if (import_read &&
-      resolve_file(r, *import, join_path(path, "import"), spelled, files, absolute,
-                   model.import_digest))
+  if (import_read && resolve_file(r, *import, join_path(path, "import"), spelled, files, absolute,
+                                  model.import_digest))
     model.import_path = absolute.string();
 }
 
@@ -238,10 +224,10 @@ std::optional<Architecture> load_architecture(SpecReader& r, const YamlNode& nod
                                               const std::string& path) {
   if (!r.expect_map(node, path, "a mapping describing the transformer")) return std::nullopt;
   const std::size_t errors_before = r.error_count();
-  r.check_keys(node, path, kArchitectureKeys);
+  r.check_keys(node, path, keys::kArchitecture);
   Architecture a;
   const auto key = [&](std::string_view k) { return join_path(path, k); };
-  r.read_choice<ArchitectureKind>(find(node, "type"), key("type"), kKinds, a.kind,
+  r.read_choice<ArchitectureKind>(find(node, "type"), key("type"), keys::kArchitectureKinds, a.kind,
                                   "architecture type");
   const auto required_int = [&](std::string_view k, int& out, int max, const char* what) {
     if (const YamlNode* n = r.require(node, path, k, what))
@@ -255,7 +241,7 @@ std::optional<Architecture> load_architecture(SpecReader& r, const YamlNode& nod
   r.read_int(find(node, "ffn_width"), key("ffn_width"), a.ffn_width, 1, 1 << 20,
              "an integer from 1 to 1048576");
   if (const YamlNode* tok = find(node, "tokenizer")) {
-    if (r.read_choice<TokenizerKind>(tok, key("tokenizer"), kTokenizers, a.tokenizer.kind,
+    if (r.read_choice<TokenizerKind>(tok, key("tokenizer"), keys::kTokenizers, a.tokenizer.kind,
                                      "tokenizer") &&
         a.tokenizer.kind != TokenizerKind::kByte)
       r.error(*tok, key("tokenizer"),
@@ -266,7 +252,8 @@ std::optional<Architecture> load_architecture(SpecReader& r, const YamlNode& nod
              1 << 20,
              "an integer from 260 (the byte tokenizer's 256 bytes and 4 special tokens) to "
              "1048576");
-  r.read_choice<NormPlacement>(find(node, "norm"), key("norm"), kNorms, a.norm, "norm placement");
+  r.read_choice<NormPlacement>(find(node, "norm"), key("norm"), keys::kNorms, a.norm,
+                               "norm placement");
   r.read_float(find(node, "dropout"), key("dropout"), a.dropout, 0, false, 1, true,
                "a number from 0 to below 1");
   r.read_bool(find(node, "tie_embeddings"), key("tie_embeddings"), a.tie_embeddings);
@@ -298,7 +285,7 @@ std::vector<ModelEntry> load_model_heads(SpecReader& r, const YamlNode& section,
     e.node = value.get();
     const std::string path = join_path("models", key->value);
     if (r.expect_map(*value, path)) {
-      r.check_keys(*value, path, kModelKeys);
+      r.check_keys(*value, path, keys::kModel);
       e.from_node = find(*value, "from");
       if (e.from_node && r.read_string(e.from_node, join_path(path, "from"), e.model.from) &&
           e.model.from.empty())

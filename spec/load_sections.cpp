@@ -4,15 +4,11 @@
 
 #include <set>
 
+#include "spec/keys.h"
 #include "spec/loader_parts.h"
 
 namespace scion::spec::detail {
 namespace {
-
-constexpr std::string_view kShareKeys[] = {"models", "modules"};
-constexpr std::string_view kTestTypes[] = {"mft", "inv", "dir"};
-constexpr std::string_view kAssertionKinds[] = {
-    "low_confidence", "parent_disagreement", "perturbation_flip", "allowed_outputs", "expression"};
 
 // The YAML value as JSON: plain scalars that read as numbers, booleans or null become
 // those; quoted scalars stay strings.
@@ -130,7 +126,7 @@ void load_shares(SpecReader& r, const YamlNode& section, const Names& names,
                  std::vector<Share>& out) {
   load_named(r, section, "share", "share", out,
              [&](const YamlNode& node, const std::string& path, Share& share) {
-               r.check_keys(node, path, kShareKeys);
+               r.check_keys(node, path, keys::kShare);
                const YamlNode* models = r.require(node, path, "models", "the models that share");
                read_model_list(r, models, join_path(path, "models"), names, share.models);
                if (models && models->is_sequence() && models->items.size() < 2)
@@ -147,11 +143,10 @@ void load_shares(SpecReader& r, const YamlNode& section, const Names& names,
 
 void load_tests(SpecReader& r, const YamlNode& section, const Names& names,
                 std::vector<TestSpec>& out) {
-  static constexpr std::string_view kKnown[] = {"type", "capability", "models", "max_failure_rate"};
   load_named(r, section, "tests", "test", out,
              [&](const YamlNode& node, const std::string& path, TestSpec& test) {
                check_duplicate_keys(r, node, path);
-               read_word(r, node, path, "type", kTestTypes, "test type", test.type);
+               read_word(r, node, path, "type", keys::kTestTypes, "test type", test.type);
                if (const YamlNode* cap =
                        r.require(node, path, "capability", "what the test probes, e.g. Negation"))
                  r.read_string(cap, join_path(path, "capability"), test.capability);
@@ -159,7 +154,7 @@ void load_tests(SpecReader& r, const YamlNode& section, const Names& names,
                                test.models);
                r.read_float(find(node, "max_failure_rate"), join_path(path, "max_failure_rate"),
                             test.max_failure_rate, 0, false, 1, false, "a fraction from 0 to 1");
-               test.body = body_without(node, kKnown);
+               test.body = body_without(node, keys::kTest);
                test.body_locations.emplace(path, test.location);
                record_locations(r, node, path, test.body_locations);
              });
@@ -167,14 +162,14 @@ void load_tests(SpecReader& r, const YamlNode& section, const Names& names,
 
 void load_assertions(SpecReader& r, const YamlNode& section, const Names& names,
                      std::vector<AssertionSpec>& out) {
-  static constexpr std::string_view kKnown[] = {"kind", "models"};
   load_named(r, section, "assertions", "assertion", out,
              [&](const YamlNode& node, const std::string& path, AssertionSpec& assertion) {
                check_duplicate_keys(r, node, path);
-               read_word(r, node, path, "kind", kAssertionKinds, "assertion kind", assertion.kind);
+               read_word(r, node, path, "kind", keys::kAssertionKinds, "assertion kind",
+                         assertion.kind);
                read_model_list(r, find(node, "models"), join_path(path, "models"), names,
                                assertion.models);
-               assertion.body = body_without(node, kKnown);
+               assertion.body = body_without(node, keys::kAssertion);
                assertion.body_locations.emplace(path, assertion.location);
                record_locations(r, node, path, assertion.body_locations);
              });

@@ -1,44 +1,20 @@
 // The `train` recipe of a model: data, objective, length, optimizer, schedule.
 #include <fmt/format.h>
 
+#include "spec/keys.h"
 #include "spec/loader_parts.h"
 
 namespace scion::spec::detail {
 namespace {
-
-constexpr std::string_view kTrainKeys[] = {"data",           "objective",
-                                           "steps",          "epochs",
-                                           "batch_size",     "grad_accumulation",
-                                           "max_length",     "validation_split",
-                                           "eval_every",     "mask_probability",
-                                           "optimizer",      "schedule",
-                                           "early_stopping", "seed",
-                                           "precision",      "recompute"};
-constexpr std::string_view kOptimizerKeys[] = {"type", "lr",       "weight_decay", "betas",
-                                               "eps",  "momentum", "grad_clip"};
-constexpr std::string_view kScheduleKeys[] = {"type", "warmup_steps"};
-constexpr std::string_view kEarlyStoppingKeys[] = {"metric", "patience"};
-
-constexpr Choice<Objective> kObjectives[] = {{"mlm", Objective::kMaskedLm},
-                                             {"clm", Objective::kCausalLm},
-                                             {"classification", Objective::kClassification}};
-constexpr Choice<OptimizerKind> kOptimizers[] = {{"adamw", OptimizerKind::kAdamW},
-                                                 {"sgd", OptimizerKind::kSgd}};
-constexpr Choice<ScheduleKind> kSchedules[] = {{"constant", ScheduleKind::kConstant},
-                                               {"linear", ScheduleKind::kLinear},
-                                               {"cosine", ScheduleKind::kCosine}};
-constexpr Choice<Precision> kPrecisions[] = {{"fp32", Precision::kF32},
-                                             {"bf16", Precision::kBF16}};
-constexpr std::string_view kMetrics[] = {"val_loss", "val_accuracy"};
 
 constexpr int kMaxCount = 1 << 30;
 
 void load_optimizer(SpecReader& r, const YamlNode& node, const std::string& path,
                     OptimizerSpec& o) {
   if (!r.expect_map(node, path)) return;
-  r.check_keys(node, path, kOptimizerKeys);
-  r.read_choice<OptimizerKind>(find(node, "type"), join_path(path, "type"), kOptimizers, o.kind,
-                               "optimizer");
+  r.check_keys(node, path, keys::kOptimizer);
+  r.read_choice<OptimizerKind>(find(node, "type"), join_path(path, "type"), keys::kOptimizers,
+                               o.kind, "optimizer");
   r.read_float(find(node, "lr"), join_path(path, "lr"), o.lr, 0, true, 10, false,
                "a learning rate greater than 0 and at most 10");
   r.read_float(find(node, "weight_decay"), join_path(path, "weight_decay"), o.weight_decay, 0,
@@ -75,8 +51,8 @@ void load_optimizer(SpecReader& r, const YamlNode& node, const std::string& path
 
 void load_schedule(SpecReader& r, const YamlNode& node, const std::string& path, ScheduleSpec& s) {
   if (!r.expect_map(node, path)) return;
-  r.check_keys(node, path, kScheduleKeys);
-  r.read_choice<ScheduleKind>(find(node, "type"), join_path(path, "type"), kSchedules, s.kind,
+  r.check_keys(node, path, keys::kSchedule);
+  r.read_choice<ScheduleKind>(find(node, "type"), join_path(path, "type"), keys::kSchedules, s.kind,
                               "schedule");
   r.read_int(find(node, "warmup_steps"), join_path(path, "warmup_steps"), s.warmup_steps, 0,
              kMaxCount, "an integer of at least 0");
@@ -85,14 +61,14 @@ void load_schedule(SpecReader& r, const YamlNode& node, const std::string& path,
 void load_early_stopping(SpecReader& r, const YamlNode& node, const std::string& path,
                          EarlyStoppingSpec& e) {
   if (!r.expect_map(node, path)) return;
-  r.check_keys(node, path, kEarlyStoppingKeys);
+  r.check_keys(node, path, keys::kEarlyStopping);
   if (const YamlNode* metric = find(node, "metric")) {
     std::string word;
     if (r.read_string(metric, join_path(path, "metric"), word)) {
       if (word == "val_loss" || word == "val_accuracy")
         e.metric = word;
       else
-        r.report_unknown(*metric, join_path(path, "metric"), word, kMetrics, "metric");
+        r.report_unknown(*metric, join_path(path, "metric"), word, keys::kMetrics, "metric");
     }
   }
   r.read_int(find(node, "patience"), join_path(path, "patience"), e.patience, 0, kMaxCount,
@@ -137,7 +113,7 @@ void check_recipe(SpecReader& r, const YamlNode& node, const std::string& path,
 std::optional<TrainingSpec> load_training(SpecReader& r, const YamlNode& node,
                                           const std::string& path, const TrainingContext& c) {
   if (!r.expect_map(node, path, "a mapping with the training recipe")) return std::nullopt;
-  r.check_keys(node, path, kTrainKeys);
+  r.check_keys(node, path, keys::kTrain);
   TrainingSpec t;
   if (c.has_head)
     t.objective = Objective::kClassification;
@@ -150,7 +126,7 @@ std::optional<TrainingSpec> load_training(SpecReader& r, const YamlNode& node,
     if (r.read_string(data, join_path(path, "data"), t.dataset))
       check_reference(r, *data, join_path(path, "data"), t.dataset, dataset_names, "dataset");
   }
-  r.read_choice<Objective>(find(node, "objective"), join_path(path, "objective"), kObjectives,
+  r.read_choice<Objective>(find(node, "objective"), join_path(path, "objective"), keys::kObjectives,
                            t.objective, "objective");
   r.read_int(find(node, "steps"), join_path(path, "steps"), t.steps, 1, kMaxCount,
              "a positive integer");
@@ -177,7 +153,7 @@ std::optional<TrainingSpec> load_training(SpecReader& r, const YamlNode& node,
   if (const YamlNode* n = find(node, "early_stopping"))
     load_early_stopping(r, *n, join_path(path, "early_stopping"), t.early_stopping);
   r.read_uint64(find(node, "seed"), join_path(path, "seed"), t.seed);
-  r.read_choice<Precision>(find(node, "precision"), join_path(path, "precision"), kPrecisions,
+  r.read_choice<Precision>(find(node, "precision"), join_path(path, "precision"), keys::kPrecisions,
                            t.precision, "precision");
   r.read_bool(find(node, "recompute"), join_path(path, "recompute"), t.recompute);
   check_recipe(r, node, path, t, c);

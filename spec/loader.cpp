@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "spec/keys.h"
 #include "spec/loader_parts.h"
 #include "spec/recipe_hash.h"
 
@@ -21,9 +22,6 @@ namespace {
 using detail::kMaxGenerations;
 using detail::kMaxModels;
 using detail::ModelEntry;
-
-constexpr std::string_view kSections[] = {"datasets", "models",     "share",
-                                          "tests",    "assertions", "lexicons"};
 
 // Depth-first order with parents first; reports each cycle through `from` once.
 // Returns indices into `entries`; models in or below a cycle are left out.
@@ -152,7 +150,8 @@ void check_training_unit_cycles(SpecReader& r, const YamlNode& section, const Wo
         for (std::size_t i = first; i < path.size(); ++i) {
           const Model* c = path[i];
           const Model* partner = ws.find_model(path[i + 1 < path.size() ? i + 1 : first]->from);
-          chain += fmt::format("{}'{}' is adapted from '{}'", i == first ? "" : "; ", c->name, c->from);
+          chain +=
+              fmt::format("{}'{}' is adapted from '{}'", i == first ? "" : "; ", c->name, c->from);
           if (partner == c) continue;
           chain += fmt::format("; '{}' trains with '{}'", c->name, partner->name);
           for (const Share& s : ws.shares)
@@ -251,7 +250,7 @@ LoadResult load_tree(const YamlNode* root, SpecReader& r, const std::filesystem:
     result.errors = r.take_errors();
     return result;
   }
-  r.check_keys(*root, "", kSections, "top-level key");
+  r.check_keys(*root, "", keys::kSections, "top-level key");
   Workspace ws;
   ws.spec_path = spec_path;
   ws.root_dir = base_dir;

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <tuple>
 
 #include "runtime/data/dataset_reader.h"
@@ -93,6 +94,20 @@ void check_suite(const spec::Workspace& ws, const std::string& spec_file,
   }
 }
 
+// The spec named "-": standard input, read once, so that a command that loads the spec twice
+// (`scion run` trains, then tests) reads the same text.
+const std::string& spec_from_stdin() {
+  static const std::string text{std::istreambuf_iterator<char>(std::cin),
+                                std::istreambuf_iterator<char>()};
+  return text;
+}
+
+spec::LoadResult load_spec(const std::string& spec_file) {
+  if (spec_file != kStdinSpec) return spec::load_workspace(spec_file);
+  return spec::load_workspace_from_string(spec_from_stdin(), kStdinSpecName,
+                                          std::filesystem::current_path());
+}
+
 bool by_file_position(const spec::Diagnostic& a, const spec::Diagnostic& b) {
   return std::tie(a.location.line, a.location.column) <
          std::tie(b.location.line, b.location.column);
@@ -100,8 +115,9 @@ bool by_file_position(const spec::Diagnostic& a, const spec::Diagnostic& b) {
 
 }  // namespace
 
-CheckedWorkspace load_checked(const std::string& spec_file) {
-  spec::LoadResult loaded = spec::load_workspace(spec_file);
+CheckedWorkspace load_checked(const std::string& named_spec) {
+  spec::LoadResult loaded = load_spec(named_spec);
+  const std::string spec_file = named_spec == kStdinSpec ? kStdinSpecName : named_spec;
   CheckedWorkspace checked;
   checked.errors = std::move(loaded.errors);
   checked.warnings = std::move(loaded.warnings);

@@ -27,7 +27,13 @@ struct CheckedWorkspace {
   std::vector<spec::Diagnostic> warnings;  // valid, but probably not what was meant
 };
 
-// Loads and checks the spec at `spec_file` (as the user named it: diagnostics use that name).
+// `-f -`: the spec is read from standard input, named "<stdin>" in diagnostics, and its
+// relative paths (data files, imports) resolve against the current directory.
+inline constexpr const char* kStdinSpec = "-";
+inline constexpr const char* kStdinSpecName = "<stdin>";
+
+// Loads and checks the spec at `spec_file` (as the user named it: diagnostics use that name),
+// or kStdinSpec.
 CheckedWorkspace load_checked(const std::string& spec_file);
 
 }  // namespace scion::workbench

@@ -62,7 +62,7 @@ check(len(json.loads(out)["groups"]) == 1, f"calm and hot trained as one co-batc
 hot_runs = runs_of(work, "hot")
 check([r["status"] for r in hot_runs] == ["diverged"], f"the run is recorded as diverged: {hot_runs}")
 check([r["status"] for r in runs_of(work, "calm")] == ["finished"], "calm's run finished")
-tree = {m["name"]: m for m in run_json("lineage", "tree", cwd=work)["models"]}
+tree = {m["model"]: m for m in run_json("lineage", "tree", cwd=work)["models"]}
 check(tree["hot"]["status"] == "not trained", f"nothing of hot is stored: {tree['hot']}")
 check(tree["calm"]["status"] == "trained", f"calm is stored: {tree['calm']}")
 rc, _, err = run("predict", "hot", "--text", "great", cwd=work)

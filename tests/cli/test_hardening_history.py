@@ -112,7 +112,7 @@ check(training["optimizer"]["lr"] == 0.001 and training["optimizer"]["betas"] ==
 check(training["seed"] == 4 and training["steps"] == 12, f"integers: {training}")
 check(all(r["kind"] != "test" for r in show["runs"]) and len(show["test_runs"]) == 2
       and all(r["kind"] == "test" for r in show["test_runs"]), f"test runs listed apart: {show}")
-check(base["recipe_run"] == show["runs"][0]["id"] and show["runs"][0]["kind"] == "train",
+check(base["recipe_run"] == show["runs"][0]["run"] and show["runs"][0]["kind"] == "train",
       f"the recipe comes from the training run: {base['recipe_run']} {show['runs']}")
 rc, out, err = run("lineage", "show", "base", cwd=work)
 check(rc == 0 and "type: adamw" in out and "lr: 0.001" in out and "betas: [0.9, 0.999]" in out

@@ -170,7 +170,7 @@ rc, out, err = run("-C", imported, "plan")
 trunk_lines = out.split("kind")[0]
 check(rc == 0 and "imported: " in trunk_lines and "trains none" in trunk_lines and "100" not in trunk_lines,
       f"plan says an imported base trains nothing:\n{out}")
-plan = {m["name"]: m for m in run_json("-C", imported, "plan")["models"]}
+plan = {m["model"]: m for m in run_json("-C", imported, "plan")["models"]}
 check(plan["trunk"]["parameters"]["trainable"] == 0 and plan["trunk"]["parameters"]["total"] > 0,
       f"plan --json: an imported base has no trainable parameters: {plan['trunk']}")
 rc, _, err = run("-C", imported, "adapt", "kind")
@@ -178,7 +178,7 @@ check(rc == 2 and "needs its parent 'trunk' imported first: run `scion import" i
       and "scion train" not in err, f"adapt before the import points to scion import: {rc}\n{err}")
 rc, _, err = run("import", "trunk.safetensors", "--as", "trunk", cwd=imported)
 check(rc == 0, f"import: {err}")
-tree = {m["name"]: m for m in run_json("-C", imported, "lineage", "tree")["models"]}
+tree = {m["model"]: m for m in run_json("-C", imported, "lineage", "tree")["models"]}
 check(tree["trunk"]["status"] == "imported", f"the tree says imported: {tree['trunk']}")
 rc, out, _ = run("-C", imported, "lineage", "tree")
 check(re.search(r"trunk +\[base\] +imported", out), f"the text tree says imported:\n{out}")

@@ -128,7 +128,7 @@ config["hidden_dropout_prob"] = 0.0
 with open(os.path.join(work, "tiny-bert", "config.json"), "w") as f:
     json.dump(config, f)
 after = run_json("plan", cwd=work)
-hashes = lambda p: {m["name"]: m.get("recipe_hash") for m in p.get("models", [])}
+hashes = lambda p: {m["model"]: m.get("recipe_hash") for m in p.get("models", [])}
 check(hashes(plan).get("bert") != hashes(after).get("bert"),
       f"editing config.json did not change the base's recipe hash: {hashes(plan)} {hashes(after)}")
 

@@ -1,6 +1,7 @@
 """docs/json.md is the contract of --json: every command listed there prints one JSON
-document with schema_version 1 and exactly the top-level keys the table lists; failures
-print the error object, with a location for spec errors."""
+document with the current schema_version and exactly the top-level keys the table lists,
+a model's name is `model` at every depth (never `name`), and failures print the error
+object, with a location for spec errors."""
 import json
 import os
 import re
@@ -25,12 +26,36 @@ with open(os.path.join(work, "scion.yaml"), "w") as f:
                          " ffn_width: 64, max_length: 48}\n    train: {data: reviews, objective: classification, steps: 5,"
                          " batch_size: 4, seed: 5}\n  a:\n", 1))
 
+SCHEMA_VERSION = int(re.search(r'"schema_version": (\d+)`', doc).group(1))
+check(SCHEMA_VERSION >= 2, f"docs/json.md gives the schema version: {SCHEMA_VERSION}")
+rc, out, err = run("--json", "lineage", "tree", cwd=work)
+MODEL_NAMES = {m["model"] for m in json.loads(out)["models"]} | {"twin"}
+
+
+def misnamed_objects(value, path="$"):
+    """Paths of objects that hold a model's name under `name` (not `model`) or a run's id
+    under `id` (not `run`)."""
+    found = []
+    if isinstance(value, dict):
+        if value.get("name") in MODEL_NAMES or "id" in value:
+            found.append(path)
+        for key, item in value.items():
+            if key != "hyperparameters":  # a recorded recipe, in the store's words
+                found += misnamed_objects(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found += misnamed_objects(item, f"{path}[{i}]")
+    return found
+
+
 COMMANDS = {
     "scion --version": ["--version"],
+    "scion init": ["init", "fresh"],
     "scion validate": ["validate"],
     "scion plan": ["plan"],
     "scion run": ["run", "a"],
     "scion test": ["test", "a"],
+    "scion test --compare": ["test", "--compare", "a", "a"],
     "scion predict": ["predict", "a", "--text", "a lovely film"],
     "scion eval": ["eval", "a", "--data", "critics"],
     "scion report": ["report", "-o", "family.html"],
@@ -45,6 +70,7 @@ COMMANDS = {
     "scion import": ["import", "base.safetensors", "--as", "twin"],
     "scion fsck": ["fsck"],
     "scion gc": ["gc", "--dry-run"],
+    "scion export-runs": ["export-runs", "--format", "mlflow", "mlruns"],
 }
 check("| a failing command | `error` |" in doc, "docs/json.md lists the error document")
 check(set(COMMANDS) == set(documented),
@@ -57,7 +83,10 @@ for command, args in COMMANDS.items():  # in this order: export before import
         document = json.loads(out)
     except json.JSONDecodeError as e:
         check(False, f"{command} --json prints one JSON document: {e}\n{out[:500]}")
-    check(isinstance(document, dict) and document.get("schema_version") == 1, f"{command}: schema_version 1")
+    check(isinstance(document, dict) and document.get("schema_version") == SCHEMA_VERSION,
+          f"{command}: schema_version {SCHEMA_VERSION}")
+    misnamed = misnamed_objects(document)
+    check(not misnamed, f"{command}: a model as `name` or a run as `id` at {misnamed}")
     keys = set(document) - {"schema_version"}
     check(keys == documented[command],
           f"{command}: keys {sorted(keys)} differ from docs/json.md's {sorted(documented[command])}")

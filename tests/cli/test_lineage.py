@@ -78,7 +78,7 @@ write_safetensors(os.path.join(work, "twin.safetensors"), second)
 run_json("import", "twin.safetensors", "--as", "twin", cwd=work)
 
 # tree: statuses from spec + store.
-tree = {m["name"]: m for m in run_json("lineage", "tree", cwd=work)["models"]}
+tree = {m["model"]: m for m in run_json("lineage", "tree", cwd=work)["models"]}
 check(tree["base"]["status"] == "imported", f"base is imported: {tree['base']}")
 check(tree["review-lora"]["status"] == "not trained", "descendants are not trained")
 check(tree["product-lora"]["parent"] == "review-lora", "the tree keeps descendants of descendants")
@@ -93,7 +93,7 @@ with open(os.path.join(work, "scion.yaml")) as f:
     spec = f.read()
 with open(os.path.join(work, "scion.yaml"), "w") as f:
     f.write(spec.replace("epochs: 2\n", "epochs: 3\n", 1))
-tree = {m["name"]: m for m in run_json("lineage", "tree", cwd=work)["models"]}
+tree = {m["model"]: m for m in run_json("lineage", "tree", cwd=work)["models"]}
 check(tree["base"]["status"] == "out of date", f"a changed recipe is out of date: {tree['base']}")
 
 # log, show, diff, export graph.
@@ -101,7 +101,7 @@ runs = run_json("lineage", "log", cwd=work)["runs"]
 check([r["model"] for r in runs] == ["twin", "base"], f"runs newest first: {runs}")
 check(all(r["kind"] == "import" and r["status"] == "finished" for r in runs), f"import runs: {runs}")
 show = run_json("lineage", "show", "base", cwd=work)
-check(show["ancestry"][0]["name"] == "base" and len(show["runs"]) == 1, f"show: {show}")
+check(show["ancestry"][0]["model"] == "base" and len(show["runs"]) == 1, f"show: {show}")
 check(show["shares"].get("twin") == len(table) - 1, f"base shares all but one tensor with twin: {show['shares']}")
 diff = run_json("lineage", "diff", "base", "twin", cwd=work)
 check(diff["differ"] == ["ln_f.bias"] and len(diff["shared"]) == len(table) - 1, f"diff: {diff}")

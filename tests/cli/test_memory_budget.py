@@ -23,8 +23,8 @@ check(plan["memory_budget_bytes"] > 0, f"default budget is half of RAM: {plan['m
 check(default == [["base"], ["review-bitfit"], TRIO, ["product-lora"]],
       f"by default the trio trains together; the base, BitFit and the second wave alone: {default}")
 trio = next(g for g in plan["training_groups"] if g["models"] == TRIO)
-models = {m["name"]: m["memory_bytes"]["total"] for m in plan["models"]}
-base_params = 4 * next(m for m in plan["models"] if m["name"] == "base")["parameters"]["total"]
+models = {m["model"]: m["memory_bytes"]["total"] for m in plan["models"]}
+base_params = 4 * next(m for m in plan["models"] if m["model"] == "base")["parameters"]["total"]
 check(trio["memory_bytes"] == sum(models[n] - base_params for n in TRIO) + base_params,
       f"the group holds the frozen base once: {trio['memory_bytes']} vs {models}")
 

@@ -18,7 +18,7 @@ check("review-lora, review-prefix, review-bottleneck  share 120,962 frozen param
       f"co-batching group:\n{out}")
 
 plan = run_json("-C", SENTIMENT, "plan")
-models = {m["name"]: m for m in plan["models"]}
+models = {m["model"]: m for m in plan["models"]}
 check(list(models)[0] == "base", "parents come first")
 base = models["base"]
 check(base["parameters"]["total"] == base["parameters"]["trainable"] == 120962,

@@ -46,7 +46,7 @@ check(second["groups"] == [], "nothing runs the second time")
 rc, _, err = run("fsck", cwd=work)
 check(rc == 0, f"fsck passes after training: {err}")
 
-tree = {m["name"]: m for m in run_json("lineage", "tree", cwd=work)["models"]}
+tree = {m["model"]: m for m in run_json("lineage", "tree", cwd=work)["models"]}
 check("val_accuracy" in tree["review-lora"].get("validation", {}),
       f"the tree carries each model's last validation metrics: {tree['review-lora']}")
 check("val_accuracy" in tree["base"].get("validation", {}),

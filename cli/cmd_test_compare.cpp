@@ -1,0 +1,86 @@
+// `scion test --compare A B`: the cases whose outcome differs between two stored test runs
+// (workbench/test_comparison.h), as a table or --json.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/cmd_lineage_support.h"
+#include "cli/cmd_test.h"
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "workbench/test_comparison.h"
+
+namespace scion::cli {
+namespace {
+
+std::string side_label(const workbench::ComparedSide& side) {
+  return fmt::format("{}@{}", side.model, side.run);
+}
+
+std::string outcome(bool passed, const std::string& output) {
+  return fmt::format("{} ({})", passed ? "pass" : "FAIL", output);
+}
+
+void print_comparison_json(const workbench::TestComparison& c) {
+  const auto side = [](const workbench::ComparedSide& s) {
+    return nlohmann::json{{"model", s.model}, {"run", s.run}, {"recipe_hash", s.model_version}};
+  };
+  nlohmann::json differ = nlohmann::json::array();
+  for (const workbench::OutcomeDifference& d : c.differ)
+    differ.push_back({{"test", d.test},
+                      {"case", d.case_index},
+                      {"input", d.input},
+                      {"expected", d.expected},
+                      {"a", {{"passed", d.passed_a}, {"output", d.output_a}}},
+                      {"b", {{"passed", d.passed_b}, {"output", d.output_b}}}});
+  print_json({{"models", nlohmann::json::array({side(c.a), side(c.b)})},
+              {"compared", c.compared},
+              {"differ", differ},
+              {"only_in_a", c.only_in_a},
+              {"only_in_b", c.only_in_b}});
+}
+
+void print_comparison_text(const workbench::TestComparison& c) {
+  const std::string a = side_label(c.a), b = side_label(c.b);
+  std::cout << fmt::format("comparing test run {} of {} (a) with test run {} of {} (b)\n", c.a.run,
+                           c.a.model, c.b.run, c.b.model);
+  std::size_t fixed = 0;
+  for (const workbench::OutcomeDifference& d : c.differ) {
+    if (d.passed_b) ++fixed;
+    std::cout << fmt::format("{}[{}] \"{}\" expects {}\n  a: {}\n  b: {}\n", d.test, d.case_index,
+                             d.input, d.expected, outcome(d.passed_a, d.output_a),
+                             outcome(d.passed_b, d.output_b));
+  }
+  std::cout << fmt::format("{} of {} cases differ: {} pass only on {} (b), {} only on {} (a)",
+                           c.differ.size(), c.compared, fixed, b, c.differ.size() - fixed, a);
+  if (c.only_in_a + c.only_in_b > 0)
+    std::cout << fmt::format(
+        "; not compared: {} cases only in a, {} only in b (different "
+        "tests or inputs)",
+        c.only_in_a, c.only_in_b);
+  std::cout << "\n";
+}
+
+}  // namespace
+
+int run_test_comparison(const GlobalOptions& global, const TestOptions& options) {
+  if (!options.models.empty() || !options.junit_path.empty() || !options.violations_path.empty())
+    return fail(invalid_argument(
+        "--compare reads stored results and takes no models, --junit or --export-violations; "
+        "name the two sides as --compare A B"));
+  auto store = open_store_read_only(global);
+  if (!store) return fail(store.status());
+  auto a = workbench::resolve_compared_side(**store, options.compare[0]);
+  if (!a) return fail(a.status());
+  auto b = workbench::resolve_compared_side(**store, options.compare[1]);
+  if (!b) return fail(b.status());
+  auto comparison = workbench::compare_test_runs(**store, *a, *b);
+  if (!comparison) return fail(comparison.status());
+  if (global.json)
+    print_comparison_json(*comparison);
+  else
+    print_comparison_text(*comparison);
+  return kExitOk;
+}
+
+}  // namespace scion::cli

@@ -1,0 +1,100 @@
+"""`scion test --compare A B`: the cases whose outcome differs between two stored test runs,
+of two models and of two versions of one, checked against the store's own rows."""
+import json
+import os
+import re
+import sqlite3
+
+from harness import check, run, run_json, temp_dir
+
+work = os.path.join(temp_dir(), "family")
+rc, _, err = run("init", work)
+check(rc == 0, f"init: {err}")
+for args in (["run"], ["test"]):
+    rc, out, err = run(*args, cwd=work)
+    check(rc in (0, 1), f"{args} exited {rc}: {err}")
+
+
+def stored_outcomes(model, run_id):
+    """{(test, case, input): (passed, output)} of one test run, read from the store."""
+    db = sqlite3.connect(os.path.join(work, ".scion", "lineage.db"))
+    rows = db.execute(
+        "SELECT t.test, t.case_index, t.input, t.passed, t.output FROM test_results t "
+        "JOIN models m ON m.id = t.model_id WHERE m.name = ? AND t.run_id = ?",
+        (model, run_id)).fetchall()
+    db.close()
+    return {(t, c, i): (bool(p), o) for t, c, i, p, o in rows}
+
+
+def test_runs(model):
+    return [r["run"] for r in run_json("lineage", "log", model, cwd=work)["runs"]
+            if r["kind"] == "test" and r["status"] == "finished"]
+
+
+def check_comparison(a, b, run_a, run_b, model_a, model_b):
+    doc = run_json("test", "--compare", a, b, cwd=work)
+    check([s["model"] for s in doc["models"]] == [model_a, model_b]
+          and [s["run"] for s in doc["models"]] == [run_a, run_b], f"sides: {doc['models']}")
+    cases_a, cases_b = stored_outcomes(model_a, run_a), stored_outcomes(model_b, run_b)
+    both = cases_a.keys() & cases_b.keys()
+    expected = sorted(k for k in both if cases_a[k][0] != cases_b[k][0])
+    listed = sorted((d["test"], d["case"], d["input"]) for d in doc["differ"])
+    check(listed == expected, f"{a} vs {b}: lists {listed}, the store says {expected}")
+    check(doc["compared"] == len(both) and doc["only_in_a"] == len(cases_a) - len(both)
+          and doc["only_in_b"] == len(cases_b) - len(both), f"counts: {doc}")
+    for d in doc["differ"]:
+        key = (d["test"], d["case"], d["input"])
+        check((d["a"]["passed"], d["a"]["output"]) == cases_a[key]
+              and (d["b"]["passed"], d["b"]["output"]) == cases_b[key], f"outcomes of {key}: {d}")
+    rc, out, err = run("test", "--compare", a, b, cwd=work)
+    check(rc == 0, f"--compare {a} {b} exited {rc}: {err}")
+    check(re.search(rf"^{len(expected)} of {len(both)} cases differ", out, re.M),
+          f"the text summary:\n{out}")
+    return doc
+
+
+# Two models.
+check(test_runs("trunk") and test_runs("trunk-lora"), "every model has a test run")
+check_comparison("trunk", "trunk-lora", test_runs("trunk")[0], test_runs("trunk-lora")[0],
+                 "trunk", "trunk-lora")
+
+# Two versions of one model: trunk-lora adapted to labels flipped on purpose, then as
+# scaffolded. The flipped one fails praise the scaffolded one gets right.
+with open(os.path.join(work, "data", "reviews.jsonl")) as f:
+    rows = [json.loads(line) for line in f]
+with open(os.path.join(work, "data", "flipped.jsonl"), "w") as f:
+    for row in rows:
+        row["label"] = "negative" if row["label"] == "positive" else "positive"
+        f.write(json.dumps(row) + "\n")
+with open(os.path.join(work, "scion.yaml")) as f:
+    spec = f.read()
+weak = spec.replace("datasets:\n", "datasets:\n  flipped:\n    path: data/flipped.jsonl\n"
+                    "    labels: [negative, positive]\n", 1)
+weak = re.sub(r"(    train: &adapt[^\n]*\n)      data: reviews\n      epochs: 2\n",
+              r"\1      data: flipped\n      epochs: 12\n", weak, count=1)
+weak = weak.replace("    max_failure_rate: 0.25", "    max_failure_rate: 0.25\n"
+                    "  blame-is-negative:\n    type: mft\n    capability: Vocabulary\n"
+                    "    template: \"the {dish} was bland.\"\n    expect: {label: negative}\n", 1)
+check("data: flipped" in weak and "blame-is-negative" in weak, "the flipped recipe is written")
+newest = {}
+for version, text in (("weak", weak), ("trained", spec)):
+    with open(os.path.join(work, "scion.yaml"), "w") as f:
+        f.write(text)
+    rc, out, err = run("run", cwd=work)  # trains what changed, then tests
+    check(rc in (0, 1), f"run of the {version} version exited {rc}: {err}")
+    newest[version] = test_runs("trunk-lora")[0]
+check(newest["weak"] < newest["trained"], f"each version has its test run: {newest}")
+doc = check_comparison(f"trunk-lora@{newest['weak']}", "trunk-lora", newest["weak"],
+                       newest["trained"], "trunk-lora", "trunk-lora")
+check(doc["differ"], f"the barely trained version differs from the trained one: {doc}")
+check(doc["only_in_a"] > 0, "the weak version's extra test is counted, not compared")
+
+# Bad sides: exit 2 with a clear message.
+for args, words in ((["trunk-lora@x", "trunk"], "MODEL@RUN"),
+                    (["trunk-lroa", "trunk"], "did you mean 'trunk-lora'"),
+                    ([f"trunk@{newest['trained']}", "trunk"], "not a finished test run of 'trunk'")):
+    rc, out, err = run("test", "--compare", *args, cwd=work)
+    check(rc == 2 and words in err, f"--compare {args}: exit {rc}, {err}")
+rc, out, err = run("test", "--compare", "trunk", cwd=work)
+check(rc == 2, f"--compare with one side exited {rc}")
+print(f"ok: {len(doc['differ'])} cases differ between two versions of trunk-lora")

@@ -1,0 +1,49 @@
+// `scion test --compare A B`: the behavioural-test cases whose outcome differs between two
+// stored test runs, of two models or of two versions of one model.
+//
+// A side is named `MODEL` (the model's newest finished test run) or `MODEL@RUN` (its test
+// run RUN, an id `scion lineage log MODEL` lists), so `news-lora@12 news-lora` compares an
+// older version of news-lora with the newest. Nothing runs: the stored results of
+// `scion test` are compared. Cases are matched by test, case index and input, so a case
+// whose input changed between the runs (an edited template) counts as only in one side.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lineage/store.h"
+
+namespace scion::workbench {
+
+struct ComparedSide {
+  std::string model;
+  std::int64_t run = 0;       // the test run compared
+  std::string model_version;  // the recipe hash the run tested
+};
+
+struct OutcomeDifference {
+  std::string test;
+  std::int64_t case_index = 0;
+  std::string input;
+  std::string expected;
+  bool passed_a = false, passed_b = false;
+  std::string output_a, output_b;
+};
+
+struct TestComparison {
+  ComparedSide a, b;
+  std::size_t compared = 0;               // cases in both runs
+  std::vector<OutcomeDifference> differ;  // by test, then case
+  std::size_t only_in_a = 0, only_in_b = 0;
+};
+
+// Reads "MODEL" or "MODEL@RUN" against the store: invalid_argument for a malformed name,
+// not_found for an unknown model, a run that is not a finished test run of it, or a model
+// with no test run yet (the message says to run `scion test MODEL`).
+Result<ComparedSide> resolve_compared_side(lineage::LineageStore& store, const std::string& named);
+
+Result<TestComparison> compare_test_runs(lineage::LineageStore& store, const ComparedSide& a,
+                                         const ComparedSide& b);
+
+}  // namespace scion::workbench
