@@ -6,8 +6,8 @@
 // encode() never adds specials — framing is the batcher's job. A tokenizer is immutable
 // after construction and safe to share across threads.
 //
-// Kinds: kByte (runtime/text/byte_tokenizer.h), kWordPiece (wordpiece_tokenizer.h). BPE is
-// not implemented; make_tokenizer() says so.
+// Kinds: kByte (runtime/text/byte_tokenizer.h), kWordPiece (wordpiece_tokenizer.h), kBpe
+// (bpe_tokenizer.h: byte-level BPE from a Hugging Face tokenizer.json).
 #pragma once
 
 #include <cstdint>
@@ -52,7 +52,7 @@ class Tokenizer {
 
 // The tokenizer a spec asks for. A relative vocab_file resolves against `root_dir` (the
 // spec's directory). Errors: a missing or malformed vocabulary (kNotFound / kSpecError
-// naming the file and line), or a kind that is not implemented yet (BPE, kSpecError).
+// naming the file and line), or a BPE vocab_file that is not a tokenizer.json (kSpecError).
 Result<std::unique_ptr<Tokenizer>> make_tokenizer(const spec::TokenizerSpec& spec,
                                                   const std::filesystem::path& root_dir);
 
