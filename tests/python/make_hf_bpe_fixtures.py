@@ -2,7 +2,7 @@
 """Generates the checked-in byte-level BPE, GPT-2 and RoBERTa fixtures under
 tests/fixtures/hf/ (run once with the interop venv; the tests then need no Python):
 
-  bpe-gpt2/, bpe-roberta/, bpe-llama3/, bpe-smollm/   tokenizer.json (+ tokenizer_config.json)
+  bpe-gpt2/, bpe-roberta/, bpe-llama3/, bpe-smollm/, bpe-prefix-space/   tokenizer.json (+ tokenizer_config.json)
                       of byte-level BPE tokenizers `tokenizers` trained on a small corpus,
                       one per family's pre-tokeniser and post-processor:
                         gpt2     ByteLevel (GPT-2's regex), no framing, <|endoftext|>
@@ -10,6 +10,7 @@ tests/fixtures/hf/ (run once with the interop venv; the tests then need no Pytho
                         llama3   Split(Llama 3's regex) + ByteLevel(use_regex=False),
                                  ignore_merges, TemplateProcessing <|begin_of_text|> $A
                         smollm   Digits(individual) + ByteLevel, no framing
+                        prefix-space  ByteLevel(add_prefix_space=True)
   bpe-golden.json     the ids `tokenizers` gives each on a hostile corpus, without and with
                       the post-processor's special tokens
   tiny-gpt2/          a randomly initialised GPT2LMHeadModel folder (config.json,
@@ -84,6 +85,13 @@ def gpt2_tokenizer():
                  "unk_token": "<|endoftext|>"}
 
 
+def prefix_space_tokenizer():
+    # ByteLevel's add_prefix_space: a space before every piece between added tokens.
+    tok = train(pre_tokenizers.ByteLevel(add_prefix_space=True), ["<|endoftext|>"])
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    return tok, {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>"}
+
+
 def roberta_tokenizer():
     tok = train(pre_tokenizers.ByteLevel(add_prefix_space=False),
                 ["<s>", "<pad>", "</s>", "<unk>"])
@@ -128,7 +136,8 @@ def write_golden():
     cases = {}
     made = {}
     for name, make in (("bpe-gpt2", gpt2_tokenizer), ("bpe-roberta", roberta_tokenizer),
-                       ("bpe-llama3", llama3_tokenizer), ("bpe-smollm", smollm_tokenizer)):
+                       ("bpe-llama3", llama3_tokenizer), ("bpe-smollm", smollm_tokenizer),
+                       ("bpe-prefix-space", prefix_space_tokenizer)):
         tok, config = make()
         save(tok, config, os.path.join(OUT, name))
         cases[name] = {
