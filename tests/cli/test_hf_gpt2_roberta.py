@@ -2,8 +2,9 @@
 """GPT-2 and RoBERTa folders as bases, end to end on the built binary: `import: FOLDER`
 reads the architecture from config.json and the byte-level BPE from tokenizer.json,
 `scion import FOLDER` maps the names (GPT-2's Conv1D transposed and c_attn split,
-RoBERTa's positions offset), and every adaptation method (LoRA and a head among them)
-trains on each, is stored, and predicts. The folders are tests/fixtures/hf/tiny-gpt2 and
+RoBERTa's positions offset), and every adaptation method (head, LoRA, prefix, prompt,
+bottleneck, BitFit, full, a LoRA on a LoRA, a LoRA language model) trains on each,
+co-batched, is stored, and predicts. The folders are tests/fixtures/hf/tiny-gpt2 and
 tiny-roberta (tests/python/make_hf_bpe_fixtures.py)."""
 import json
 import os
@@ -50,13 +51,21 @@ models:
     from: base
     adapt: {bitfit: {}, head: {pooling: %(pooling)s}}
     train: *recipe
+  full:
+    from: base
+    adapt: {full: {}, head: {pooling: %(pooling)s}}
+    train: *recipe
+  lora-child:
+    from: lora
+    adapt: {lora: {rank: 2, alpha: 4, targets: [k, o]}}
+    train: *recipe
   lora-lm:
     from: base
     adapt: {lora: {rank: 4, alpha: 8, targets: [q, k, v, o]}}
     train: {data: corpus, objective: %(lm)s, steps: 6, batch_size: 6, max_length: 24, optimizer: {type: adamw, lr: 1.0e-2}, seed: 2}
 """
 
-CLASSIFIERS = ["head", "lora", "prefix", "prompt", "bottleneck", "bitfit"]
+CLASSIFIERS = ["head", "lora", "prefix", "prompt", "bottleneck", "bitfit", "full", "lora-child"]
 
 
 def workspace(folder, pooling, lm):
@@ -98,7 +107,7 @@ for folder, pooling, lm, tensors in [("tiny-gpt2", "last", "clm", 36),
         names = {row[0] for row in db.execute("SELECT name FROM parameters")}
     for expected in ("blk.0.attn_q.lora.lora.a", "blk.1.attn_v.lora.lora.b",
                      "head.lora.weight", "head.head.weight",
-                     "blk.0.attn_o.lora.lora-lm.a"):
+                     "blk.0.attn_o.lora.lora-lm.a", "blk.1.attn_k.lora.lora-child.b"):
         check(expected in names, f"{folder}: the store has no parameter '{expected}'")
 
 print("ok")
