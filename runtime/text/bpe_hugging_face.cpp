@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "runtime/text/bpe_tokenizer.h"
@@ -14,6 +15,8 @@ namespace {
 
 using nlohmann::json;
 using Pre = BpeTokenizer::PreTokenizer;
+using Norm = BpeTokenizer::Normalizer;
+using Dec = BpeTokenizer::Decoder;
 
 std::string type_of(const json& node) {
   if (!node.is_object()) return node.is_null() ? "null" : node.dump();
@@ -22,14 +25,99 @@ std::string type_of(const json& node) {
 
 Status unsupported(const std::string& file, const std::string& key, const std::string& found,
                    const std::string& expected) {
-  return spec_error(fmt::format("{}: {} is {}; scion's byte-level BPE runs {}", file, key, found,
+  return spec_error(fmt::format("{}: {} is {}; scion's BPE runs {}", file, key, found,
                                 expected));
+}
+
+// A Replace's literal pattern ({"String": "..."}), or nullopt for a regex.
+std::optional<std::string> literal_pattern(const json& node) {
+  const json& pattern = node.value("pattern", json());
+  if (!pattern.is_object() || !pattern.contains("String") || !pattern["String"].is_string())
+    return std::nullopt;
+  return pattern["String"].get<std::string>();
+}
+
+Status read_normalizer(const json& node, const std::string& file, const std::string& key,
+                       std::vector<Norm>& out) {
+  const std::string type = type_of(node);
+  if (type == "null") return Status::ok();
+  if (type == "Sequence") {
+    const json& list = node.value("normalizers", json::array());
+    for (std::size_t i = 0; i < list.size(); ++i)
+      SCION_RETURN_IF_ERROR(
+          read_normalizer(list[i], file, fmt::format("{}.normalizers[{}]", key, i), out));
+    return Status::ok();
+  }
+  Norm n;
+  if (type == "Prepend") {
+    n.kind = Norm::Kind::kPrepend;
+    n.content = node.value("prepend", std::string());
+  } else if (type == "Replace") {
+    auto pattern = literal_pattern(node);
+    if (!pattern || pattern->empty())
+      return unsupported(file, key + ".pattern", node.value("pattern", json()).dump(),
+                         "a literal {\"String\": ...} pattern");
+    n.kind = Norm::Kind::kReplace;
+    n.pattern = *pattern;
+    n.content = node.value("content", std::string());
+  } else {
+    return unsupported(file, key + ".type", type,
+                       "no normalizer, or Prepend and Replace (SentencePiece-style files)");
+  }
+  out.push_back(n);
+  return Status::ok();
+}
+
+Status read_decoder(const json& node, const std::string& file, const std::string& key,
+                    std::vector<Dec>& out) {
+  const std::string type = type_of(node);
+  if (type == "null") return Status::ok();
+  if (type == "Sequence") {
+    const json& list = node.value("decoders", json::array());
+    for (std::size_t i = 0; i < list.size(); ++i)
+      SCION_RETURN_IF_ERROR(
+          read_decoder(list[i], file, fmt::format("{}.decoders[{}]", key, i), out));
+    return Status::ok();
+  }
+  Dec d;
+  if (type == "ByteLevel") {
+    d.kind = Dec::Kind::kByteLevel;
+  } else if (type == "ByteFallback") {
+    d.kind = Dec::Kind::kByteFallback;
+  } else if (type == "Fuse") {
+    d.kind = Dec::Kind::kFuse;
+  } else if (type == "Metaspace") {
+    d.kind = Dec::Kind::kMetaspace;
+    d.pattern = node.value("replacement", std::string("\xE2\x96\x81"));
+    const std::string scheme = node.value(
+        "prepend_scheme", std::string(node.value("add_prefix_space", true) ? "always" : "never"));
+    d.drop_first = scheme != "never";
+  } else if (type == "Replace") {
+    auto pattern = literal_pattern(node);
+    if (!pattern || pattern->empty())
+      return unsupported(file, key + ".pattern", node.value("pattern", json()).dump(),
+                         "a literal {\"String\": ...} pattern");
+    d.kind = Dec::Kind::kReplace;
+    d.pattern = *pattern;
+    d.content = node.value("content", std::string());
+  } else if (type == "Strip") {
+    d.kind = Dec::Kind::kStrip;
+    d.content = node.value("content", std::string(" "));
+    d.start = node.value("start", 0);
+    d.stop = node.value("stop", 0);
+  } else {
+    return unsupported(file, key + ".type", type,
+                       "ByteLevel, or Metaspace, Replace, ByteFallback, Fuse and Strip");
+  }
+  out.push_back(d);
+  return Status::ok();
 }
 
 // One pre-tokeniser of the file, or a Sequence of them, appended to `out`.
 Status read_pre_tokenizer(const json& node, const std::string& file, const std::string& key,
                           std::vector<Pre>& out) {
   const std::string type = type_of(node);
+  if (type == "null") return Status::ok();
   if (type == "Sequence") {
     const json& list = node.value("pretokenizers", json::array());
     for (std::size_t i = 0; i < list.size(); ++i)
@@ -42,6 +130,22 @@ Status read_pre_tokenizer(const json& node, const std::string& file, const std::
     pre.kind = Pre::Kind::kByteLevel;
     pre.add_prefix_space = node.value("add_prefix_space", false);
     pre.use_regex = node.value("use_regex", true);
+  } else if (type == "Metaspace") {
+    pre.kind = Pre::Kind::kMetaspace;
+    pre.replacement = node.value("replacement", pre.replacement);
+    // Files before tokenizers 0.15 spell the scheme as add_prefix_space.
+    const std::string scheme = node.value(
+        "prepend_scheme", std::string(node.value("add_prefix_space", true) ? "always" : "never"));
+    if (scheme == "always") {
+      pre.prepend = Pre::Prepend::kAlways;
+    } else if (scheme == "first") {
+      pre.prepend = Pre::Prepend::kFirst;
+    } else if (scheme == "never") {
+      pre.prepend = Pre::Prepend::kNever;
+    } else {
+      return unsupported(file, key + ".prepend_scheme", scheme, "always, first or never");
+    }
+    pre.split = node.value("split", true);
   } else if (type == "Digits") {
     pre.kind = Pre::Kind::kDigits;
     pre.individual_digits = node.value("individual_digits", false);
@@ -58,7 +162,8 @@ Status read_pre_tokenizer(const json& node, const std::string& file, const std::
                          "Isolated, not inverted");
     pre.pattern = *known;
   } else {
-    return unsupported(file, key + ".type", type, "ByteLevel, Split, Digits or a Sequence");
+    return unsupported(file, key + ".type", type,
+                       "ByteLevel, Split, Digits, Metaspace or a Sequence");
   }
   out.push_back(pre);
   return Status::ok();
@@ -136,13 +241,9 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::load_hugging_face(
     return spec_error(fmt::format("{}: not a JSON object; save it with tokenizer.save()", file));
   const json& model = root.value("model", json());
   if (type_of(model) != "BPE") return unsupported(file, "model.type", type_of(model), "BPE");
-  if (type_of(root.value("normalizer", json())) != "null")
-    return unsupported(file, "normalizer", type_of(root["normalizer"]), "no normalizer (null)");
   const json& dropout = model.value("dropout", json());
   if (!(dropout.is_null() || (dropout.is_number() && dropout.get<double>() == 0.0)))
     return unsupported(file, "model.dropout", dropout.dump(), "no dropout (null)");
-  if (model.value("byte_fallback", false))
-    return unsupported(file, "model.byte_fallback", "true", "byte-level BPE without it");
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     const json& v = model.value(key, json());
     if (!v.is_null() && !(v.is_string() && v.get<std::string>().empty()))
@@ -150,14 +251,23 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::load_hugging_face(
   }
 
   std::unique_ptr<BpeTokenizer> tok(new BpeTokenizer());
+  SCION_RETURN_IF_ERROR(read_normalizer(root.value("normalizer", json()), file, "normalizer",
+                                        tok->normalizers_));
   SCION_RETURN_IF_ERROR(
       read_pre_tokenizer(root.value("pre_tokenizer", json()), file, "pre_tokenizer",
                          tok->pre_tokenizers_));
-  if (tok->pre_tokenizers_.empty() || tok->pre_tokenizers_.back().kind != Pre::Kind::kByteLevel ||
+  const auto byte_levels =
       std::count_if(tok->pre_tokenizers_.begin(), tok->pre_tokenizers_.end(),
-                    [](const Pre& p) { return p.kind == Pre::Kind::kByteLevel; }) != 1)
+                    [](const Pre& p) { return p.kind == Pre::Kind::kByteLevel; });
+  tok->byte_level_ = byte_levels > 0;
+  // ByteLevel maps bytes to characters: a step after it would see those characters.
+  if (byte_levels > 1 ||
+      (tok->byte_level_ && tok->pre_tokenizers_.back().kind != Pre::Kind::kByteLevel))
     return unsupported(file, "pre_tokenizer", type_of(root["pre_tokenizer"]),
-                       "one ByteLevel pre-tokenizer, last");
+                       "at most one ByteLevel pre-tokenizer, last");
+  SCION_RETURN_IF_ERROR(
+      read_decoder(root.value("decoder", json()), file, "decoder", tok->decoders_));
+  tok->byte_fallback_ = model.value("byte_fallback", false);
   SCION_RETURN_IF_ERROR(read_post_processor(root.value("post_processor", json()), file,
                                             "post_processor", tok->opening_, tok->closing_));
 

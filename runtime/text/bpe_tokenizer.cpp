@@ -43,17 +43,25 @@ bool is_word_char(int c) {
          (cat >= UTF8PROC_CATEGORY_ND && cat <= UTF8PROC_CATEGORY_NO);
 }
 
-// Valid UTF-8 of `bytes`, each invalid byte replaced by U+FFFD.
-std::string lossy_utf8(const std::string& bytes) {
+std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
   std::string out;
-  for (std::size_t pos = 0; pos < bytes.size();) {
-    const auto [c, n] = char_at(bytes, pos);
-    if (c < 0)
-      out += "\xEF\xBF\xBD";
-    else
-      out.append(bytes, pos, n);
-    pos += n;
+  std::size_t pos = 0;
+  for (std::size_t hit; (hit = text.find(from, pos)) != std::string_view::npos; pos = hit + from.size())
+    out.append(text.substr(pos, hit - pos)).append(to);
+  return out.append(text.substr(pos));
+}
+
+// Pieces of `text` each starting at an occurrence of `delimiter` (the first piece may
+// not): `tokenizers`' MergedWithNext.
+std::vector<std::string_view> split_before(std::string_view text, std::string_view delimiter) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (std::size_t hit = text.find(delimiter, 1); hit != std::string_view::npos;
+       hit = text.find(delimiter, hit + delimiter.size())) {
+    out.push_back(text.substr(start, hit - start));
+    start = hit;
   }
+  out.push_back(text.substr(start));
   return out;
 }
 
@@ -88,17 +96,30 @@ std::vector<std::int32_t> BpeTokenizer::encode(std::string_view text) const {
     if (found->rstrip)
       while (end < text.size() && is_unicode_space(char_at(text, end).first))
         end += char_at(text, end).second;
-    encode_segment(text.substr(plain_from, start - plain_from), ids);
+    encode_segment(text.substr(plain_from, start - plain_from), plain_from == 0, ids);
     ids.push_back(found->id);
     pos = plain_from = end;
   }
-  encode_segment(text.substr(plain_from), ids);
+  encode_segment(text.substr(plain_from), plain_from == 0, ids);
   return ids;
 }
 
-void BpeTokenizer::encode_segment(std::string_view text, std::vector<std::int32_t>& ids) const {
+void BpeTokenizer::encode_segment(std::string_view text, bool at_start,
+                                  std::vector<std::int32_t>& ids) const {
   if (text.empty()) return;
-  std::vector<std::string> pieces{std::string(text)};
+  std::string normalized(text);
+  for (const Normalizer& n : normalizers_) {
+    if (n.kind == Normalizer::Kind::kPrepend)
+      normalized.insert(0, n.content);
+    else
+      normalized = replace_all(normalized, n.pattern, n.content);
+  }
+  for (const std::string& piece : pre_tokenize(std::move(normalized), at_start))
+    encode_word(byte_level_ ? byte_level_encode(piece) : piece, ids);
+}
+
+std::vector<std::string> BpeTokenizer::pre_tokenize(std::string text, bool at_start) const {
+  std::vector<std::string> pieces{std::move(text)};
   for (const PreTokenizer& pre : pre_tokenizers_) {
     std::vector<std::string> next;
     for (std::string& piece : pieces) {
@@ -117,13 +138,23 @@ void BpeTokenizer::encode_segment(std::string_view text, std::vector<std::int32_
         case PreTokenizer::Kind::kDigits:
           parts = split_digits(piece, pre.individual_digits);
           break;
+        case PreTokenizer::Kind::kMetaspace: {
+          piece = replace_all(piece, " ", pre.replacement);
+          const bool prepend = pre.prepend == PreTokenizer::Prepend::kAlways ||
+                               (pre.prepend == PreTokenizer::Prepend::kFirst && at_start &&
+                                &piece == &pieces.front());
+          if (prepend && !piece.starts_with(pre.replacement)) piece.insert(0, pre.replacement);
+          parts = pre.split ? split_before(piece, pre.replacement)
+                            : std::vector<std::string_view>{piece};
+          break;
+        }
       }
       for (std::string_view part : parts)
         if (!part.empty()) next.emplace_back(part);
     }
     pieces = std::move(next);
   }
-  for (const std::string& piece : pieces) encode_word(byte_level_encode(piece), ids);
+  return pieces;
 }
 
 void BpeTokenizer::encode_word(const std::string& word, std::vector<std::int32_t>& ids) const {
@@ -140,6 +171,8 @@ void BpeTokenizer::encode_word(const std::string& word, std::vector<std::int32_t
     pos += n;
     if (it != ids_.end()) {
       symbols.push_back(it->second);
+    } else if (byte_fallback_ && push_bytes(word.substr(pos - n, n), symbols)) {
+      continue;
     } else if (unk_ != kNoToken && !(fuse_unk_ && !symbols.empty() && symbols.back() == unk_)) {
       symbols.push_back(unk_);
     }
@@ -165,17 +198,15 @@ void BpeTokenizer::encode_word(const std::string& word, std::vector<std::int32_t
   ids.insert(ids.end(), symbols.begin(), symbols.end());
 }
 
-std::string BpeTokenizer::decode(const std::vector<std::int32_t>& ids) const {
-  std::string bytes;
-  for (std::int32_t id : ids) {
-    const auto i = static_cast<std::size_t>(id);
-    if (special_ids_[i]) continue;
-    if (auto decoded = byte_level_decode(tokens_[i]))
-      bytes += *decoded;
-    else
-      bytes += tokens_[i];  // an added token's text is not byte-mapped
+bool BpeTokenizer::push_bytes(std::string_view character, std::vector<std::int32_t>& symbols) const {
+  std::vector<std::int32_t> bytes;
+  for (char c : character) {
+    auto it = ids_.find(byte_token(static_cast<unsigned char>(c)));
+    if (it == ids_.end()) return false;
+    bytes.push_back(it->second);
   }
-  return lossy_utf8(bytes);
+  symbols.insert(symbols.end(), bytes.begin(), bytes.end());
+  return true;
 }
 
 std::vector<std::int32_t> BpeTokenizer::post_process(const std::vector<std::int32_t>& ids) const {

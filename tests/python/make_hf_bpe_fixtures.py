@@ -2,7 +2,8 @@
 """Generates the checked-in byte-level BPE, GPT-2 and RoBERTa fixtures under
 tests/fixtures/hf/ (run once with the interop venv; the tests then need no Python):
 
-  bpe-gpt2/, bpe-roberta/, bpe-llama3/, bpe-smollm/, bpe-prefix-space/   tokenizer.json (+ tokenizer_config.json)
+  bpe-gpt2/, bpe-roberta/, bpe-llama3/, bpe-smollm/, bpe-prefix-space/, bpe-llama2/,
+  bpe-metaspace/      tokenizer.json (+ tokenizer_config.json)
                       of byte-level BPE tokenizers `tokenizers` trained on a small corpus,
                       one per family's pre-tokeniser and post-processor:
                         gpt2     ByteLevel (GPT-2's regex), no framing, <|endoftext|>
@@ -11,6 +12,10 @@ tests/fixtures/hf/ (run once with the interop venv; the tests then need no Pytho
                                  ignore_merges, TemplateProcessing <|begin_of_text|> $A
                         smollm   Digits(individual) + ByteLevel, no framing
                         prefix-space  ByteLevel(add_prefix_space=True)
+                        llama2   SentencePiece-style BPE (Llama 2, TinyLlama): normalizer
+                                 Prepend("▁") + Replace(" ", "▁"), byte_fallback, <s> $A
+                        metaspace  the same with a Metaspace(prepend_scheme="first")
+                                 pre-tokenizer instead of the normalizer
   bpe-golden.json     the ids `tokenizers` gives each on a hostile corpus, without and with
                       the post-processor's special tokens
   tiny-gpt2/          a randomly initialised GPT2LMHeadModel folder (config.json,
@@ -28,7 +33,7 @@ import sys
 
 import torch
 from safetensors.torch import save_file
-from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 from tokenizers import processors, trainers
 from transformers import (GPT2Config, GPT2LMHeadModel, RobertaConfig,
                           RobertaForSequenceClassification)
@@ -125,6 +130,58 @@ def smollm_tokenizer():
                  "unk_token": "<|endoftext|>"}
 
 
+def with_byte_fallback(tok, specials):
+    # SentencePiece-style BPE (Llama 2, TinyLlama, Mistral): the 256 byte tokens <0x00>..
+    # <0xFF> after the specials, for characters the vocabulary lacks. The trainer does not
+    # make them, so the trained vocabulary is shifted behind them.
+    state = json.loads(tok.to_str())
+    vocab = {t: i for t, i in state["model"]["vocab"].items()}
+    shifted = {}
+    for t in specials:
+        shifted[t] = len(shifted)
+    for b in range(256):
+        shifted["<0x%02X>" % b] = len(shifted)
+    for t, _ in sorted(vocab.items(), key=lambda kv: kv[1]):
+        if t not in shifted:
+            shifted[t] = len(shifted)
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m)
+              for m in state["model"]["merges"]]
+    model = models.BPE(vocab=shifted, merges=merges, unk_token="<unk>", fuse_unk=True,
+                       byte_fallback=True)
+    out = Tokenizer(model)
+    if tok.normalizer is not None:
+        out.normalizer = tok.normalizer
+    if tok.pre_tokenizer is not None:
+        out.pre_tokenizer = tok.pre_tokenizer
+    out.add_special_tokens(specials)
+    out.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A <s> $B:1", special_tokens=[("<s>", shifted["<s>"])])
+    return out
+
+
+def sentencepiece_tokenizer(legacy):
+    specials = ["<unk>", "<s>", "</s>"]
+    tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+    if legacy:  # Llama 2 / TinyLlama's tokenizer.json: spaces replaced by a normalizer
+        tok.normalizer = normalizers.Sequence([normalizers.Prepend("\u2581"),
+                                               normalizers.Replace(" ", "\u2581")])
+    else:       # newer Llama / Mistral files: a Metaspace pre-tokenizer
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581",
+                                                     prepend_scheme="first", split=False)
+    trainer = trainers.BpeTrainer(vocab_size=360, min_frequency=1, special_tokens=specials,
+                                  limit_alphabet=70, show_progress=False)
+    tok.train_from_iterator(TRAINING, trainer)
+    tok = with_byte_fallback(tok, specials)
+    if legacy:
+        tok.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(),
+                                         decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    else:
+        tok.decoder = decoders.Sequence([decoders.Metaspace(replacement="\u2581",
+                                                            prepend_scheme="first", split=False),
+                                         decoders.ByteFallback(), decoders.Fuse()])
+    return tok, {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
+
+
 def save(tok, config, folder):
     os.makedirs(folder, exist_ok=True)
     tok.save(os.path.join(folder, "tokenizer.json"))
@@ -137,7 +194,9 @@ def write_golden():
     made = {}
     for name, make in (("bpe-gpt2", gpt2_tokenizer), ("bpe-roberta", roberta_tokenizer),
                        ("bpe-llama3", llama3_tokenizer), ("bpe-smollm", smollm_tokenizer),
-                       ("bpe-prefix-space", prefix_space_tokenizer)):
+                       ("bpe-prefix-space", prefix_space_tokenizer),
+                       ("bpe-llama2", lambda: sentencepiece_tokenizer(True)),
+                       ("bpe-metaspace", lambda: sentencepiece_tokenizer(False))):
         tok, config = make()
         save(tok, config, os.path.join(OUT, name))
         cases[name] = {

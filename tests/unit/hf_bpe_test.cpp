@@ -1,7 +1,8 @@
-// Byte-level BPE from tokenizer.json against ids `tokenizers` produced once
+// BPE from tokenizer.json against ids `tokenizers` produced once
 // (tests/python/make_hf_bpe_fixtures.py; checked in, so no Python runs here): GPT-2,
-// RoBERTa, Llama 3 and SmolLM styles of pre-tokeniser and post-processor (and ByteLevel's
-// add_prefix_space), on a corpus of
+// RoBERTa, Llama 3 and SmolLM styles of byte-level pre-tokeniser and post-processor (and
+// ByteLevel's add_prefix_space), and SentencePiece-style BPE with byte fallback (Llama 2's
+// normaliser, and Metaspace), on a corpus of
 // accents, emoji, CJK, long words, whitespace runs, URLs, numbers and contractions.
 #include <catch2/catch.hpp>
 
@@ -45,7 +46,7 @@ Status refusal(const std::string& tokenizer_json) {
 TEST_CASE("byte-level BPE gives the ids of Hugging Face tokenizers", "[bpe]") {
   const nlohmann::json golden = read_json(kFixtures / "bpe-golden.json");
   const auto texts = golden["texts"].get<std::vector<std::string>>();
-  REQUIRE(golden["tokenizers"].size() == 5);
+  REQUIRE(golden["tokenizers"].size() == 7);
   for (const auto& [name, expected] : golden["tokenizers"].items()) {
     const auto tok = load(kFixtures / name / "tokenizer.json");
     for (std::size_t i = 0; i < texts.size(); ++i) {
@@ -93,6 +94,7 @@ TEST_CASE("the split patterns cut text as the regular expressions do", "[bpe]") 
         std::vector<std::string>{"I", "'M", " ", "123", "45", " ok", "\n\n", "x"});
   CHECK(text::byte_to_unicode(' ') == "\xC4\xA0");  // "Ġ"
   CHECK(text::byte_level_decode(text::byte_level_encode("caf\xC3\xA9 \n")) == "caf\xC3\xA9 \n");
+  CHECK(text::BpeTokenizer::byte_token(0x0A) == "<0x0A>");
 }
 
 TEST_CASE("a tokenizer.json the byte-level BPE cannot run exactly is refused, naming the key",
@@ -103,11 +105,15 @@ TEST_CASE("a tokenizer.json the byte-level BPE cannot run exactly is refused, na
   CHECK(refusal(R"({"model": {"type": "BPE", )" + vocab +
                 R"(}, "normalizer": {"type": "NFC"}})")
             .message()
-            .find("normalizer is NFC") != std::string::npos);
+            .find("normalizer.type is NFC") != std::string::npos);
   CHECK(refusal(R"({"model": {"type": "BPE", )" + vocab +
-                R"(}, "normalizer": null, "pre_tokenizer": {"type": "Metaspace"}})")
+                R"(}, "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}})")
             .message()
-            .find("pre_tokenizer.type is Metaspace") != std::string::npos);
+            .find("pre_tokenizer.type is Whitespace") != std::string::npos);
+  CHECK(refusal(R"({"model": {"type": "BPE", )" + vocab +
+                R"(}, "pre_tokenizer": {"type": "ByteLevel"}, "decoder": {"type": "WordPiece"}})")
+            .message()
+            .find("decoder.type is WordPiece") != std::string::npos);
   CHECK(refusal(R"({"model": {"type": "BPE", )" + vocab +
                 R"(}, "normalizer": null, "pre_tokenizer": {"type": "Split", "pattern": )"
                 R"({"Regex": "\\d+"}, "behavior": "Isolated", "invert": false}})")
