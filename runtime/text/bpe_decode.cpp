@@ -42,15 +42,6 @@ bool valid_utf8(const std::string& bytes) {
   return true;
 }
 
-std::string replace_all(const std::string& text, const std::string& from, const std::string& to) {
-  if (from.empty()) return text;
-  std::string out;
-  std::size_t pos = 0;
-  for (std::size_t hit; (hit = text.find(from, pos)) != std::string::npos; pos = hit + from.size())
-    out.append(text, pos, hit - pos).append(to);
-  return out.append(text, pos);
-}
-
 // The byte of a "<0xXX>" token, or -1.
 int byte_of(const std::string& token) {
   if (token.size() != 6 || !token.starts_with("<0x") || token.back() != '>') return -1;

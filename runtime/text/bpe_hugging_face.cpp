@@ -89,6 +89,8 @@ Status read_decoder(const json& node, const std::string& file, const std::string
   } else if (type == "Metaspace") {
     d.kind = Dec::Kind::kMetaspace;
     d.pattern = node.value("replacement", std::string("\xE2\x96\x81"));
+    if (d.pattern.empty())
+      return unsupported(file, key + ".replacement", "empty", "one replacement character");
     const std::string scheme = node.value(
         "prepend_scheme", std::string(node.value("add_prefix_space", true) ? "always" : "never"));
     d.drop_first = scheme != "never";
@@ -133,6 +135,8 @@ Status read_pre_tokenizer(const json& node, const std::string& file, const std::
   } else if (type == "Metaspace") {
     pre.kind = Pre::Kind::kMetaspace;
     pre.replacement = node.value("replacement", pre.replacement);
+    if (pre.replacement.empty())
+      return unsupported(file, key + ".replacement", "empty", "one replacement character");
     // Files before tokenizers 0.15 spell the scheme as add_prefix_space.
     const std::string scheme = node.value(
         "prepend_scheme", std::string(node.value("add_prefix_space", true) ? "always" : "never"));

@@ -1,5 +1,5 @@
-// Encoding and decoding of BpeTokenizer (bpe_tokenizer.h says how); loading is in
-// bpe_hugging_face.cpp.
+// Encoding of BpeTokenizer (bpe_tokenizer.h says how); decoding is in bpe_decode.cpp,
+// loading in bpe_hugging_face.cpp.
 #include "runtime/text/bpe_tokenizer.h"
 
 #include <utf8proc.h>
@@ -41,28 +41,6 @@ bool is_word_char(int c) {
   const auto cat = utf8proc_category(c);
   return (cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO) ||
          (cat >= UTF8PROC_CATEGORY_ND && cat <= UTF8PROC_CATEGORY_NO);
-}
-
-std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
-  std::string out;
-  std::size_t pos = 0;
-  for (std::size_t hit; (hit = text.find(from, pos)) != std::string_view::npos; pos = hit + from.size())
-    out.append(text.substr(pos, hit - pos)).append(to);
-  return out.append(text.substr(pos));
-}
-
-// Pieces of `text` each starting at an occurrence of `delimiter` (the first piece may
-// not): `tokenizers`' MergedWithNext.
-std::vector<std::string_view> split_before(std::string_view text, std::string_view delimiter) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  for (std::size_t hit = text.find(delimiter, 1); hit != std::string_view::npos;
-       hit = text.find(delimiter, hit + delimiter.size())) {
-    out.push_back(text.substr(start, hit - start));
-    start = hit;
-  }
-  out.push_back(text.substr(start));
-  return out;
 }
 
 }  // namespace
@@ -144,7 +122,7 @@ std::vector<std::string> BpeTokenizer::pre_tokenize(std::string text, bool at_st
                                (pre.prepend == PreTokenizer::Prepend::kFirst && at_start &&
                                 &piece == &pieces.front());
           if (prepend && !piece.starts_with(pre.replacement)) piece.insert(0, pre.replacement);
-          parts = pre.split ? split_before(piece, pre.replacement)
+          parts = pre.split ? split_before_each(piece, pre.replacement)
                             : std::vector<std::string_view>{piece};
           break;
         }

@@ -221,6 +221,31 @@ std::vector<std::string_view> split_digits(std::string_view text, bool individua
   return pieces;
 }
 
+std::vector<std::string_view> split_before_each(std::string_view text,
+                                               std::string_view delimiter) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (std::size_t hit = text.find(delimiter, 1); hit != std::string_view::npos;
+       hit = text.find(delimiter, hit + delimiter.size())) {
+    out.push_back(text.substr(start, hit - start));
+    start = hit;
+  }
+  out.push_back(text.substr(start));
+  return out;
+}
+
+std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
+  if (from.empty()) return std::string(text);
+  std::string out;
+  std::size_t pos = 0;
+  for (std::size_t hit = text.find(from); hit != std::string_view::npos;
+       hit = text.find(from, pos)) {
+    out.append(text.substr(pos, hit - pos)).append(to);
+    pos = hit + from.size();
+  }
+  return out.append(text.substr(pos));
+}
+
 const std::string& byte_to_unicode(unsigned char byte) { return byte_table()[byte]; }
 
 std::string byte_level_encode(std::string_view text) {

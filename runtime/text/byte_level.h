@@ -1,6 +1,6 @@
-// The byte-level pieces of GPT-2-style BPE, as Hugging Face `tokenizers` runs them:
-// the regular expressions that split text into words before BPE, the Digits
-// pre-tokeniser, and GPT-2's byte-to-character table.
+// The text pieces of BPE pre-tokenisation, as Hugging Face `tokenizers` cuts them: the
+// regular expressions that split text into words before byte-level BPE, the Digits and
+// Metaspace splits, and GPT-2's byte-to-character table.
 //
 // The two split patterns scion runs are matched by hand (Debian has no PCRE2 headers in
 // the build, and these patterns need Unicode categories), with utf8proc for \p{L} (Lu Ll
@@ -31,6 +31,13 @@ std::vector<std::string_view> split_by_pattern(std::string_view text, SplitPatte
 // The Digits pre-tokeniser: each digit (Unicode N) its own piece when `individual`, else
 // each run of digits; the text between stays as pieces.
 std::vector<std::string_view> split_digits(std::string_view text, bool individual);
+
+// Pieces of `text` each starting at an occurrence of `delimiter`, except perhaps the
+// first (`tokenizers`' MergedWithNext, as Metaspace splits). REQUIRES: delimiter non-empty.
+std::vector<std::string_view> split_before_each(std::string_view text, std::string_view delimiter);
+
+// `text` with every occurrence of `from` replaced by `to` (`text` itself for an empty `from`).
+std::string replace_all(std::string_view text, std::string_view from, std::string_view to);
 
 // GPT-2's bytes_to_unicode(): the printable character (as UTF-8) that stands for a byte,
 // so that every token is printable text ("Ġ" for a space).
