@@ -41,6 +41,11 @@
 //   net.backward();
 //   optimizer_a.step(lr_a); optimizer_b.step(lr_b);
 // Not thread-safe; one instance per thread.
+//
+// Files: batch_validation.h (what forward() accepts), layer_trie.h (which layer
+// applications segments share), batch_plan.h (the arena layout of a batch shape),
+// transformer_pass.h with forward_pass.cpp and backward_pass.cpp (the passes), and
+// forward_flops.cpp (what a batch costs).
 #pragma once
 
 #include <cstdint>
@@ -55,7 +60,7 @@
 namespace scion::runtime {
 
 namespace detail {
-struct BatchPlan;  // the arena layout of one batch shape (transformer.cpp)
+struct BatchPlan;  // the arena layout of one batch shape (batch_plan.h)
 }
 
 struct Segment {

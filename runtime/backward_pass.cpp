@@ -1,0 +1,231 @@
+#include <algorithm>
+
+#include "runtime/transformer_pass.h"
+
+namespace scion::runtime::detail {
+
+void Pass::activation_backward(float* dinp, const float* inp, const float* dout,
+                               std::int64_t n) {
+  if (a_.activation == spec::Activation::kGeluErf)
+    be_.gelu_erf_backward(dinp, inp, dout, n);
+  else
+    be_.gelu_backward(dinp, inp, dout, n);
+}
+
+// dy (N, C) = gradient of Σ_s mean loss_s w.r.t. the final hidden states y.
+void Pass::heads_backward(const float* y, float* dy) {
+  for (std::size_t s = 0; s < segment_count(); ++s) {
+    const ModelWeights& m = *seg(s).model;
+    Plan::SegmentActs& sa = plan_.segments[s];
+    const float* ys = y + sa.row0 * C_;
+    float* dys = dy + sa.row0 * C_;
+    if (m.objective == spec::Objective::kClassification) {
+      const LinearWeights& head = m.classifier.linear;
+      const float scale = sa.counted ? 1.0f / static_cast<float>(sa.counted) : 0.0f;
+      be_.cross_entropy_backward(sa.dlogits, sa.probs, seg(s).targets, scale, sa.B, head.out);
+      if (m.pooler.weight) {
+        const std::int64_t n = static_cast<std::int64_t>(sa.B) * C_;
+        be_.matmul_backward(sa.dpooler, head.dweight, head.dbias, sa.dlogits, sa.pooler_out,
+                            head.weight, 1.0f, sa.B, C_, head.out, GradMode::kAssign);
+        be_.tanh_backward(sa.dpooler, sa.pooler_out, sa.dpooler, n);
+        be_.matmul_backward(sa.dpooled, m.pooler.dweight, m.pooler.dbias, sa.dpooler, sa.pooled,
+                            m.pooler.weight, 1.0f, sa.B, C_, C_, GradMode::kAssign);
+      } else {
+        be_.matmul_backward(sa.dpooled, head.dweight, head.dbias, sa.dlogits, sa.pooled,
+                            head.weight, 1.0f, sa.B, C_, head.out, GradMode::kAssign);
+      }
+      be_.pool_backward(dys, sa.dpooled, seg(s).lengths, sa.B, sa.S, sa.P, C_,
+                        m.classifier.pooling);
+    } else {
+      const float scale = sa.counted ? 1.0f / static_cast<float>(sa.counted) : 0.0f;
+      be_.cross_entropy_backward(sa.dlogits, sa.probs, sa.lm_targets.data(), scale, sa.rows,
+                                 a_.vocab_size);
+      be_.matmul_backward(dys, m.dlm_head, nullptr, sa.dlogits, ys, m.lm_head, 1.0f, sa.rows,
+                          C_, a_.vocab_size, GradMode::kAssign);
+    }
+  }
+}
+
+// dinp (=/+= per mode) and the frozen product's weight gradients (only when the trunk
+// trains), then each segment's LoRA: its A/B gradients and its share of dinp (+=). A null
+// dinp: nothing below needs the input's gradient, so only weight gradients are computed.
+void Pass::linear_backward(int l, int i, float* dinp, const float* dout, const float* inp,
+                           GradMode mode) {
+  const LinearWeights& w = trunk_.blocks[l].linear[i];
+  be_.matmul_backward(dinp, w.dweight, w.dbias, dout, inp, w.weight, 1.0f, N_, w.in, w.out, mode);
+  for (std::size_t s = 0; s < segment_count(); ++s) {
+    const Plan::SegmentActs& sa = plan_.segments[s];
+    const auto& adapters = seg(s).model->blocks[l].lora[i];
+    for (std::size_t j = 0; j < adapters.size(); ++j) {
+      const LoraWeights& lw = adapters[j];
+      const Plan::LoraActs& la = sa.lora[l][i][j];
+      be_.matmul_backward(sa.dlora_hidden, lw.db, nullptr, dout + sa.row0 * w.out, la.hidden,
+                          lw.b, lw.scale, sa.rows, lw.rank, w.out, GradMode::kAssign);
+      float* dx = dinp ? dinp + sa.row0 * w.in : nullptr;
+      if (la.dropped) {
+        be_.matmul_backward(dx ? sa.dlora_in : nullptr, lw.da, nullptr, sa.dlora_hidden, la.dropped,
+                            lw.a, 1.0f, sa.rows, w.in, lw.rank, GradMode::kAssign);
+        if (dx) {
+          be_.dropout_backward(sa.dlora_in, sa.dlora_in, la.mask, sa.rows * w.in);
+          be_.add_inplace(dx, sa.dlora_in, 1.0f, sa.rows * w.in);
+        }
+      } else {
+        be_.matmul_backward(dx, lw.da, nullptr, sa.dlora_hidden, inp + sa.row0 * w.in, lw.a,
+                            1.0f, sa.rows, w.in, lw.rank, GradMode::kAccumulate);
+      }
+    }
+  }
+}
+
+// Given dres = d loss / d (residual that received the adapter output), adds the adapter
+// path's gradient to dy (the adapter input's gradient) and accumulates its weights'.
+void Pass::bottleneck_backward(int l, int site, const float* y, const float* dres, float* dy) {
+  for (std::size_t s = 0; s < segment_count(); ++s) {
+    Plan::SegmentActs& sa = plan_.segments[s];
+    const BlockWeights& bw = seg(s).model->blocks[l];
+    const auto& adapters = site == 0 ? bw.adapter_attn : bw.adapter_ffn;
+    for (std::size_t j = 0; j < adapters.size(); ++j) {
+      const BottleneckWeights& w = adapters[j];
+      const Plan::BottleneckActs& ba = sa.bottleneck[l][site][j];
+      const int H = w.down.out;
+      be_.matmul_backward(sa.dbneck_act, w.up.dweight, w.up.dbias, dres + sa.row0 * C_, ba.act,
+                          w.up.weight, 1.0f, sa.rows, H, C_, GradMode::kAssign);
+      be_.gelu_backward(sa.dbneck_pre, ba.pre, sa.dbneck_act, sa.rows * H);
+      be_.matmul_backward(dy + sa.row0 * C_, w.down.dweight, w.down.dbias, sa.dbneck_pre,
+                          y + sa.row0 * C_, w.down.weight, 1.0f, sa.rows, C_, H,
+                          GradMode::kAccumulate);
+    }
+  }
+}
+
+void Pass::dropout_backward(float* dx, const float* mask, std::int64_t width) {
+  if (plan_.dropout <= 0) return;
+  be_.dropout_backward(dx, dx, mask, N_ * width);
+}
+
+void Pass::attention_backward(int l) {
+  Plan::BlockActs& b = plan_.blocks[l];
+  for (std::size_t s = 0; s < segment_count(); ++s) {
+    Plan::SegmentActs& sa = plan_.segments[s];
+    const ModelWeights& m = *seg(s).model;
+    const std::int64_t off = sa.row0 * C_;
+    const int Pf = m.prefix_tokens(l);
+    be_.attention_backward(plan_.dq + off, plan_.dk + off, plan_.dv + off,
+                           Pf ? sa.dprefix_k : nullptr, Pf ? sa.dprefix_v : nullptr,
+                           plan_.datt + off, b.probs + units(l)[s].probs0, b.q + off, b.k + off,
+                           b.v + off, Pf ? sa.prefix_k[l] : nullptr, Pf ? sa.prefix_v[l] : nullptr,
+                           sa.B, sa.S, Pf, C_, a_.heads);
+    std::int64_t row = 0;
+    for (const PrefixWeights& p : m.blocks[l].prefixes) {
+      const std::int64_t n = static_cast<std::int64_t>(p.tokens) * C_;
+      if (p.dkeys) be_.add_inplace(p.dkeys, sa.dprefix_k + row * C_, 1.0f, n);
+      if (p.dvalues) be_.add_inplace(p.dvalues, sa.dprefix_v + row * C_, 1.0f, n);
+      row += p.tokens;
+    }
+  }
+}
+
+// On entry plan_.dx holds d loss / d (block output); on exit, d loss / d (block input x)
+// when `input_grad`. Without it (the lowest block any gradient reaches, embeddings
+// frozen) the q/k/v products skip their input gradients, as the first norm does when its
+// weights are frozen: a frozen trunk's bottom block needs only its adapters' gradients.
+void Pass::block_backward(int l, const float* x, bool input_grad) {
+  Plan::BlockActs& b = plan_.blocks[l];
+  const BlockWeights& w = trunk_.blocks[l];
+  float* dx = plan_.dx;
+  float* dtmp = plan_.dtmp;
+  float* dbranch = plan_.dbranch;
+  // d res2: the stream itself (pre-norm) or through the output norm (post-norm).
+  float* dres2 = dx;
+  if (!pre_norm_) {
+    be_.layernorm_backward(dtmp, w.ln2.dweight, w.ln2.dbias, dx, b.res2, w.ln2.weight,
+                           b.ln2_mean, b.ln2_rstd, N_, C_, GradMode::kAssign);
+    dres2 = dtmp;
+  }
+  be_.copy(dbranch, dres2, N_ * C_);
+  bottleneck_backward(l, 1, b.f, dres2, dbranch);
+  dropout_backward(dbranch, b.f_mask, C_);
+  linear_backward(l, kFfnOut, plan_.dg, dbranch, b.g, GradMode::kAssign);
+  activation_backward(plan_.dh, b.h, plan_.dg, N_ * F_);
+  if (pre_norm_) {
+    linear_backward(l, kFfnIn, dtmp, plan_.dh, b.ln2, GradMode::kAssign);
+    be_.layernorm_backward(dx, w.ln2.dweight, w.ln2.dbias, dtmp, b.res1, w.ln2.weight,
+                           b.ln2_mean, b.ln2_rstd, N_, C_, GradMode::kAccumulate);
+  } else {
+    linear_backward(l, kFfnIn, dtmp, plan_.dh, b.ln1, GradMode::kAccumulate);  // d ln1
+    be_.layernorm_backward(dx, w.ln1.dweight, w.ln1.dbias, dtmp, b.res1, w.ln1.weight,
+                           b.ln1_mean, b.ln1_rstd, N_, C_, GradMode::kAssign);
+  }
+  // dx = d res1 now.
+  be_.copy(dbranch, dx, N_ * C_);
+  bottleneck_backward(l, 0, b.o, dx, dbranch);
+  dropout_backward(dbranch, b.o_mask, C_);
+  linear_backward(l, kAttnO, plan_.datt, dbranch, b.att, GradMode::kAssign);
+  attention_backward(l);
+  const bool norm_trains = w.ln1.dweight || w.ln1.dbias;
+  if (pre_norm_) {
+    float* dln1 = input_grad || norm_trains ? dtmp : nullptr;
+    linear_backward(l, kAttnQ, dln1, plan_.dq, b.ln1, GradMode::kAssign);
+    linear_backward(l, kAttnK, dln1, plan_.dk, b.ln1, GradMode::kAccumulate);
+    linear_backward(l, kAttnV, dln1, plan_.dv, b.ln1, GradMode::kAccumulate);
+    if (dln1)
+      be_.layernorm_backward(dx, w.ln1.dweight, w.ln1.dbias, dtmp, x, w.ln1.weight, b.ln1_mean,
+                             b.ln1_rstd, N_, C_, GradMode::kAccumulate);
+  } else {
+    float* dinput = input_grad ? dx : nullptr;
+    linear_backward(l, kAttnQ, dinput, plan_.dq, x, GradMode::kAccumulate);
+    linear_backward(l, kAttnK, dinput, plan_.dk, x, GradMode::kAccumulate);
+    linear_backward(l, kAttnV, dinput, plan_.dv, x, GradMode::kAccumulate);
+  }
+}
+
+void Pass::embeddings_backward() {
+  float* demb = plan_.dx;
+  if (!pre_norm_) {
+    be_.layernorm_backward(plan_.dtmp, trunk_.emb_ln.dweight, trunk_.emb_ln.dbias, plan_.dx,
+                           plan_.emb, trunk_.emb_ln.weight, plan_.embn_mean, plan_.embn_rstd, N_,
+                           C_, GradMode::kAssign);
+    demb = plan_.dtmp;
+  }
+  dropout_backward(demb, plan_.emb_mask, C_);
+  if (trunk_.dtype_emb)
+    for (std::int64_t row = 0; row < N_; ++row)
+      be_.add_inplace(trunk_.dtype_emb, demb + row * C_, 1.0f, C_);
+  for (std::size_t s = 0; s < segment_count(); ++s) {
+    const ModelWeights& m = *seg(s).model;
+    Plan::SegmentActs& sa = plan_.segments[s];
+    be_.embedding_backward(m.dtok_emb, m.dpos_emb, sa.P ? sa.dprompt : nullptr,
+                           demb + sa.row0 * C_, seg(s).tokens, sa.B, sa.T, sa.P, C_);
+    std::int64_t row = 0;
+    for (const PromptWeights& p : m.prompts) {
+      if (p.dembeddings)
+        be_.add_inplace(p.dembeddings, sa.dprompt + row * C_, 1.0f,
+                        static_cast<std::int64_t>(p.tokens) * C_);
+      row += p.tokens;
+    }
+  }
+}
+
+void Pass::backward() {
+  int stop = a_.layers;  // lowest block any segment needs gradients in
+  for (std::size_t s = 0; s < segment_count(); ++s)
+    stop = std::min(stop, seg(s).model->lowest_trained_block);
+  auto block_input = [&](int l) -> const float* {
+    if (l == 0) return pre_norm_ ? plan_.emb : plan_.embn;
+    return pre_norm_ ? plan_.blocks[l - 1].res2 : plan_.blocks[l - 1].ln2;
+  };
+  const float* y = pre_norm_ ? plan_.lnf : block_input(a_.layers);
+  if (pre_norm_) {
+    heads_backward(y, plan_.dtmp);
+    be_.layernorm_backward(plan_.dx, trunk_.ln_f.dweight, trunk_.ln_f.dbias, plan_.dtmp,
+                           block_input(a_.layers), trunk_.ln_f.weight, plan_.lnf_mean,
+                           plan_.lnf_rstd, N_, C_, GradMode::kAssign);
+  } else {
+    heads_backward(y, plan_.dx);
+  }
+  for (int l = a_.layers - 1; l >= std::max(stop, 0); --l)
+    block_backward(l, block_input(l), /*input_grad=*/l > stop);
+  if (stop < 0) embeddings_backward();
+}
+
+}  // namespace scion::runtime::detail

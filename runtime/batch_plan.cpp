@@ -1,0 +1,239 @@
+#include "runtime/batch_plan.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <tuple>
+
+namespace scion::runtime::detail {
+namespace {
+
+// Builds the arena table for the batch and hands out pointers.
+class Layout {
+ public:
+  void add(const std::string& name, std::int64_t numel, float** slot) {
+    if (numel <= 0) return;
+    table_.push_back({name, {numel}, DType::kF32});
+    slots_.push_back(slot);
+  }
+  // The previous batch's arena goes first, so that the two are never held at once.
+  Status finish(Arena& arena, Backend& backend) {
+    arena = Arena();
+    auto fresh = Arena::create(table_, backend, "the activations of a batch");
+    if (!fresh) return fresh.status();
+    arena = std::move(*fresh);
+    for (std::size_t i = 0; i < table_.size(); ++i) *slots_[i] = arena.view(table_[i].name).f32();
+    return Status::ok();
+  }
+
+ private:
+  std::vector<ViewSpec> table_;
+  std::vector<float**> slots_;
+};
+
+}  // namespace
+
+bool is_inference(const FamilyBatch& batch) {
+  if (batch.training) return false;
+  for (const Segment& seg : batch.segments)
+    if (seg.targets) return false;
+  return true;
+}
+
+std::string batch_signature(const FamilyBatch& batch) {
+  std::string s = batch.training ? "T" : is_inference(batch) ? "I" : "E";
+  auto add = [&s](std::int64_t v) {
+    s += std::to_string(v);
+    s += ',';
+  };
+  if (batch.share_identical) {  // which units the segments share
+    std::vector<int> final_unit;
+    for (const Stage& stage : build_stages(batch, final_unit)) {
+      s += '#';
+      for (const Unit& u : stage) {
+        add(u.segment);
+        add(u.parent);
+      }
+    }
+  }
+  for (const Segment& seg : batch.segments) {
+    const ModelWeights& m = *seg.model;
+    s += '|';
+    add(seg.batch);
+    add(seg.length);
+    add(static_cast<int>(m.objective));
+    add(m.has_classifier ? m.classifier.linear.out : 0);
+    add(m.prompt_tokens());
+    for (const BlockWeights& b : m.blocks) {
+      s += '/';
+      for (const PrefixWeights& p : b.prefixes) add(p.tokens);
+      for (const auto& loras : b.lora) {
+        s += 'l';
+        for (const LoraWeights& l : loras) add(l.rank * 2 + (l.dropout > 0));
+      }
+      for (const BottleneckWeights& w : b.adapter_attn) add(w.down.out);
+      s += 'f';
+      for (const BottleneckWeights& w : b.adapter_ffn) add(w.down.out);
+    }
+  }
+  return s;
+}
+
+Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
+  using Plan = BatchPlan;
+  const ModelWeights& trunk = *batch.segments[0].model;
+  const spec::Architecture& a = trunk.arch;
+  const std::int64_t C = a.width, F = a.ffn_width, V = a.vocab_size, L = a.layers;
+  plan.dropout = batch.training ? a.dropout : 0.0f;
+  plan.segments.assign(batch.segments.size(), Plan::SegmentActs{});
+  plan.N = 0;
+  for (std::size_t s = 0; s < batch.segments.size(); ++s) {
+    const Segment& seg = batch.segments[s];
+    Plan::SegmentActs& sa = plan.segments[s];
+    sa.B = seg.batch;
+    sa.T = seg.length;
+    sa.P = seg.model->prompt_tokens();
+    sa.S = sa.P + sa.T;
+    sa.row0 = plan.N;
+    sa.rows = static_cast<std::int64_t>(sa.B) * sa.S;
+    plan.N += sa.rows;
+  }
+  plan.inference = is_inference(batch);
+  plan.stages = build_stages(batch, plan.final_unit);
+  plan.stage_rows.clear();
+  for (const Stage& stage : plan.stages) plan.stage_rows.push_back(stage_rows(stage));
+  const std::int64_t N = plan.N;
+  const std::int64_t N0 = plan.stage_rows.front(), NL = plan.stage_rows.back();
+  Layout layout;
+  layout.add("emb", N0 * C, &plan.emb);
+  if (plan.dropout > 0) layout.add("emb_mask", N * C, &plan.emb_mask);
+  if (a.norm == spec::NormPlacement::kPost) {
+    layout.add("embn", N0 * C, &plan.embn);
+    layout.add("embn_mean", N0, &plan.embn_mean);
+    layout.add("embn_rstd", N0, &plan.embn_rstd);
+  } else {
+    layout.add("lnf", NL * C, &plan.lnf);
+    layout.add("lnf_mean", NL, &plan.lnf_mean);
+    layout.add("lnf_rstd", NL, &plan.lnf_rstd);
+  }
+  // Training keeps every block's activations for backward; inference reuses one set,
+  // sized for the widest stage.
+  plan.blocks.assign(L, Plan::BlockActs{});
+  const int planned_blocks = plan.inference ? 1 : L;
+  std::int64_t widest = 0;
+  for (int l = 0; l < L; ++l) widest = std::max(widest, plan.stage_rows[l + 1]);
+  for (int l = 0; l < planned_blocks; ++l) {
+    Plan::BlockActs& b = plan.blocks[l];
+    const std::string p = "blk." + std::to_string(l) + ".";
+    const std::int64_t n_rows = plan.inference ? widest : N;
+    std::int64_t probs = 0;
+    for (int k = 0; k < L; ++k)
+      if (plan.inference || k == l)
+        probs = std::max(probs, stage_probs(plan.stages[k + 1], batch, k));
+    for (auto [name, slot, n] : std::initializer_list<std::tuple<const char*, float**, std::int64_t>>{
+             {"ln1", &b.ln1, n_rows * C}, {"ln1_mean", &b.ln1_mean, n_rows},
+             {"ln1_rstd", &b.ln1_rstd, n_rows}, {"q", &b.q, n_rows * C}, {"k", &b.k, n_rows * C},
+             {"v", &b.v, n_rows * C}, {"att", &b.att, n_rows * C}, {"probs", &b.probs, probs},
+             {"o", &b.o, n_rows * C}, {"res1", &b.res1, n_rows * C}, {"ln2", &b.ln2, n_rows * C},
+             {"ln2_mean", &b.ln2_mean, n_rows}, {"ln2_rstd", &b.ln2_rstd, n_rows},
+             {"h", &b.h, n_rows * F}, {"g", &b.g, n_rows * F}, {"f", &b.f, n_rows * C},
+             {"res2", &b.res2, n_rows * C}})
+      layout.add(p + name, n, slot);
+    if (plan.dropout > 0) {
+      layout.add(p + "o_mask", N * C, &b.o_mask);
+      layout.add(p + "f_mask", N * C, &b.f_mask);
+    }
+  }
+  if (plan.inference) {
+    layout.add("in", widest * C, &plan.in);
+    layout.add("adapter_out", widest * C, &plan.adapter_out);
+  } else {
+    for (auto [name, slot, n] : std::initializer_list<std::tuple<const char*, float**, std::int64_t>>{
+             {"dx", &plan.dx, N * C}, {"dtmp", &plan.dtmp, N * C}, {"dq", &plan.dq, N * C},
+             {"dk", &plan.dk, N * C}, {"dv", &plan.dv, N * C}, {"datt", &plan.datt, N * C},
+             {"dbranch", &plan.dbranch, N * C}, {"dh", &plan.dh, N * F}, {"dg", &plan.dg, N * F},
+             {"adapter_out", &plan.adapter_out, N * C}})
+      layout.add(name, n, slot);
+  }
+
+  for (std::size_t s = 0; s < batch.segments.size(); ++s) {
+    const Segment& seg = batch.segments[s];
+    const ModelWeights& m = *seg.model;
+    Plan::SegmentActs& sa = plan.segments[s];
+    const std::string p = "seg." + std::to_string(s) + ".";
+    const std::int64_t rows = sa.rows;
+    layout.add(p + "prompt", sa.P * C, &sa.prompt);
+    layout.add(p + "dprompt", sa.P * C, &sa.dprompt);
+    sa.prefix_k.assign(L, nullptr);
+    sa.prefix_v.assign(L, nullptr);
+    sa.lora.resize(L);
+    sa.bottleneck.resize(L);
+    int max_prefix = 0, max_rank = 0, max_hidden = 0;
+    std::int64_t max_dropped_in = 0;
+    for (int l = 0; l < L; ++l) {
+      const BlockWeights& bw = m.blocks[l];
+      const std::string q = p + "blk." + std::to_string(l) + ".";
+      const int Pf = m.prefix_tokens(l);
+      max_prefix = std::max(max_prefix, Pf);
+      layout.add(q + "prefix_k", Pf * C, &sa.prefix_k[l]);
+      layout.add(q + "prefix_v", Pf * C, &sa.prefix_v[l]);
+      for (int i = 0; i < kLinearCount; ++i) {
+        sa.lora[l][i].resize(bw.lora[i].size());
+        for (std::size_t j = 0; j < bw.lora[i].size(); ++j) {
+          const LoraWeights& lw = bw.lora[i][j];
+          const std::string r = q + kLinearStems[i] + "." + std::to_string(j) + ".";
+          Plan::LoraActs& la = sa.lora[l][i][j];
+          layout.add(r + "hidden", rows * lw.rank, &la.hidden);
+          max_rank = std::max(max_rank, lw.rank);
+          if (batch.training && lw.dropout > 0) {
+            const int in = bw.linear[i].in;
+            layout.add(r + "dropped", rows * in, &la.dropped);
+            layout.add(r + "mask", rows * in, &la.mask);
+            max_dropped_in = std::max<std::int64_t>(max_dropped_in, in);
+          }
+        }
+      }
+      for (int site = 0; site < 2; ++site) {
+        const auto& adapters = site == 0 ? bw.adapter_attn : bw.adapter_ffn;
+        sa.bottleneck[l][site].resize(adapters.size());
+        for (std::size_t j = 0; j < adapters.size(); ++j) {
+          const int H = adapters[j].down.out;
+          const std::string r = q + (site == 0 ? "adapter_attn." : "adapter_ffn.") + std::to_string(j) + ".";
+          layout.add(r + "pre", rows * H, &sa.bottleneck[l][site][j].pre);
+          layout.add(r + "act", rows * H, &sa.bottleneck[l][site][j].act);
+          max_hidden = std::max(max_hidden, H);
+        }
+      }
+    }
+    layout.add(p + "dprefix_k", max_prefix * C, &sa.dprefix_k);
+    layout.add(p + "dprefix_v", max_prefix * C, &sa.dprefix_v);
+    layout.add(p + "dlora_hidden", rows * max_rank, &sa.dlora_hidden);
+    layout.add(p + "dlora_in", rows * max_dropped_in, &sa.dlora_in);
+    layout.add(p + "dbneck_pre", rows * max_hidden, &sa.dbneck_pre);
+    layout.add(p + "dbneck_act", rows * max_hidden, &sa.dbneck_act);
+    const bool classify = m.objective == spec::Objective::kClassification;
+    const std::int64_t logit_rows = classify ? sa.B : rows;
+    const std::int64_t width = classify ? m.classifier.linear.out : V;
+    if (classify) {
+      layout.add(p + "pooled", sa.B * C, &sa.pooled);
+      layout.add(p + "dpooled", sa.B * C, &sa.dpooled);
+      if (m.pooler.weight) {
+        layout.add(p + "pooler_pre", sa.B * C, &sa.pooler_pre);
+        layout.add(p + "pooler_out", sa.B * C, &sa.pooler_out);
+        layout.add(p + "dpooler", sa.B * C, &sa.dpooler);
+      }
+    }
+    layout.add(p + "logits", logit_rows * width, &sa.logits);
+    // Inference takes no loss: an LM head's logits (rows × V) are the largest buffers of a
+    // scoring batch, so their gradient, probabilities and losses are not laid out.
+    if (plan.inference) continue;
+    layout.add(p + "dlogits", logit_rows * width, &sa.dlogits);
+    layout.add(p + "probs", logit_rows * width, &sa.probs);
+    layout.add(p + "losses", logit_rows, &sa.losses);
+  }
+  SCION_RETURN_IF_ERROR(layout.finish(plan.arena, backend));
+  if (plan.inference)
+    for (int l = 1; l < L; ++l) plan.blocks[l] = plan.blocks[0];
+  return Status::ok();
+}
+
+}  // namespace scion::runtime::detail

@@ -1,0 +1,100 @@
+// BatchPlan: the activation layout of one family batch shape.
+//
+// Every activation, value saved for backward and gradient scratch buffer of a batch lives
+// in one Arena, carved into named views by plan_batch(): trunk buffers span all N rows
+// (or, in inference, the widest stage's rows, one set reused by every block); adapter and
+// head buffers are per segment. The plan also holds the trie of layer applications
+// (layer_trie.h) and the per-segment row ranges. SegmentedTransformer keeps one plan and
+// rebuilds it only when batch_signature() changes, so a training loop with a fixed batch
+// shape allocates nothing per step.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/arena.h"
+#include "runtime/backend.h"
+#include "runtime/layer_trie.h"
+#include "runtime/transformer.h"
+#include "spec/status.h"
+
+namespace scion::runtime::detail {
+
+struct BatchPlan {
+  struct LoraActs {
+    float* hidden = nullptr;   // (rows, r)
+    float* dropped = nullptr;  // (rows, in) LoRA input after dropout, when dropout applies
+    float* mask = nullptr;     // (rows, in)
+  };
+  struct BottleneckActs {
+    float* pre = nullptr;  // (rows, H) before GELU
+    float* act = nullptr;  // (rows, H)
+  };
+  struct SegmentActs {
+    std::int64_t row0 = 0, rows = 0;
+    std::int64_t counted = 0;  // the last forward's loss denominator (Segment::loss_denominator)
+    int B = 0, T = 0, P = 0, S = 0;  // S = P + T
+    std::vector<std::int32_t> attn_lengths;  // (B) prompt + real tokens; empty: all S
+    std::vector<std::int32_t> lm_targets;    // (B, S) for LM objectives
+    float* prompt = nullptr;                 // (P, C) concatenated prompts
+    float* dprompt = nullptr;
+    std::vector<float*> prefix_k, prefix_v;  // per block (Pf, C), null when Pf = 0
+    float* dprefix_k = nullptr;              // (max Pf, C) scratch
+    float* dprefix_v = nullptr;
+    std::vector<std::array<std::vector<LoraActs>, kLinearCount>> lora;  // [block][linear][j]
+    std::vector<std::array<std::vector<BottleneckActs>, 2>> bottleneck;  // [block][site][j]
+    float* dlora_hidden = nullptr;  // (rows, max r)
+    float* dlora_in = nullptr;      // (rows, max in), when some LoRA has dropout
+    float* dbneck_pre = nullptr;    // (rows, max H)
+    float* dbneck_act = nullptr;
+    float* pooled = nullptr;   // (B, C)
+    float* dpooled = nullptr;  // (B, C)
+    // BERT's pooler between pooling and the head: tanh(pooled · Wᵀ + b).
+    float* pooler_pre = nullptr;  // (B, C)
+    float* pooler_out = nullptr;  // (B, C)
+    float* dpooler = nullptr;     // (B, C)
+    float* logits = nullptr;   // (B, K) or (rows, V)
+    float* dlogits = nullptr;
+    float* probs = nullptr;
+    float* losses = nullptr;
+  };
+  struct BlockActs {
+    float *ln1, *ln1_mean, *ln1_rstd, *q, *k, *v, *att, *probs, *o, *o_mask, *res1;
+    float *ln2, *ln2_mean, *ln2_rstd, *h, *g, *f, *f_mask, *res2;
+  };
+
+  std::string signature;
+  Arena arena;
+  std::int64_t N = 0;  // rows of all segments
+  float dropout = 0.0f;
+  // Inference (no targets): one set of block buffers serves every block, and each
+  // block's input is gathered into `in` from the previous stage's units.
+  bool inference = false;
+  std::vector<Stage> stages;
+  std::vector<std::int64_t> stage_rows;  // rows computed at each stage (N without sharing)
+  std::vector<int> final_unit;           // per segment: its unit in stages.back()
+  float* in = nullptr;
+  std::vector<SegmentActs> segments;
+  std::vector<BlockActs> blocks;
+  float *emb = nullptr, *emb_mask = nullptr, *embn = nullptr, *embn_mean = nullptr,
+        *embn_rstd = nullptr, *lnf = nullptr, *lnf_mean = nullptr, *lnf_rstd = nullptr;
+  float *dx = nullptr, *dtmp = nullptr, *dq = nullptr, *dk = nullptr, *dv = nullptr,
+        *datt = nullptr, *dbranch = nullptr, *dh = nullptr, *dg = nullptr,
+        *adapter_out = nullptr;
+};
+
+// No training and no targets: no loss, no backward, block buffers reused.
+bool is_inference(const FamilyBatch& batch);
+
+// Everything the arena layout depends on: shapes, and each model's adapter structure
+// (not its address, which a caller may reuse for a different model).
+std::string batch_signature(const FamilyBatch& batch);
+
+// Lays out every buffer of `batch` in plan.arena (the previous arena is released first,
+// so the two are never held at once) and fills the plan's pointers and row ranges.
+// REQUIRES: validate_batch(batch) succeeded. Errors: the arena's allocation.
+Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend);
+
+}  // namespace scion::runtime::detail

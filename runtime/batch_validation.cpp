@@ -1,0 +1,80 @@
+#include "runtime/batch_validation.h"
+
+#include <string>
+
+#include "runtime/batch_plan.h"
+#include "runtime/cpu/cross_entropy.h"
+
+namespace scion::runtime::detail {
+namespace {
+
+bool same_trunk(const ModelWeights& a, const ModelWeights& b) {
+  if (a.tok_emb != b.tok_emb || a.pos_emb != b.pos_emb || a.type_emb != b.type_emb ||
+      a.lm_head != b.lm_head ||
+      a.ln_f.weight != b.ln_f.weight || a.emb_ln.weight != b.emb_ln.weight ||
+      a.blocks.size() != b.blocks.size())
+    return false;
+  for (std::size_t l = 0; l < a.blocks.size(); ++l) {
+    const BlockWeights& x = a.blocks[l];
+    const BlockWeights& y = b.blocks[l];
+    if (x.ln1.weight != y.ln1.weight || x.ln1.bias != y.ln1.bias ||
+        x.ln2.weight != y.ln2.weight || x.ln2.bias != y.ln2.bias)
+      return false;
+    for (int i = 0; i < kLinearCount; ++i)
+      if (x.linear[i].weight != y.linear[i].weight || x.linear[i].bias != y.linear[i].bias)
+        return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status validate_batch(const FamilyBatch& batch) {
+  if (batch.segments.empty())
+    return invalid_argument("a family batch needs at least one segment");
+  if (batch.share_identical && !is_inference(batch))
+    return invalid_argument("sharing identical layer applications is for inference only "
+                            "(no training, no targets)");
+  const ModelWeights& first = *batch.segments[0].model;
+  const spec::Architecture& a = first.arch;
+  for (const Segment& seg : batch.segments) {
+    const ModelWeights& m = *seg.model;
+    if (!same_trunk(first, m))
+      return invalid_argument("models '" + first.name + "' and '" + m.name +
+                              "' do not share one trunk storage; batch them separately");
+    if (batch.segments.size() > 1 && m.trunk_trainable)
+      return invalid_argument("model '" + m.name +
+                              "' trains trunk parameters, so it must be batched alone");
+    if (seg.batch <= 0 || seg.length <= 0)
+      return invalid_argument("segment of model '" + m.name + "' is empty");
+    if (seg.length + m.prompt_tokens() > a.max_length)
+      return invalid_argument("model '" + m.name + "': " + std::to_string(seg.length) +
+                              " tokens + " + std::to_string(m.prompt_tokens()) +
+                              " prompt tokens exceed max_length " + std::to_string(a.max_length));
+    const std::int64_t n = static_cast<std::int64_t>(seg.batch) * seg.length;
+    for (std::int64_t i = 0; i < n; ++i)
+      if (seg.tokens[i] < 0 || seg.tokens[i] >= a.vocab_size)
+        return invalid_argument("model '" + m.name + "': token id " +
+                                std::to_string(seg.tokens[i]) + " outside vocabulary of " +
+                                std::to_string(a.vocab_size));
+    if (seg.lengths)
+      for (int b = 0; b < seg.batch; ++b)
+        if (seg.lengths[b] < 1 || seg.lengths[b] > seg.length)
+          return invalid_argument("model '" + m.name + "': sequence length " +
+                                  std::to_string(seg.lengths[b]) + " outside 1.." +
+                                  std::to_string(seg.length));
+    if (!seg.targets) continue;
+    const bool classify = m.objective == spec::Objective::kClassification;
+    const int classes = classify ? m.classifier.linear.out : a.vocab_size;
+    const std::int64_t targets = classify ? seg.batch : n;
+    for (std::int64_t i = 0; i < targets; ++i) {
+      const std::int32_t t = seg.targets[i];
+      if (t != cpu::kIgnoreIndex && (t < 0 || t >= classes))
+        return invalid_argument("model '" + m.name + "': target " + std::to_string(t) +
+                                " outside 0.." + std::to_string(classes - 1));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace scion::runtime::detail

@@ -1,0 +1,229 @@
+#include <string>
+
+#include "runtime/cpu/cross_entropy.h"
+#include "runtime/cpu/layernorm.h"
+#include "runtime/transformer_pass.h"
+
+namespace scion::runtime::detail {
+
+void Pass::layer_norm(float* out, float* mean, float* rstd, const float* inp,
+                      const NormWeights& w, std::int64_t rows) {
+  if (a_.norm_eps == cpu::kLayerNormEps)
+    be_.layernorm_forward(out, mean, rstd, inp, w.weight, w.bias, rows, C_);
+  else
+    be_.layernorm_forward_eps(out, mean, rstd, inp, w.weight, w.bias, rows, C_, a_.norm_eps);
+}
+
+void Pass::activation_forward(float* out, const float* inp, std::int64_t n) {
+  if (a_.activation == spec::Activation::kGeluErf)
+    be_.gelu_erf_forward(out, inp, n);
+  else
+    be_.gelu_forward(out, inp, n);
+}
+
+void Pass::prepare_segment_inputs() {
+  for (std::size_t s = 0; s < segment_count(); ++s) {
+    const ModelWeights& m = *seg(s).model;
+    Plan::SegmentActs& sa = plan_.segments[s];
+    std::int64_t offset = 0;
+    for (const PromptWeights& p : m.prompts) {
+      be_.copy(sa.prompt + offset * C_, p.embeddings, static_cast<std::int64_t>(p.tokens) * C_);
+      offset += p.tokens;
+    }
+    for (int l = 0; l < a_.layers; ++l) {
+      std::int64_t row = 0;
+      for (const PrefixWeights& p : m.blocks[l].prefixes) {
+        be_.copy(sa.prefix_k[l] + row * C_, p.keys, static_cast<std::int64_t>(p.tokens) * C_);
+        be_.copy(sa.prefix_v[l] + row * C_, p.values, static_cast<std::int64_t>(p.tokens) * C_);
+        row += p.tokens;
+      }
+    }
+    sa.attn_lengths.clear();
+    if (seg(s).lengths)
+      for (int b = 0; b < sa.B; ++b) sa.attn_lengths.push_back(sa.P + seg(s).lengths[b]);
+    sa.lm_targets.clear();
+    if (m.objective != spec::Objective::kClassification && seg(s).targets) {
+      sa.lm_targets.assign(static_cast<std::size_t>(sa.rows), cpu::kIgnoreIndex);
+      for (int b = 0; b < sa.B; ++b)
+        for (int t = 0; t < sa.T; ++t)
+          sa.lm_targets[static_cast<std::size_t>(b) * sa.S + sa.P + t] =
+              seg(s).targets[static_cast<std::size_t>(b) * sa.T + t];
+    }
+  }
+}
+
+void Pass::dropout_forward(float* x, float* mask, int block, int site, std::int64_t width) {
+  if (plan_.dropout <= 0) return;
+  for (std::size_t s = 0; s < segment_count(); ++s) {
+    const Plan::SegmentActs& sa = plan_.segments[s];
+    be_.dropout_forward(x + sa.row0 * width, mask + sa.row0 * width, x + sa.row0 * width,
+                        sa.rows * width, plan_.dropout, seg(s).dropout_seed,
+                        site_stream(block, site));
+  }
+}
+
+void Pass::embeddings_forward() {
+  for (const Unit& u : plan_.stages.front()) {
+    const Plan::SegmentActs& sa = plan_.segments[u.segment];
+    be_.embedding_forward(plan_.emb + u.row0 * C_, seg(u.segment).tokens, trunk_.tok_emb,
+                          trunk_.pos_emb, sa.P ? sa.prompt : nullptr, sa.B, sa.T, sa.P, C_);
+  }
+  // BERT's token types: every token is type 0 (single texts), so row 0 goes everywhere.
+  if (trunk_.type_emb)
+    for (std::int64_t row = 0; row < plan_.stage_rows.front(); ++row)
+      be_.add_inplace(plan_.emb + row * C_, trunk_.type_emb, 1.0f, C_);
+  dropout_forward(plan_.emb, plan_.emb_mask, -1, kEmbeddingSite, C_);
+  if (!pre_norm_)
+    layer_norm(plan_.embn, plan_.embn_mean, plan_.embn_rstd, plan_.emb, trunk_.emb_ln,
+               plan_.stage_rows.front());
+}
+
+// The frozen product once over all rows, then each segment's LoRA on its own rows.
+void Pass::linear_forward(int l, int i, float* out, const float* inp) {
+  const LinearWeights& w = trunk_.blocks[l].linear[i];
+  be_.matmul_forward(out, inp, w.weight, w.bias, rows_at(l), w.in, w.out);
+  for (const Unit& u : units(l)) {
+    const Plan::SegmentActs& sa = plan_.segments[u.segment];
+    const auto& adapters = seg(u.segment).model->blocks[l].lora[i];
+    for (std::size_t j = 0; j < adapters.size(); ++j) {
+      const LoraWeights& lw = adapters[j];
+      const Plan::LoraActs& la = sa.lora[l][i][j];
+      const float* x = inp + u.row0 * w.in;
+      if (la.dropped) {
+        be_.dropout_forward(la.dropped, la.mask, x, u.rows * w.in, lw.dropout,
+                            seg(u.segment).dropout_seed, lw.stream + j);
+        x = la.dropped;
+      }
+      be_.matmul_forward(la.hidden, x, lw.a, nullptr, u.rows, w.in, lw.rank);
+      be_.matmul_forward_accumulate(out + u.row0 * w.out, la.hidden, lw.b, lw.scale, u.rows,
+                                    lw.rank, w.out);
+    }
+  }
+}
+
+// res[rows of s] += up(gelu(down(y))) for each bottleneck adapter of segment s at `site`.
+void Pass::bottleneck_forward(int l, int site, const float* y, float* res) {
+  for (const Unit& u : units(l)) {
+    const Plan::SegmentActs& sa = plan_.segments[u.segment];
+    const BlockWeights& bw = seg(u.segment).model->blocks[l];
+    const auto& adapters = site == 0 ? bw.adapter_attn : bw.adapter_ffn;
+    for (std::size_t j = 0; j < adapters.size(); ++j) {
+      const BottleneckWeights& w = adapters[j];
+      const Plan::BottleneckActs& ba = sa.bottleneck[l][site][j];
+      const std::int64_t H = w.down.out;
+      be_.matmul_forward(ba.pre, y + u.row0 * C_, w.down.weight, w.down.bias, u.rows, C_,
+                         static_cast<int>(H));
+      be_.gelu_forward(ba.act, ba.pre, u.rows * H);
+      float* delta = plan_.adapter_out + u.row0 * C_;
+      be_.matmul_forward(delta, ba.act, w.up.weight, w.up.bias, u.rows, static_cast<int>(H), C_);
+      be_.add_inplace(res + u.row0 * C_, delta, 1.0f, u.rows * C_);
+    }
+  }
+}
+
+const float* Pass::block_forward(int l, const float* x) {
+  Plan::BlockActs& b = plan_.blocks[l];
+  const BlockWeights& w = trunk_.blocks[l];
+  const std::int64_t N_ = rows_at(l);  // shadows the batch's rows: this block's units
+  const float* attn_in = x;
+  if (pre_norm_) {
+    layer_norm(b.ln1, b.ln1_mean, b.ln1_rstd, x, w.ln1, N_);
+    attn_in = b.ln1;
+  }
+  linear_forward(l, kAttnQ, b.q, attn_in);
+  linear_forward(l, kAttnK, b.k, attn_in);
+  linear_forward(l, kAttnV, b.v, attn_in);
+  for (const Unit& u : units(l)) {
+    const Plan::SegmentActs& sa = plan_.segments[u.segment];
+    const std::int64_t off = u.row0 * C_;
+    const int Pf = seg(u.segment).model->prefix_tokens(l);
+    be_.attention_forward(b.att + off, b.probs + u.probs0, b.q + off, b.k + off,
+                          b.v + off, Pf ? sa.prefix_k[l] : nullptr, Pf ? sa.prefix_v[l] : nullptr,
+                          sa.attn_lengths.empty() ? nullptr : sa.attn_lengths.data(), sa.B, sa.S,
+                          Pf, C_, a_.heads, a_.kind == spec::ArchitectureKind::kDecoder);
+  }
+  linear_forward(l, kAttnO, b.o, b.att);
+  dropout_forward(b.o, b.o_mask, l, kAttentionSite, C_);
+  be_.residual_forward(b.res1, x, b.o, N_ * C_);
+  bottleneck_forward(l, 0, b.o, b.res1);
+  const float* ffn_in;
+  if (pre_norm_) {
+    layer_norm(b.ln2, b.ln2_mean, b.ln2_rstd, b.res1, w.ln2, N_);
+    ffn_in = b.ln2;
+  } else {
+    layer_norm(b.ln1, b.ln1_mean, b.ln1_rstd, b.res1, w.ln1, N_);
+    ffn_in = b.ln1;
+  }
+  linear_forward(l, kFfnIn, b.h, ffn_in);
+  activation_forward(b.g, b.h, N_ * F_);
+  linear_forward(l, kFfnOut, b.f, b.g);
+  dropout_forward(b.f, b.f_mask, l, kFfnSite, C_);
+  be_.residual_forward(b.res2, pre_norm_ ? b.res1 : b.ln1, b.f, N_ * C_);
+  bottleneck_forward(l, 1, b.f, b.res2);
+  if (pre_norm_) return b.res2;
+  layer_norm(b.ln2, b.ln2_mean, b.ln2_rstd, b.res2, w.ln2, N_);
+  return b.ln2;
+}
+
+void Pass::heads_forward(const float* y, std::vector<SegmentResult>& results) {
+  results.assign(segment_count(), SegmentResult{});
+  for (std::size_t s = 0; s < segment_count(); ++s) {
+    const ModelWeights& m = *seg(s).model;
+    Plan::SegmentActs& sa = plan_.segments[s];
+    const float* ys = y + plan_.stages.back()[plan_.final_unit[s]].row0 * C_;
+    SegmentResult& r = results[s];
+    std::int64_t rows;
+    int width;
+    const std::int32_t* targets;
+    if (m.objective == spec::Objective::kClassification) {
+      const LinearWeights& head = m.classifier.linear;
+      be_.pool_forward(sa.pooled, ys, seg(s).lengths, sa.B, sa.S, sa.P, C_, m.classifier.pooling);
+      const float* features = sa.pooled;
+      if (m.pooler.weight) {
+        be_.matmul_forward(sa.pooler_pre, sa.pooled, m.pooler.weight, m.pooler.bias, sa.B, C_, C_);
+        be_.tanh_forward(sa.pooler_out, sa.pooler_pre, static_cast<std::int64_t>(sa.B) * C_);
+        features = sa.pooler_out;
+      }
+      be_.matmul_forward(sa.logits, features, head.weight, head.bias, sa.B, C_, head.out);
+      rows = sa.B;
+      width = head.out;
+      targets = seg(s).targets;
+      r.logits = Tensor{sa.logits, {sa.B, width}, DType::kF32, be_.device()};
+    } else {
+      be_.matmul_forward(sa.logits, ys, m.lm_head, nullptr, sa.rows, C_, a_.vocab_size);
+      rows = sa.rows;
+      width = a_.vocab_size;
+      targets = sa.lm_targets.empty() ? nullptr : sa.lm_targets.data();
+      r.logits = Tensor{sa.logits, {sa.B, sa.S, width}, DType::kF32, be_.device()};
+    }
+    if (!targets) continue;
+    r.counted = be_.cross_entropy_forward(sa.losses, sa.probs, sa.logits, targets, rows, width);
+    sa.counted = seg(s).loss_denominator > 0 ? seg(s).loss_denominator : r.counted;
+    double sum = 0.0;  // fixed order: the loss must not depend on threads
+    for (std::int64_t i = 0; i < rows; ++i) sum += sa.losses[i];
+    r.loss = sa.counted ? static_cast<float>(sum / static_cast<double>(sa.counted)) : 0.0f;
+  }
+}
+
+void Pass::forward(std::vector<SegmentResult>& results) {
+  prepare_segment_inputs();
+  embeddings_forward();
+  const float* x = pre_norm_ ? plan_.emb : plan_.embn;
+  for (int l = 0; l < a_.layers; ++l) {
+    if (plan_.inference) {
+      // Each unit starts from its parent's rows; the block buffers are then free to reuse.
+      const Stage& parents = plan_.stages[l];
+      for (const Unit& u : units(l))
+        be_.copy(plan_.in + u.row0 * C_, x + parents[u.parent].row0 * C_, u.rows * C_);
+      x = plan_.in;
+    }
+    x = block_forward(l, x);
+  }
+  if (pre_norm_) {
+    layer_norm(plan_.lnf, plan_.lnf_mean, plan_.lnf_rstd, x, trunk_.ln_f, plan_.stage_rows.back());
+    x = plan_.lnf;
+  }
+  heads_forward(x, results);
+}
+
+}  // namespace scion::runtime::detail

@@ -1,0 +1,78 @@
+// Pass: the forward and backward passes of one planned family batch (transformer.h).
+//
+// forward_pass.cpp holds the forward, a flat list of layer calls (embeddings, blocks,
+// final norm, heads); backward_pass.cpp holds the same list reversed. Each call goes
+// through the Backend over the buffers the BatchPlan laid out: trunk operations over all
+// rows of a stage at once, adapters and heads over their own segment's (or unit's) rows.
+// A Pass lives for one call; the plan and the batch outlive it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/batch_plan.h"
+#include "runtime/cpu/dropout.h"
+#include "runtime/transformer.h"
+
+namespace scion::runtime::detail {
+
+// Dropout stream ids of the trunk's sites, distinct per block.
+inline std::uint64_t site_stream(int block, int site) {
+  return cpu::mix64(static_cast<std::uint64_t>(block + 1) * 8 + static_cast<std::uint64_t>(site));
+}
+constexpr int kEmbeddingSite = 0, kAttentionSite = 1, kFfnSite = 2;
+
+// The forward/backward passes, over one planned batch.
+class Pass {
+ public:
+  using Plan = BatchPlan;
+  Pass(Backend& backend, Plan& plan, const FamilyBatch& batch)
+      : be_(backend), plan_(plan), batch_(batch), trunk_(*batch.segments[0].model),
+        a_(trunk_.arch), C_(a_.width), F_(a_.ffn_width), N_(plan.N),
+        pre_norm_(a_.norm == spec::NormPlacement::kPre) {}
+
+  void forward(std::vector<SegmentResult>& results);
+  void backward();
+
+ private:
+  const Segment& seg(std::size_t s) const { return batch_.segments[s]; }
+  std::size_t segment_count() const { return batch_.segments.size(); }
+  // The units computed at block l, and their rows (all of them: N_ in training).
+  const Stage& units(int l) const { return plan_.stages[l + 1]; }
+  std::int64_t rows_at(int l) const { return plan_.stage_rows[l + 1]; }
+
+  // The model's layer norm (its epsilon) and FFN activation (architecture.h's choices).
+  void layer_norm(float* out, float* mean, float* rstd, const float* inp, const NormWeights& w,
+                  std::int64_t rows);
+  void activation_forward(float* out, const float* inp, std::int64_t n);
+  void activation_backward(float* dinp, const float* inp, const float* dout, std::int64_t n);
+
+  void prepare_segment_inputs();
+  void embeddings_forward();
+  const float* block_forward(int l, const float* x);
+  void linear_forward(int l, int i, float* out, const float* inp);
+  void bottleneck_forward(int l, int site, const float* y, float* res);
+  void dropout_forward(float* x, float* mask, int block, int site, std::int64_t width);
+  void heads_forward(const float* y, std::vector<SegmentResult>& results);
+
+  void heads_backward(const float* y, float* dy);
+  void block_backward(int l, const float* x, bool input_grad);
+  void linear_backward(int l, int i, float* dinp, const float* dout, const float* inp,
+                       GradMode mode);
+  void bottleneck_backward(int l, int site, const float* y, const float* dres, float* dy);
+  void dropout_backward(float* dx, const float* mask, std::int64_t width);
+  void attention_backward(int l);
+  void embeddings_backward();
+
+  Backend& be_;
+  Plan& plan_;
+  const FamilyBatch& batch_;
+  const ModelWeights& trunk_;
+  const spec::Architecture& a_;
+  const int C_, F_;
+  const std::int64_t N_;
+  const bool pre_norm_;
+};
+
+}  // namespace scion::runtime::detail
