@@ -105,7 +105,8 @@ std::string BpeTokenizer::byte_token(unsigned char byte) {
 std::string BpeTokenizer::decode(const std::vector<std::int32_t>& ids) const {
   Tokens tokens;
   for (std::int32_t id : ids)
-    if (!special_ids_[static_cast<std::size_t>(id)]) tokens.push_back(tokens_[static_cast<std::size_t>(id)]);
+    if (!special_ids_[static_cast<std::size_t>(id)])
+      tokens.push_back(tokens_[static_cast<std::size_t>(id)]);
   for (const Decoder& d : decoders_) {
     switch (d.kind) {
       case Decoder::Kind::kByteLevel: {

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <fstream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "runtime/text/bpe_tokenizer.h"
 
@@ -25,8 +25,7 @@ std::string type_of(const json& node) {
 
 Status unsupported(const std::string& file, const std::string& key, const std::string& found,
                    const std::string& expected) {
-  return spec_error(fmt::format("{}: {} is {}; scion's BPE runs {}", file, key, found,
-                                expected));
+  return spec_error(fmt::format("{}: {} is {}; scion's BPE runs {}", file, key, found, expected));
 }
 
 // A Replace's literal pattern ({"String": "..."}), or nullopt for a regex.
@@ -210,10 +209,12 @@ Status read_post_processor(const json& node, const std::string& file, const std:
                                  : std::string();
     const json& entry = specials.value(name, json());
     if (name.empty() || !entry.is_object() || !entry.value("ids", json()).is_array())
-      return spec_error(fmt::format("{}: {}.single names '{}', which is not in its "
-                                    "special_tokens",
-                                    file, key, name));
-    for (const json& id : entry["ids"]) (after ? closing : opening).push_back(id.get<std::int32_t>());
+      return spec_error(
+          fmt::format("{}: {}.single names '{}', which is not in its "
+                      "special_tokens",
+                      file, key, name));
+    for (const json& id : entry["ids"])
+      (after ? closing : opening).push_back(id.get<std::int32_t>());
   }
   return Status::ok();
 }
@@ -255,11 +256,10 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::load_hugging_face(
   }
 
   std::unique_ptr<BpeTokenizer> tok(new BpeTokenizer());
-  SCION_RETURN_IF_ERROR(read_normalizer(root.value("normalizer", json()), file, "normalizer",
-                                        tok->normalizers_));
   SCION_RETURN_IF_ERROR(
-      read_pre_tokenizer(root.value("pre_tokenizer", json()), file, "pre_tokenizer",
-                         tok->pre_tokenizers_));
+      read_normalizer(root.value("normalizer", json()), file, "normalizer", tok->normalizers_));
+  SCION_RETURN_IF_ERROR(read_pre_tokenizer(root.value("pre_tokenizer", json()), file,
+                                           "pre_tokenizer", tok->pre_tokenizers_));
   const auto byte_levels =
       std::count_if(tok->pre_tokenizers_.begin(), tok->pre_tokenizers_.end(),
                     [](const Pre& p) { return p.kind == Pre::Kind::kByteLevel; });
@@ -281,8 +281,8 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::load_hugging_face(
   std::vector<std::pair<std::string, std::int32_t>> entries;
   for (const auto& [token, id] : vocab.items()) {
     if (!id.is_number_unsigned() || id.get<std::uint64_t>() >= (1u << 24))
-      return spec_error(fmt::format("{}: model.vocab['{}'] = {} is not an id", file, token,
-                                    id.dump()));
+      return spec_error(
+          fmt::format("{}: model.vocab['{}'] = {} is not an id", file, token, id.dump()));
     entries.emplace_back(token, id.get<std::int32_t>());
   }
   for (const json& added : root.value("added_tokens", json::array())) {
@@ -290,8 +290,8 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::load_hugging_face(
     a.content = added.value("content", std::string());
     if (a.content.empty() || !added.contains("id") || !added["id"].is_number_unsigned() ||
         added["id"].get<std::uint64_t>() >= (1u << 24))
-      return spec_error(fmt::format("{}: added_tokens has an entry without content or id: {}",
-                                    file, added.dump()));
+      return spec_error(fmt::format("{}: added_tokens has an entry without content or id: {}", file,
+                                    added.dump()));
     a.id = added["id"].get<std::int32_t>();
     a.lstrip = added.value("lstrip", false);
     a.rstrip = added.value("rstrip", false);
@@ -312,8 +312,8 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::load_hugging_face(
   }
   for (std::int32_t id = 0; id < size; ++id)
     if (tok->tokens_[static_cast<std::size_t>(id)].empty())
-      return spec_error(fmt::format("{}: id {} has no token; ids must run from 0 without gaps",
-                                    file, id));
+      return spec_error(
+          fmt::format("{}: id {} has no token; ids must run from 0 without gaps", file, id));
   for (const auto& [token, id] : vocab.items()) tok->ids_.emplace(token, id.get<std::int32_t>());
   for (const AddedToken& a : tok->added_) {
     tok->special_ids_[static_cast<std::size_t>(a.id)] = a.special;
@@ -341,12 +341,13 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::load_hugging_face(
     auto a = tok->ids_.find(left), b = tok->ids_.find(right), ab = tok->ids_.find(left + right);
     if (left.empty() || right.empty() || a == tok->ids_.end() || b == tok->ids_.end() ||
         ab == tok->ids_.end())
-      return spec_error(fmt::format("{}: model.merges[{}] = {} is not two vocabulary tokens "
-                                    "whose join is one",
-                                    file, rank, m.dump()));
-    const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a->second))
-                               << 32) |
-                              static_cast<std::uint32_t>(b->second);
+      return spec_error(
+          fmt::format("{}: model.merges[{}] = {} is not two vocabulary tokens "
+                      "whose join is one",
+                      file, rank, m.dump()));
+    const std::uint64_t key =
+        (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a->second)) << 32) |
+        static_cast<std::uint32_t>(b->second);
     tok->merges_.emplace(key, std::pair<int, std::int32_t>{static_cast<int>(rank), ab->second});
   }
   const json& unk = model.value("unk_token", json());
@@ -381,8 +382,7 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::load_hugging_face(
         "{}: no {} token to frame a sequence with: its post_processor adds none and no "
         "tokenizer_config.json beside it names a known {}; put the model's "
         "tokenizer_config.json (save_pretrained writes it) beside tokenizer.json",
-        file, s.cls == kNoToken ? "start" : "end",
-        s.cls == kNoToken ? "bos_token" : "eos_token"));
+        file, s.cls == kNoToken ? "start" : "end", s.cls == kNoToken ? "bos_token" : "eos_token"));
   s.pad = id_of(config_token(config, "pad_token"));
   if (s.pad == kNoToken) s.pad = s.sep;
   s.mask = id_of(config_token(config, "mask_token"));

@@ -176,7 +176,8 @@ void BpeTokenizer::encode_word(const std::string& word, std::vector<std::int32_t
   ids.insert(ids.end(), symbols.begin(), symbols.end());
 }
 
-bool BpeTokenizer::push_bytes(std::string_view character, std::vector<std::int32_t>& symbols) const {
+bool BpeTokenizer::push_bytes(std::string_view character,
+                              std::vector<std::int32_t>& symbols) const {
   std::vector<std::int32_t> bytes;
   for (char c : character) {
     auto it = ids_.find(byte_token(static_cast<unsigned char>(c)));

@@ -77,8 +77,8 @@ class BpeTokenizer final : public Tokenizer {
   // One pre-tokeniser step (step 2 above).
   struct PreTokenizer {
     enum class Kind { kByteLevel, kSplit, kDigits, kMetaspace } kind = Kind::kByteLevel;
-    bool add_prefix_space = false;  // kByteLevel
-    bool use_regex = true;          // kByteLevel: split by GPT-2's pattern
+    bool add_prefix_space = false;               // kByteLevel
+    bool use_regex = true;                       // kByteLevel: split by GPT-2's pattern
     SplitPattern pattern = SplitPattern::kGpt2;  // kSplit
     bool individual_digits = false;              // kDigits
     // kMetaspace: spaces become `replacement`; it is put before a piece that lacks it
@@ -90,8 +90,14 @@ class BpeTokenizer final : public Tokenizer {
   };
   // One decoder step.
   struct Decoder {
-    enum class Kind { kByteLevel, kMetaspace, kReplace, kByteFallback, kFuse, kStrip } kind =
-        Kind::kByteLevel;
+    enum class Kind {
+      kByteLevel,
+      kMetaspace,
+      kReplace,
+      kByteFallback,
+      kFuse,
+      kStrip
+    } kind = Kind::kByteLevel;
     std::string pattern, content;  // kReplace; kMetaspace: pattern is the replacement
     bool drop_first = true;        // kMetaspace: the first token loses its replacements
     int start = 0, stop = 0;       // kStrip: `content` characters cut from each end
@@ -111,17 +117,17 @@ class BpeTokenizer final : public Tokenizer {
   // Appends the <0xXX> tokens of `character`'s bytes; false when one is missing.
   bool push_bytes(std::string_view character, std::vector<std::int32_t>& symbols) const;
 
-  std::vector<std::string> tokens_;                        // id -> token
-  std::unordered_map<std::string, std::int32_t> ids_;      // token -> id (model vocab)
+  std::vector<std::string> tokens_;                    // id -> token
+  std::unordered_map<std::string, std::int32_t> ids_;  // token -> id (model vocab)
   std::unordered_map<std::uint64_t, std::pair<int, std::int32_t>> merges_;  // pair -> rank, id
   std::vector<Normalizer> normalizers_;
   std::vector<PreTokenizer> pre_tokenizers_;
   std::vector<Decoder> decoders_;
-  bool byte_level_ = true;     // a ByteLevel pre-tokeniser maps bytes to characters
-  bool byte_fallback_ = false;  // unknown characters as <0xXX> byte tokens
-  std::vector<AddedToken> added_;       // longest first
+  bool byte_level_ = true;                // a ByteLevel pre-tokeniser maps bytes to characters
+  bool byte_fallback_ = false;            // unknown characters as <0xXX> byte tokens
+  std::vector<AddedToken> added_;         // longest first
   std::array<bool, 256> added_starts_{};  // first bytes of added tokens: where to look
-  std::vector<bool> special_ids_;       // id -> a special added token (skipped by decode)
+  std::vector<bool> special_ids_;         // id -> a special added token (skipped by decode)
   std::vector<std::int32_t> opening_, closing_;  // the post-processor's, for one text
   std::int32_t unk_ = kNoToken;
   bool fuse_unk_ = false;

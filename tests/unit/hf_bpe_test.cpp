@@ -5,7 +5,6 @@
 // normaliser, and Metaspace), on a corpus of
 // accents, emoji, CJK, long words, whitespace runs, URLs, numbers and contractions.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -62,9 +61,9 @@ TEST_CASE("byte-level BPE gives the ids of Hugging Face tokenizers", "[bpe]") {
 TEST_CASE("BPE special tokens follow the post-processor, then tokenizer_config.json", "[bpe]") {
   const auto roberta = load(kFixtures / "bpe-roberta/tokenizer.json");
   const text::SpecialTokens& r = roberta->special_tokens();
-  CHECK(r.cls == 0);   // <s>, from RobertaProcessing
-  CHECK(r.sep == 2);   // </s>
-  CHECK(r.pad == 1);   // <pad>, from tokenizer_config.json
+  CHECK(r.cls == 0);  // <s>, from RobertaProcessing
+  CHECK(r.sep == 2);  // </s>
+  CHECK(r.pad == 1);  // <pad>, from tokenizer_config.json
   CHECK(r.mask == 420);
   CHECK(roberta->vocab_size() == 421);  // the added <mask> after the model's vocabulary
   // <mask> strips the spaces before it (lstrip), as RoBERTa's does.
@@ -102,8 +101,7 @@ TEST_CASE("a tokenizer.json the byte-level BPE cannot run exactly is refused, na
   const std::string vocab = R"("vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"])";
   CHECK(refusal(R"({"model": {"type": "WordPiece"}})").message().find("model.type is WordPiece") !=
         std::string::npos);
-  CHECK(refusal(R"({"model": {"type": "BPE", )" + vocab +
-                R"(}, "normalizer": {"type": "NFC"}})")
+  CHECK(refusal(R"({"model": {"type": "BPE", )" + vocab + R"(}, "normalizer": {"type": "NFC"}})")
             .message()
             .find("normalizer.type is NFC") != std::string::npos);
   CHECK(refusal(R"({"model": {"type": "BPE", )" + vocab +

@@ -4,7 +4,6 @@
 // their name tables, tokenise with the byte-level BPE, and give transformers' logits
 // within 1e-4.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -75,8 +74,7 @@ std::vector<float> real_positions(const std::vector<float>& logits,
 
 }  // namespace
 
-TEST_CASE("a tiny GPT2LMHeadModel folder imports and matches transformers within 1e-4",
-          "[gpt2]") {
+TEST_CASE("a tiny GPT2LMHeadModel folder imports and matches transformers within 1e-4", "[gpt2]") {
   const nlohmann::json expected = read_json(kFixtures / "tiny-gpt2-expected.json");
   test::HfBert gpt2(kFixtures / "tiny-gpt2");
   const spec::Architecture& a = gpt2.architecture();
@@ -102,8 +100,7 @@ TEST_CASE("a tiny GPT2LMHeadModel folder imports and matches transformers within
   CHECK(worst < kTolerance);
 }
 
-TEST_CASE("a tiny RobertaModel folder imports and matches transformers within 1e-4",
-          "[roberta]") {
+TEST_CASE("a tiny RobertaModel folder imports and matches transformers within 1e-4", "[roberta]") {
   const nlohmann::json expected = read_json(kFixtures / "tiny-roberta-expected.json");
   test::HfBert roberta(kFixtures / "tiny-roberta", 3);
   const spec::Architecture& a = roberta.architecture();
@@ -126,8 +123,8 @@ TEST_CASE("a tiny RobertaModel folder imports and matches transformers within 1e
     INFO("RoBERTa " << c.key << ": max |scion - transformers| = " << worst);
     CHECK(worst < kTolerance);
   }
-  const std::vector<float> token_logits = real_positions(
-      roberta.run(rows, test::HfBert::Output::kTokenLogits), rows, a.vocab_size);
+  const std::vector<float> token_logits =
+      real_positions(roberta.run(rows, test::HfBert::Output::kTokenLogits), rows, a.vocab_size);
   const double worst = max_difference(token_logits, flatten_3d(expected["token_logits"]));
   INFO("RoBERTa token logits: max |scion - transformers| = " << worst);
   CHECK(worst < kTolerance);
@@ -149,10 +146,12 @@ TEST_CASE("GPT-2 and RoBERTa name tables map both ways", "[gpt2][roberta]") {
   CHECK(lineage::hf_tensor_name("gpt2", "ln_f.bias") == "ln_f.bias");
   CHECK(lineage::hf_base_model_prefix("gpt2") == "transformer.");
 
-  const auto pos = lineage::map_hf_tensor("roberta", "roberta.embeddings.position_embeddings.weight");
+  const auto pos =
+      lineage::map_hf_tensor("roberta", "roberta.embeddings.position_embeddings.weight");
   CHECK(pos.scion_name == "pos_emb.weight");
   CHECK(pos.position_rows);
-  CHECK_FALSE(lineage::map_hf_tensor("bert", "embeddings.position_embeddings.weight").position_rows);
+  CHECK_FALSE(
+      lineage::map_hf_tensor("bert", "embeddings.position_embeddings.weight").position_rows);
   CHECK(lineage::map_hf_tensor("roberta", "lm_head.dense.weight").kind == Kind::kSkipped);
   CHECK(lineage::hf_tensor_name("roberta", "blk.0.attn_q.weight") ==
         "encoder.layer.0.attention.self.query.weight");
