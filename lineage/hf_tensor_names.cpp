@@ -1,15 +1,25 @@
 #include "lineage/hf_tensor_names.h"
 
 #include <cctype>
+#include <span>
 #include <vector>
 
 namespace scion::lineage {
 
 namespace {
 
+// How a checkpoint tensor's values become the scion parameter's.
+enum class Layout {
+  kAsIs,
+  kConv1D,        // (in, out): transposed
+  kFusedQkv,      // one of three equal parts of c_attn along the output dimension
+  kFusedQkvConv,  // the same, of a Conv1D weight
+};
+
 struct NameRule {
   std::string_view scion;  // '#': layer number
   std::string_view hf;
+  Layout layout = Layout::kAsIs;
 };
 
 constexpr NameRule kBertRules[] = {
@@ -38,6 +48,52 @@ constexpr NameRule kBertRules[] = {
     {"pooler.bias", "pooler.dense.bias"},
 };
 
+constexpr NameRule kGpt2Rules[] = {
+    {"tok_emb.weight", "wte.weight"},
+    {"pos_emb.weight", "wpe.weight"},
+    {"blk.#.ln1.weight", "h.#.ln_1.weight"},
+    {"blk.#.ln1.bias", "h.#.ln_1.bias"},
+    {"blk.#.attn_q.weight", "h.#.attn.c_attn.weight", Layout::kFusedQkvConv},
+    {"blk.#.attn_k.weight", "h.#.attn.c_attn.weight", Layout::kFusedQkvConv},
+    {"blk.#.attn_v.weight", "h.#.attn.c_attn.weight", Layout::kFusedQkvConv},
+    {"blk.#.attn_q.bias", "h.#.attn.c_attn.bias", Layout::kFusedQkv},
+    {"blk.#.attn_k.bias", "h.#.attn.c_attn.bias", Layout::kFusedQkv},
+    {"blk.#.attn_v.bias", "h.#.attn.c_attn.bias", Layout::kFusedQkv},
+    {"blk.#.attn_o.weight", "h.#.attn.c_proj.weight", Layout::kConv1D},
+    {"blk.#.attn_o.bias", "h.#.attn.c_proj.bias"},
+    {"blk.#.ln2.weight", "h.#.ln_2.weight"},
+    {"blk.#.ln2.bias", "h.#.ln_2.bias"},
+    {"blk.#.ffn_in.weight", "h.#.mlp.c_fc.weight", Layout::kConv1D},
+    {"blk.#.ffn_in.bias", "h.#.mlp.c_fc.bias"},
+    {"blk.#.ffn_out.weight", "h.#.mlp.c_proj.weight", Layout::kConv1D},
+    {"blk.#.ffn_out.bias", "h.#.mlp.c_proj.bias"},
+    {"ln_f.weight", "ln_f.weight"},
+    {"ln_f.bias", "ln_f.bias"},
+};
+
+std::span<const NameRule> rules_of(std::string_view model_type) {
+  if (model_type == "bert" || model_type == "roberta") return kBertRules;
+  if (model_type == "gpt2") return kGpt2Rules;
+  return {};
+}
+
+// A tensor scion skips on purpose, with why; nullopt for the others.
+std::optional<std::string> skipped(std::string_view model_type, std::string_view name) {
+  if (model_type == "gpt2") {
+    if (name == "lm_head.weight") return "GPT-2's LM head, tied to wte.weight";
+    if (name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias"))
+      return "a causal-mask buffer of the Hugging Face module, not a parameter";
+    return std::nullopt;
+  }
+  if (name.ends_with("position_ids") || name.ends_with("token_type_ids"))
+    return "a buffer of the Hugging Face module, not a parameter";
+  if (model_type == "bert" && name.starts_with("cls."))
+    return "BERT's pretraining head, which scion does not run";
+  if (model_type == "roberta" && name.starts_with("lm_head."))
+    return "RoBERTa's masked-LM head, which scion does not run";
+  return std::nullopt;
+}
+
 // Matches `name` against `pattern` ('#' standing for a decimal number); the number, or ""
 // for a pattern without '#', when it matches.
 std::optional<std::string> match(std::string_view pattern, std::string_view name) {
@@ -65,38 +121,43 @@ std::string substitute(std::string_view pattern, const std::string& number) {
 }  // namespace
 
 std::string hf_base_model_prefix(std::string_view model_type) {
-  return model_type == "bert" ? "bert." : "";
+  if (model_type == "bert") return "bert.";
+  if (model_type == "roberta") return "roberta.";
+  if (model_type == "gpt2") return "transformer.";
+  return "";
 }
 
 HfTensorMapping map_hf_tensor(std::string_view model_type, std::string_view hf_name) {
   HfTensorMapping out;
-  if (model_type != "bert") return out;
+  const std::span<const NameRule> rules = rules_of(model_type);
+  if (rules.empty()) return out;
   std::string_view name = hf_name;
-  if (name.starts_with("bert.")) name.remove_prefix(5);
-  if (name.ends_with("position_ids") || name.ends_with("token_type_ids")) {
+  if (const std::string prefix = hf_base_model_prefix(model_type); name.starts_with(prefix))
+    name.remove_prefix(prefix.size());
+  if (auto why = skipped(model_type, name)) {
     out.kind = HfTensorMapping::Kind::kSkipped;
-    out.note = "a buffer of the Hugging Face module, not a parameter";
+    out.note = *why;
     return out;
   }
-  if (name.starts_with("cls.")) {
-    out.kind = HfTensorMapping::Kind::kSkipped;
-    out.note = "BERT's pretraining head, which scion does not run";
-    return out;
-  }
-  for (const NameRule& rule : kBertRules) {
-    if (auto number = match(rule.hf, name)) {
+  for (const NameRule& rule : rules) {
+    auto number = match(rule.hf, name);
+    if (!number) continue;
+    const std::string scion = substitute(rule.scion, *number);
+    if (out.kind == HfTensorMapping::Kind::kUnknown) {
       out.kind = HfTensorMapping::Kind::kParameter;
-      out.scion_name = substitute(rule.scion, *number);
-      return out;
+      out.scion_name = scion;
+      out.conv1d = rule.layout == Layout::kConv1D || rule.layout == Layout::kFusedQkvConv;
+      out.position_rows = model_type == "roberta" && rule.scion == "pos_emb.weight";
     }
+    if (rule.layout == Layout::kFusedQkv || rule.layout == Layout::kFusedQkvConv)
+      out.fused.push_back(scion);
   }
   return out;
 }
 
 std::optional<std::string> hf_tensor_name(std::string_view model_type,
                                           std::string_view scion_name) {
-  if (model_type != "bert") return std::nullopt;
-  for (const NameRule& rule : kBertRules)
+  for (const NameRule& rule : rules_of(model_type))
     if (auto number = match(rule.scion, scion_name)) return substitute(rule.hf, *number);
   return std::nullopt;
 }

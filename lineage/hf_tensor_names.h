@@ -17,31 +17,59 @@
 // Checkpoints saved from a task model prefix every name with "bert."; that prefix is
 // dropped. Skipped with a note, not mapped: buffers (embeddings.position_ids,
 // embeddings.token_type_ids) and the pretraining heads (cls.*), which scion does not run.
+//
+// RoBERTa (model_type "roberta"): BERT's table under the prefix "roberta.", except that
+//   pos_emb.weight        embeddings.position_embeddings.weight from row padding_idx + 1
+// (RoBERTa numbers positions from padding_idx + 1; the rows before are never used for a
+// sequence without padding inside it). Skipped: lm_head.* (the masked-LM head).
+//
+// GPT-2 (model_type "gpt2", prefix "transformer."); Conv1D weights are stored (in, out)
+// and transposed to scion's (out, in); c_attn holds q, k and v side by side:
+//   tok_emb.weight        wte.weight                (the LM head is tied to it)
+//   pos_emb.weight        wpe.weight
+//   blk.#.ln1.*           h.#.ln_1.*
+//   blk.#.attn_q.*        h.#.attn.c_attn.*  columns [0, C)    (Conv1D)
+//   blk.#.attn_k.*        h.#.attn.c_attn.*  columns [C, 2C)   (Conv1D)
+//   blk.#.attn_v.*        h.#.attn.c_attn.*  columns [2C, 3C)  (Conv1D)
+//   blk.#.attn_o.*        h.#.attn.c_proj.*                    (Conv1D)
+//   blk.#.ln2.*           h.#.ln_2.*
+//   blk.#.ffn_in.*        h.#.mlp.c_fc.*                       (Conv1D)
+//   blk.#.ffn_out.*       h.#.mlp.c_proj.*                     (Conv1D)
+//   ln_f.*                ln_f.*
+// Skipped: lm_head.weight (tied to wte), h.#.attn.bias and h.#.attn.masked_bias (the
+// causal-mask buffers older checkpoints carry).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace scion::lineage {
 
 struct HfTensorMapping {
   enum class Kind { kParameter, kSkipped, kUnknown };
   Kind kind = Kind::kUnknown;
-  std::string scion_name;  // kParameter
+  std::string scion_name;  // kParameter (a fused tensor's first part)
   std::string note;        // kSkipped: why
+  // A fused tensor (GPT-2's c_attn): scion's parameters that are its equal parts along the
+  // output dimension, in order. Empty for a tensor that is one parameter.
+  std::vector<std::string> fused;
+  bool conv1d = false;         // a 2-D weight stored (in, out): transpose to (out, in)
+  bool position_rows = false;  // RoBERTa's positions: drop the first padding_idx + 1 rows
 };
 
 // What the checkpoint tensor `hf_name` of a `model_type` model is in scion.
 HfTensorMapping map_hf_tensor(std::string_view model_type, std::string_view hf_name);
 
 // The Hugging Face name (without a task prefix) of scion's trunk parameter `scion_name`,
-// or nullopt when the architecture has none (adapters, heads).
+// or nullopt when the architecture has none (adapters, heads). GPT-2's attn_q, attn_k
+// and attn_v all give the fused h.#.attn.c_attn tensor.
 std::optional<std::string> hf_tensor_name(std::string_view model_type,
                                           std::string_view scion_name);
 
 // The prefix a task model (BertForSequenceClassification, ...) puts before the base
-// model's names: "bert." for BERT.
+// model's names: "bert." for BERT, "roberta." for RoBERTa, "transformer." for GPT-2.
 std::string hf_base_model_prefix(std::string_view model_type);
 
 }  // namespace scion::lineage

@@ -29,14 +29,15 @@ Result<json> read_json(const fs::path& file) {
 
 // Reads the positive integer config[key], or `fallback` when absent and fallback > 0.
 Status read_count(const json& config, const fs::path& file, const char* key, int max,
-                  int fallback, int& out) {
+                  int fallback, int& out, const char* family = "BERT") {
   auto it = config.find(key);
   if (it == config.end()) {
     if (fallback > 0) {
       out = fallback;
       return Status::ok();
     }
-    return spec_error(fmt::format("'{}' has no '{}'; a BERT config needs it", file.string(), key));
+    return spec_error(
+        fmt::format("'{}' has no '{}'; a {} config needs it", file.string(), key, family));
   }
   if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > max)
     return spec_error(fmt::format("'{}': '{}' is {}, expected an integer from 1 to {}",
@@ -45,13 +46,25 @@ Status read_count(const json& config, const fs::path& file, const char* key, int
   return Status::ok();
 }
 
-Result<Architecture> bert_architecture(const json& config, const fs::path& file) {
+// RoBERTa's padding_idx (config pad_token_id, default 1).
+Result<int> roberta_padding_idx(const json& config, const fs::path& file) {
+  const json& pad = config.value("pad_token_id", json(1));
+  if (!pad.is_number_integer() || pad.get<std::int64_t>() < 0 || pad.get<std::int64_t>() > 1 << 20)
+    return spec_error(fmt::format("'{}': pad_token_id is {}, expected a token id",
+                                  file.string(), pad.dump()));
+  return pad.get<int>();
+}
+
+// BERT and RoBERTa (`type`): the same encoder, RoBERTa's positions offset (the checkpoint
+// reader drops the table's first padding_idx + 1 rows, so max_length is what remains).
+Result<Architecture> bert_architecture(const json& config, const fs::path& file,
+                                       const std::string& type) {
   Architecture a;
   a.kind = ArchitectureKind::kEncoder;
   a.norm = NormPlacement::kPost;
   a.tie_embeddings = true;
   a.pooler = true;
-  a.hf_model_type = "bert";
+  a.hf_model_type = type;
   for (const auto& [key, out, max, fallback] :
        std::initializer_list<std::tuple<const char*, int*, int, int>>{
            {"num_hidden_layers", &a.layers, 1024, 0},
@@ -66,6 +79,15 @@ Result<Architecture> bert_architecture(const json& config, const fs::path& file)
   if (a.width % a.heads != 0)
     return spec_error(fmt::format("'{}': num_attention_heads {} does not divide hidden_size {}",
                                   file.string(), a.heads, a.width));
+  if (type == "roberta") {
+    auto pad = roberta_padding_idx(config, file);
+    if (!pad.is_ok()) return pad.status();
+    if (a.max_length <= *pad + 1)
+      return spec_error(fmt::format("'{}': max_position_embeddings {} leaves no position after "
+                                    "RoBERTa's padding_idx + 1 = {}",
+                                    file.string(), a.max_length, *pad + 1));
+    a.max_length -= *pad + 1;
+  }
   const std::string act = config.value("hidden_act", std::string("gelu"));
   if (act == "gelu") {
     a.activation = Activation::kGeluErf;
@@ -96,7 +118,71 @@ Result<Architecture> bert_architecture(const json& config, const fs::path& file)
   return a;
 }
 
+// GPT-2 (GPT2Model / GPT2LMHeadModel): pre-norm decoder, learned positions, tied head.
+Result<Architecture> gpt2_architecture(const json& config, const fs::path& file) {
+  Architecture a;
+  a.kind = ArchitectureKind::kDecoder;
+  a.norm = NormPlacement::kPre;
+  a.tie_embeddings = true;
+  a.hf_model_type = "gpt2";
+  for (const auto& [key, out, max, fallback] :
+       std::initializer_list<std::tuple<const char*, int*, int, int>>{
+           {"n_layer", &a.layers, 1024, 0},
+           {"n_embd", &a.width, 1 << 16, 0},
+           {"n_head", &a.heads, 1 << 12, 0},
+           {"vocab_size", &a.vocab_size, 1 << 22, 0},
+           {"n_positions", &a.max_length, 1 << 20, 1024}}) {
+    if (Status s = read_count(config, file, key, max, fallback, *out, "GPT-2"); !s.is_ok())
+      return s;
+  }
+  a.ffn_width = 4 * a.width;
+  if (const json& inner = config.value("n_inner", json()); !inner.is_null())
+    if (Status s = read_count(config, file, "n_inner", 1 << 20, 0, a.ffn_width, "GPT-2"); !s.is_ok())
+      return s;
+  if (a.width % a.heads != 0)
+    return spec_error(fmt::format("'{}': n_head {} does not divide n_embd {}", file.string(),
+                                  a.heads, a.width));
+  const std::string act = config.value("activation_function", std::string("gelu_new"));
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh") {
+    a.activation = Activation::kGeluTanh;
+  } else if (act == "gelu") {
+    a.activation = Activation::kGeluErf;
+  } else {
+    return spec_error(fmt::format("'{}': activation_function '{}' is not supported; scion runs "
+                                  "gelu_new, gelu_pytorch_tanh and gelu",
+                                  file.string(), act));
+  }
+  for (const char* key : {"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn",
+                          "add_cross_attention"})
+    if (config.value(key, false))
+      return spec_error(fmt::format("'{}': {} is true; scion runs GPT-2's attention without it",
+                                    file.string(), key));
+  if (!config.value("scale_attn_weights", true))
+    return spec_error(fmt::format("'{}': scale_attn_weights is false; scion scales attention "
+                                  "by 1/sqrt(head width) as GPT-2 does",
+                                  file.string()));
+  const auto eps = config.find("layer_norm_epsilon");
+  a.norm_eps = eps != config.end() && eps->is_number() ? eps->get<float>() : 1e-5f;
+  const auto dropout = config.find("resid_pdrop");
+  a.dropout = dropout != config.end() && dropout->is_number() ? dropout->get<float>() : 0.1f;
+  if (!(a.norm_eps > 0) || !(a.dropout >= 0 && a.dropout < 1))
+    return spec_error(fmt::format("'{}': layer_norm_epsilon must be > 0 and resid_pdrop in "
+                                  "[0, 1)",
+                                  file.string()));
+  return a;
+}
+
 }  // namespace
+
+Result<int> hf_position_offset(const fs::path& folder, std::string_view model_type) {
+  if (model_type != "roberta") return 0;
+  const fs::path file = folder / "config.json";
+  auto config = read_json(file);
+  if (!config) return config.status();
+  auto pad = roberta_padding_idx(*config, file);
+  if (!pad.is_ok()) return pad.status();
+  return *pad + 1;
+}
 
 Result<std::vector<fs::path>> hf_weight_files(const fs::path& folder) {
   const fs::path single = folder / "model.safetensors";
@@ -144,11 +230,12 @@ Result<HfModelFolder> read_hf_model_folder(const fs::path& folder, const std::st
   auto config = read_json(config_file);
   if (!config) return config.status();
   const std::string type = config->value("model_type", std::string());
-  if (type != "bert")
+  if (type != "bert" && type != "roberta" && type != "gpt2")
     return spec_error(fmt::format("'{}': model_type '{}' is not supported yet; scion imports "
-                                  "BERT-family folders (model_type bert: BERT, MiniLM)",
+                                  "model_type bert (BERT, MiniLM), roberta and gpt2",
                                   config_file.string(), type));
-  auto arch = bert_architecture(*config, config_file);
+  auto arch = type == "gpt2" ? gpt2_architecture(*config, config_file)
+                             : bert_architecture(*config, config_file, type);
   if (!arch) return arch.status();
   out.architecture = std::move(arch).value();
 
@@ -160,15 +247,23 @@ Result<HfModelFolder> read_hf_model_folder(const fs::path& folder, const std::st
       !fs::is_regular_file(folder / "model.safetensors"))
     out.files.push_back(folder / "model.safetensors.index.json");
 
+  // BERT's WordPiece may come as vocab.txt; byte-level BPE only from tokenizer.json.
+  const bool bpe = type != "bert";
   const char* tokenizer_name = nullptr;
   for (const char* candidate : {"tokenizer.json", "vocab.txt"})
-    if (!tokenizer_name && fs::is_regular_file(folder / candidate)) tokenizer_name = candidate;
+    if (!tokenizer_name && !(bpe && std::string_view(candidate) == "vocab.txt") &&
+        fs::is_regular_file(folder / candidate))
+      tokenizer_name = candidate;
   if (!tokenizer_name)
-    return spec_error(fmt::format("'{}' holds neither tokenizer.json nor vocab.txt; save the "
-                                  "tokenizer into the folder (tokenizer.save_pretrained)",
-                                  folder.string()));
+    return spec_error(fmt::format("'{}' holds {}; save the tokenizer into the folder "
+                                  "(tokenizer.save_pretrained)",
+                                  folder.string(),
+                                  bpe ? "no tokenizer.json" : "neither tokenizer.json nor vocab.txt"));
   out.files.push_back(folder / tokenizer_name);
-  out.architecture.tokenizer.kind = TokenizerKind::kWordPiece;
+  // Its bos/eos/pad/mask tokens frame sequences (runtime/text/bpe_tokenizer.h).
+  if (fs::is_regular_file(folder / "tokenizer_config.json"))
+    out.files.push_back(folder / "tokenizer_config.json");
+  out.architecture.tokenizer.kind = bpe ? TokenizerKind::kBpe : TokenizerKind::kWordPiece;
   out.architecture.tokenizer.vocab_file = (fs::path(spelled) / tokenizer_name).string();
 
   std::sort(out.files.begin(), out.files.end());

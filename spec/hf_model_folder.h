@@ -7,14 +7,23 @@
 // "<file name> <SHA-256 of its bytes>\n" in sorted name order, so the recipe hash changes
 // when any of them does, wherever the folder lives.
 //
-// Supported model_type: "bert" (BertModel: BERT, MiniLM): post-norm, learned positions,
-// token-type embeddings, the pooler, hidden_act gelu (erf) or gelu_new/gelu_pytorch_tanh.
+// Supported model_type (docs/hugging-face.md has the details):
+//   "bert"     BertModel (BERT, MiniLM): post-norm, learned positions, token-type
+//              embeddings, the pooler, hidden_act gelu (erf) or gelu_new/gelu_pytorch_tanh;
+//              WordPiece from tokenizer.json or vocab.txt
+//   "roberta"  RobertaModel: BERT's encoder whose positions start at padding_idx + 1
+//              (max_length is max_position_embeddings - padding_idx - 1); byte-level BPE
+//   "gpt2"     GPT2Model / GPT2LMHeadModel: pre-norm causal decoder, learned positions,
+//              activation_function gelu_new (tanh), final ln_f, LM head tied to wte;
+//              byte-level BPE
 // Other model types are refused with their name. The tensor names of the weights are
-// mapped in lineage/hf_tensor_names.h.
+// mapped in lineage/hf_tensor_names.h. A tokenizer_config.json beside the tokenizer is
+// digested too: its bos/eos/pad/mask tokens frame BPE sequences.
 #pragma once
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -34,6 +43,10 @@ struct HfModelFolder {
 // missing or out-of-range hyperparameter.
 Result<HfModelFolder> read_hf_model_folder(const std::filesystem::path& folder,
                                            const std::string& spelled);
+
+// Rows of the checkpoint's position table before position 0: padding_idx + 1 (config
+// pad_token_id, default 1) for "roberta", 0 for the others.
+Result<int> hf_position_offset(const std::filesystem::path& folder, std::string_view model_type);
 
 // The weight files of a folder: model.safetensors, or the shards its index names (sorted,
 // each once). Errors: neither exists, an index that is not {"weight_map": {name: file}},

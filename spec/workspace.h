@@ -28,7 +28,7 @@ struct SourceLocation {
 
 enum class ArchitectureKind { kEncoder, kDecoder };   // bidirectional+padding mask | causal
 enum class NormPlacement { kPre, kPost };             // GPT-2 style | BERT style
-enum class TokenizerKind { kByte, kWordPiece, kBpe };  // BPE is not implemented yet
+enum class TokenizerKind { kByte, kWordPiece, kBpe };  // BPE: byte-level, tokenizer.json
 enum class Activation { kGeluTanh, kGeluErf };        // GPT-2's approximation | BERT's exact
 
 struct TokenizerSpec {

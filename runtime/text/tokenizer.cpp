@@ -1,5 +1,6 @@
 #include "runtime/text/tokenizer.h"
 
+#include "runtime/text/bpe_tokenizer.h"
 #include "runtime/text/byte_tokenizer.h"
 #include "runtime/text/wordpiece_tokenizer.h"
 
@@ -21,10 +22,18 @@ Result<std::unique_ptr<Tokenizer>> make_tokenizer(const spec::TokenizerSpec& spe
       if (!loaded) return loaded.status();
       return std::unique_ptr<Tokenizer>(std::move(loaded).value());
     }
-    case spec::TokenizerKind::kBpe:
-      break;
+    case spec::TokenizerKind::kBpe: {
+      const std::filesystem::path file = root_dir / spec.vocab_file;
+      if (spec.vocab_file.empty() || file.extension() != ".json")
+        return spec_error(
+            "tokenizer.vocab_file: a BPE tokenizer needs a Hugging Face tokenizer.json "
+            "(byte-level BPE: GPT-2, RoBERTa, Llama 3); merges.txt + vocab.json are not read");
+      auto loaded = BpeTokenizer::load_hugging_face(file);
+      if (!loaded) return loaded.status();
+      return std::unique_ptr<Tokenizer>(std::move(loaded).value());
+    }
   }
-  return spec_error("tokenizer.kind: bpe is not implemented yet; use byte or wordpiece");
+  return internal_error("tokenizer.kind: unknown kind");
 }
 
 int required_vocab_size(spec::TokenizerKind kind) {

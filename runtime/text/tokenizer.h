@@ -6,8 +6,8 @@
 // encode() never adds specials — framing is the batcher's job. A tokenizer is immutable
 // after construction and safe to share across threads.
 //
-// Kinds: kByte (runtime/text/byte_tokenizer.h), kWordPiece (wordpiece_tokenizer.h). BPE is
-// not implemented; make_tokenizer() says so.
+// Kinds: kByte (runtime/text/byte_tokenizer.h), kWordPiece (wordpiece_tokenizer.h), kBpe
+// (bpe_tokenizer.h: byte-level BPE from a Hugging Face tokenizer.json).
 #pragma once
 
 #include <cstdint>
@@ -42,7 +42,8 @@ class Tokenizer {
 
   // Token ids of `text`, without special tokens.
   virtual std::vector<std::int32_t> encode(std::string_view text) const = 0;
-  // Text of `ids`; special ids (pad, cls, sep, mask) are skipped, unk prints as "[UNK]".
+  // Text of `ids`; special ids (pad, cls, sep, mask) are skipped, unk prints as its token
+  // ("[UNK]" for WordPiece).
   // REQUIRES: every id in [0, vocab_size()).
   virtual std::string decode(const std::vector<std::int32_t>& ids) const = 0;
   // Number of ids, specials included: the embedding table needs this many rows.
@@ -52,7 +53,7 @@ class Tokenizer {
 
 // The tokenizer a spec asks for. A relative vocab_file resolves against `root_dir` (the
 // spec's directory). Errors: a missing or malformed vocabulary (kNotFound / kSpecError
-// naming the file and line), or a kind that is not implemented yet (BPE, kSpecError).
+// naming the file and line), or a BPE vocab_file that is not a tokenizer.json (kSpecError).
 Result<std::unique_ptr<Tokenizer>> make_tokenizer(const spec::TokenizerSpec& spec,
                                                   const std::filesystem::path& root_dir);
 

@@ -1,4 +1,4 @@
-// Test support: a Hugging Face BERT folder loaded as scion loads it (config.json through
+// Test support: a Hugging Face folder (BERT, RoBERTa, GPT-2) loaded as scion loads it (config.json through
 // spec::read_hf_model_folder, weights through lineage::read_hf_checkpoint and the name
 // table, tokenizer.json through text::make_tokenizer), with a classification descendant,
 // and the outputs the parity tests compare with transformers'.
@@ -46,7 +46,8 @@ class HfBert {
       for (int k = 0; k < labels; ++k) child.adaptation.head->labels.push_back(std::to_string(k));
       ws_.models.push_back(child);
     }
-    auto checkpoint = lineage::read_hf_checkpoint(lineage::default_env(), folder, "bert");
+    auto checkpoint = lineage::read_hf_checkpoint(lineage::default_env(), folder,
+                                                  read->architecture.hf_model_type);
     if (!checkpoint.is_ok()) throw std::runtime_error(checkpoint.status().message());
     if (!checkpoint->problems.empty()) throw std::runtime_error(checkpoint->problems.front());
     notes_ = checkpoint->notes;
@@ -76,6 +77,19 @@ class HfBert {
       fill(*classifier_.find(t.name == "classifier.weight" ? "head.classifier.weight"
                                                            : "head.classifier.bias"),
            t);
+  }
+
+  // RoBERTa's classification head (RobertaForSequenceClassification.classifier): its
+  // dense + tanh is scion's pooler, its out_proj the head.
+  void load_roberta_classifier(const std::filesystem::path& file) {
+    auto read = lineage::read_safetensors(lineage::default_env(), file);
+    if (!read.is_ok()) throw std::runtime_error(read.status().message());
+    for (const auto& t : read->contents.tensors) {
+      if (t.name == "classifier.out_proj.weight") fill(*classifier_.find("head.classifier.weight"), t);
+      if (t.name == "classifier.out_proj.bias") fill(*classifier_.find("head.classifier.bias"), t);
+      if (t.name == "classifier.dense.weight") pooler_weight_ = lineage::to_float32(t.dtype, t.bytes);
+      if (t.name == "classifier.dense.bias") pooler_bias_ = lineage::to_float32(t.dtype, t.bytes);
+    }
   }
 
   const text::Tokenizer& tokenizer() const { return *tokenizer_; }
@@ -110,9 +124,12 @@ class HfBert {
     }
     const bool lm = output == Output::kTokenLogits;
     const spec::Model& model = ws_.models[lm ? 0 : 1];
-    auto resolved = runtime::resolve_model(
-        ws_, model, lm ? spec::Objective::kMaskedLm : spec::Objective::kClassification,
-        lm ? base_ : classifier_, nullptr);
+    const bool decoder = architecture().kind == spec::ArchitectureKind::kDecoder;
+    const spec::Objective objective = !lm      ? spec::Objective::kClassification
+                                      : decoder ? spec::Objective::kCausalLm
+                                                : spec::Objective::kMaskedLm;
+    auto resolved =
+        runtime::resolve_model(ws_, model, objective, lm ? base_ : classifier_, nullptr);
     if (!resolved.is_ok()) throw std::runtime_error(resolved.status().message());
     runtime::ModelWeights w = std::move(resolved).value();
     // The hidden state itself: an identity head reads the pooled [CLS] row (after the
@@ -126,6 +143,9 @@ class HfBert {
       w.classifier.pooling = runtime::PoolMode::kCls;
       if (output == Output::kClsHidden) w.pooler = runtime::LinearWeights{};
     }
+    if (output == Output::kClassifierLogits && !pooler_weight_.empty())
+      w.pooler = runtime::LinearWeights{pooler_weight_.data(), pooler_bias_.data(), nullptr,
+                                        nullptr, C, C};
     runtime::SegmentedTransformer net(*backend_);
     runtime::FamilyBatch batch{{{&w, B, T, tokens.data(), lengths.data(), nullptr, 0}}, false};
     auto out = net.forward(batch);
@@ -148,6 +168,7 @@ class HfBert {
   runtime::ParameterBinding base_, classifier_;
   std::unique_ptr<text::Tokenizer> tokenizer_;
   std::vector<std::string> notes_;
+  std::vector<float> pooler_weight_, pooler_bias_;  // load_roberta_classifier()
 };
 
 }  // namespace scion::test
