@@ -153,9 +153,10 @@ std::string zsh_completion(const CLI::App& app) {
   for (const Command& c : commands) {
     std::string items;
     for (const CLI::App* sub : visible_subcommands(*c.app))
-      items += " " + shell_quoted(sub->get_name() + ":" + sub->get_description());
+      items.append(" ").append(shell_quoted(fmt::format("{}:{}", sub->get_name(), sub->get_description())));
     for (const CLI::Option* o : visible_options(*c.app))
-      for (const std::string& w : option_words(*o)) items += " " + shell_quoted(w + ":" + o->get_description());
+      for (const std::string& w : option_words(*o))
+        items.append(" ").append(shell_quoted(fmt::format("{}:{}", w, o->get_description())));
     cases += fmt::format("    ({}) items=({}) ;;\n", shell_quoted(c.path.empty() ? "" : " " + c.path), items);
   }
   return fmt::format(

@@ -97,7 +97,8 @@ struct Judgement {
 };
 
 Judgement judge(OutputCheck check, Precision precision, bool exact) {
-  if (exact && check == OutputCheck::kProduct) return {kThreadedProductTolerance, 0};
+  if (exact && (check == OutputCheck::kProduct || check == OutputCheck::kBf16Product))
+    return {kThreadedProductTolerance, 0};
   if (exact || check == OutputCheck::kExact) return {0, 0};
   if (check == OutputCheck::kProduct && precision == Precision::kBF16)
     return {kBf16Tolerance, kFp32Tolerance};

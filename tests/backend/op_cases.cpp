@@ -1,5 +1,7 @@
 // The cases of the backend op harness: every Backend operation at several shapes.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "op_harness.h"
@@ -157,6 +159,55 @@ void matmul_cases(std::vector<OpCase>& cases) {
                                     accumulate ? GradMode::kAccumulate : GradMode::kAssign);
         if (dinp) r.keep("dinp", dinp, n_of(s.N, s.C), K::kProduct);
         if (dweight) r.keep("dweight", dweight, n_of(s.OC, s.C), K::kProduct);
+        if (dbias) r.keep("dbias", dbias, n_of(s.OC));  // a column sum: fp32 in every precision
+      }});
+    }
+  }
+}
+
+// A frozen weight held in bf16: each value's upper 16 bits. These products round their
+// input to bf16 in every backend precision (only a bf16 pool holds such weights), so the
+// fp32 reference does the same arithmetic (OutputCheck::kBf16Product).
+std::vector<std::uint16_t> bf16_bits(const std::vector<float>& values) {
+  std::vector<std::uint16_t> bits(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::uint32_t word;
+    std::memcpy(&word, &values[i], sizeof word);
+    bits[i] = static_cast<std::uint16_t>(word >> 16);
+  }
+  return bits;
+}
+
+void bf16_weight_matmul_cases(std::vector<OpCase>& cases) {
+  struct Shape { std::int64_t N; int C, OC; };
+  for (const Shape s : {Shape{4, 6, 5}, Shape{300, 96, 130}, Shape{512, 384, 768}}) {
+    const std::string shape = sizes({{"N", s.N}, {"C", s.C}, {"OC", s.OC}});
+    const auto x = random_values(n_of(s.N, s.C), 91);
+    const auto w = bf16_bits(random_values(n_of(s.OC, s.C), 92));
+    const auto bias = random_values(n_of(s.OC), 93), dout = random_values(n_of(s.N, s.OC), 94);
+    for (const bool with_bias : {true, false}) {
+      cases.push_back({"matmul_forward_bf16_weight", shape + (with_bias ? " bias" : " no bias"),
+                       [=](OpRun& r) {
+        float* out = r.buffer(n_of(s.N, s.OC));
+        r.backend().matmul_forward_bf16_weight(out, r.upload(x), r.upload(w),
+                                               with_bias ? r.upload(bias) : nullptr, s.N, s.C, s.OC);
+        r.keep("out", out, n_of(s.N, s.OC), K::kBf16Product);
+      }});
+    }
+    // A frozen layer under a trained one (input gradient assigned, the bias trained) and a
+    // LoRA-style accumulation of a scaled input gradient with no bias.
+    for (const bool accumulate : {false, true}) {
+      cases.push_back({"matmul_backward_bf16_weight",
+                       shape + (accumulate ? " scale=0.5 accumulate" : " assign bias"),
+                       [=](OpRun& r) {
+        float* dinp = accumulate ? r.upload(random_values(n_of(s.N, s.C), 95))
+                                 : r.buffer(n_of(s.N, s.C));
+        float* dbias = accumulate ? nullptr : r.upload(random_values(n_of(s.OC), 96));
+        r.backend().matmul_backward_bf16_weight(dinp, dbias, r.upload(dout), r.upload(w),
+                                                accumulate ? 0.5f : 1.0f, s.N, s.C, s.OC,
+                                                accumulate ? GradMode::kAccumulate
+                                                           : GradMode::kAssign);
+        r.keep("dinp", dinp, n_of(s.N, s.C), K::kBf16Product);
         if (dbias) r.keep("dbias", dbias, n_of(s.OC));  // a column sum: fp32 in every precision
       }});
     }
@@ -337,13 +388,15 @@ void pooling_cases(std::vector<OpCase>& cases) {
 
 void dropout_cases(std::vector<OpCase>& cases) {
   for (const std::int64_t N : kElementCounts) {
-    const std::string shape = sizes({{"N", N}}) + " p=0.25 in place";
+    // Row offsets: 0 on one process; a rank's first global element under data parallelism.
+    const std::uint64_t first = N % 2 == 0 ? 0 : 1000;
+    const std::string shape = sizes({{"N", N}}) + " p=0.25 in place first=" + std::to_string(first);
     const auto x = random_values(n_of(N), 81);
     // In place, as the model runs both: masks must depend on (seed, stream, i) only.
     auto run = [=](OpRun& r, bool backward) {
       float* data = r.upload(x);
       float* mask = r.buffer(n_of(N));
-      r.backend().dropout_forward(data, mask, data, N, 0.25f, 7, 3);
+      r.backend().dropout_forward(data, mask, data, N, 0.25f, 7, 3, first);
       if (!backward) {
         r.keep("out", data, n_of(N));
         r.keep("mask", mask, n_of(N), K::kExact);
@@ -420,6 +473,7 @@ std::vector<OpCase> all_op_cases() {
   embedding_cases(cases);
   layernorm_cases(cases);
   matmul_cases(cases);
+  bf16_weight_matmul_cases(cases);
   attention_cases(cases);
   activation_cases(cases);
   elementwise_cases(cases);

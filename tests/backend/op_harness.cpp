@@ -53,6 +53,12 @@ std::int32_t* OpRun::upload(const std::vector<std::int32_t>& values) {
   return data;
 }
 
+std::uint16_t* OpRun::upload(const std::vector<std::uint16_t>& values) {
+  auto* data = static_cast<std::uint16_t*>(allocate(values.size() * sizeof(std::uint16_t)));
+  backend_.copy_to_device(data, values.data(), values.size() * sizeof(std::uint16_t));
+  return data;
+}
+
 float* OpRun::buffer(std::size_t n, float fill) { return upload(std::vector<float>(n, fill)); }
 
 void OpRun::keep(const std::string& name, const float* data, std::size_t n, OutputCheck check) {

@@ -27,6 +27,9 @@ namespace scion::test {
 enum class OutputCheck {
   kFp32,     // fp32 arithmetic in every precision (norms, softmax, losses, updates, bias sums)
   kProduct,  // a matmul product: computed in the backend's precision (bf16 operands)
+  // A product with bf16 operands in every precision (a frozen weight held in bf16): the
+  // reference does the same arithmetic, so fp32 tolerance; summed differently per thread.
+  kBf16Product,
   kExact,    // integers and masks: equal in every precision and on every backend
 };
 
@@ -56,6 +59,7 @@ class OpRun {
   // Backend memory holding `values` (copy_to_device).
   float* upload(const std::vector<float>& values);
   std::int32_t* upload(const std::vector<std::int32_t>& values);
+  std::uint16_t* upload(const std::vector<std::uint16_t>& values);  // bf16 bits
   // Backend memory of n floats, each `fill`.
   float* buffer(std::size_t n, float fill = kUnwritten);
   // Reads n floats of backend memory (copy_to_host) as output `name`.

@@ -67,7 +67,7 @@ texts = [t for t, _ in held_out]
 predicted = run_json("predict", "kind", "kind-lora", *sum((["--text", t] for t in texts), []), cwd=work)
 labels = ["cat", "dog"]
 plan = run_json("plan", cwd=work)
-versions = {m["name"]: m["recipe_hash"] for m in plan["models"]}
+versions = {m["model"]: m["recipe_hash"] for m in plan["models"]}
 for result in doc["results"]:
     model, m = result["model"], result["metrics"]
     check(result["kind"] == "classifier", f"{model}: kind {result['kind']}")

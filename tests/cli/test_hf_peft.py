@@ -186,9 +186,9 @@ show = run_json("lineage", "show", "qv-back", cwd=work)
 run_record = show["runs"][0]
 with open(os.path.join(work, "qv-peft", "adapter_model.safetensors"), "rb") as f:
     digest = hashlib.sha256(f.read()).hexdigest()
-check(run_record["kind"] == "import" and run_record["id"] == imported["run"]
+check(run_record["kind"] == "import" and run_record["run"] == imported["run"]
       and run_record["hyperparameters"]["adapter_digest"] == digest, f"qv-back's import run: {run_record}")
-check(show["ancestry"][1]["name"] == "bert", f"qv-back descends from bert: {show['ancestry']}")
+check(show["ancestry"][1]["model"] == "bert", f"qv-back descends from bert: {show['ancestry']}")
 rc, out, err = run("import", "--peft", os.path.join(work, "qv-peft"), "--as", "qv-narrow", cwd=work)
 check(rc == 2 and "r is 4" in err and "lora_A" in err, f"a misfit adapter: {rc} {err}")
 rc, out, err = run("import", "--peft", os.path.join(work, "scattered-peft"), "--as", "qv-narrow", cwd=work)

@@ -70,7 +70,7 @@ with open(os.path.join(work, "scion.yaml"), "w") as f:
 # The plan reads the store: after the change only the unit runs (a unit's recipe hashes
 # cover every member's recipe), for the reason given.
 replan = run_json("plan", cwd=work)
-states = {m["name"]: (m["state"], m["reason"]) for m in replan["models"]}
+states = {m["model"]: (m["state"], m["reason"]) for m in replan["models"]}
 check(states["base"] == ("up to date", "stored") and states["c"][0] == "up to date"
       and states["a"] == states["b"] == ("runs", "its recipe changed"),
       f"plan after b's recipe changed: {states}")

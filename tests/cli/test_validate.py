@@ -40,7 +40,7 @@ report = run_json("-C", os.path.join(work, "sentiment"), "validate", expect_rc=2
 check(report["ok"] is False and len(report["errors"]) == 2, f"--json errors: {report}")
 first = report["errors"][0]
 check(set(first) == {"file", "line", "column", "key_path", "message"}, f"error fields: {first}")
-check(first["key_path"] == "datasets.products.path" and first["line"] == 13,
+check(first["key_path"] == "datasets.products.path" and first["line"] == 14,
       f"errors in file order, with line numbers: {report['errors']}")
 
 # -f picks another file; a missing one is a clean error.
