@@ -1,6 +1,7 @@
 #include "lineage/hf_tensor_names.h"
 
 #include <cctype>
+#include <iterator>
 #include <vector>
 
 namespace scion::lineage {
@@ -38,6 +39,34 @@ constexpr NameRule kBertRules[] = {
     {"pooler.bias", "pooler.dense.bias"},
 };
 
+// LlamaForCausalLM's names; a LlamaModel saved alone lacks the "model." prefix.
+constexpr NameRule kLlamaRules[] = {
+    {"tok_emb.weight", "model.embed_tokens.weight"},
+    {"blk.#.ln1.weight", "model.layers.#.input_layernorm.weight"},
+    {"blk.#.attn_q.weight", "model.layers.#.self_attn.q_proj.weight"},
+    {"blk.#.attn_k.weight", "model.layers.#.self_attn.k_proj.weight"},
+    {"blk.#.attn_v.weight", "model.layers.#.self_attn.v_proj.weight"},
+    {"blk.#.attn_o.weight", "model.layers.#.self_attn.o_proj.weight"},
+    {"blk.#.ln2.weight", "model.layers.#.post_attention_layernorm.weight"},
+    {"blk.#.ffn_gate.weight", "model.layers.#.mlp.gate_proj.weight"},
+    {"blk.#.ffn_in.weight", "model.layers.#.mlp.up_proj.weight"},
+    {"blk.#.ffn_out.weight", "model.layers.#.mlp.down_proj.weight"},
+    {"ln_f.weight", "model.norm.weight"},
+    {"lm_head.weight", "lm_head.weight"},
+};
+
+struct NameTable {
+  const NameRule* begin;
+  const NameRule* end;
+};
+
+// The table of a model type; empty for types scion does not import.
+NameTable rules_of(std::string_view model_type) {
+  if (model_type == "bert") return {std::begin(kBertRules), std::end(kBertRules)};
+  if (model_type == "llama") return {std::begin(kLlamaRules), std::end(kLlamaRules)};
+  return {nullptr, nullptr};
+}
+
 // Matches `name` against `pattern` ('#' standing for a decimal number); the number, or ""
 // for a pattern without '#', when it matches.
 std::optional<std::string> match(std::string_view pattern, std::string_view name) {
@@ -55,6 +84,13 @@ std::optional<std::string> match(std::string_view pattern, std::string_view name
   return std::string(digits);
 }
 
+HfTensorMapping skipped(std::string note) {
+  HfTensorMapping out;
+  out.kind = HfTensorMapping::Kind::kSkipped;
+  out.note = std::move(note);
+  return out;
+}
+
 std::string substitute(std::string_view pattern, const std::string& number) {
   std::string out(pattern);
   if (const std::size_t hash = out.find('#'); hash != std::string::npos)
@@ -70,23 +106,24 @@ std::string hf_base_model_prefix(std::string_view model_type) {
 
 HfTensorMapping map_hf_tensor(std::string_view model_type, std::string_view hf_name) {
   HfTensorMapping out;
-  if (model_type != "bert") return out;
-  std::string_view name = hf_name;
-  if (name.starts_with("bert.")) name.remove_prefix(5);
-  if (name.ends_with("position_ids") || name.ends_with("token_type_ids")) {
-    out.kind = HfTensorMapping::Kind::kSkipped;
-    out.note = "a buffer of the Hugging Face module, not a parameter";
-    return out;
+  const NameTable table = rules_of(model_type);
+  std::string name(hf_name);
+  if (model_type == "bert") {
+    if (name.starts_with("bert.")) name.erase(0, 5);
+    if (name.ends_with("position_ids") || name.ends_with("token_type_ids"))
+      return skipped("a buffer of the Hugging Face module, not a parameter");
+    if (name.starts_with("cls.")) return skipped("BERT's pretraining head, which scion does not run");
   }
-  if (name.starts_with("cls.")) {
-    out.kind = HfTensorMapping::Kind::kSkipped;
-    out.note = "BERT's pretraining head, which scion does not run";
-    return out;
+  if (model_type == "llama") {
+    if (name.ends_with("rotary_emb.inv_freq"))
+      return skipped("a buffer of the Hugging Face module (scion computes the frequencies)");
+    if (!name.starts_with("model.") && name != "lm_head.weight") name = "model." + name;
   }
-  for (const NameRule& rule : kBertRules) {
-    if (auto number = match(rule.hf, name)) {
+  for (const NameRule* rule = table.begin; rule != table.end; ++rule) {
+    const NameRule& r = *rule;
+    if (auto number = match(r.hf, name)) {
       out.kind = HfTensorMapping::Kind::kParameter;
-      out.scion_name = substitute(rule.scion, *number);
+      out.scion_name = substitute(r.scion, *number);
       return out;
     }
   }
@@ -95,9 +132,9 @@ HfTensorMapping map_hf_tensor(std::string_view model_type, std::string_view hf_n
 
 std::optional<std::string> hf_tensor_name(std::string_view model_type,
                                           std::string_view scion_name) {
-  if (model_type != "bert") return std::nullopt;
-  for (const NameRule& rule : kBertRules)
-    if (auto number = match(rule.scion, scion_name)) return substitute(rule.hf, *number);
+  const NameTable table = rules_of(model_type);
+  for (const NameRule* rule = table.begin; rule != table.end; ++rule)
+    if (auto number = match(rule->scion, scion_name)) return substitute(rule->hf, *number);
   return std::nullopt;
 }
 

@@ -17,6 +17,20 @@
 // Checkpoints saved from a task model prefix every name with "bert."; that prefix is
 // dropped. Skipped with a note, not mapped: buffers (embeddings.position_ids,
 // embeddings.token_type_ids) and the pretraining heads (cls.*), which scion does not run.
+//
+// Llama (model_type "llama", LlamaForCausalLM; no biases anywhere):
+//   tok_emb.weight        model.embed_tokens.weight
+//   blk.#.ln1.weight      model.layers.#.input_layernorm.weight           (RMSNorm)
+//   blk.#.attn_q.weight   model.layers.#.self_attn.q_proj.weight          (attn_k: k_proj, attn_v: v_proj,
+//                                                                          attn_o: o_proj)
+//   blk.#.ln2.weight      model.layers.#.post_attention_layernorm.weight
+//   blk.#.ffn_gate.weight model.layers.#.mlp.gate_proj.weight
+//   blk.#.ffn_in.weight   model.layers.#.mlp.up_proj.weight
+//   blk.#.ffn_out.weight  model.layers.#.mlp.down_proj.weight
+//   ln_f.weight           model.norm.weight
+//   lm_head.weight        lm_head.weight                                  (untied heads only)
+// A LlamaModel saved without the causal-LM wrapper lacks the "model." prefix; it is
+// added. Skipped with a note: the rotary_emb.inv_freq buffers older checkpoints carry.
 #pragma once
 
 #include <optional>
@@ -41,7 +55,7 @@ std::optional<std::string> hf_tensor_name(std::string_view model_type,
                                           std::string_view scion_name);
 
 // The prefix a task model (BertForSequenceClassification, ...) puts before the base
-// model's names: "bert." for BERT.
+// model's names: "bert." for BERT; "" for Llama, whose table already has LlamaForCausalLM's.
 std::string hf_base_model_prefix(std::string_view model_type);
 
 }  // namespace scion::lineage

@@ -37,6 +37,10 @@ enum class Op {
   kDropout,
   kAdamW,
   kSgd,
+  kRmsNorm,   // the Llama family's ops (below)
+  kRope,
+  kSwiGlu,
+  kRepeatKv,
 };
 
 // The precision of the products (matmul_*): fp32, or bf16 operands with fp32
@@ -139,6 +143,26 @@ class Backend {
                                  std::int64_t N);
   virtual void tanh_forward(float* out, const float* inp, std::int64_t N);
   virtual void tanh_backward(float* dinp, const float* out, const float* dout, std::int64_t N);
+
+  // Operations only the Llama family uses: RMSNorm (cpu/rmsnorm.h), rotary positions
+  // (cpu/rope.h), the SwiGLU activation (cpu/swiglu.h) and grouped-query attention's
+  // shared key/value heads (cpu/grouped_kv.h). CPU defaults as above.
+  virtual void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight,
+                               std::int64_t N, int C, float eps);
+  virtual void rmsnorm_backward(float* dinp, float* dweight, const float* dout,
+                                const float* inp, const float* weight, const float* rstd,
+                                std::int64_t N, int C, GradMode mode);
+  virtual void rope_forward(float* out, const float* inp, int B, int T, int NH, int D, int pos0,
+                            float theta, float position_scale);
+  virtual void rope_backward(float* dinp, const float* dout, int B, int T, int NH, int D,
+                             int pos0, float theta, float position_scale);
+  virtual void swiglu_forward(float* out, const float* gate, const float* up, std::int64_t N);
+  virtual void swiglu_backward(float* dgate, float* dup, const float* dout, const float* gate,
+                               const float* up, std::int64_t N);
+  virtual void repeat_kv_forward(float* out, const float* inp, std::int64_t N, int NKV,
+                                 int groups, int D);
+  virtual void repeat_kv_backward(float* dinp, const float* dout, std::int64_t N, int NKV,
+                                  int groups, int D);
 };
 
 // Which library runs the CPU backend's fp32 products. OpenBLAS is the reference;

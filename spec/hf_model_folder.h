@@ -7,8 +7,15 @@
 // "<file name> <SHA-256 of its bytes>\n" in sorted name order, so the recipe hash changes
 // when any of them does, wherever the folder lives.
 //
-// Supported model_type: "bert" (BertModel: BERT, MiniLM): post-norm, learned positions,
-// token-type embeddings, the pooler, hidden_act gelu (erf) or gelu_new/gelu_pytorch_tanh.
+// Supported model_type:
+//   "bert" (BertModel: BERT, MiniLM): post-norm, learned positions, token-type
+//     embeddings, the pooler, hidden_act gelu (erf) or gelu_new/gelu_pytorch_tanh.
+//   "llama" (LlamaForCausalLM: SmolLM, TinyLlama, Llama 2/3 shapes): a pre-norm decoder
+//     with RMSNorm (rms_norm_eps), rotary positions (rope_theta; rope_scaling none,
+//     linear, or dynamic, which equals none up to max_position_embeddings; llama3, yarn,
+//     longrope and su are refused), SwiGLU (hidden_act silu), grouped-query attention
+//     (num_key_value_heads), tie_word_embeddings, no biases (attention_bias and mlp_bias
+//     true are refused). Its tokenizer.json is byte-level BPE (TokenizerKind::kBpe).
 // Other model types are refused with their name. The tensor names of the weights are
 // mapped in lineage/hf_tensor_names.h.
 #pragma once
@@ -30,7 +37,7 @@ struct HfModelFolder {
 
 // `folder` is absolute; `spelled` is the folder as the spec wrote it, which the tokenizer's
 // vocab_file is relative to (like every path in a spec). Errors (kSpecError) name the file
-// and key: a missing config.json, weights or tokenizer, a model_type other than bert, a
+// and key: a missing config.json, weights or tokenizer, a model_type other than bert or llama, a
 // missing or out-of-range hyperparameter.
 Result<HfModelFolder> read_hf_model_folder(const std::filesystem::path& folder,
                                            const std::string& spelled);
