@@ -323,7 +323,7 @@ std::vector<std::size_t> sample_indices(std::size_t size, std::size_t count, std
   std::vector<std::size_t> order(size);
   std::iota(order.begin(), order.end(), 0);
   if (count >= size) return order;
-  SeededRandom rng(seed);
+  auto rng = base::SeededRng::from_state(seed);
   for (std::size_t i = 0; i < count; ++i) std::swap(order[i], order[i + rng.below(size - i)]);
   order.resize(count);
   std::sort(order.begin(), order.end());
@@ -339,7 +339,7 @@ Result<CaseSet> generate_cases(const BehaviouralTest& test,
         fmt::format("{}: reads dataset '{}'; pass its texts to generate_cases (the dataset is "
                     "empty or was not read)",
                     test.origin, test.data->dataset));
-  const std::uint64_t seed = derive_seed(test.seed, stable_hash(test.name));
+  const std::uint64_t seed = derive_seed(test.seed, base::stable_hash(test.name));
   std::vector<TestCase> raw;
   for (TemplateFill& fill : expand_templates(test.templates, test.max_cases, seed)) {
     TestCase c;

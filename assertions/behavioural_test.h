@@ -22,7 +22,7 @@
 #include "assertions/lexicon.h"
 #include "assertions/perturbation.h"
 #include "assertions/text_template.h"
-#include "spec/status.h"
+#include "base/status.h"
 #include "spec/workspace.h"
 
 namespace scion::assertions {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "assertions/model_output.h"
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace mu {
 class Parser;

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "assertions/judge.h"
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::assertions {
 

@@ -34,7 +34,7 @@
 #include "assertions/lexicon.h"
 #include "assertions/model_output.h"
 #include "assertions/perturbation.h"
-#include "spec/status.h"
+#include "base/status.h"
 #include "spec/workspace.h"
 
 namespace scion::assertions {

@@ -53,7 +53,7 @@ bool is_sentence_punctuation(char c) {
 
 std::optional<std::string> perturb_typos(std::string_view text, int count,
                                          const std::vector<TypoOp>& ops, std::uint64_t seed) {
-  SeededRandom rng(seed);
+  auto rng = base::SeededRng::from_state(seed);
   std::string out(text);
   for (int n = 0; n < count; ++n) {
     // Draw an operation; fall back through the others when it has nowhere to act.

@@ -14,7 +14,7 @@ namespace {
 
 // A draw from `list` other than `original` (case-insensitive); empty if there is none.
 std::string other_entry(const std::vector<std::string>& list, std::string_view original,
-                        SeededRandom& rng) {
+                        base::SeededRng& rng) {
   std::vector<const std::string*> candidates;
   const std::string lower_original = to_lower(original);
   for (const std::string& entry : list)
@@ -26,7 +26,7 @@ std::string other_entry(const std::vector<std::string>& list, std::string_view o
 // Swaps entries of `lists`; one original always gets the same replacement in a text, so
 // "Maria ... Maria" stays one person.
 std::string swap_entries(std::string_view text, const std::vector<std::vector<std::string>>& lists,
-                         SeededRandom& rng) {
+                         base::SeededRng& rng) {
   std::vector<std::string> phrases;
   std::vector<std::size_t> list_of;
   for (std::size_t l = 0; l < lists.size(); ++l)
@@ -50,7 +50,7 @@ std::string swap_entries(std::string_view text, const std::vector<std::vector<st
 }
 
 // A numeral within 20% of `digits` (at least 1 away), keeping `decimals` decimal places.
-std::string nudge_numeral(const std::string& digits, std::size_t decimals, SeededRandom& rng) {
+std::string nudge_numeral(const std::string& digits, std::size_t decimals, base::SeededRng& rng) {
   const unsigned long long n = std::stoull(digits);
   const unsigned long long spread = std::max(1ull, n / 5);
   const unsigned long long low = n > spread ? n - spread : 0;
@@ -71,7 +71,7 @@ bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0;
 std::optional<std::string> perturb_swap(std::string_view text,
                                         const std::vector<std::vector<std::string>>& lists,
                                         std::uint64_t seed) {
-  SeededRandom rng(seed);
+  auto rng = base::SeededRng::from_state(seed);
   std::string out = swap_entries(text, lists, rng);
   if (out == text) return std::nullopt;
   return out;
@@ -80,7 +80,7 @@ std::optional<std::string> perturb_swap(std::string_view text,
 std::optional<std::string> perturb_numbers(std::string_view text,
                                            const std::vector<std::vector<std::string>>& word_lists,
                                            std::uint64_t seed) {
-  SeededRandom rng(seed);
+  auto rng = base::SeededRng::from_state(seed);
   std::string out;
   std::size_t i = 0;
   while (i < text.size()) {

@@ -196,7 +196,7 @@ void enumerate_all(const TextTemplate& t, std::size_t index, std::size_t budget,
 
 void sample_distinct(const TextTemplate& t, std::size_t index, std::size_t budget,
                      std::uint64_t seed, std::vector<TemplateFill>* out) {
-  SeededRandom rng(seed);
+  auto rng = base::SeededRng::from_state(seed);
   std::set<std::vector<std::size_t>> seen;
   // Bounded so that templates whose slots cannot all differ still terminate.
   const std::size_t max_attempts = 20 * budget + 100;

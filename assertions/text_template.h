@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "assertions/lexicon.h"
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::assertions {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::cli {
 

@@ -1,7 +1,7 @@
 // Exit codes of the scion command (documented in docs/cli.md).
 #pragma once
 
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::cli {
 

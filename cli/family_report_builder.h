@@ -7,7 +7,7 @@
 
 #include "cli/global_options.h"
 #include "report/family_report.h"
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::cli {
 

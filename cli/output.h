@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "spec/status.h"
+#include "base/status.h"
 #include "workbench/checked_workspace.h"
 
 namespace scion::cli {

@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <string_view>
 
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::cli {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::cli {
 

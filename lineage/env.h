@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::lineage {
 

@@ -182,7 +182,8 @@ Status write_file_atomically(Env& env, const fs::path& path,
     SCION_RETURN_IF_ERROR(env.rename_file(temp, path));
     return env.sync_dir(path.has_parent_path() ? path.parent_path() : fs::path("."));
   }();
-  if (!status.is_ok() && env.file_exists(temp)) env.remove_file(temp);
+  // Best effort: the write has already failed, and its error is the one to report.
+  if (!status.is_ok() && env.file_exists(temp)) env.remove_file(temp).ignore_error();
   return status;
 }
 

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::lineage {
 

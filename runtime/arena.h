@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "runtime/tensor.h"
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::runtime {
 

@@ -18,7 +18,7 @@
 #include "runtime/backend.h"
 #include "runtime/layer_trie.h"
 #include "runtime/transformer.h"
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::runtime::detail {
 

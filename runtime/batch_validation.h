@@ -3,7 +3,7 @@
 #pragma once
 
 #include "runtime/transformer.h"
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::runtime::detail {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "runtime/cpu/dropout.h"
+#include "base/seeded_rng.h"
 
 namespace scion::runtime {
 namespace {
@@ -130,7 +130,7 @@ void resolve_adapters(const spec::Workspace& ws, const spec::Model& model, const
         const Slot& b = r.at(stem + ".b");
         LoraWeights lora{a.value, b.value, a.grad, b.grad, ad.lora->rank,
                          ad.lora->alpha / static_cast<float>(ad.lora->rank),
-                         a.grad ? ad.lora->dropout : 0.0f, cpu::mix64(0x10A4u + 31u * l + i)};
+                         a.grad ? ad.lora->dropout : 0.0f, base::splitmix64(0x10A4u + 31u * l + i)};
         blk.lora[i].push_back(lora);
       }
       if (r.has(p + "prefix." + n + ".keys")) {

@@ -16,7 +16,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/parameter_binding.h"
-#include "spec/status.h"
+#include "base/status.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

@@ -21,7 +21,7 @@
 #include "runtime/backend.h"
 #include "runtime/parameter_binding.h"
 #include "runtime/parameter_table.h"
-#include "spec/status.h"
+#include "base/status.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

@@ -4,8 +4,9 @@
 #include <cstring>
 #include <random>
 
+#include "base/seeded_rng.h"
+#include "base/stable_hash.h"
 #include "runtime/backend.h"
-#include "runtime/cpu/dropout.h"
 
 namespace scion::runtime {
 
@@ -127,12 +128,6 @@ bool is_new_parameter(const std::string& name, const spec::Model& model) {
 
 namespace {
 
-std::uint64_t name_hash(const std::string& name) {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a: stable across platforms and runs
-  for (unsigned char c : name) h = (h ^ c) * 1099511628211ULL;
-  return h;
-}
-
 enum class InitRule { kNormal, kOnes, kZeros, kKaimingUniform };
 
 InitRule rule_for(const std::string& name) {
@@ -158,7 +153,7 @@ void initialize_new_parameters(const spec::Workspace& workspace, const spec::Mod
     if (!view) continue;
     float* x = view->f32();
     const std::int64_t n = view->numel();
-    std::mt19937_64 rng(cpu::mix64(seed ^ name_hash(p.name)));
+    std::mt19937_64 rng(base::splitmix64(seed ^ base::stable_hash(p.name)));
     switch (rule_for(p.name)) {
       case InitRule::kZeros: std::fill(x, x + n, 0.0f); break;
       case InitRule::kOnes: std::fill(x, x + n, 1.0f); break;

@@ -26,7 +26,7 @@
 #include "runtime/parameter_table.h"
 #include "runtime/shared_modules.h"
 #include "runtime/tensor.h"
-#include "spec/status.h"
+#include "base/status.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

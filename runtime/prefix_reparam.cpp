@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "runtime/cpu/dropout.h"
+#include "base/seeded_rng.h"
 
 namespace scion::runtime {
 namespace {
@@ -56,7 +56,7 @@ Status PrefixReparametrisation::allocate() {
 
 void PrefixReparametrisation::initialise(std::uint64_t seed) {
   for (const char* name : {"embedding", "w1", "w2"}) {
-    std::mt19937_64 rng(cpu::mix64(seed ^ cpu::mix64(std::hash<std::string>{}(name))));
+    std::mt19937_64 rng(base::splitmix64(seed ^ base::splitmix64(std::hash<std::string>{}(name))));
     std::normal_distribution<float> normal(0.0f, 0.02f);
     const Tensor& t = params_.view(name);
     for (std::int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = normal(rng);

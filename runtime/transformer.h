@@ -55,7 +55,7 @@
 #include "runtime/arena.h"
 #include "runtime/backend.h"
 #include "runtime/model_weights.h"
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::runtime {
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/seeded_rng.h"
 #include "runtime/backend.h"
 #include "runtime/batch_plan.h"
 #include "runtime/cpu/dropout.h"
@@ -20,7 +21,8 @@ namespace scion::runtime::detail {
 
 // Dropout stream ids of the trunk's sites, distinct per block.
 inline std::uint64_t site_stream(int block, int site) {
-  return cpu::mix64(static_cast<std::uint64_t>(block + 1) * 8 + static_cast<std::uint64_t>(site));
+  return base::splitmix64(static_cast<std::uint64_t>(block + 1) * 8 +
+                          static_cast<std::uint64_t>(site));
 }
 constexpr int kEmbeddingSite = 0, kAttentionSite = 1, kFfnSite = 2;
 

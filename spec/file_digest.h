@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::spec {
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/status.h"
+#include "base/status.h"
 #include "spec/workspace.h"
 
 namespace scion::spec {

@@ -33,7 +33,7 @@
 #include "lineage/store.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/training/family_trainer.h"
-#include "spec/status.h"
+#include "base/status.h"
 #include "spec/workspace.h"
 
 namespace scion::workbench {

@@ -16,7 +16,7 @@
 #include <span>
 #include <string>
 
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::runtime {
 

@@ -1,7 +1,8 @@
 // Inverted dropout with a counter-based random stream: element i of a call keeps its
 // value with probability 1-p, scaled by 1/(1-p). Whether element i is kept depends only
-// on (seed, stream, i), never on thread count or on other rows of the batch, so a
-// segment gets the same mask alone or co-batched, and runs are reproducible.
+// on (seed, stream, i), through base::splitmix64, never on thread count or on other rows
+// of the batch, so a segment gets the same mask alone or co-batched, and runs are
+// reproducible.
 //
 // mask (N) saves the scale applied to each element (0 or 1/(1-p)). out may equal inp.
 // Backward assigns dinp (=) = dout · mask; dinp may equal dout.
@@ -15,8 +16,5 @@ void dropout_forward(float* out, float* mask, const float* inp, std::int64_t N, 
                      std::uint64_t seed, std::uint64_t stream);
 
 void dropout_backward(float* dinp, const float* dout, const float* mask, std::int64_t N);
-
-// A 64-bit mix (SplitMix64 finaliser), also used to derive seeds per parameter and site.
-std::uint64_t mix64(std::uint64_t x);
 
 }  // namespace scion::runtime::cpu

@@ -99,7 +99,7 @@ Batch BatchStream::next() {
       batch = make_classification_batch(*data_, rows, padding);
       break;
     case spec::Objective::kMaskedLm: {
-      SeededRng rng(options_.seed, RngPurpose::kMasking, static_cast<std::uint64_t>(next_number_));
+      base::SeededRng rng(options_.seed, base::RngPurpose::kMasking, static_cast<std::uint64_t>(next_number_));
       batch = make_masked_lm_batch(*data_, rows, padding, options_.mask_probability, rng);
       break;
     }

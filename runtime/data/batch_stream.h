@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "runtime/data/batcher.h"
-#include "spec/status.h"
+#include "base/status.h"
 #include "spec/workspace.h"
 
 namespace scion::data {

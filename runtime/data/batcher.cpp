@@ -51,7 +51,7 @@ Batch pad(const std::vector<Sequence>& inputs, const std::vector<Sequence>* targ
   return batch;
 }
 
-std::int32_t random_normal_token(const TokenizedDataset& data, SeededRng& rng) {
+std::int32_t random_normal_token(const TokenizedDataset& data, base::SeededRng& rng) {
   for (;;) {
     const auto id =
         static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(data.vocab_size)));
@@ -61,7 +61,7 @@ std::int32_t random_normal_token(const TokenizedDataset& data, SeededRng& rng) {
 
 // Masks the content positions 1..size-2 of `tokens` in place; returns the targets.
 Sequence mask_row(Sequence& tokens, const TokenizedDataset& data, float probability,
-                  SeededRng& rng) {
+                  base::SeededRng& rng) {
   Sequence targets(tokens.size(), kIgnoreIndex);
   if (tokens.size() <= 2) return targets;
   std::vector<std::size_t> chosen;
@@ -94,7 +94,7 @@ Batch make_classification_batch(const TokenizedDataset& data, std::span<const st
 }
 
 Batch make_masked_lm_batch(const TokenizedDataset& data, std::span<const std::int64_t> rows,
-                           const PaddingOptions& padding, float mask_probability, SeededRng& rng) {
+                           const PaddingOptions& padding, float mask_probability, base::SeededRng& rng) {
   assert(data.specials.mask != text::kNoToken);
   assert(mask_probability > 0.0f && mask_probability <= 1.0f);
   std::vector<Sequence> inputs, targets;

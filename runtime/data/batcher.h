@@ -21,7 +21,7 @@
 #include <span>
 #include <vector>
 
-#include "runtime/data/seeded_rng.h"
+#include "base/seeded_rng.h"
 #include "runtime/data/tokenized_dataset.h"
 
 namespace scion::data {
@@ -54,7 +54,7 @@ Batch make_classification_batch(const TokenizedDataset& data, std::span<const st
 
 // REQUIRES: data.specials.mask != kNoToken; 0 < mask_probability <= 1.
 Batch make_masked_lm_batch(const TokenizedDataset& data, std::span<const std::int64_t> rows,
-                           const PaddingOptions& padding, float mask_probability, SeededRng& rng);
+                           const PaddingOptions& padding, float mask_probability, base::SeededRng& rng);
 
 Batch make_causal_lm_batch(const TokenizedDataset& data, std::span<const std::int64_t> rows,
                            const PaddingOptions& padding);

@@ -9,7 +9,7 @@
 
 namespace scion::data {
 
-void seeded_shuffle(std::vector<std::int64_t>& items, SeededRng& rng) {
+void seeded_shuffle(std::vector<std::int64_t>& items, base::SeededRng& rng) {
   for (std::size_t i = items.size(); i > 1; --i) {
     const std::size_t j = static_cast<std::size_t>(rng.below(i));
     std::swap(items[i - 1], items[j]);
@@ -19,7 +19,7 @@ void seeded_shuffle(std::vector<std::int64_t>& items, SeededRng& rng) {
 std::vector<std::int64_t> epoch_order(const std::vector<std::int64_t>& rows, std::uint64_t seed,
                                       int epoch) {
   std::vector<std::int64_t> order = rows;
-  SeededRng rng(seed, RngPurpose::kEpochOrder, static_cast<std::uint64_t>(epoch));
+  base::SeededRng rng(seed, base::RngPurpose::kEpochOrder, static_cast<std::uint64_t>(epoch));
   seeded_shuffle(order, rng);
   return order;
 }
@@ -44,7 +44,7 @@ Result<ValidationSplit> split_validation(std::int64_t row_count, float fraction,
   const auto wanted =
       static_cast<std::int64_t>(std::llround(static_cast<double>(row_count) * fraction));
   const std::int64_t held_out = std::clamp<std::int64_t>(wanted, 1, row_count - 1);
-  SeededRng rng(seed, RngPurpose::kValidationSplit, 0);
+  base::SeededRng rng(seed, base::RngPurpose::kValidationSplit, 0);
   seeded_shuffle(rows, rng);
   split.validation.assign(rows.begin(), rows.begin() + held_out);
   split.train.assign(rows.begin() + held_out, rows.end());

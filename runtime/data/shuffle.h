@@ -1,18 +1,18 @@
 // Seeded permutations and the validation split, reproducible on every platform (the
-// generator and bounded-integer method are specified in runtime/data/seeded_rng.h).
+// generator and bounded-integer method are specified in base/seeded_rng.h).
 // Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "runtime/data/seeded_rng.h"
-#include "spec/status.h"
+#include "base/seeded_rng.h"
+#include "base/status.h"
 
 namespace scion::data {
 
 // Fisher–Yates from the back: for i = n-1 down to 1, swap items[i] with items[rng.below(i+1)].
-void seeded_shuffle(std::vector<std::int64_t>& items, SeededRng& rng);
+void seeded_shuffle(std::vector<std::int64_t>& items, base::SeededRng& rng);
 
 // The order of `rows` for one epoch: a shuffle with the stream (seed, kEpochOrder, epoch).
 std::vector<std::int64_t> epoch_order(const std::vector<std::int64_t>& rows, std::uint64_t seed,

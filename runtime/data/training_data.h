@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "runtime/data/tokenized_dataset.h"
-#include "spec/status.h"
+#include "base/status.h"
 #include "spec/workspace.h"
 
 namespace scion::data {

@@ -36,7 +36,7 @@
 #include "runtime/model_weights.h"
 #include "runtime/text/tokenizer.h"
 #include "runtime/transformer.h"
-#include "spec/status.h"
+#include "base/status.h"
 
 namespace scion::runtime {
 

@@ -27,7 +27,7 @@
 #include "runtime/optimizer.h"
 #include "runtime/parameter_binding.h"
 #include "runtime/shared_modules.h"
-#include "spec/status.h"
+#include "base/status.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

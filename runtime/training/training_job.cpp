@@ -4,19 +4,12 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/seeded_rng.h"
 #include "runtime/data/lr_schedule.h"
 #include "runtime/data/shuffle.h"
 
 namespace scion::runtime {
 namespace {
-
-// splitmix64 finaliser: decorrelates (seed, step, micro) into one dropout seed.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 bool lower_is_better(const std::string& metric) { return metric != "val_accuracy"; }
 
@@ -88,8 +81,9 @@ Segment TrainingJob::segment_for(const data::Batch& batch, std::uint64_t dropout
 }
 
 std::uint64_t TrainingJob::dropout_seed(int micro) const {
-  return mix(mix(recipe().seed ^ 0x5c1035eedULL) + static_cast<std::uint64_t>(steps_done()) * 64 +
-             static_cast<std::uint64_t>(micro));
+  return base::splitmix64(base::splitmix64(recipe().seed ^ 0x5c1035eedULL) +
+                          static_cast<std::uint64_t>(steps_done()) * 64 +
+                          static_cast<std::uint64_t>(micro));
 }
 
 float TrainingJob::learning_rate() const {

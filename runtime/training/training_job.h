@@ -29,7 +29,7 @@
 #include "runtime/parameter_table.h"
 #include "runtime/training/share_group.h"
 #include "runtime/transformer.h"
-#include "spec/status.h"
+#include "base/status.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

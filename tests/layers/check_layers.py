@@ -13,14 +13,16 @@ import re
 import sys
 
 ALLOWED = {
-    "spec": set(),
-    "lineage": {"spec"},
-    "runtime": {"spec"},
-    "runtime/evaluation": {"spec", "runtime"},
-    "assertions": {"spec"},
-    "report": {"spec", "lineage"},
-    "workbench": {"spec", "lineage", "runtime", "runtime/evaluation", "assertions", "report"},
-    "cli": {"spec", "lineage", "runtime", "runtime/evaluation", "assertions", "report",
+    "base": set(),
+    "spec": {"base"},
+    "lineage": {"base", "spec"},
+    "runtime": {"base", "spec"},
+    "runtime/evaluation": {"base", "spec", "runtime"},
+    "assertions": {"base", "spec"},
+    "report": {"base", "spec", "lineage"},
+    "workbench": {"base", "spec", "lineage", "runtime", "runtime/evaluation", "assertions",
+                  "report"},
+    "cli": {"base", "spec", "lineage", "runtime", "runtime/evaluation", "assertions", "report",
             "workbench"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)

@@ -81,7 +81,7 @@ TEST_CASE("causal-LM batch: targets shifted by one, ignored on padding", "[data]
 TEST_CASE("masked-LM batch: targets only where chosen, specials never masked", "[data][batch]") {
   auto data = byte_dataset({"abcdefgh", "xy"}, false);
   const std::vector<std::int64_t> rows{0, 1};
-  data::SeededRng rng(5, data::RngPurpose::kMasking, 0);
+  base::SeededRng rng(5, base::RngPurpose::kMasking, 0);
   Batch b = data::make_masked_lm_batch(*data, rows, {.max_length = 16}, 0.5f, rng);
   REQUIRE(b.length == 10);
   for (int r = 0; r < 2; ++r) {
@@ -105,7 +105,7 @@ TEST_CASE("masked-LM batch: targets only where chosen, specials never masked", "
     CHECK(chosen >= 1);  // every row contributes to the loss
   }
 
-  data::SeededRng same(5, data::RngPurpose::kMasking, 0);
+  base::SeededRng same(5, base::RngPurpose::kMasking, 0);
   Batch again = data::make_masked_lm_batch(*data, rows, {.max_length = 16}, 0.5f, same);
   CHECK(again.tokens == b.tokens);
   CHECK(again.targets == b.targets);
@@ -119,7 +119,7 @@ TEST_CASE("masked-LM statistics follow the 15% and 80/10/10 rule", "[data][batch
     texts.push_back(t);
   }
   auto data = byte_dataset(texts, false);
-  data::SeededRng rng(2024, data::RngPurpose::kMasking, 0);
+  base::SeededRng rng(2024, base::RngPurpose::kMasking, 0);
   Batch b = data::make_masked_lm_batch(*data, rows_0_to(200), {.max_length = 128}, 0.15f, rng);
   int chosen = 0, masked = 0, replaced = 0, kept = 0;
   for (std::size_t i = 0; i < b.tokens.size(); ++i) {

@@ -2,11 +2,12 @@
 #include <catch2/catch.hpp>
 #include <numeric>
 
+#include "base/seeded_rng.h"
 #include "runtime/data/shuffle.h"
 
 using namespace scion;
-using data::RngPurpose;
-using data::SeededRng;
+using base::RngPurpose;
+using base::SeededRng;
 
 namespace {
 std::vector<std::int64_t> iota_rows(std::int64_t n) {
@@ -18,7 +19,7 @@ std::vector<std::int64_t> iota_rows(std::int64_t n) {
 
 TEST_CASE("the generator is SplitMix64", "[data][shuffle]") {
   // The first SplitMix64 output from state 0 in the published reference implementation.
-  CHECK(data::mix64(0x9e3779b97f4a7c15ULL) == 0xe220a8397b1dcdafULL);
+  CHECK(base::mix64(0x9e3779b97f4a7c15ULL) == 0xe220a8397b1dcdafULL);
   // Golden values of this implementation: any change here changes every data order.
   SeededRng rng(0, RngPurpose::kEpochOrder, 0);
   CHECK(rng.next() == 0x657e0be0e89a4916ULL);

@@ -3,7 +3,8 @@
 // Every module boundary returns a Status or a Result<T> instead of throwing. A Status
 // carries a code from a small fixed set and a message written for the user: what went
 // wrong, where (file:line:col or key path), and what to do. The CLI maps codes to exit
-// codes (cli/exit_codes.h). Status is a value type and thread-compatible.
+// codes (cli/exit_codes.h). Status is a value type and thread-compatible. Both types are
+// [[nodiscard]]: an ignored error is a compile error (-Werror) unless ignore_error() says so.
 #pragma once
 
 #include <cassert>
@@ -30,7 +31,7 @@ enum class StatusCode {
   kInternal,         // a bug in scion
 };
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -41,6 +42,10 @@ class Status {
   explicit operator bool() const { return is_ok(); }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+
+  // Says that a failure here is deliberately not acted on (best-effort cleanup after an
+  // earlier error); the call site's comment says why. Status is [[nodiscard]] otherwise.
+  void ignore_error() const {}
 
  private:
   StatusCode code_ = StatusCode::kOk;
@@ -56,7 +61,7 @@ inline Status internal_error(std::string m) { return {StatusCode::kInternal, std
 
 // Result<T>: either a value or a non-ok Status.
 template <class T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design
   Result(Status status) : data_(std::move(status)) {  // NOLINT: implicit by design
