@@ -48,6 +48,22 @@ constexpr NameRule kBertRules[] = {
     {"pooler.bias", "pooler.dense.bias"},
 };
 
+// LlamaForCausalLM's names; a LlamaModel saved alone lacks the "model." prefix.
+constexpr NameRule kLlamaRules[] = {
+    {"tok_emb.weight", "model.embed_tokens.weight"},
+    {"blk.#.ln1.weight", "model.layers.#.input_layernorm.weight"},
+    {"blk.#.attn_q.weight", "model.layers.#.self_attn.q_proj.weight"},
+    {"blk.#.attn_k.weight", "model.layers.#.self_attn.k_proj.weight"},
+    {"blk.#.attn_v.weight", "model.layers.#.self_attn.v_proj.weight"},
+    {"blk.#.attn_o.weight", "model.layers.#.self_attn.o_proj.weight"},
+    {"blk.#.ln2.weight", "model.layers.#.post_attention_layernorm.weight"},
+    {"blk.#.ffn_gate.weight", "model.layers.#.mlp.gate_proj.weight"},
+    {"blk.#.ffn_in.weight", "model.layers.#.mlp.up_proj.weight"},
+    {"blk.#.ffn_out.weight", "model.layers.#.mlp.down_proj.weight"},
+    {"ln_f.weight", "model.norm.weight"},
+    {"lm_head.weight", "lm_head.weight"},
+};
+
 constexpr NameRule kGpt2Rules[] = {
     {"tok_emb.weight", "wte.weight"},
     {"pos_emb.weight", "wpe.weight"},
@@ -74,11 +90,17 @@ constexpr NameRule kGpt2Rules[] = {
 std::span<const NameRule> rules_of(std::string_view model_type) {
   if (model_type == "bert" || model_type == "roberta") return kBertRules;
   if (model_type == "gpt2") return kGpt2Rules;
+  if (model_type == "llama") return kLlamaRules;
   return {};
 }
 
 // A tensor scion skips on purpose, with why; nullopt for the others.
 std::optional<std::string> skipped(std::string_view model_type, std::string_view name) {
+  if (model_type == "llama") {
+    if (name.ends_with("rotary_emb.inv_freq"))
+      return "a buffer of the Hugging Face module (scion computes the frequencies)";
+    return std::nullopt;
+  }
   if (model_type == "gpt2") {
     if (name == "lm_head.weight") return "GPT-2's LM head, tied to wte.weight";
     if (name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias"))
@@ -111,6 +133,7 @@ std::optional<std::string> match(std::string_view pattern, std::string_view name
   return std::string(digits);
 }
 
+
 std::string substitute(std::string_view pattern, const std::string& number) {
   std::string out(pattern);
   if (const std::size_t hash = out.find('#'); hash != std::string::npos)
@@ -131,9 +154,12 @@ HfTensorMapping map_hf_tensor(std::string_view model_type, std::string_view hf_n
   HfTensorMapping out;
   const std::span<const NameRule> rules = rules_of(model_type);
   if (rules.empty()) return out;
-  std::string_view name = hf_name;
+  std::string name(hf_name);
   if (const std::string prefix = hf_base_model_prefix(model_type); name.starts_with(prefix))
-    name.remove_prefix(prefix.size());
+    name.erase(0, prefix.size());
+  // A LlamaModel saved without the causal-LM wrapper lacks the "model." prefix.
+  if (model_type == "llama" && !name.starts_with("model.") && name != "lm_head.weight")
+    name = "model." + name;
   if (auto why = skipped(model_type, name)) {
     out.kind = HfTensorMapping::Kind::kSkipped;
     out.note = *why;

@@ -38,6 +38,19 @@
 //   ln_f.*                ln_f.*
 // Skipped: lm_head.weight (tied to wte), h.#.attn.bias and h.#.attn.masked_bias (the
 // causal-mask buffers older checkpoints carry).
+// Llama (model_type "llama", LlamaForCausalLM; no biases anywhere):
+//   tok_emb.weight        model.embed_tokens.weight
+//   blk.#.ln1.weight      model.layers.#.input_layernorm.weight           (RMSNorm)
+//   blk.#.attn_q.weight   model.layers.#.self_attn.q_proj.weight          (attn_k: k_proj, attn_v: v_proj,
+//                                                                          attn_o: o_proj)
+//   blk.#.ln2.weight      model.layers.#.post_attention_layernorm.weight
+//   blk.#.ffn_gate.weight model.layers.#.mlp.gate_proj.weight
+//   blk.#.ffn_in.weight   model.layers.#.mlp.up_proj.weight
+//   blk.#.ffn_out.weight  model.layers.#.mlp.down_proj.weight
+//   ln_f.weight           model.norm.weight
+//   lm_head.weight        lm_head.weight                                  (untied heads only)
+// A LlamaModel saved without the causal-LM wrapper lacks the "model." prefix; it is
+// added. Skipped with a note: the rotary_emb.inv_freq buffers older checkpoints carry.
 #pragma once
 
 #include <optional>
@@ -69,7 +82,8 @@ std::optional<std::string> hf_tensor_name(std::string_view model_type,
                                           std::string_view scion_name);
 
 // The prefix a task model (BertForSequenceClassification, ...) puts before the base
-// model's names: "bert." for BERT, "roberta." for RoBERTa, "transformer." for GPT-2.
+// model's names: "bert." for BERT, "roberta." for RoBERTa, "transformer." for GPT-2, ""
+// for Llama, whose table already has LlamaForCausalLM's.
 std::string hf_base_model_prefix(std::string_view model_type);
 
 }  // namespace scion::lineage

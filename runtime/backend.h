@@ -140,6 +140,26 @@ class Backend {
   virtual void tanh_forward(float* out, const float* inp, std::int64_t N) = 0;
   virtual void tanh_backward(float* dinp, const float* out, const float* dout,
                              std::int64_t N) = 0;
+
+  // Operations only the Llama family uses: RMSNorm (cpu/rmsnorm.h), rotary positions
+  // (cpu/rope.h), the SwiGLU activation (cpu/swiglu.h) and grouped-query attention's
+  // shared key/value heads (cpu/grouped_kv.h).
+  virtual void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight,
+                               std::int64_t N, int C, float eps) = 0;
+  virtual void rmsnorm_backward(float* dinp, float* dweight, const float* dout,
+                                const float* inp, const float* weight, const float* rstd,
+                                std::int64_t N, int C, GradMode mode) = 0;
+  virtual void rope_forward(float* out, const float* inp, int B, int T, int NH, int D, int pos0,
+                            float theta, float position_scale) = 0;
+  virtual void rope_backward(float* dinp, const float* dout, int B, int T, int NH, int D,
+                             int pos0, float theta, float position_scale) = 0;
+  virtual void swiglu_forward(float* out, const float* gate, const float* up, std::int64_t N) = 0;
+  virtual void swiglu_backward(float* dgate, float* dup, const float* dout, const float* gate,
+                               const float* up, std::int64_t N) = 0;
+  virtual void repeat_kv_forward(float* out, const float* inp, std::int64_t N, int NKV,
+                                 int groups, int D) = 0;
+  virtual void repeat_kv_backward(float* dinp, const float* dout, std::int64_t N, int NKV,
+                                  int groups, int D) = 0;
 };
 
 // The values of an fp32 tensor of `backend`'s memory, copied to the host.

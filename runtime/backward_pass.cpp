@@ -4,6 +4,15 @@
 
 namespace scion::runtime::detail {
 
+void Pass::norm_backward(float* dinp, const NormWeights& w, const float* dout, const float* inp,
+                         const float* mean, const float* rstd, std::int64_t rows, GradMode mode) {
+  if (a_.norm_kind == spec::NormKind::kRmsNorm)
+    be_.rmsnorm_backward(dinp, w.dweight, dout, inp, w.weight, rstd, rows, C_, mode);
+  else
+    be_.layernorm_backward(dinp, w.dweight, w.dbias, dout, inp, w.weight, mean, rstd, rows, C_,
+                           mode);
+}
+
 void Pass::activation_backward(float* dinp, const float* inp, const float* dout,
                                std::int64_t n) {
   if (a_.activation == spec::Activation::kGeluErf)
@@ -130,6 +139,45 @@ void Pass::attention_backward(int l) {
   }
 }
 
+void Pass::rotary_backward(int l, float* dx, int heads) {
+  const std::int64_t width = static_cast<std::int64_t>(heads) * a_.head_dim();
+  for (std::size_t s = 0; s < segment_count(); ++s) {
+    const Plan::SegmentActs& sa = plan_.segments[s];
+    float* rows = dx + sa.row0 * width;
+    be_.rope_backward(rows, rows, sa.B, sa.S, heads, a_.head_dim(),
+                      seg(s).model->prefix_tokens(l), a_.rope_theta, a_.rope_scale);
+  }
+}
+
+std::pair<const float*, const float*> Pass::qkv_output_grads(int l) {
+  float* dk = plan_.dk;
+  float* dv = plan_.dv;
+  if (grouped_) {
+    const int groups = a_.heads / a_.key_value_heads();
+    be_.repeat_kv_backward(plan_.dkv_k, plan_.dk, N_, a_.key_value_heads(), groups, a_.head_dim());
+    be_.repeat_kv_backward(plan_.dkv_v, plan_.dv, N_, a_.key_value_heads(), groups, a_.head_dim());
+    dk = plan_.dkv_k;
+    dv = plan_.dkv_v;
+  }
+  if (rotary_) {
+    rotary_backward(l, plan_.dq, a_.heads);
+    rotary_backward(l, dk, a_.key_value_heads());
+  }
+  return {dk, dv};
+}
+
+void Pass::ffn_up_backward(int l, float* dinp, const float* inp, GradMode mode) {
+  const Plan::BlockActs& b = plan_.blocks[l];
+  if (!a_.gated_ffn()) {
+    activation_backward(plan_.dh, b.h, plan_.dg, N_ * F_);
+    linear_backward(l, kFfnIn, dinp, plan_.dh, inp, mode);
+    return;
+  }
+  be_.swiglu_backward(plan_.dgate, plan_.dh, plan_.dg, b.gate, b.h, N_ * F_);
+  linear_backward(l, kFfnIn, dinp, plan_.dh, inp, mode);
+  linear_backward(l, kFfnGate, dinp, plan_.dgate, inp, GradMode::kAccumulate);
+}
+
 // On entry plan_.dx holds d loss / d (block output); on exit, d loss / d (block input x)
 // when `input_grad`. Without it (the lowest block any gradient reaches, embeddings
 // frozen) the q/k/v products skip their input gradients, as the first norm does when its
@@ -143,23 +191,19 @@ void Pass::block_backward(int l, const float* x, bool input_grad) {
   // d res2: the stream itself (pre-norm) or through the output norm (post-norm).
   float* dres2 = dx;
   if (!pre_norm_) {
-    be_.layernorm_backward(dtmp, w.ln2.dweight, w.ln2.dbias, dx, b.res2, w.ln2.weight,
-                           b.ln2_mean, b.ln2_rstd, N_, C_, GradMode::kAssign);
+    norm_backward(dtmp, w.ln2, dx, b.res2, b.ln2_mean, b.ln2_rstd, N_, GradMode::kAssign);
     dres2 = dtmp;
   }
   be_.copy(dbranch, dres2, N_ * C_);
   bottleneck_backward(l, 1, b.f, dres2, dbranch);
   dropout_backward(dbranch, b.f_mask, C_);
   linear_backward(l, kFfnOut, plan_.dg, dbranch, b.g, GradMode::kAssign);
-  activation_backward(plan_.dh, b.h, plan_.dg, N_ * F_);
   if (pre_norm_) {
-    linear_backward(l, kFfnIn, dtmp, plan_.dh, b.ln2, GradMode::kAssign);
-    be_.layernorm_backward(dx, w.ln2.dweight, w.ln2.dbias, dtmp, b.res1, w.ln2.weight,
-                           b.ln2_mean, b.ln2_rstd, N_, C_, GradMode::kAccumulate);
+    ffn_up_backward(l, dtmp, b.ln2, GradMode::kAssign);
+    norm_backward(dx, w.ln2, dtmp, b.res1, b.ln2_mean, b.ln2_rstd, N_, GradMode::kAccumulate);
   } else {
-    linear_backward(l, kFfnIn, dtmp, plan_.dh, b.ln1, GradMode::kAccumulate);  // d ln1
-    be_.layernorm_backward(dx, w.ln1.dweight, w.ln1.dbias, dtmp, b.res1, w.ln1.weight,
-                           b.ln1_mean, b.ln1_rstd, N_, C_, GradMode::kAssign);
+    ffn_up_backward(l, dtmp, b.ln1, GradMode::kAccumulate);  // d ln1
+    norm_backward(dx, w.ln1, dtmp, b.res1, b.ln1_mean, b.ln1_rstd, N_, GradMode::kAssign);
   }
   // dx = d res1 now.
   be_.copy(dbranch, dx, N_ * C_);
@@ -167,29 +211,28 @@ void Pass::block_backward(int l, const float* x, bool input_grad) {
   dropout_backward(dbranch, b.o_mask, C_);
   linear_backward(l, kAttnO, plan_.datt, dbranch, b.att, GradMode::kAssign);
   attention_backward(l);
+  const auto [dk, dv] = qkv_output_grads(l);
   const bool norm_trains = w.ln1.dweight || w.ln1.dbias;
   if (pre_norm_) {
     float* dln1 = input_grad || norm_trains ? dtmp : nullptr;
     linear_backward(l, kAttnQ, dln1, plan_.dq, b.ln1, GradMode::kAssign);
-    linear_backward(l, kAttnK, dln1, plan_.dk, b.ln1, GradMode::kAccumulate);
-    linear_backward(l, kAttnV, dln1, plan_.dv, b.ln1, GradMode::kAccumulate);
+    linear_backward(l, kAttnK, dln1, dk, b.ln1, GradMode::kAccumulate);
+    linear_backward(l, kAttnV, dln1, dv, b.ln1, GradMode::kAccumulate);
     if (dln1)
-      be_.layernorm_backward(dx, w.ln1.dweight, w.ln1.dbias, dtmp, x, w.ln1.weight, b.ln1_mean,
-                             b.ln1_rstd, N_, C_, GradMode::kAccumulate);
+      norm_backward(dx, w.ln1, dtmp, x, b.ln1_mean, b.ln1_rstd, N_, GradMode::kAccumulate);
   } else {
     float* dinput = input_grad ? dx : nullptr;
     linear_backward(l, kAttnQ, dinput, plan_.dq, x, GradMode::kAccumulate);
-    linear_backward(l, kAttnK, dinput, plan_.dk, x, GradMode::kAccumulate);
-    linear_backward(l, kAttnV, dinput, plan_.dv, x, GradMode::kAccumulate);
+    linear_backward(l, kAttnK, dinput, dk, x, GradMode::kAccumulate);
+    linear_backward(l, kAttnV, dinput, dv, x, GradMode::kAccumulate);
   }
 }
 
 void Pass::embeddings_backward() {
   float* demb = plan_.dx;
   if (!pre_norm_) {
-    be_.layernorm_backward(plan_.dtmp, trunk_.emb_ln.dweight, trunk_.emb_ln.dbias, plan_.dx,
-                           plan_.emb, trunk_.emb_ln.weight, plan_.embn_mean, plan_.embn_rstd, N_,
-                           C_, GradMode::kAssign);
+    norm_backward(plan_.dtmp, trunk_.emb_ln, plan_.dx, plan_.emb, plan_.embn_mean,
+                  plan_.embn_rstd, N_, GradMode::kAssign);
     demb = plan_.dtmp;
   }
   dropout_backward(demb, plan_.emb_mask, C_);
@@ -223,9 +266,8 @@ void Pass::backward() {
   const float* y = pre_norm_ ? plan_.lnf : block_input(a_.layers);
   if (pre_norm_) {
     heads_backward(y, plan_.dtmp);
-    be_.layernorm_backward(plan_.dx, trunk_.ln_f.dweight, trunk_.ln_f.dbias, plan_.dtmp,
-                           block_input(a_.layers), trunk_.ln_f.weight, plan_.lnf_mean,
-                           plan_.lnf_rstd, N_, C_, GradMode::kAssign);
+    norm_backward(plan_.dx, trunk_.ln_f, plan_.dtmp, block_input(a_.layers), plan_.lnf_mean,
+                  plan_.lnf_rstd, N_, GradMode::kAssign);
   } else {
     heads_backward(y, plan_.dx);
   }

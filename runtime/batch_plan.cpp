@@ -90,6 +90,12 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
   const ModelWeights& trunk = *batch.segments[0].model;
   const spec::Architecture& a = trunk.arch;
   const std::int64_t C = a.width, F = a.ffn_width, V = a.vocab_size, L = a.layers;
+  // Grouped-query attention's narrower keys and values, the gated FFN's gate, and the
+  // layer norms' means (RMSNorm has none): zero-sized buffers are not laid out.
+  const bool grouped = a.key_value_heads() != a.heads;
+  const std::int64_t Ckv = grouped ? a.kv_width() : 0;
+  const std::int64_t Fg = a.gated_ffn() ? F : 0;
+  const std::int64_t has_mean = a.norm_kind == spec::NormKind::kLayerNorm ? 1 : 0;
   plan.dropout = batch.training ? a.dropout : 0.0f;
   plan.segments.assign(batch.segments.size(), Plan::SegmentActs{});
   plan.N = 0;
@@ -115,11 +121,11 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
   if (plan.dropout > 0) layout.add("emb_mask", N * C, &plan.emb_mask);
   if (a.norm == spec::NormPlacement::kPost) {
     layout.add("embn", N0 * C, &plan.embn);
-    layout.add("embn_mean", N0, &plan.embn_mean);
+    layout.add("embn_mean", has_mean * N0, &plan.embn_mean);
     layout.add("embn_rstd", N0, &plan.embn_rstd);
   } else {
     layout.add("lnf", NL * C, &plan.lnf);
-    layout.add("lnf_mean", NL, &plan.lnf_mean);
+    layout.add("lnf_mean", has_mean * NL, &plan.lnf_mean);
     layout.add("lnf_rstd", NL, &plan.lnf_rstd);
   }
   // Training keeps every block's activations for backward; inference reuses one set,
@@ -140,12 +146,14 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
       if (one_block_set || k == l)
         probs = std::max(probs, stage_probs(plan.stages[k + 1], batch, k));
     for (auto [name, slot, n] : std::initializer_list<std::tuple<const char*, float**, std::int64_t>>{
-             {"ln1", &b.ln1, n_rows * C}, {"ln1_mean", &b.ln1_mean, n_rows},
+             {"ln1", &b.ln1, n_rows * C}, {"ln1_mean", &b.ln1_mean, has_mean * n_rows},
              {"ln1_rstd", &b.ln1_rstd, n_rows}, {"q", &b.q, n_rows * C}, {"k", &b.k, n_rows * C},
-             {"v", &b.v, n_rows * C}, {"att", &b.att, n_rows * C}, {"probs", &b.probs, probs},
-             {"o", &b.o, n_rows * C}, {"res1", &b.res1, n_rows * C}, {"ln2", &b.ln2, n_rows * C},
-             {"ln2_mean", &b.ln2_mean, n_rows}, {"ln2_rstd", &b.ln2_rstd, n_rows},
-             {"h", &b.h, n_rows * F}, {"g", &b.g, n_rows * F}, {"f", &b.f, n_rows * C},
+             {"v", &b.v, n_rows * C}, {"kv_k", &b.kv_k, n_rows * Ckv},
+             {"kv_v", &b.kv_v, n_rows * Ckv}, {"att", &b.att, n_rows * C},
+             {"probs", &b.probs, probs}, {"o", &b.o, n_rows * C}, {"res1", &b.res1, n_rows * C},
+             {"ln2", &b.ln2, n_rows * C}, {"ln2_mean", &b.ln2_mean, has_mean * n_rows},
+             {"ln2_rstd", &b.ln2_rstd, n_rows}, {"h", &b.h, n_rows * F},
+             {"gate", &b.gate, n_rows * Fg}, {"g", &b.g, n_rows * F}, {"f", &b.f, n_rows * C},
              {"res2", &b.res2, n_rows * C}})
       layout.add(p + name, n, slot);
     if (plan.dropout > 0) {
@@ -164,7 +172,8 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
              {"dx", &plan.dx, N * C}, {"dtmp", &plan.dtmp, N * C}, {"dq", &plan.dq, N * C},
              {"dk", &plan.dk, N * C}, {"dv", &plan.dv, N * C}, {"datt", &plan.datt, N * C},
              {"dbranch", &plan.dbranch, N * C}, {"dh", &plan.dh, N * F}, {"dg", &plan.dg, N * F},
-             {"adapter_out", &plan.adapter_out, N * C}})
+             {"adapter_out", &plan.adapter_out, N * C}, {"dkv_k", &plan.dkv_k, N * Ckv},
+             {"dkv_v", &plan.dkv_v, N * Ckv}, {"dgate", &plan.dgate, N * Fg}})
       layout.add(name, n, slot);
   }
 

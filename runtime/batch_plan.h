@@ -70,9 +70,12 @@ struct BatchPlan {
     float* probs = nullptr;
     float* losses = nullptr;
   };
+  // ln*_mean: layer norm only (RMSNorm saves rstd alone). kv_k, kv_v: grouped-query
+  // attention's (rows, Ckv) keys and values before repeat_kv widens them into k, v.
+  // gate: the gated FFN's gate_proj output, (rows, F).
   struct BlockActs {
-    float *ln1, *ln1_mean, *ln1_rstd, *q, *k, *v, *att, *probs, *o, *o_mask, *res1;
-    float *ln2, *ln2_mean, *ln2_rstd, *h, *g, *f, *f_mask, *res2;
+    float *ln1, *ln1_mean, *ln1_rstd, *q, *k, *v, *kv_k, *kv_v, *att, *probs, *o, *o_mask, *res1;
+    float *ln2, *ln2_mean, *ln2_rstd, *h, *gate, *g, *f, *f_mask, *res2;
   };
 
   std::string signature;
@@ -97,6 +100,8 @@ struct BatchPlan {
   float *dx = nullptr, *dtmp = nullptr, *dq = nullptr, *dk = nullptr, *dv = nullptr,
         *datt = nullptr, *dbranch = nullptr, *dh = nullptr, *dg = nullptr,
         *adapter_out = nullptr;
+  float *dkv_k = nullptr, *dkv_v = nullptr;  // (N, Ckv) grouped-query attention only
+  float* dgate = nullptr;                    // (N, F) gated FFN only
 };
 
 // No training and no targets: no loss, no backward, block buffers reused.

@@ -5,9 +5,11 @@
 
 namespace scion::runtime::detail {
 
-void Pass::layer_norm(float* out, float* mean, float* rstd, const float* inp,
-                      const NormWeights& w, std::int64_t rows) {
-  if (a_.norm_eps == kLayerNormEps)
+void Pass::norm_forward(float* out, float* mean, float* rstd, const float* inp,
+                        const NormWeights& w, std::int64_t rows) {
+  if (a_.norm_kind == spec::NormKind::kRmsNorm)
+    be_.rmsnorm_forward(out, rstd, inp, w.weight, rows, C_, a_.norm_eps);
+  else if (a_.norm_eps == kLayerNormEps)
     be_.layernorm_forward(out, mean, rstd, inp, w.weight, w.bias, rows, C_);
   else
     be_.layernorm_forward_eps(out, mean, rstd, inp, w.weight, w.bias, rows, C_, a_.norm_eps);
@@ -87,7 +89,7 @@ void Pass::embeddings_forward() {
       be_.add_inplace(plan_.emb + row * C_, trunk_.type_emb, 1.0f, C_);
   dropout_forward(plan_.emb, plan_.emb_mask, -1, kEmbeddingSite, C_);
   if (!pre_norm_)
-    layer_norm(plan_.embn, plan_.embn_mean, plan_.embn_rstd, plan_.emb, trunk_.emb_ln,
+    norm_forward(plan_.embn, plan_.embn_mean, plan_.embn_rstd, plan_.emb, trunk_.emb_ln,
                plan_.stage_rows.front());
 }
 
@@ -139,18 +141,55 @@ void Pass::bottleneck_forward(int l, int site, const float* y, float* res) {
   }
 }
 
+void Pass::rotary_forward(int l, float* x, int heads) {
+  const std::int64_t width = static_cast<std::int64_t>(heads) * a_.head_dim();
+  for (const Unit& u : units(l)) {
+    const Plan::SegmentActs& sa = plan_.segments[u.segment];
+    float* rows = x + u.row0 * width;
+    be_.rope_forward(rows, rows, sa.B, sa.S, heads, a_.head_dim(),
+                     seg(u.segment).model->prefix_tokens(l), a_.rope_theta, a_.rope_scale);
+  }
+}
+
+void Pass::qkv_forward(int l, const float* inp) {
+  Plan::BlockActs& b = plan_.blocks[l];
+  float* k = grouped_ ? b.kv_k : b.k;
+  float* v = grouped_ ? b.kv_v : b.v;
+  linear_forward(l, kAttnQ, b.q, inp);
+  linear_forward(l, kAttnK, k, inp);
+  linear_forward(l, kAttnV, v, inp);
+  if (rotary_) {
+    rotary_forward(l, b.q, a_.heads);
+    rotary_forward(l, k, a_.key_value_heads());
+  }
+  if (grouped_) {
+    const int groups = a_.heads / a_.key_value_heads();
+    be_.repeat_kv_forward(b.k, k, rows_at(l), a_.key_value_heads(), groups, a_.head_dim());
+    be_.repeat_kv_forward(b.v, v, rows_at(l), a_.key_value_heads(), groups, a_.head_dim());
+  }
+}
+
+void Pass::ffn_up_forward(int l, const float* inp) {
+  Plan::BlockActs& b = plan_.blocks[l];
+  linear_forward(l, kFfnIn, b.h, inp);
+  if (a_.gated_ffn()) {
+    linear_forward(l, kFfnGate, b.gate, inp);
+    be_.swiglu_forward(b.g, b.gate, b.h, rows_at(l) * F_);
+  } else {
+    activation_forward(b.g, b.h, rows_at(l) * F_);
+  }
+}
+
 const float* Pass::block_forward(int l, const float* x) {
   Plan::BlockActs& b = plan_.blocks[l];
   const BlockWeights& w = trunk_.blocks[l];
   const std::int64_t N_ = rows_at(l);  // shadows the batch's rows: this block's units
   const float* attn_in = x;
   if (pre_norm_) {
-    layer_norm(b.ln1, b.ln1_mean, b.ln1_rstd, x, w.ln1, N_);
+    norm_forward(b.ln1, b.ln1_mean, b.ln1_rstd, x, w.ln1, N_);
     attn_in = b.ln1;
   }
-  linear_forward(l, kAttnQ, b.q, attn_in);
-  linear_forward(l, kAttnK, b.k, attn_in);
-  linear_forward(l, kAttnV, b.v, attn_in);
+  qkv_forward(l, attn_in);
   for (const Unit& u : units(l)) {
     const Plan::SegmentActs& sa = plan_.segments[u.segment];
     const std::int64_t off = u.row0 * C_;
@@ -166,20 +205,19 @@ const float* Pass::block_forward(int l, const float* x) {
   bottleneck_forward(l, 0, b.o, b.res1);
   const float* ffn_in;
   if (pre_norm_) {
-    layer_norm(b.ln2, b.ln2_mean, b.ln2_rstd, b.res1, w.ln2, N_);
+    norm_forward(b.ln2, b.ln2_mean, b.ln2_rstd, b.res1, w.ln2, N_);
     ffn_in = b.ln2;
   } else {
-    layer_norm(b.ln1, b.ln1_mean, b.ln1_rstd, b.res1, w.ln1, N_);
+    norm_forward(b.ln1, b.ln1_mean, b.ln1_rstd, b.res1, w.ln1, N_);
     ffn_in = b.ln1;
   }
-  linear_forward(l, kFfnIn, b.h, ffn_in);
-  activation_forward(b.g, b.h, N_ * F_);
+  ffn_up_forward(l, ffn_in);
   linear_forward(l, kFfnOut, b.f, b.g);
   dropout_forward(b.f, b.f_mask, l, kFfnSite, C_);
   be_.residual_forward(b.res2, pre_norm_ ? b.res1 : b.ln1, b.f, N_ * C_);
   bottleneck_forward(l, 1, b.f, b.res2);
   if (pre_norm_) return b.res2;
-  layer_norm(b.ln2, b.ln2_mean, b.ln2_rstd, b.res2, w.ln2, N_);
+  norm_forward(b.ln2, b.ln2_mean, b.ln2_rstd, b.res2, w.ln2, N_);
   return b.ln2;
 }
 
@@ -244,7 +282,7 @@ void Pass::forward(std::vector<SegmentResult>& results) {
     }
   }
   if (pre_norm_) {
-    layer_norm(plan_.lnf, plan_.lnf_mean, plan_.lnf_rstd, x, trunk_.ln_f, plan_.stage_rows.back());
+    norm_forward(plan_.lnf, plan_.lnf_mean, plan_.lnf_rstd, x, trunk_.ln_f, plan_.stage_rows.back());
     x = plan_.lnf;
   }
   heads_forward(x, results);

@@ -61,10 +61,15 @@ class Resolver {
   const Slot& at(const std::string& name) const { return slots_.at(name); }
   bool trained(const std::string& name) const { return has(name) && at(name).grad != nullptr; }
 
+  // RMSNorm has no bias: its bias pointers stay null.
   NormWeights norm(const std::string& stem) const {
     const Slot& w = at(stem + ".weight");
-    const Slot& b = at(stem + ".bias");
-    return {w.value, b.value, w.grad, b.grad};
+    NormWeights n{w.value, nullptr, w.grad, nullptr};
+    if (has(stem + ".bias")) {
+      n.bias = at(stem + ".bias").value;
+      n.dbias = at(stem + ".bias").grad;
+    }
+    return n;
   }
   LinearWeights linear(const std::string& stem, int in, int out) const {
     const Slot& w = at(stem + ".weight");
@@ -181,8 +186,10 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
   w.objective = objective;
   w.tok_emb = r.at("tok_emb.weight").value;
   w.dtok_emb = r.at("tok_emb.weight").grad;
-  w.pos_emb = r.at("pos_emb.weight").value;
-  w.dpos_emb = r.at("pos_emb.weight").grad;
+  if (w.arch.positions == spec::PositionKind::kLearned) {
+    w.pos_emb = r.at("pos_emb.weight").value;
+    w.dpos_emb = r.at("pos_emb.weight").grad;
+  }
   if (w.arch.type_vocab_size > 0) {
     w.type_emb = r.at("type_emb.weight").value;
     w.dtype_emb = r.at("type_emb.weight").grad;
@@ -204,6 +211,7 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
     blk.ln1 = r.norm(p + "ln1");
     blk.ln2 = r.norm(p + "ln2");
     for (int i = 0; i < kLinearCount; ++i) {
+      if (i == kFfnGate && !w.arch.gated_ffn()) continue;  // stays empty: weight null
       const auto [out, in] = linear_shape(w.arch, kLinearStems[i]);
       blk.linear[i] = r.linear(p + kLinearStems[i], static_cast<int>(in), static_cast<int>(out));
     }

@@ -23,7 +23,7 @@ namespace scion::runtime {
 
 struct NormWeights {
   const float* weight = nullptr;  // (C)
-  const float* bias = nullptr;    // (C)
+  const float* bias = nullptr;    // (C); null for RMSNorm
   float* dweight = nullptr;
   float* dbias = nullptr;
 };
@@ -44,10 +44,11 @@ struct LinearWeights {
   }
 };
 
-// The six linear layers of a block, in LoRA target order.
-enum Linear { kAttnQ, kAttnK, kAttnV, kAttnO, kFfnIn, kFfnOut, kLinearCount };
-inline constexpr const char* kLinearStems[kLinearCount] = {"attn_q", "attn_k", "attn_v",
-                                                           "attn_o", "ffn_in", "ffn_out"};
+// The linear layers of a block, in LoRA target order. ffn_gate exists only in a gated
+// FFN (Llama's gate_proj; Architecture::gated_ffn()); elsewhere its weight is null.
+enum Linear { kAttnQ, kAttnK, kAttnV, kAttnO, kFfnIn, kFfnOut, kFfnGate, kLinearCount };
+inline constexpr const char* kLinearStems[kLinearCount] = {
+    "attn_q", "attn_k", "attn_v", "attn_o", "ffn_in", "ffn_out", "ffn_gate"};
 
 struct LoraWeights {
   const float* a = nullptr;  // (r, in)
@@ -99,7 +100,7 @@ struct ModelWeights {
   spec::Objective objective = spec::Objective::kClassification;
 
   const float* tok_emb = nullptr;  // (V, C)
-  const float* pos_emb = nullptr;  // (T, C)
+  const float* pos_emb = nullptr;  // (T, C); null with rotary positions
   float* dtok_emb = nullptr;
   float* dpos_emb = nullptr;
   // (types, C) BERT's token-type embeddings; every token is type 0, so row 0 is added to

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 namespace scion::runtime {
 namespace {
@@ -29,36 +30,34 @@ bool matches_any(const std::vector<std::string>& globs, const std::string& name)
 
 void add_trunk(const Model& base, const Workspace& ws, std::vector<ParameterSpec>& table) {
   const Architecture& a = *base.architecture;
-  const std::int64_t C = a.width, F = a.ffn_width, V = a.vocab_size, T = a.max_length;
+  const std::int64_t C = a.width, V = a.vocab_size, T = a.max_length;
   auto add = [&](std::string name, std::vector<std::int64_t> shape) {
     table.push_back({std::move(name), std::move(shape), base.name, true});
   };
+  // RMSNorm has a weight only.
+  auto add_norm = [&](const std::string& stem) {
+    add(stem + ".weight", {C});
+    if (a.norm_kind == spec::NormKind::kLayerNorm) add(stem + ".bias", {C});
+  };
+  auto add_linear = [&](const std::string& stem) {
+    const auto [out, in] = linear_shape(a, stem);
+    add(stem + ".weight", {out, in});
+    if (a.linear_bias) add(stem + ".bias", {out});
+  };
   add("tok_emb.weight", {V, C});
-  add("pos_emb.weight", {T, C});
+  if (a.positions == spec::PositionKind::kLearned) add("pos_emb.weight", {T, C});
   if (a.type_vocab_size > 0) add("type_emb.weight", {a.type_vocab_size, C});
-  if (a.norm == spec::NormPlacement::kPost) {
-    add("emb_ln.weight", {C});
-    add("emb_ln.bias", {C});
-  }
+  if (a.norm == spec::NormPlacement::kPost) add_norm("emb_ln");
   for (int l = 0; l < a.layers; ++l) {
     const std::string p = layer_prefix(l);
-    add(p + "ln1.weight", {C});
-    add(p + "ln1.bias", {C});
-    for (const char* stem : {"attn_q", "attn_k", "attn_v", "attn_o"}) {
-      add(p + stem + ".weight", {C, C});
-      add(p + stem + ".bias", {C});
-    }
-    add(p + "ln2.weight", {C});
-    add(p + "ln2.bias", {C});
-    add(p + "ffn_in.weight", {F, C});
-    add(p + "ffn_in.bias", {F});
-    add(p + "ffn_out.weight", {C, F});
-    add(p + "ffn_out.bias", {C});
+    add_norm(p + "ln1");
+    for (const char* stem : {"attn_q", "attn_k", "attn_v", "attn_o"}) add_linear(p + stem);
+    add_norm(p + "ln2");
+    if (a.gated_ffn()) add_linear(p + "ffn_gate");
+    add_linear(p + "ffn_in");
+    add_linear(p + "ffn_out");
   }
-  if (a.norm == spec::NormPlacement::kPre) {
-    add("ln_f.weight", {C});
-    add("ln_f.bias", {C});
-  }
+  if (a.norm == spec::NormPlacement::kPre) add_norm("ln_f");
   if (a.pooler) {
     add("pooler.weight", {C, C});
     add("pooler.bias", {C});
@@ -171,8 +170,10 @@ std::string linear_stem(const std::string& target) {
 
 std::pair<std::int64_t, std::int64_t> linear_shape(const Architecture& arch,
                                                     const std::string& stem) {
-  if (stem == "ffn_in") return {arch.ffn_width, arch.width};
-  if (stem == "ffn_out") return {arch.width, arch.ffn_width};
+  const std::string_view s = std::string_view(stem).substr(stem.rfind('.') + 1);
+  if (s == "ffn_in" || s == "ffn_gate") return {arch.ffn_width, arch.width};
+  if (s == "ffn_out") return {arch.width, arch.ffn_width};
+  if (s == "attn_k" || s == "attn_v") return {arch.kv_width(), arch.width};
   return {arch.width, arch.width};
 }
 

@@ -12,6 +12,11 @@
 //   type_emb.weight (types, C)   BERT's token-type embeddings (Architecture::type_vocab_size)
 //   pooler.weight (C, C), pooler.bias (C)   BERT's pooler (Architecture::pooler)
 //
+// The Llama family changes the trunk: no pos_emb (rotary positions), norms without bias
+// (RMSNorm), linear layers without bias, attn_k/attn_v (Ckv, C) with Ckv = key/value
+// heads × head width (grouped-query attention), and blk.N.ffn_gate.weight (F, C) beside
+// ffn_in (up_proj) and ffn_out (down_proj) for the SwiGLU FFN.
+//
 // Adapters carry the name of the model that introduced them, so a descendant of a
 // descendant can hold its parent's adapter and its own on the same linear layer:
 //
@@ -55,7 +60,7 @@ bool is_trunk_linear_weight(const std::string& name);
 // The linear layer name stem of a LoRA target ("q" -> "attn_q", "ffn_in" -> "ffn_in").
 std::string linear_stem(const std::string& target);
 
-// (out, in) of a linear layer stem for an architecture.
+// (out, in) of a linear layer stem ("attn_k", or with its block: "blk.3.attn_k").
 std::pair<std::int64_t, std::int64_t> linear_shape(const spec::Architecture& arch,
                                                     const std::string& stem);
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "base/seeded_rng.h"
@@ -32,7 +33,9 @@ class Pass {
   Pass(Backend& backend, Plan& plan, const FamilyBatch& batch)
       : be_(backend), plan_(plan), batch_(batch), trunk_(*batch.segments[0].model),
         a_(trunk_.arch), C_(a_.width), F_(a_.ffn_width), N_(plan.N),
-        pre_norm_(a_.norm == spec::NormPlacement::kPre) {}
+        pre_norm_(a_.norm == spec::NormPlacement::kPre),
+        grouped_(a_.key_value_heads() != a_.heads),
+        rotary_(a_.positions == spec::PositionKind::kRotary) {}
 
   void forward(std::vector<SegmentResult>& results);
   void backward();
@@ -44,9 +47,12 @@ class Pass {
   const Stage& units(int l) const { return plan_.stages[l + 1]; }
   std::int64_t rows_at(int l) const { return plan_.stage_rows[l + 1]; }
 
-  // The model's layer norm (its epsilon) and FFN activation (architecture.h's choices).
-  void layer_norm(float* out, float* mean, float* rstd, const float* inp, const NormWeights& w,
-                  std::int64_t rows);
+  // The model's norm (layer norm with its epsilon, or RMSNorm; `mean` unused by RMSNorm)
+  // and FFN activation (spec::Architecture's choices).
+  void norm_forward(float* out, float* mean, float* rstd, const float* inp, const NormWeights& w,
+                    std::int64_t rows);
+  void norm_backward(float* dinp, const NormWeights& w, const float* dout, const float* inp,
+                     const float* mean, const float* rstd, std::int64_t rows, GradMode mode);
   void activation_forward(float* out, const float* inp, std::int64_t n);
   void activation_backward(float* dinp, const float* inp, const float* dout, std::int64_t n);
 
@@ -58,6 +64,15 @@ class Pass {
   }
   void embeddings_forward();
   const float* block_forward(int l, const float* x);
+  // q, k and v of block l from its attention input: the products, rotary positions on q
+  // and k, and grouped-query attention's k and v widened to every head.
+  void qkv_forward(int l, const float* inp);
+  // Rotary positions over the rows of block l, per unit (forward) or segment (backward):
+  // `heads` heads of head_dim channels, positions after the block's prefix tokens.
+  void rotary_forward(int l, float* x, int heads);
+  void rotary_backward(int l, float* dx, int heads);
+  // The FFN up to its activation's output b.g: ffn_in (and the gate) then the activation.
+  void ffn_up_forward(int l, const float* inp);
   void linear_forward(int l, int i, float* out, const float* inp);
   void bottleneck_forward(int l, int site, const float* y, float* res);
   void dropout_forward(float* x, float* mask, int block, int site, std::int64_t width);
@@ -73,6 +88,12 @@ class Pass {
   void bottleneck_backward(int l, int site, const float* y, const float* dres, float* dy);
   void dropout_backward(float* dx, const float* mask, std::int64_t width);
   void attention_backward(int l);
+  // After attention_backward: the gradients of the q, k, v products' outputs (through
+  // rotary positions and the widening of grouped keys/values). Returns dk's and dv's
+  // buffers; dq stays in plan_.dq.
+  std::pair<const float*, const float*> qkv_output_grads(int l);
+  // From plan_.dg (d activation output) to the FFN input's gradient (=/+= per mode).
+  void ffn_up_backward(int l, float* dinp, const float* inp, GradMode mode);
   void embeddings_backward();
 
   Backend& be_;
@@ -83,6 +104,8 @@ class Pass {
   const int C_, F_;
   const std::int64_t N_;
   const bool pre_norm_;
+  const bool grouped_;  // fewer key/value heads than query heads
+  const bool rotary_;   // rotary positions on q and k
 };
 
 }  // namespace scion::runtime::detail

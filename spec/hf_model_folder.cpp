@@ -172,6 +172,114 @@ Result<Architecture> gpt2_architecture(const json& config, const fs::path& file)
   return a;
 }
 
+// A positive number config[key], or `fallback` when absent or null.
+Status read_positive(const json& config, const fs::path& file, const char* key, float fallback,
+                     float& out) {
+  auto it = config.find(key);
+  if (it == config.end() || it->is_null()) {
+    out = fallback;
+    return Status::ok();
+  }
+  if (!it->is_number() || !(it->get<double>() > 0))
+    return spec_error(fmt::format("'{}': '{}' is {}, expected a number greater than 0",
+                                  file.string(), key, it->dump()));
+  out = it->get<float>();
+  return Status::ok();
+}
+
+// rope_scaling: null (none), linear (positions divided by the factor) or dynamic (NTK
+// scaling, which transformers applies only past max_position_embeddings, where scion
+// refuses sequences, so it equals none here). The rest change the frequencies themselves
+// and are refused by name.
+Status read_rope_scaling(const json& config, const fs::path& file, Architecture& a) {
+  a.rope_scale = 1.0f;
+  const auto it = config.find("rope_scaling");
+  if (it == config.end() || it->is_null()) return Status::ok();
+  if (!it->is_object())
+    return spec_error(fmt::format("'{}': rope_scaling is {}, expected null or an object with "
+                                  "\"type\" and \"factor\"",
+                                  file.string(), it->dump()));
+  std::string type = it->value("rope_type", std::string());
+  if (type.empty()) type = it->value("type", std::string());
+  if (type == "default") return Status::ok();
+  if (type != "linear" && type != "dynamic")
+    return spec_error(fmt::format("'{}': rope_scaling type '{}' is not supported; scion runs "
+                                  "none, linear and dynamic (llama3, yarn, longrope and su "
+                                  "change the rotary frequencies and are refused)",
+                                  file.string(), type));
+  float factor = 1.0f;
+  if (Status s = read_positive(*it, file, "factor", 0.0f, factor); !s.is_ok()) return s;
+  if (!(factor >= 1.0f))
+    return spec_error(fmt::format("'{}': rope_scaling.factor must be a number >= 1",
+                                  file.string()));
+  if (type == "linear") a.rope_scale = factor;
+  return Status::ok();
+}
+
+// LlamaForCausalLM (SmolLM, TinyLlama, Llama 2 and 3 shapes): pre-norm decoder with
+// RMSNorm, rotary positions, the SwiGLU FFN, grouped-query attention and no biases.
+Result<Architecture> llama_architecture(const json& config, const fs::path& file) {
+  Architecture a;
+  a.kind = ArchitectureKind::kDecoder;
+  a.norm = NormPlacement::kPre;
+  a.norm_kind = NormKind::kRmsNorm;
+  a.positions = PositionKind::kRotary;
+  a.activation = Activation::kSwiGlu;
+  a.linear_bias = false;
+  a.pooler = false;
+  a.type_vocab_size = 0;
+  a.dropout = 0.0f;  // Llama has no hidden dropout; attention_dropout is on probabilities
+  a.hf_model_type = "llama";
+  for (const auto& [key, out, max, fallback] :
+       std::initializer_list<std::tuple<const char*, int*, int, int>>{
+           {"num_hidden_layers", &a.layers, 1024, 0},
+           {"hidden_size", &a.width, 1 << 16, 0},
+           {"num_attention_heads", &a.heads, 1 << 12, 0},
+           {"intermediate_size", &a.ffn_width, 1 << 20, 0},
+           {"vocab_size", &a.vocab_size, 1 << 22, 0},
+           {"max_position_embeddings", &a.max_length, 1 << 20, 2048}}) {
+    if (Status s = read_count(config, file, key, max, fallback, *out, "Llama"); !s.is_ok())
+      return s;
+  }
+  if (Status s = read_count(config, file, "num_key_value_heads", 1 << 12, a.heads, a.kv_heads,
+                            "Llama");
+      !s.is_ok())
+    return s;
+  if (a.width % a.heads != 0)
+    return spec_error(fmt::format("'{}': num_attention_heads {} does not divide hidden_size {}",
+                                  file.string(), a.heads, a.width));
+  if (a.heads % a.kv_heads != 0)
+    return spec_error(fmt::format("'{}': num_key_value_heads {} does not divide "
+                                  "num_attention_heads {}",
+                                  file.string(), a.kv_heads, a.heads));
+  if (a.head_dim() % 2 != 0)
+    return spec_error(fmt::format("'{}': the head dimension {} is odd; rotary positions "
+                                  "rotate channel pairs",
+                                  file.string(), a.head_dim()));
+  if (const auto dim = config.find("head_dim");
+      dim != config.end() && !dim->is_null() && *dim != a.head_dim())
+    return spec_error(fmt::format("'{}': head_dim {} differs from hidden_size / "
+                                  "num_attention_heads = {}; scion runs heads of that width",
+                                  file.string(), dim->dump(), a.head_dim()));
+  const std::string act = config.value("hidden_act", std::string("silu"));
+  if (act != "silu" && act != "swish")
+    return spec_error(fmt::format("'{}': hidden_act '{}' is not supported for llama; scion "
+                                  "runs silu (SwiGLU)",
+                                  file.string(), act));
+  for (const char* key : {"attention_bias", "mlp_bias"})
+    if (config.value(key, false))
+      return spec_error(fmt::format("'{}': {} is true; scion runs Llama's linear layers "
+                                    "without biases",
+                                    file.string(), key));
+  if (Status s = read_positive(config, file, "rms_norm_eps", 1e-6f, a.norm_eps); !s.is_ok())
+    return s;
+  if (Status s = read_positive(config, file, "rope_theta", 10000.0f, a.rope_theta); !s.is_ok())
+    return s;
+  if (Status s = read_rope_scaling(config, file, a); !s.is_ok()) return s;
+  a.tie_embeddings = config.value("tie_word_embeddings", false);
+  return a;
+}
+
 }  // namespace
 
 Result<int> hf_position_offset(const fs::path& folder, std::string_view model_type) {
@@ -230,12 +338,14 @@ Result<HfModelFolder> read_hf_model_folder(const fs::path& folder, const std::st
   auto config = read_json(config_file);
   if (!config) return config.status();
   const std::string type = config->value("model_type", std::string());
-  if (type != "bert" && type != "roberta" && type != "gpt2")
+  if (type != "bert" && type != "roberta" && type != "gpt2" && type != "llama")
     return spec_error(fmt::format("'{}': model_type '{}' is not supported yet; scion imports "
-                                  "model_type bert (BERT, MiniLM), roberta and gpt2",
+                                  "model_type bert (BERT, MiniLM), roberta, gpt2 and llama "
+                                  "(SmolLM, TinyLlama, Llama 2 and 3 shapes)",
                                   config_file.string(), type));
-  auto arch = type == "gpt2" ? gpt2_architecture(*config, config_file)
-                             : bert_architecture(*config, config_file, type);
+  auto arch = type == "gpt2"    ? gpt2_architecture(*config, config_file)
+              : type == "llama" ? llama_architecture(*config, config_file)
+                                : bert_architecture(*config, config_file, type);
   if (!arch) return arch.status();
   out.architecture = std::move(arch).value();
 

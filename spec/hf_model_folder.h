@@ -16,6 +16,12 @@
 //   "gpt2"     GPT2Model / GPT2LMHeadModel: pre-norm causal decoder, learned positions,
 //              activation_function gelu_new (tanh), final ln_f, LM head tied to wte;
 //              byte-level BPE
+//   "llama"    LlamaForCausalLM (SmolLM, TinyLlama, Llama 2/3 shapes): a pre-norm decoder
+//              with RMSNorm (rms_norm_eps), rotary positions (rope_theta; rope_scaling
+//              none, linear, or dynamic, which equals none up to max_position_embeddings;
+//              llama3, yarn, longrope and su are refused), SwiGLU (hidden_act silu),
+//              grouped-query attention (num_key_value_heads), tie_word_embeddings, no
+//              biases; byte-level BPE
 // Other model types are refused with their name. The tensor names of the weights are
 // mapped in lineage/hf_tensor_names.h. A tokenizer_config.json beside the tokenizer is
 // digested too: its bos/eos/pad/mask tokens frame BPE sequences.
@@ -39,7 +45,7 @@ struct HfModelFolder {
 
 // `folder` is absolute; `spelled` is the folder as the spec wrote it, which the tokenizer's
 // vocab_file is relative to (like every path in a spec). Errors (kSpecError) name the file
-// and key: a missing config.json, weights or tokenizer, a model_type other than bert, a
+// and key: a missing config.json, weights or tokenizer, a model_type other than bert or llama, a
 // missing or out-of-range hyperparameter.
 Result<HfModelFolder> read_hf_model_folder(const std::filesystem::path& folder,
                                            const std::string& spelled);

@@ -68,6 +68,12 @@ LoraSpec load_lora(SpecReader& r, const YamlNode& node, const std::string& path,
           r.report_unknown(*targets->items[i], index_path(tpath, i), names[i], known,
                            "LoRA target");
           ok = false;
+        } else if (names[i] == "ffn_gate" && a && !a->gated_ffn()) {
+          r.error(*targets->items[i], index_path(tpath, i),
+                  "target 'ffn_gate' is the gate of a gated FFN (Llama's gate_proj), which "
+                  "this base does not have",
+                  "; target ffn_in or ffn_out");
+          ok = false;
         } else if (!seen.insert(names[i]).second) {
           r.error(*targets->items[i], index_path(tpath, i),
                   fmt::format("target '{}' is listed twice", names[i]));
@@ -75,7 +81,8 @@ LoraSpec load_lora(SpecReader& r, const YamlNode& node, const std::string& path,
         }
       }
       if (names.empty()) {
-        r.error(*targets, tpath, "expected at least one target (q, k, v, o, ffn_in, ffn_out)");
+        r.error(*targets, tpath,
+                "expected at least one target (q, k, v, o, ffn_in, ffn_out, ffn_gate)");
         ok = false;
       }
       if (ok) s.targets = names;
@@ -187,6 +194,13 @@ void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& pat
       out.head = load_head(r, *value, mpath);
     } else if (method == "bitfit") {
       if (!read_switch(r, *value, mpath)) continue;
+      if (a && !a->linear_bias && a->norm_kind == NormKind::kRmsNorm) {
+        r.error(*key, mpath,
+                fmt::format("BitFit trains the trunk's biases, and this {} base has none",
+                            a->hf_model_type),
+                "; choose lora, prefix, prompt, bottleneck or full");
+        continue;
+      }
       out.bitfit = BitfitSpec{};
     } else if (method == "full") {
       if (!read_switch(r, *value, mpath)) continue;

@@ -171,13 +171,15 @@ void check_architecture_agrees(SpecReader& r, const YamlNode& node, const std::s
               fmt::format("{} is {} but '{}' says {}", key, given, config, expected),
               "; remove the key (the folder's config.json gives the architecture) or fix it");
   }
-  const std::pair<const char*, std::string_view> words[] = {{"type", "encoder"}, {"norm", "post"}};
+  const std::pair<const char*, std::string_view> words[] = {
+      {"type", folder.kind == ArchitectureKind::kEncoder ? "encoder" : "decoder"},
+      {"norm", folder.norm == NormPlacement::kPost ? "post" : "pre"}};
   for (const auto& [key, expected] : words) {
     const YamlNode* n = find(node, key);
     if (n && (!n->is_scalar() || n->value != expected))
       r.error(*n, join_path(path, key),
-              fmt::format("{} is '{}' but '{}' describes a BERT model ({})", key, n->value, config,
-                          expected),
+              fmt::format("{} is '{}' but '{}' describes a {} model ({})", key, n->value,
+                          config, folder.hf_model_type, expected),
               "; remove the key (the folder's config.json gives the architecture) or fix it");
   }
 }

@@ -27,9 +27,20 @@ json to_json(const Architecture& a) {
   if (!a.hf_model_type.empty()) {
     out["hf_model_type"] = a.hf_model_type;
     out["norm_eps"] = a.norm_eps;
-    out["activation"] = a.activation == Activation::kGeluErf ? "gelu" : "gelu_tanh";
+    out["activation"] = a.activation == Activation::kGeluErf  ? "gelu"
+                        : a.activation == Activation::kSwiGlu ? "swiglu"
+                                                              : "gelu_tanh";
     out["type_vocab_size"] = a.type_vocab_size;
     out["pooler"] = a.pooler;
+  }
+  // Llama's differences, again only where present.
+  if (a.hf_model_type == "llama") {
+    out["norm_kind"] = a.norm_kind == NormKind::kRmsNorm ? "rms" : "layer";
+    out["positions"] = a.positions == PositionKind::kRotary ? "rope" : "learned";
+    out["kv_heads"] = a.kv_heads;
+    out["rope_theta"] = a.rope_theta;
+    out["rope_scale"] = a.rope_scale;
+    out["linear_bias"] = a.linear_bias;
   }
   return out;
 }

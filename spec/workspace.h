@@ -29,7 +29,10 @@ struct SourceLocation {
 enum class ArchitectureKind { kEncoder, kDecoder };   // bidirectional+padding mask | causal
 enum class NormPlacement { kPre, kPost };             // GPT-2 style | BERT style
 enum class TokenizerKind { kByte, kWordPiece, kBpe };  // BPE: byte-level, tokenizer.json
-enum class Activation { kGeluTanh, kGeluErf };        // GPT-2's approximation | BERT's exact
+// GPT-2's approximation | BERT's exact | Llama's gated silu(gate_proj(x)) · up_proj(x)
+enum class Activation { kGeluTanh, kGeluErf, kSwiGlu };
+enum class NormKind { kLayerNorm, kRmsNorm };   // mean and variance, bias | Llama's RMSNorm
+enum class PositionKind { kLearned, kRotary };  // position embeddings | RoPE on q and k
 
 struct TokenizerSpec {
   TokenizerKind kind = TokenizerKind::kByte;
@@ -60,14 +63,30 @@ struct Architecture {
   Activation activation = Activation::kGeluTanh;  // hidden_act
   int type_vocab_size = 0;  // >0: BERT's token-type embeddings; type 0 is added everywhere
   bool pooler = false;      // BERT's pooler tanh(dense(h)) between pooling and the head
-  std::string hf_model_type;  // "bert" for an imported Hugging Face folder, else empty
+  std::string hf_model_type;  // "bert" or "llama" for an imported Hugging Face folder
+  // The Llama family (model_type llama): RMSNorm, rotary positions, the SwiGLU FFN
+  // (activation kSwiGlu adds the ffn_gate linear), grouped-query attention and linear
+  // layers without biases.
+  NormKind norm_kind = NormKind::kLayerNorm;
+  PositionKind positions = PositionKind::kLearned;
+  int kv_heads = 0;            // key/value heads (num_key_value_heads); 0: one per head
+  float rope_theta = 10000.0f;  // RoPE base
+  float rope_scale = 1.0f;      // rope_scaling {type: linear, factor}: positions / factor
+  bool linear_bias = true;      // the linear layers (q, k, v, o, FFN) have biases
+
+  int key_value_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  int head_dim() const { return heads > 0 ? width / heads : 0; }
+  int kv_width() const { return key_value_heads() * head_dim(); }  // keys' and values' width
+  bool gated_ffn() const { return activation == Activation::kSwiGlu; }
 };
 
 // ---- Adaptation methods ------------------------------------------------------------------
 
 // Linear layers an adapter can attach to, by their parameter-name stem.
-// q,k,v,o -> blk.N.attn_{q,k,v,o}; ffn_in, ffn_out -> blk.N.ffn_{in,out}.
-inline constexpr const char* kLinearTargets[] = {"q", "k", "v", "o", "ffn_in", "ffn_out"};
+// q,k,v,o -> blk.N.attn_{q,k,v,o}; ffn_in, ffn_out -> blk.N.ffn_{in,out}; ffn_gate ->
+// blk.N.ffn_gate, which only gated FFNs (Activation::kSwiGlu: Llama's gate_proj) have.
+inline constexpr const char* kLinearTargets[] = {"q",      "k",       "v",       "o",
+                                                 "ffn_in", "ffn_out", "ffn_gate"};
 
 struct LoraSpec {
   int rank = 8;

@@ -21,7 +21,11 @@
 #include "runtime/cpu/elementwise.h"
 #include "runtime/cpu/embedding.h"
 #include "runtime/cpu/gelu.h"
+#include "runtime/cpu/grouped_kv.h"
 #include "runtime/cpu/layernorm.h"
+#include "runtime/cpu/rmsnorm.h"
+#include "runtime/cpu/rope.h"
+#include "runtime/cpu/swiglu.h"
 #include "runtime/cpu/matmul.h"
 #include "runtime/cpu/onednn_gemm.h"
 #include "runtime/cpu/optimizer_kernels.h"
@@ -192,6 +196,39 @@ class CpuBackend final : public Backend {
   }
   void tanh_backward(float* dinp, const float* out, const float* dout, std::int64_t N) override {
     cpu::tanh_backward(dinp, out, dout, N);
+  }
+
+  void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight,
+                       std::int64_t N, int C, float eps) override {
+    cpu::rmsnorm_forward(out, rstd, inp, weight, N, C, eps);
+  }
+  void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
+                        const float* weight, const float* rstd, std::int64_t N, int C,
+                        GradMode mode) override {
+    cpu::rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, C, mode);
+  }
+  void rope_forward(float* out, const float* inp, int B, int T, int NH, int D, int pos0,
+                    float theta, float position_scale) override {
+    cpu::rope_forward(out, inp, B, T, NH, D, pos0, theta, position_scale);
+  }
+  void rope_backward(float* dinp, const float* dout, int B, int T, int NH, int D, int pos0,
+                     float theta, float position_scale) override {
+    cpu::rope_backward(dinp, dout, B, T, NH, D, pos0, theta, position_scale);
+  }
+  void swiglu_forward(float* out, const float* gate, const float* up, std::int64_t N) override {
+    cpu::swiglu_forward(out, gate, up, N);
+  }
+  void swiglu_backward(float* dgate, float* dup, const float* dout, const float* gate,
+                       const float* up, std::int64_t N) override {
+    cpu::swiglu_backward(dgate, dup, dout, gate, up, N);
+  }
+  void repeat_kv_forward(float* out, const float* inp, std::int64_t N, int NKV, int groups,
+                         int D) override {
+    cpu::repeat_kv_forward(out, inp, N, NKV, groups, D);
+  }
+  void repeat_kv_backward(float* dinp, const float* dout, std::int64_t N, int NKV, int groups,
+                          int D) override {
+    cpu::repeat_kv_backward(dinp, dout, N, NKV, groups, D);
   }
 
  private:

@@ -15,6 +15,10 @@ void embedding_forward(float* out, const std::int32_t* inp, const float* wte, co
       float* o = out + (static_cast<std::size_t>(b) * S + s) * C;
       const float* src = s < P ? prompt + static_cast<std::size_t>(s) * C
                                : wte + static_cast<std::size_t>(inp[b * T + (s - P)]) * C;
+      if (!wpe) {  // rotary positions: nothing is added here
+        for (int c = 0; c < C; ++c) o[c] = src[c];
+        continue;
+      }
       const float* pos = wpe + static_cast<std::size_t>(s) * C;
       for (int c = 0; c < C; ++c) o[c] = src[c] + pos[c];
     }

@@ -2,7 +2,8 @@
 // placed before the real ones.
 //
 // Layout: out (B, P+T, C). Row (b, p) for p < P is prompt[p] + wpe[p]; row (b, P+t) is
-// wte[inp[b,t]] + wpe[P+t]. P = 0 without prompt tuning.
+// wte[inp[b,t]] + wpe[P+t]. P = 0 without prompt tuning. wpe null: no position
+// embeddings (rotary positions act inside attention instead).
 // Gradients: dwte, dwpe accumulate (+=) because they are parameters; dprompt is assigned
 // (=) because the model sums it into each prompt owner's parameter gradient itself.
 // Any gradient pointer may be null to skip it (a frozen parameter).

@@ -468,12 +468,114 @@ void memory_cases(std::vector<OpCase>& cases) {
 
 }  // namespace
 
+// ---- the Llama family's ops -------------------------------------------------------------
+
+void rmsnorm_cases(std::vector<OpCase>& cases) {
+  struct Shape { std::int64_t N; int C; };
+  for (const Shape s : {Shape{6, 10}, Shape{300, 130}, Shape{512, 256}}) {
+    const std::string shape = sizes({{"N", s.N}, {"C", s.C}});
+    const auto x = random_values(n_of(s.N, s.C), 101, 2.0f);
+    const auto w = random_values(n_of(s.C), 102), dout = random_values(n_of(s.N, s.C), 103);
+    cases.push_back({"rmsnorm_forward", shape + " eps=1e-6", [=](OpRun& r) {
+      float* out = r.buffer(n_of(s.N, s.C));
+      float* rstd = r.buffer(n_of(s.N));
+      r.backend().rmsnorm_forward(out, rstd, r.upload(x), r.upload(w), s.N, s.C, 1e-6f);
+      r.keep("out", out, n_of(s.N, s.C));
+      r.keep("rstd", rstd, n_of(s.N));
+    }});
+    // The backward takes the forward's 1/rms, computed here by the backend itself.
+    for (const bool accumulate : {false, true}) {
+      cases.push_back({"rmsnorm_backward", shape + (accumulate ? " accumulate" : " assign"),
+                       [=](OpRun& r) {
+        float* out = r.buffer(n_of(s.N, s.C));
+        float* rstd = r.buffer(n_of(s.N));
+        const float* inp = r.upload(x);
+        const float* weight = r.upload(w);
+        r.backend().rmsnorm_forward(out, rstd, inp, weight, s.N, s.C, 1e-6f);
+        float* dinp = accumulate ? r.upload(random_values(n_of(s.N, s.C), 104))
+                                 : r.buffer(n_of(s.N, s.C));
+        float* dweight = r.upload(random_values(n_of(s.C), 105));  // accumulates
+        r.backend().rmsnorm_backward(dinp, dweight, r.upload(dout), inp, weight, rstd, s.N, s.C,
+                                     accumulate ? GradMode::kAccumulate : GradMode::kAssign);
+        r.keep("dinp", dinp, n_of(s.N, s.C));
+        r.keep("dweight", dweight, n_of(s.C));
+      }});
+    }
+  }
+}
+
+void rope_cases(std::vector<OpCase>& cases) {
+  struct Shape { int B, T, NH, D, pos0; float theta, scale; };
+  for (const Shape s : {Shape{2, 3, 2, 4, 0, 1e4f, 1.0f}, Shape{4, 64, 4, 32, 8, 5e5f, 2.0f},
+                        Shape{8, 128, 8, 64, 0, 1e4f, 1.0f}}) {
+    const std::string shape = sizes({{"B", s.B}, {"T", s.T}, {"NH", s.NH}, {"D", s.D},
+                                     {"pos0", s.pos0}}) +
+                              (s.scale != 1.0f ? " linear x2" : "");
+    const std::size_t n = n_of(s.B, s.T, s.NH, s.D);
+    const auto x = random_values(n, 111);
+    cases.push_back({"rope_forward", shape, [=](OpRun& r) {
+      float* out = r.buffer(n);
+      r.backend().rope_forward(out, r.upload(x), s.B, s.T, s.NH, s.D, s.pos0, s.theta, s.scale);
+      r.keep("out", out, n);
+    }});
+    cases.push_back({"rope_backward", shape + " in place", [=](OpRun& r) {
+      float* grad = r.upload(x);
+      r.backend().rope_backward(grad, grad, s.B, s.T, s.NH, s.D, s.pos0, s.theta, s.scale);
+      r.keep("dinp", grad, n);
+    }});
+  }
+}
+
+void swiglu_cases(std::vector<OpCase>& cases) {
+  for (const std::int64_t N : kElementCounts) {
+    const std::string shape = sizes({{"N", N}});
+    const auto gate = random_values(n_of(N), 121, 4.0f), up = random_values(n_of(N), 122);
+    const auto dout = random_values(n_of(N), 123);
+    cases.push_back({"swiglu_forward", shape, [=](OpRun& r) {
+      float* out = r.buffer(n_of(N));
+      r.backend().swiglu_forward(out, r.upload(gate), r.upload(up), N);
+      r.keep("out", out, n_of(N));
+    }});
+    cases.push_back({"swiglu_backward", shape, [=](OpRun& r) {
+      float* dgate = r.buffer(n_of(N));
+      float* dup = r.buffer(n_of(N));
+      r.backend().swiglu_backward(dgate, dup, r.upload(dout), r.upload(gate), r.upload(up), N);
+      r.keep("dgate", dgate, n_of(N));
+      r.keep("dup", dup, n_of(N));
+    }});
+  }
+}
+
+void repeat_kv_cases(std::vector<OpCase>& cases) {
+  struct Shape { std::int64_t N; int NKV, groups, D; };
+  for (const Shape s : {Shape{3, 1, 4, 4}, Shape{512, 2, 2, 32}, Shape{1024, 4, 3, 64}}) {
+    const std::string shape =
+        sizes({{"N", s.N}, {"NKV", s.NKV}, {"groups", s.groups}, {"D", s.D}});
+    const std::size_t narrow = n_of(s.N, s.NKV, s.D), wide = narrow * s.groups;
+    const auto x = random_values(narrow, 131), dout = random_values(wide, 132);
+    cases.push_back({"repeat_kv_forward", shape, [=](OpRun& r) {
+      float* out = r.buffer(wide);
+      r.backend().repeat_kv_forward(out, r.upload(x), s.N, s.NKV, s.groups, s.D);
+      r.keep("out", out, wide, K::kExact);  // copies
+    }});
+    cases.push_back({"repeat_kv_backward", shape, [=](OpRun& r) {
+      float* dinp = r.buffer(narrow);
+      r.backend().repeat_kv_backward(dinp, r.upload(dout), s.N, s.NKV, s.groups, s.D);
+      r.keep("dinp", dinp, narrow);
+    }});
+  }
+}
+
 std::vector<OpCase> all_op_cases() {
   std::vector<OpCase> cases;
   embedding_cases(cases);
   layernorm_cases(cases);
   matmul_cases(cases);
   bf16_weight_matmul_cases(cases);
+  rmsnorm_cases(cases);
+  rope_cases(cases);
+  swiglu_cases(cases);
+  repeat_kv_cases(cases);
   attention_cases(cases);
   activation_cases(cases);
   elementwise_cases(cases);

@@ -16,6 +16,14 @@ packages):
                       stripping, and cased without), so that its pieces cover it
   tokenizer-golden.json   the ids `tokenizers` gives each on a corpus of accents,
                       emoji, CJK, long words, whitespace runs, URLs, numbers, specials
+  tiny-llama/         a randomly initialised LlamaForCausalLM folder: grouped-query
+                      attention (4 heads, 2 key/value heads), untied LM head, rope_theta
+                      10000, no rope_scaling; config.json, model.safetensors, and a
+                      byte-level BPE tokenizer.json `tokenizers` trained on a few lines
+  tiny-llama-tied/    the same shapes with a tied LM head, one key/value head
+                      (multi-query), rope_theta 500000 and linear rope_scaling (factor 2)
+  tiny-llama-expected.json   for each folder: token ids (right-padded rows of different
+                      lengths) and transformers' logits at every real position
 
 Usage: .interop-venv/bin/python tests/python/make_hf_fixtures.py
 """
@@ -25,9 +33,10 @@ import sys
 
 import torch
 from safetensors.torch import save_file
-from tokenizers import BertWordPieceTokenizer
+from tokenizers import BertWordPieceTokenizer, ByteLevelBPETokenizer
 from tokenizers.processors import BertProcessing
-from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+from transformers import (BertConfig, BertForSequenceClassification, BertTokenizerFast,
+                          LlamaConfig, LlamaForCausalLM)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "fixtures", "hf")
@@ -153,9 +162,76 @@ def write_golden():
         json.dump({"texts": GOLDEN_CORPUS, "ids": cases}, f, ensure_ascii=False, indent=1)
 
 
+# Token ids of the Llama parity batch: three rows of different lengths, right-padded
+# (ids below the vocabulary of 272, 0 as padding).
+LLAMA_ROWS = [
+    [1, 45, 200, 7, 88, 130, 271, 3, 64, 99, 12, 150],
+    [1, 5, 250, 33, 17, 222, 9],
+    [1, 140, 60, 2],
+]
+
+
+def llama_tokenizer(folder, vocab_size):
+    """A byte-level BPE tokenizer.json of `vocab_size` ids (256 bytes, specials, merges)."""
+    tokenizer = ByteLevelBPETokenizer()
+    tokenizer.train_from_iterator(GOLDEN_CORPUS[:9] + ["the movie was great"] * 4,
+                                  vocab_size=vocab_size, min_frequency=1,
+                                  special_tokens=["<unk>", "<s>", "</s>"])
+    tokenizer.save(os.path.join(folder, "tokenizer.json"))
+
+
+def write_tiny_llama(name, seed, **shape):
+    folder = os.path.join(OUT, name)
+    os.makedirs(folder, exist_ok=True)
+    config = LlamaConfig(vocab_size=272, hidden_size=32, num_hidden_layers=2,
+                         num_attention_heads=4, intermediate_size=48,
+                         max_position_embeddings=64, rms_norm_eps=1e-5,
+                         initializer_range=0.2, bos_token_id=1, eos_token_id=2,
+                         pad_token_id=0, attn_implementation="eager", **shape)
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config).eval()
+    with torch.no_grad():
+        # Random norm weights, so that a swapped or missing norm shows.
+        for pname, p in model.named_parameters():
+            if "norm" in pname:
+                p.copy_(1.0 + 0.2 * torch.randn_like(p))
+    model.save_pretrained(folder, safe_serialization=True)
+    for extra in ("generation_config.json",):
+        path = os.path.join(folder, extra)
+        if os.path.exists(path):
+            os.remove(path)
+    llama_tokenizer(folder, config.vocab_size)
+
+    T = max(len(r) for r in LLAMA_ROWS)
+    ids = torch.tensor([r + [0] * (T - len(r)) for r in LLAMA_ROWS])
+    mask = torch.tensor([[1] * len(r) + [0] * (T - len(r)) for r in LLAMA_ROWS])
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=mask).logits
+    return {
+        "ids": LLAMA_ROWS,
+        # Only real positions: padded ones are not defined the same way in both. Seven
+        # significant digits: fp32's, far below the test's 1e-4.
+        "logits": [[[float(f"{v:.7g}") for v in position] for position in row[:len(r)]]
+                   for row, r in zip(logits.tolist(), LLAMA_ROWS)],
+    }
+
+
+def write_llama():
+    expected = {
+        "tiny-llama": write_tiny_llama("tiny-llama", 15, num_key_value_heads=2,
+                                       tie_word_embeddings=False, rope_theta=10000.0),
+        "tiny-llama-tied": write_tiny_llama("tiny-llama-tied", 16, num_key_value_heads=1,
+                                            tie_word_embeddings=True, rope_theta=500000.0,
+                                            rope_scaling={"type": "linear", "factor": 2.0}),
+    }
+    with open(os.path.join(OUT, "tiny-llama-expected.json"), "w") as f:
+        json.dump(expected, f)
+
+
 def main():
     write_tiny_bert()
     write_golden()
+    write_llama()
     print("wrote fixtures to", os.path.normpath(OUT))
     return 0
 
