@@ -84,6 +84,12 @@ struct BlameSummary {
                                        // stored result for them
 };
 
+// One stored `scion eval` result; `current` when it scored the parameters stored now.
+struct ReportEvaluation {
+  lineage::EvalResult result;
+  bool current = false;
+};
+
 struct FamilyReport {
   std::string title;         // the workspace folder's name
   std::string generated_at;  // ISO 8601 UTC
@@ -96,6 +102,7 @@ struct FamilyReport {
   std::vector<MatrixCell> matrix;
   std::vector<ViolationGroup> violations;  // most severe first
   std::vector<BlameSummary> blame;
+  std::vector<ReportEvaluation> evaluations;  // by model (tree order), newest first
 };
 
 constexpr std::size_t kFailingCasesPerCell = 50;

@@ -252,6 +252,48 @@ std::vector<ChartSeries> curve_series(const TrainingCurve& curve, bool losses) {
   return out;
 }
 
+// A stored metric as text: 4 decimals, or "-" where the store holds none.
+std::string metric(const nlohmann::json& metrics, const char* key) {
+  const auto it = metrics.find(key);
+  return it != metrics.end() && it->is_number() ? fmt::format("{:.4f}", it->get<double>()) : "-";
+}
+
+std::string confusion_table(const nlohmann::json& m) {
+  const auto labels = m.find("labels"), confusion = m.find("confusion");
+  if (labels == m.end() || confusion == m.end() || !labels->is_array() || !confusion->is_array())
+    return "";
+  std::string out = "<table class=\"confusion\"><tr><th>true \\ predicted</th>";
+  for (const auto& l : *labels) out += fmt::format("<th>{}</th>", esc(l.get<std::string>()));
+  out += "</tr>";
+  for (std::size_t i = 0; i < confusion->size() && i < labels->size(); ++i) {
+    out += fmt::format("<tr><th>{}</th>", esc((*labels)[i].get<std::string>()));
+    for (const auto& count : (*confusion)[i])
+      out += fmt::format("<td class=\"num\">{}</td>", count.dump());
+    out += "</tr>";
+  }
+  return out + "</table>";
+}
+
+std::string evaluations_section(const FamilyReport& r) {
+  std::string out = "<section id=\"evaluations\"><h2>Evaluations</h2>";
+  if (r.evaluations.empty())
+    return out + "<p class=\"empty\">no evaluations stored: run <code>scion eval MODEL --data "
+                 "NAME</code></p></section>";
+  out += "<table class=\"evaluations\"><tr><th>model</th><th>dataset</th><th class=\"num\">rows"
+         "</th><th class=\"num\">accuracy</th><th class=\"num\">macro-F1</th><th class=\"num\">"
+         "perplexity</th><th>version</th><th>confusion matrix</th></tr>";
+  for (const ReportEvaluation& e : r.evaluations) {
+    const nlohmann::json& m = e.result.metrics;
+    out += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+        esc(e.result.model), esc(e.result.dataset), e.result.rows, metric(m, "accuracy"),
+        metric(m, "macro_f1"), metric(m, "perplexity"),
+        e.current ? "current" : "older parameters", confusion_table(m));
+  }
+  return out + "</table></section>";
+}
+
 std::string curves_section(const FamilyReport& r) {
   std::string out = "<section id=\"curves\"><h2>Training and validation curves</h2>";
   if (r.curves.empty())
@@ -314,7 +356,8 @@ std::string render_html(const FamilyReport& report) {
       "</style></head><body>";
   page += header(report) + nav() + "<main>";
   page += tree_section(report) + matrix_section(report, cell_of) + violations_section(report) +
-          blame_section(report) + curves_section(report) + recipes_section(report);
+          blame_section(report) + curves_section(report) + evaluations_section(report) +
+          recipes_section(report);
   page += "</main></body></html>\n";
   return page;
 }

@@ -7,6 +7,7 @@
 #include "lineage/spec_records.h"
 #include "workbench/blame.h"
 #include "workbench/lineage_views.h"
+#include "workbench/model_lookup.h"
 
 namespace scion::workbench {
 namespace {
@@ -166,6 +167,20 @@ Status add_test_results(lineage::LineageStore& store, const spec::Workspace* ws,
 
 // For each failing cell: the model up its ancestry in which each failing case first
 // appears, from the newest stored results of every ancestor.
+// `scion eval` results of `model`, each marked current when it scored the stored version.
+Status add_evaluations(lineage::LineageStore& store, const std::string& model,
+                       report::FamilyReport& report) {
+  auto evaluations = store.eval_results(model, "");
+  if (!evaluations.is_ok()) return evaluations.status();
+  auto stored = find_stored_model(store, model);
+  if (!stored.is_ok()) return stored.status();
+  for (lineage::EvalResult& e : *evaluations) {
+    const bool current = stored->recipe_hash == e.model_version;
+    report.evaluations.push_back({.result = std::move(e), .current = current});
+  }
+  return Status::ok();
+}
+
 void add_blame(const std::map<std::string, std::string>& parent_of,
                const std::map<std::string, RunResults>& results, report::FamilyReport& report) {
   for (const report::MatrixCell& cell : report.matrix) {
@@ -225,9 +240,11 @@ Result<report::FamilyReport> build_family_report(lineage::LineageStore* store,
     SCION_RETURN_IF_ERROR(add_model(store, ws, node, report));
     parent_of[node.name] = node.parent;
     results[node.name];
-    if (store && node.stored)
+    if (store && node.stored) {
       SCION_RETURN_IF_ERROR(add_test_results(*store, ws, node.name, report,
                                              rows[node.name], results[node.name]));
+      SCION_RETURN_IF_ERROR(add_evaluations(*store, node.name, report));
+    }
   }
   std::set<std::string> listed;
   if (ws)

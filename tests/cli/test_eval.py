@@ -9,6 +9,7 @@ clean, and the errors for bad data."""
 import json
 import math
 import os
+import re
 
 from harness import check, run, run_json, temp_dir
 
@@ -129,6 +130,24 @@ check(rc == 0 and "evaluations" in out and "held-out.jsonl (7 rows)" in out and 
       f"show text: {out}")
 rc, out, err = run("fsck", cwd=work)
 check(rc == 0, f"fsck after eval: {out}{err}")
+
+# ---- shown in the family report --------------------------------------------------------
+report_file = os.path.join(work, "report.html")
+rc, out, err = run("report", "-o", report_file, cwd=work)
+check(rc == 0, f"report: {rc} {err}")
+with open(report_file, encoding="utf-8") as f:
+    page = f.read()
+section = page[page.index('<section id="evaluations">'):]
+section = section[:section.index("</section>")]
+rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in section.split("<tr>")[2:]]
+lora_rows = [r for r in rows if r[:2] == ["kind-lora", "held-out.jsonl"]]
+check(len(lora_rows) == 1, f"one report row for kind-lora on held-out.jsonl: {rows}")
+check(lora_rows[0][2:7] == ["7", f"{e['metrics']['accuracy']:.4f}",
+                            f"{e['metrics']['macro_f1']:.4f}", "-", "current"],
+      f"the report's row holds kind-lora's stored metrics: {lora_rows[0]} vs {e['metrics']}")
+confusion_cells = [f'<td class="num">{n}</td>' for row in e["metrics"]["confusion"] for n in row]
+check(all(cell in section for cell in confusion_cells) and 'class="confusion"' in section,
+      f"the report draws the confusion matrix: {section}")
 
 # ---- errors ----------------------------------------------------------------------------
 rc, out, err = run("eval", "kind", "--data", "animals", cwd=work)
