@@ -43,7 +43,8 @@ std::string header(const FamilyReport& r) {
 std::string nav() {
   return "<nav><a href=\"#tree\">Family tree</a><a href=\"#matrix\">Test matrix</a>"
          "<a href=\"#violations\">Assertion violations</a><a href=\"#blame\">Blame</a>"
-         "<a href=\"#curves\">Training curves</a><a href=\"#recipes\">Recipes</a></nav>";
+         "<a href=\"#curves\">Training curves</a><a href=\"#evaluations\">Evaluations</a>"
+         "<a href=\"#recipes\">Recipes</a></nav>";
 }
 
 std::string tree_section(const FamilyReport& r) {
