@@ -55,6 +55,21 @@ Result<int> roberta_padding_idx(const json& config, const fs::path& file) {
   return pad.get<int>();
 }
 
+// The layer-norm epsilon (`eps_key`, default `eps_default`) and the hidden dropout
+// (`dropout_key`, default 0.1) of a BERT- or GPT-2-style config, under the names each
+// family gives them.
+Status read_eps_and_dropout(const json& config, const fs::path& file, const char* eps_key,
+                            float eps_default, const char* dropout_key, Architecture& a) {
+  const auto eps = config.find(eps_key);
+  a.norm_eps = eps != config.end() && eps->is_number() ? eps->get<float>() : eps_default;
+  const auto dropout = config.find(dropout_key);
+  a.dropout = dropout != config.end() && dropout->is_number() ? dropout->get<float>() : 0.1f;
+  if (!(a.norm_eps > 0) || !(a.dropout >= 0 && a.dropout < 1))
+    return spec_error(fmt::format("'{}': {} must be > 0 and {} in [0, 1)", file.string(),
+                                  eps_key, dropout_key));
+  return Status::ok();
+}
+
 // BERT and RoBERTa (`type`): the same encoder, RoBERTa's positions offset (the checkpoint
 // reader drops the table's first padding_idx + 1 rows, so max_length is what remains).
 Result<Architecture> bert_architecture(const json& config, const fs::path& file,
@@ -107,14 +122,10 @@ Result<Architecture> bert_architecture(const json& config, const fs::path& file,
     return spec_error(fmt::format("'{}': a BERT decoder (is_decoder, add_cross_attention) is "
                                   "not supported; import an encoder",
                                   file.string()));
-  const auto eps = config.find("layer_norm_eps");
-  a.norm_eps = eps != config.end() && eps->is_number() ? eps->get<float>() : 1e-12f;
-  const auto dropout = config.find("hidden_dropout_prob");
-  a.dropout = dropout != config.end() && dropout->is_number() ? dropout->get<float>() : 0.1f;
-  if (!(a.norm_eps > 0) || !(a.dropout >= 0 && a.dropout < 1))
-    return spec_error(fmt::format("'{}': layer_norm_eps must be > 0 and hidden_dropout_prob "
-                                  "in [0, 1)",
-                                  file.string()));
+  if (Status s = read_eps_and_dropout(config, file, "layer_norm_eps", 1e-12f,
+                                      "hidden_dropout_prob", a);
+      !s.is_ok())
+    return s;
   return a;
 }
 
@@ -161,14 +172,9 @@ Result<Architecture> gpt2_architecture(const json& config, const fs::path& file)
     return spec_error(fmt::format("'{}': scale_attn_weights is false; scion scales attention "
                                   "by 1/sqrt(head width) as GPT-2 does",
                                   file.string()));
-  const auto eps = config.find("layer_norm_epsilon");
-  a.norm_eps = eps != config.end() && eps->is_number() ? eps->get<float>() : 1e-5f;
-  const auto dropout = config.find("resid_pdrop");
-  a.dropout = dropout != config.end() && dropout->is_number() ? dropout->get<float>() : 0.1f;
-  if (!(a.norm_eps > 0) || !(a.dropout >= 0 && a.dropout < 1))
-    return spec_error(fmt::format("'{}': layer_norm_epsilon must be > 0 and resid_pdrop in "
-                                  "[0, 1)",
-                                  file.string()));
+  if (Status s = read_eps_and_dropout(config, file, "layer_norm_epsilon", 1e-5f, "resid_pdrop", a);
+      !s.is_ok())
+    return s;
   return a;
 }
 
