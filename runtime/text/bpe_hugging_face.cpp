@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "runtime/text/bpe_tokenizer.h"
+#include "runtime/text/tokenizer_json.h"
 
 namespace scion::text {
 
@@ -17,11 +18,6 @@ using nlohmann::json;
 using Pre = BpeTokenizer::PreTokenizer;
 using Norm = BpeTokenizer::Normalizer;
 using Dec = BpeTokenizer::Decoder;
-
-std::string type_of(const json& node) {
-  if (!node.is_object()) return node.is_null() ? "null" : node.dump();
-  return node.value("type", std::string("(no type)"));
-}
 
 Status unsupported(const std::string& file, const std::string& key, const std::string& found,
                    const std::string& expected) {
@@ -38,7 +34,7 @@ std::optional<std::string> literal_pattern(const json& node) {
 
 Status read_normalizer(const json& node, const std::string& file, const std::string& key,
                        std::vector<Norm>& out) {
-  const std::string type = type_of(node);
+  const std::string type = component_type(node);
   if (type == "null") return Status::ok();
   if (type == "Sequence") {
     const json& list = node.value("normalizers", json::array());
@@ -69,7 +65,7 @@ Status read_normalizer(const json& node, const std::string& file, const std::str
 
 Status read_decoder(const json& node, const std::string& file, const std::string& key,
                     std::vector<Dec>& out) {
-  const std::string type = type_of(node);
+  const std::string type = component_type(node);
   if (type == "null") return Status::ok();
   if (type == "Sequence") {
     const json& list = node.value("decoders", json::array());
@@ -117,7 +113,7 @@ Status read_decoder(const json& node, const std::string& file, const std::string
 // One pre-tokeniser of the file, or a Sequence of them, appended to `out`.
 Status read_pre_tokenizer(const json& node, const std::string& file, const std::string& key,
                           std::vector<Pre>& out) {
-  const std::string type = type_of(node);
+  const std::string type = component_type(node);
   if (type == "null") return Status::ok();
   if (type == "Sequence") {
     const json& list = node.value("pretokenizers", json::array());
@@ -175,7 +171,7 @@ Status read_pre_tokenizer(const json& node, const std::string& file, const std::
 // The ids a post-processor puts before and after one text.
 Status read_post_processor(const json& node, const std::string& file, const std::string& key,
                            std::vector<std::int32_t>& opening, std::vector<std::int32_t>& closing) {
-  const std::string type = type_of(node);
+  const std::string type = component_type(node);
   if (type == "null" || type == "ByteLevel") return Status::ok();
   if (type == "Sequence") {
     const json& list = node.value("processors", json::array());
@@ -239,13 +235,11 @@ json read_config(const std::filesystem::path& file) {
 Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::load_hugging_face(
     const std::filesystem::path& tokenizer_json) {
   const std::string file = tokenizer_json.string();
-  std::ifstream in(tokenizer_json, std::ios::binary);
-  if (!in) return not_found(fmt::format("{}: cannot open the tokenizer file", file));
-  const json root = json::parse(in, nullptr, false);
-  if (root.is_discarded() || !root.is_object())
-    return spec_error(fmt::format("{}: not a JSON object; save it with tokenizer.save()", file));
+  auto parsed = read_tokenizer_json(tokenizer_json);
+  if (!parsed.is_ok()) return parsed.status();
+  const json& root = *parsed;
   const json& model = root.value("model", json());
-  if (type_of(model) != "BPE") return unsupported(file, "model.type", type_of(model), "BPE");
+  if (component_type(model) != "BPE") return unsupported(file, "model.type", component_type(model), "BPE");
   const json& dropout = model.value("dropout", json());
   if (!(dropout.is_null() || (dropout.is_number() && dropout.get<double>() == 0.0)))
     return unsupported(file, "model.dropout", dropout.dump(), "no dropout (null)");
@@ -267,7 +261,7 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::load_hugging_face(
   // ByteLevel maps bytes to characters: a step after it would see those characters.
   if (byte_levels > 1 ||
       (tok->byte_level_ && tok->pre_tokenizers_.back().kind != Pre::Kind::kByteLevel))
-    return unsupported(file, "pre_tokenizer", type_of(root["pre_tokenizer"]),
+    return unsupported(file, "pre_tokenizer", component_type(root["pre_tokenizer"]),
                        "at most one ByteLevel pre-tokenizer, last");
   SCION_RETURN_IF_ERROR(
       read_decoder(root.value("decoder", json()), file, "decoder", tok->decoders_));

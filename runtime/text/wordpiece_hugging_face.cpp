@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "runtime/text/tokenizer_json.h"
 #include "runtime/text/wordpiece_tokenizer.h"
 
 namespace scion::text {
@@ -20,15 +21,10 @@ Status unsupported(const std::string& file, const std::string& key, const std::s
                                 key, found, expected));
 }
 
-std::string type_of(const json& node) {
-  if (!node.is_object()) return node.is_null() ? "null" : node.dump();
-  return node.value("type", std::string("(no type)"));
-}
-
 // A post-processor that frames one text as [CLS] text [SEP]: BertProcessing, or the
 // TemplateProcessing `tokenizers` writes for BERT.
 bool frames_cls_sep(const json& post) {
-  const std::string type = type_of(post);
+  const std::string type = component_type(post);
   if (type == "BertProcessing") return true;
   if (type != "TemplateProcessing") return false;
   const json& single = post.value("single", json::array());
@@ -44,22 +40,20 @@ bool frames_cls_sep(const json& post) {
 Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::load_hugging_face(
     const std::filesystem::path& tokenizer_json) {
   const std::string file = tokenizer_json.string();
-  std::ifstream in(tokenizer_json, std::ios::binary);
-  if (!in) return not_found(fmt::format("{}: cannot open the tokenizer file", file));
-  const json root = json::parse(in, nullptr, false);
-  if (root.is_discarded() || !root.is_object())
-    return spec_error(fmt::format("{}: not a JSON object; save it with tokenizer.save()", file));
+  auto parsed = read_tokenizer_json(tokenizer_json);
+  if (!parsed.is_ok()) return parsed.status();
+  const json& root = *parsed;
   const json& model = root.value("model", json());
-  if (type_of(model) != "WordPiece")
-    return unsupported(file, "model.type", type_of(model), "WordPiece");
-  if (type_of(root.value("normalizer", json())) != "BertNormalizer")
-    return unsupported(file, "normalizer.type", type_of(root.value("normalizer", json())),
+  if (component_type(model) != "WordPiece")
+    return unsupported(file, "model.type", component_type(model), "WordPiece");
+  if (component_type(root.value("normalizer", json())) != "BertNormalizer")
+    return unsupported(file, "normalizer.type", component_type(root.value("normalizer", json())),
                        "BertNormalizer");
-  if (type_of(root.value("pre_tokenizer", json())) != "BertPreTokenizer")
-    return unsupported(file, "pre_tokenizer.type", type_of(root.value("pre_tokenizer", json())),
+  if (component_type(root.value("pre_tokenizer", json())) != "BertPreTokenizer")
+    return unsupported(file, "pre_tokenizer.type", component_type(root.value("pre_tokenizer", json())),
                        "BertPreTokenizer");
   if (!frames_cls_sep(root.value("post_processor", json())))
-    return unsupported(file, "post_processor", type_of(root.value("post_processor", json())),
+    return unsupported(file, "post_processor", component_type(root.value("post_processor", json())),
                        "[CLS] $A [SEP] (BertProcessing or that TemplateProcessing)");
 
   std::unique_ptr<WordPieceTokenizer> tok(new WordPieceTokenizer());
