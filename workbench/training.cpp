@@ -635,4 +635,10 @@ Result<TrainingOutcome> train(const spec::Workspace& ws, lineage::LineageStore& 
   return Session(planned, store, observer, interrupted, communicator).run(*plan, request);
 }
 
+Status training_status(const TrainingOutcome& outcome) {
+  if (outcome.status.is_ok() && !outcome.diverged.empty())
+    return Status(StatusCode::kDiverged, outcome.diverged.back());
+  return outcome.status;
+}
+
 }  // namespace scion::workbench
