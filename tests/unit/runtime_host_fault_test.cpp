@@ -10,7 +10,8 @@
 // layer dedup. A host dereference anywhere on that path crashes the test (SIGSEGV); host
 // memory passed to an operation aborts it. The stored parameters and the evaluated
 // probabilities must equal the CPU backend's bit for bit: the same kernels run on the
-// same values, only where the bytes live differs.
+// same values, only where the bytes live differs. The same again over a stand-in for two
+// data-parallel ranks, and with bf16-held frozen weights.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,7 +48,7 @@ constexpr const char* kFamily =
     "    labels: [negative, positive]\n"
     "models:\n"
     "  base:\n"
-    "    architecture: {layers: 2, width: 16, heads: 2, max_length: 16, dropout: 0.1}\n"
+    "    architecture: {layers: 2, width: 16, heads: 2, max_length: 24, dropout: 0.1}\n"
     "    train: {data: reviews, objective: classification, steps: 3, batch_size: 4, seed: 1}\n"
     "  lora:\n"
     "    from: base\n"
@@ -63,7 +65,7 @@ constexpr const char* kFamily =
     "  prompt:\n"
     "    from: base\n"
     "    adapt: {prompt: {virtual_tokens: 2}, head: {}}\n"
-    "    train: {data: reviews, steps: 4, batch_size: 4, seed: 5}\n"
+    "    train: {data: reviews, steps: 4, batch_size: 4, max_length: 20, seed: 5}\n"
     "  bottleneck:\n"
     "    from: base\n"
     "    adapt: {bottleneck: {reduction: 4, placement: both}, head: {}}\n"
@@ -102,24 +104,40 @@ std::string reviews() {
   return jsonl;
 }
 
-// Interrupts training once `after` steps have been reported.
+// Interrupts training when a co-batched group reports its step `at_step` (0: never), so
+// that its jobs leave checkpoints mid-way.
 class InterruptingObserver final : public workbench::TrainingObserver {
  public:
-  InterruptingObserver(std::atomic<bool>& interrupted, int after)
-      : interrupted_(interrupted), after_(after) {}
+  InterruptingObserver(std::atomic<bool>& interrupted, int at_step)
+      : interrupted_(interrupted), at_step_(at_step) {}
   void note(const std::string&) override {}
   void warning(const std::string&) override {}
   void group_started(const std::vector<std::string>&) override {}
   void resuming(const std::string&, std::int64_t) override { ++resumed; }
-  void step(const runtime::StepReport&, std::size_t) override {
-    if (++steps_ == after_) interrupted_ = true;
+  void step(const runtime::StepReport& report, std::size_t group_size) override {
+    if (group_size > 1 && report.step == at_step_) interrupted_ = true;
   }
   int resumed = 0;
 
  private:
   std::atomic<bool>& interrupted_;
-  int after_;
-  int steps_ = 0;
+  int at_step_;
+};
+
+// Rank 0 of two whose peer contributes nothing: each step trains half of every batch and
+// the sums come back unchanged, so the data-parallel path (gradients all-reduced through
+// host copies) runs in one process, the same way on every backend.
+class FirstOfTwoRanks final : public runtime::Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  Status all_reduce_sum(std::span<float> values) override {
+    reduced += values.size();
+    return Status::ok();
+  }
+  Status all_reduce_sum(std::span<double>) override { return Status::ok(); }
+  Status agree(const Status& local) override { return local; }
+  std::size_t reduced = 0;  // floats summed
 };
 
 struct FamilyRun {
@@ -131,13 +149,20 @@ struct FamilyRun {
 
 using BackendMaker = std::function<std::unique_ptr<runtime::Backend>(runtime::Precision)>;
 
-// Trains the family (interrupted after `interrupt_after` steps, then resumed), reads back
-// what the store holds, and evaluates the stored classifiers on `texts`.
-FamilyRun run_family(const BackendMaker& make_backend, std::optional<spec::Precision> precision,
-                     int interrupt_after, const std::vector<std::string>& texts) {
+// Trains the family (interrupted when a co-batched group reaches step `interrupt_at`, then
+// resumed), reads back what the store holds, and evaluates the stored classifiers on
+// `texts`.
+FamilyRun run_family(const BackendMaker& make_backend, const std::string& precision,
+                     int interrupt_at, const std::vector<std::string>& texts,
+                     runtime::Communicator* comm = nullptr) {
   spec::testing::TempWorkspace dir;
   dir.write("reviews.jsonl", reviews());
-  spec::LoadResult loaded = dir.load(kFamily);
+  // Every recipe in `precision` (so the stored models are those of the spec's recipes).
+  std::string spec_text = kFamily;
+  for (std::size_t at = spec_text.find("seed:"); at != std::string::npos;
+       at = spec_text.find("seed:", at + precision.size() + 20))
+    spec_text.insert(at, "precision: " + precision + ", ");
+  spec::LoadResult loaded = dir.load(spec_text);
   INFO((loaded.errors.empty() ? "" : loaded.errors.front().to_string()));
   REQUIRE(loaded.workspace.has_value());
   const spec::Workspace& ws = *loaded.workspace;
@@ -147,20 +172,19 @@ FamilyRun run_family(const BackendMaker& make_backend, std::optional<spec::Preci
 
   workbench::TrainRequest request;
   request.make_backend = make_backend;
-  request.precision = precision;
   request.quiet = true;
   request.ignore_memory_limit = true;
   std::atomic<bool> interrupted{false};
-  InterruptingObserver observer(interrupted, interrupt_after);
-  auto first = workbench::train(ws, **store, request, observer, &interrupted);
+  InterruptingObserver observer(interrupted, interrupt_at);
+  auto first = workbench::train(ws, **store, request, observer, &interrupted, comm);
   REQUIRE(first.is_ok());
   REQUIRE(first->status.code() == StatusCode::kCancelled);
   REQUIRE(!first->checkpointed.empty());
 
   interrupted = false;
   request.resume = true;
-  InterruptingObserver resumed_observer(interrupted, -1);
-  auto second = workbench::train(ws, **store, request, resumed_observer, &interrupted);
+  InterruptingObserver resumed_observer(interrupted, 0);
+  auto second = workbench::train(ws, **store, request, resumed_observer, &interrupted, comm);
   REQUIRE(second.is_ok());
   INFO(second->status.message());
   REQUIRE(second->status.is_ok());
@@ -201,7 +225,8 @@ FamilyRun run_family(const BackendMaker& make_backend, std::optional<spec::Preci
 
 BackendMaker cpu_backends() {
   return [](runtime::Precision precision) {
-    return runtime::make_cpu_backend({.threads = 1, .precision = precision});
+    return runtime::make_cpu_backend(
+        runtime::CpuBackendOptions{.threads = 1, .precision = precision});
   };
 }
 
@@ -263,13 +288,21 @@ TEST_CASE("the backend's memory is never dereferenced on the host", "[runtime][b
     CHECK(backend.live_allocations() == 0);
   }
   SECTION("fp32: training, checkpoints, commits and evaluation equal the CPU backend's") {
-    const FamilyRun cpu = run_family(cpu_backends(), std::nullopt, 6, kTexts);
-    const FamilyRun fault = run_family(host_fault_backends(), std::nullopt, 6, kTexts);
+    const FamilyRun cpu = run_family(cpu_backends(), "fp32", 2, kTexts);
+    const FamilyRun fault = run_family(host_fault_backends(), "fp32", 2, kTexts);
+    check_same(fault, cpu);
+  }
+  SECTION("data parallel: gradients cross to the host for the all-reduce and back") {
+    FirstOfTwoRanks cpu_comm, fault_comm;
+    const FamilyRun cpu = run_family(cpu_backends(), "fp32", 2, kTexts, &cpu_comm);
+    const FamilyRun fault = run_family(host_fault_backends(), "fp32", 2, kTexts, &fault_comm);
+    CHECK(fault_comm.reduced > 0);
+    CHECK(fault_comm.reduced == cpu_comm.reduced);
     check_same(fault, cpu);
   }
   SECTION("bf16: frozen trunk weights held in bf16 are converted on the way in") {
-    const FamilyRun cpu = run_family(cpu_backends(), spec::Precision::kBF16, 6, kTexts);
-    const FamilyRun fault = run_family(host_fault_backends(), spec::Precision::kBF16, 6, kTexts);
+    const FamilyRun cpu = run_family(cpu_backends(), "bf16", 2, kTexts);
+    const FamilyRun fault = run_family(host_fault_backends(), "bf16", 2, kTexts);
     check_same(fault, cpu);
   }
 }
