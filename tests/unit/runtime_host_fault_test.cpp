@@ -124,20 +124,23 @@ class InterruptingObserver final : public workbench::TrainingObserver {
   int at_step_;
 };
 
-// Rank 0 of two whose peer contributes nothing: each step trains half of every batch and
+// Rank 0 of two whose peer contributes zeros: each step trains half of every batch and
 // the sums come back unchanged, so the data-parallel path (gradients all-reduced through
-// host copies) runs in one process, the same way on every backend.
+// host copies) runs in one process, the same way on every backend. It reads every value,
+// as MPI does, so gradients handed over in backend memory fault here too.
 class FirstOfTwoRanks final : public runtime::Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 2; }
   Status all_reduce_sum(std::span<float> values) override {
+    for (const float v : values) checksum += static_cast<double>(v);
     reduced += values.size();
     return Status::ok();
   }
   Status all_reduce_sum(std::span<double>) override { return Status::ok(); }
   Status agree(const Status& local) override { return local; }
   std::size_t reduced = 0;  // floats summed
+  double checksum = 0;      // their sum: the same on every backend
 };
 
 struct FamilyRun {
@@ -298,6 +301,7 @@ TEST_CASE("the backend's memory is never dereferenced on the host", "[runtime][b
     const FamilyRun fault = run_family(host_fault_backends(), "fp32", 2, kTexts, &fault_comm);
     CHECK(fault_comm.reduced > 0);
     CHECK(fault_comm.reduced == cpu_comm.reduced);
+    CHECK(fault_comm.checksum == cpu_comm.checksum);
     check_same(fault, cpu);
   }
   SECTION("bf16: frozen trunk weights held in bf16 are converted on the way in") {
