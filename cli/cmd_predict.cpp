@@ -40,7 +40,7 @@ nlohmann::json prediction_json(const workbench::Prediction& p, bool with_violati
                          {"probabilities", probabilities}};
   if (with_violations) {
     nlohmann::json v = nlohmann::json::array();
-    for (const workbench::Violation& f : p.violations) {
+    for (const workbench::PredictionViolation& f : p.violations) {
       nlohmann::json item = {{"assertion", f.assertion}, {"severity", f.severity}};
       if (!f.perturbed.empty()) item["perturbed"] = f.perturbed;
       v.push_back(item);
@@ -60,7 +60,7 @@ void print_prediction(const std::string& lead, const std::string& tail, const st
     probabilities.push_back(fmt::format("{} {:.3f}", o.labels[k], o.probabilities[k]));
   std::cout << lead << paint(assertions::predicted_label(o), Color::kBold, tty) << "  ("
             << fmt::format("{}", fmt::join(probabilities, ", ")) << ")" << tail << "\n";
-  for (const workbench::Violation& f : p.violations)
+  for (const workbench::PredictionViolation& f : p.violations)
     std::cout << indent << paint("violation", Color::kYellow, tty) << " " << f.assertion
               << fmt::format(" (severity {:.3f})", f.severity)
               << (f.perturbed.empty() ? "" : " on \"" + f.perturbed + "\"") << "\n";

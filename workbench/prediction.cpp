@@ -13,8 +13,8 @@ namespace {
 Result<Predictor> predictor_for(const spec::Workspace& ws, const std::string& name,
                                 const BehaviourSuite& suite, bool check_assertions,
                                 std::vector<std::string>& notes) {
-  auto found = find_classifier_model(
-      ws, name, " (it is a language model); predict one of its descendants");
+  auto found =
+      find_classifier_model(ws, name, " (it is a language model); predict one of its descendants");
   if (!found) return found.status();
   Predictor p{.model = *found};
   if (!p.model->is_base() && classifier_labels(ws, *ws.find_model(p.model->from)))
@@ -70,9 +70,9 @@ Result<PredictionSetup> prepare_predictions(const spec::Workspace& ws,
   return setup;
 }
 
-Result<std::vector<Violation>> violations_of(const Predictor& p, const std::string& text,
-                                             const FamilyOutputs& outputs) {
-  std::vector<Violation> violations;
+Result<std::vector<PredictionViolation>> violations_of(const Predictor& p, const std::string& text,
+                                                       const FamilyOutputs& outputs) {
+  std::vector<PredictionViolation> violations;
   for (const assertions::ModelAssertion* a : p.checks) {
     assertions::AssertionInput input{.text = text, .output = &outputs.at(p.model->name, text)};
     if (a->needs_parent()) input.parent = &outputs.at(p.parent->name, text);
@@ -90,8 +90,8 @@ Result<std::vector<Violation>> violations_of(const Predictor& p, const std::stri
   return violations;
 }
 
-Status check_finite(const std::vector<Predictor>& predictors,
-                    const std::vector<std::string>& texts, const FamilyOutputs& outputs) {
+Status check_finite(const std::vector<Predictor>& predictors, const std::vector<std::string>& texts,
+                    const FamilyOutputs& outputs) {
   for (const Predictor& p : predictors)
     for (const std::string& text : texts)
       if (auto value = assertions::non_finite_value(outputs.at(p.model->name, text)))

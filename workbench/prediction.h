@@ -29,7 +29,7 @@ struct Predictor {
 };
 
 // An assertion a prediction violates.
-struct Violation {
+struct PredictionViolation {
   std::string assertion;
   double severity = 0;
   std::string perturbed;  // the perturbed text it compared with; empty: none
@@ -39,7 +39,7 @@ struct Prediction {
   std::string model;
   std::string text;
   assertions::ModelOutput output;
-  std::vector<Violation> violations;  // empty without assertions
+  std::vector<PredictionViolation> violations;  // empty without assertions
 };
 
 // A text longer than some models read: each such model classifies its first tokens.
@@ -64,8 +64,8 @@ struct PredictionSetup {
 };
 
 struct Predictions {
-  std::vector<std::string> models;       // the predictors' names, in order
-  std::vector<Prediction> predictions;   // text by text, then model by model
+  std::vector<std::string> models;      // the predictors' names, in order
+  std::vector<Prediction> predictions;  // text by text, then model by model
   std::vector<Truncation> truncated;
   std::size_t checks = 0;      // assertions checked per text, over all models
   std::size_t violations = 0;  // over every prediction
@@ -87,12 +87,12 @@ Result<Predictions> predict(const spec::Workspace& ws, lineage::LineageStore& st
 
 // The assertions `p` violates on `text`, from evaluated outputs (of `p`'s model, and of
 // its parent and the perturbed text where an assertion needs them).
-Result<std::vector<Violation>> violations_of(const Predictor& p, const std::string& text,
-                                             const FamilyOutputs& outputs);
+Result<std::vector<PredictionViolation>> violations_of(const Predictor& p, const std::string& text,
+                                                       const FamilyOutputs& outputs);
 
 // kDiverged naming the first model and text whose output holds a NaN or an infinity:
 // such an output is no prediction.
-Status check_finite(const std::vector<Predictor>& predictors,
-                    const std::vector<std::string>& texts, const FamilyOutputs& outputs);
+Status check_finite(const std::vector<Predictor>& predictors, const std::vector<std::string>& texts,
+                    const FamilyOutputs& outputs);
 
 }  // namespace scion::workbench

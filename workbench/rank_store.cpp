@@ -3,8 +3,8 @@
 namespace scion::workbench {
 
 Result<std::unique_ptr<lineage::LineageStore>> open_store_on_ranks(runtime::Communicator& comm,
-                                                                  const StoreOpener& for_writing,
-                                                                  const StoreOpener& read_only) {
+                                                                   const StoreOpener& for_writing,
+                                                                   const StoreOpener& read_only) {
   Result<std::unique_ptr<lineage::LineageStore>> store =
       Status(StatusCode::kInternal, "store not opened");
   auto status_of = [&] { return store ? Status::ok() : store.status(); };

@@ -17,7 +17,7 @@ using StoreOpener = std::function<Result<std::unique_ptr<lineage::LineageStore>>
 // Calls `for_writing` on rank 0, then `read_only` on every other rank. Every rank returns
 // the same error when one failed (Communicator::agree).
 Result<std::unique_ptr<lineage::LineageStore>> open_store_on_ranks(runtime::Communicator& comm,
-                                                                  const StoreOpener& for_writing,
-                                                                  const StoreOpener& read_only);
+                                                                   const StoreOpener& for_writing,
+                                                                   const StoreOpener& read_only);
 
 }  // namespace scion::workbench

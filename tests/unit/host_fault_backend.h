@@ -115,15 +115,13 @@ class HostFaultBackend final : public runtime::Backend {
     cpu_->matmul_forward_bf16_weight(h(out), h(inp), h(weight), h(bias), N, C, OC);
   }
   void matmul_backward_bf16_weight(float* dinp, float* dbias, const float* dout,
-                                   const std::uint16_t* weight, float scale, std::int64_t N,
-                                   int C, int OC, runtime::GradMode mode) override {
-    cpu_->matmul_backward_bf16_weight(h(dinp), h(dbias), h(dout), h(weight), scale, N, C, OC,
-                                      mode);
+                                   const std::uint16_t* weight, float scale, std::int64_t N, int C,
+                                   int OC, runtime::GradMode mode) override {
+    cpu_->matmul_backward_bf16_weight(h(dinp), h(dbias), h(dout), h(weight), scale, N, C, OC, mode);
   }
   void attention_forward(float* out, float* probs, const float* q, const float* k, const float* v,
-                         const float* prefix_k, const float* prefix_v,
-                         const std::int32_t* lengths, int B, int T, int P, int C, int NH,
-                         bool causal) override {
+                         const float* prefix_k, const float* prefix_v, const std::int32_t* lengths,
+                         int B, int T, int P, int C, int NH, bool causal) override {
     cpu_->attention_forward(h(out), h(probs), h(q), h(k), h(v), h(prefix_k), h(prefix_v),
                             h(lengths), B, T, P, C, NH, causal);
   }
@@ -143,7 +141,9 @@ class HostFaultBackend final : public runtime::Backend {
   void residual_forward(float* out, const float* a, const float* b, std::int64_t N) override {
     cpu_->residual_forward(h(out), h(a), h(b), N);
   }
-  void copy(float* dst, const float* src, std::int64_t N) override { cpu_->copy(h(dst), h(src), N); }
+  void copy(float* dst, const float* src, std::int64_t N) override {
+    cpu_->copy(h(dst), h(src), N);
+  }
   void add_inplace(float* dst, const float* src, float scale, std::int64_t N) override {
     cpu_->add_inplace(h(dst), h(src), scale, N);
   }
@@ -154,8 +154,7 @@ class HostFaultBackend final : public runtime::Backend {
     return cpu_->squared_norm(h(x), N);
   }
   std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,
-                                     const std::int32_t* targets, std::int64_t N,
-                                     int V) override {
+                                     const std::int32_t* targets, std::int64_t N, int V) override {
     return cpu_->cross_entropy_forward(h(losses), h(probs), h(logits), h(targets), N, V);
   }
   void cross_entropy_backward(float* dlogits, const float* probs, const std::int32_t* targets,
@@ -180,8 +179,7 @@ class HostFaultBackend final : public runtime::Backend {
   }
   void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n, float lr,
                     float beta1, float beta2, float eps, float weight_decay, int step) override {
-    cpu_->adamw_update(h(param), h(grad), h(m), h(v), n, lr, beta1, beta2, eps, weight_decay,
-                       step);
+    cpu_->adamw_update(h(param), h(grad), h(m), h(v), n, lr, beta1, beta2, eps, weight_decay, step);
   }
   void sgd_update(float* param, const float* grad, float* velocity, std::int64_t n, float lr,
                   float momentum, float weight_decay) override {

@@ -91,9 +91,8 @@ constexpr const char* kFamily =
     "    models: [prefix, bottleneck]\n"
     "    modules: ['head.$model.*']\n";
 
-const std::vector<std::string> kModels = {"base",       "lora",  "prefix", "prefix-mlp",
-                                          "prompt",     "bottleneck", "probe", "fit",
-                                          "tune",       "grand"};
+const std::vector<std::string> kModels = {"base",       "lora",  "prefix", "prefix-mlp", "prompt",
+                                          "bottleneck", "probe", "fit",    "tune",       "grand"};
 
 std::string reviews() {
   const char* words[] = {"good", "bad", "fine film", "awful plot", "great", "dull", "nice", "poor"};

@@ -43,9 +43,9 @@ assertions::ModelOutput says(float positive) {
   return {{"negative", "positive"}, {1.0f - positive, positive}, {}};
 }
 
-std::vector<std::string> names_of(const std::vector<workbench::Violation>& violations) {
+std::vector<std::string> names_of(const std::vector<workbench::PredictionViolation>& violations) {
   std::vector<std::string> names;
-  for (const workbench::Violation& v : violations) names.push_back(v.assertion);
+  for (const workbench::PredictionViolation& v : violations) names.push_back(v.assertion);
   return names;
 }
 
@@ -81,7 +81,7 @@ TEST_CASE("predictors check the assertions that apply to them", "[workbench][pre
   violations = workbench::violations_of(child, "fine", outputs);
   REQUIRE(violations.is_ok());
   CHECK(names_of(*violations) == std::vector<std::string>{"sure"});  // unsure, agrees
-  for (const workbench::Violation& v : *violations) CHECK(v.severity > 0);
+  for (const workbench::PredictionViolation& v : *violations) CHECK(v.severity > 0);
 
   SECTION("without --assert nothing is checked") {
     request.check_assertions = false;
@@ -95,7 +95,8 @@ TEST_CASE("predictors check the assertions that apply to them", "[workbench][pre
     outputs.of("base")["fine"] = says(std::numeric_limits<float>::quiet_NaN());
     const Status s = workbench::check_finite(setup->predictors, {"fine"}, outputs);
     CHECK(s.code() == StatusCode::kDiverged);
-    CHECK_THAT(s.message(), Catch::Contains("model 'base'") && Catch::Contains("scion run --force base"));
+    CHECK_THAT(s.message(),
+               Catch::Contains("model 'base'") && Catch::Contains("scion run --force base"));
   }
   SECTION("an unknown model is an error") {
     request.models = {"nope"};

@@ -54,9 +54,10 @@ void write_checkpoint(lineage::LineageStore& store, const std::string& model,
                       const std::string& recipe_hash) {
   std::filesystem::create_directories(store.dir() / "checkpoints");
   const std::vector<std::byte> zeros(4 * sizeof(float), std::byte{0});
-  REQUIRE(lineage::write_safetensors(store.env(), store.dir() / "checkpoints" / (model + ".safetensors"),
-                                     {{"param.x", lineage::DType::kF32, {4}, zeros}},
-                                     {{"model", model}, {"recipe_hash", recipe_hash}, {"step", "1"}})
+  REQUIRE(lineage::write_safetensors(
+              store.env(), store.dir() / "checkpoints" / (model + ".safetensors"),
+              {{"param.x", lineage::DType::kF32, {4}, zeros}},
+              {{"model", model}, {"recipe_hash", recipe_hash}, {"step", "1"}})
               .is_ok());
 }
 
@@ -84,13 +85,13 @@ TEST_CASE("fsck finds stored parameters the spec does not define, and stale chec
   REQUIRE(workbench::check_against_spec(**store, &ws, "", report).is_ok());
   REQUIRE(report.problems.size() == 1);
   CHECK(report.problems[0].subject == "model 'base'");
-  CHECK_THAT(report.problems[0].message, Catch::Contains("lacks 1 parameter(s)") &&
-                                             Catch::Contains("ln_f.bias"));
+  CHECK_THAT(report.problems[0].message,
+             Catch::Contains("lacks 1 parameter(s)") && Catch::Contains("ln_f.bias"));
   CHECK(report.notes.size() == 2);
 
   lineage::FsckReport without_spec;
   REQUIRE(workbench::check_against_spec(**store, nullptr, "no spec", without_spec).is_ok());
-  CHECK(without_spec.problems.empty());  // names cannot be checked without it
+  CHECK(without_spec.problems.empty());     // names cannot be checked without it
   REQUIRE(without_spec.notes.size() == 2);  // the spec note; only "finished" is known
   CHECK_THAT(without_spec.notes[0].message, Catch::StartsWith("no spec"));
 
