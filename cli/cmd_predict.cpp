@@ -17,6 +17,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/predict_input.h"
+#include "runtime/compute_device.h"
 #include "workbench/behaviour_suite.h"
 #include "workbench/checked_workspace.h"
 
@@ -207,12 +208,15 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
           if (auto perturbed = perturbation->apply(t, 0)) plan.add_text(*perturbed);
     }
 
-  auto backend = runtime::make_cpu_backend();
+  auto made = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
+  if (!made) return fail(made.status());
+  std::unique_ptr<runtime::Backend> backend = std::move(*made);
   workbench::StoredFamily family(*ws, **store, *backend);
   if (Status s = family.load(names); !s.is_ok()) return fail(s);
   if (global.verbosity >= 0) warn_truncated(family, predictors, *texts);
   auto outputs = workbench::evaluate_models(family, *backend, names, plan, options.chunk_size);
   if (!outputs) return fail(outputs.status());
+  if (Status s = runtime::check_backend(*backend, "scion predict"); !s.is_ok()) return fail(s);
 
   if (Status sound = check_finite(predictors, inputs, *outputs); !sound.is_ok()) return fail(sound);
 

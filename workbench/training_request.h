@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/tensor.h"
 #include "spec/workspace.h"
 
 namespace scion::workbench {
@@ -22,6 +23,8 @@ struct TrainRequest {
   // Train even a group whose estimated memory exceeds the available memory (MemAvailable)
   // or a memory budget given explicitly; otherwise such a request is refused up front.
   bool ignore_memory_limit = false;
+  // Where the products and kernels run (`--device`, resolved: runtime/compute_device.h).
+  runtime::Device device = runtime::Device::kCpu;
   // Replaces `precision` in every model's training recipe (and so its recipe hash) before
   // anything is planned (`--precision`).
   std::optional<spec::Precision> precision;
