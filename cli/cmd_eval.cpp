@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "runtime/compute_device.h"
 #include "workbench/dataset_eval.h"
 #include "workbench/model_lookup.h"
 
@@ -83,12 +84,15 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
   auto store = options.record ? open_store(global, /*create=*/false) : open_store_read_only(global);
   if (!store) return fail(store.status());
 
-  auto backend = runtime::make_cpu_backend();
+  auto made = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
+  if (!made) return fail(made.status());
+  std::unique_ptr<runtime::Backend> backend = std::move(*made);
   workbench::StoredFamily family(*ws, **store, *backend);
   if (Status s = family.load(models); !s.is_ok()) return fail(s);
   auto results =
       workbench::evaluate_on_data(*ws, family, *backend, models, *data, options.chunk_size);
   if (!results) return fail(results.status());
+  if (Status s = runtime::check_backend(*backend, "scion eval"); !s.is_ok()) return fail(s);
 
   if (options.record) {
     std::vector<lineage::EvalResult> rows;

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "runtime/compute_device.h"
 #include "workbench/blame.h"
 #include "workbench/model_lookup.h"
 
@@ -167,9 +168,12 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
     return fail(found.status());
   auto store = open_store_read_only(global);
   if (!store) return fail(store.status());
-  auto backend = runtime::make_cpu_backend();
+  auto made = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
+  if (!made) return fail(made.status());
+  std::unique_ptr<runtime::Backend> backend = std::move(*made);
   auto report = workbench::blame(*ws, **store, *backend, options.request);
   if (!report) return fail(report.status());
+  if (Status s = runtime::check_backend(*backend, "scion lineage blame"); !s.is_ok()) return fail(s);
   if (global.json)
     print_json(report_json(*report, origin_words(*report)));
   else

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "runtime/compute_device.h"
 #include "workbench/checked_workspace.h"
 #include "workbench/prediction.h"
 
@@ -118,9 +119,11 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
   auto setup = workbench::prepare_predictions(*ws, request);
   if (!setup) return fail(setup.status());
   for (const std::string& note : setup->notes) print_note(note);
-  auto backend = runtime::make_cpu_backend();
-  auto result = workbench::predict(*ws, **store, *backend, *setup, request);
+  auto backend = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
+  if (!backend) return fail(backend.status());
+  auto result = workbench::predict(*ws, **store, **backend, *setup, request);
   if (!result) return fail(result.status());
+  if (Status s = runtime::check_backend(**backend, "scion predict"); !s.is_ok()) return fail(s);
   if (global.verbosity >= 0) warn_truncated(result->truncated);
 
   if (global.json) {

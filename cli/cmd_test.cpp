@@ -22,6 +22,7 @@
 #include "cli/output.h"
 #include "cli/output_path.h"
 #include "lineage/spec_records.h"
+#include "runtime/compute_device.h"
 #include "workbench/behaviour_suite.h"
 #include "workbench/model_lookup.h"
 #include "workbench/stored_family.h"
@@ -277,7 +278,9 @@ int TestSession::run() {
     }
     return kExitOk;
   }
-  auto backend = runtime::make_cpu_backend();
+  auto made = runtime::make_backend(global_.compute_device, runtime::Precision::kF32);
+  if (!made) return fail(made.status());
+  std::unique_ptr<runtime::Backend> backend = std::move(*made);
   auto run = workbench::run_tests(ws_, *store_, *backend, suite_,
                                   {.models = options_.models,
                                    .chunk_size = options_.chunk_size,
@@ -285,6 +288,7 @@ int TestSession::run() {
                                    .only_tested = options_.only_tested,
                                    .record = options_.record});
   if (!run) return fail(run.status());
+  if (Status s = runtime::check_backend(*backend, "scion test"); !s.is_ok()) return fail(s);
   run_ = std::move(*run);
   for (const std::string& note : run_.notes) print_note(note);
   if (run_.models.empty()) return kExitOk;  // `scion run` of models no test applies to

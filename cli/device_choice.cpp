@@ -1,19 +1,25 @@
 #include "cli/device_choice.h"
 
+#include "runtime/compute_device.h"
 #include "runtime/cuda_plugin.h"
 
 namespace scion::cli {
 
-Status check_device_choice(const std::string& device) {
-  if (device != "cuda") return Status::ok();
+Result<runtime::Device> choose_device(const std::string& device) {
+  const auto choice = runtime::parse_device_choice(device);
+  // CLI11 admits only the three names; anything else is a bug in the caller.
+  if (!choice) return Status(StatusCode::kInvalidArgument, "--device: '" + device + "' is not cpu, cuda or auto");
+  return runtime::resolve_device(*choice);
+}
+
+std::string describe_device_choice(const std::string& device) {
+  const auto chosen = choose_device(device);
+  if (!chosen) return "none (" + chosen.status().message() + ")";
   const runtime::CudaBackendInfo& cuda = runtime::cuda_backend_info();
-  if (!cuda.devices.empty())
-    return Status(StatusCode::kUnavailable,
-                  "--device cuda: " + cuda.devices.front() +
-                      " is visible, but the CUDA backend implements no training or evaluation "
-                      "ops yet (docs/gpu.md); use --device cpu");
-  return Status(StatusCode::kUnavailable,
-                "--device cuda: no CUDA device to run on: " + cuda.why_no_device + "; use --device cpu");
+  if (*chosen == runtime::Device::kCuda)
+    return "cuda (--device " + device + ": " + cuda.devices.front() + ")";
+  if (device == "cpu") return "cpu (--device cpu)";
+  return "cpu (--device auto: " + (cuda.why_no_device.empty() ? std::string("no CUDA device") : cuda.why_no_device) + ")";
 }
 
 }  // namespace scion::cli

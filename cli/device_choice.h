@@ -1,16 +1,21 @@
-// `--device cpu|cuda|auto`: which backend the command's training and evaluation run on.
+// `--device cpu|cuda|auto`: which backend the command's training, evaluation, prediction
+// and tests run on (runtime/compute_device.h).
 #pragma once
 
 #include <string>
 
 #include "base/status.h"
+#include "runtime/tensor.h"
 
 namespace scion::cli {
 
-// cpu and auto run on the CPU backend. cuda is refused with kUnavailable (exit 3) and the
-// reason: the plugin was not built or did not load, no device is visible, or (where one
-// is) the CUDA backend does not implement the ops yet. auto never fails: until the CUDA
-// backend has ops it means the CPU.
-Status check_device_choice(const std::string& device);
+// The device `device` (the option's text) means here. auto is CUDA when the plugin loaded
+// and sees a device, else the CPU, and never fails; cuda without a usable device is
+// kUnavailable (exit 3) with the reason: the plugin was not built or did not load, or no
+// device is visible.
+Result<runtime::Device> choose_device(const std::string& device);
+
+// One line for `scion --version`: the device `device` resolves to, and why.
+std::string describe_device_choice(const std::string& device);
 
 }  // namespace scion::cli

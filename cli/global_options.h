@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <string>
 
+#include "runtime/tensor.h"
+
 namespace scion::cli {
 
 struct GlobalOptions {
@@ -13,6 +15,8 @@ struct GlobalOptions {
   bool json = false;                     // --json: machine-readable output on stdout
   int verbosity = 0;                     // -v raises, -q lowers
   std::string device = "auto";           // --device cpu|cuda|auto (cli/device_choice.h)
+  // What `device` resolved to, once, before the command ran (main.cpp).
+  runtime::Device compute_device = runtime::Device::kCpu;
 
   // The store directory in effect: --store, or .scion/ beside the spec file.
   std::filesystem::path store_path() const {

@@ -78,8 +78,8 @@ void add_global_options(CLI::App& app, GlobalOptions& g, bool& show_version) {
                         "More detail (repeat for more)");
   app.add_flag_function("-q,--quiet", [&g](std::int64_t n) { g.verbosity -= static_cast<int>(n); },
                         "Only errors and results");
-  app.add_option("--device", g.device, "Compute device: cpu, cuda or auto (default: auto, the CPU "
-                 "until the CUDA backend has ops)")
+  app.add_option("--device", g.device, "Compute device: cpu, cuda or auto (default: auto, CUDA "
+                 "when a device is usable, else the CPU)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->option_text("DEVICE");
   app.add_flag("--version", show_version, "Version, build options, CUDA backend and devices");
@@ -149,7 +149,7 @@ int run(int argc, char** argv) {
     return kExitOk;
   }
   if (show_version) {
-    print_version(global.json);
+    print_version(global.json, global.device);
     return kExitOk;
   }
   if (!global.workspace_dir.empty() && chdir(global.workspace_dir.c_str()) != 0) {
@@ -160,8 +160,9 @@ int run(int argc, char** argv) {
     std::cout << app.help();
     return kExitUsage;
   }
-  if (Status device = check_device_choice(global.device); !device.is_ok())
-    return with_json_error(global, fail(device));
+  auto device = choose_device(global.device);
+  if (!device) return with_json_error(global, fail(device.status()));
+  global.compute_device = *device;
   // Under mpirun this process is one rank of several (runtime/comm/communicator.h).
   auto world = runtime::world_communicator();
   if (!world) return with_json_error(global, fail(world.status()));

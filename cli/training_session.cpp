@@ -157,6 +157,7 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
   StderrObserver observer(verbosity);
   workbench::TrainRequest quiet_aware = request;
   quiet_aware.quiet = verbosity < 0;
+  quiet_aware.device = global.compute_device;
   auto outcome = workbench::train(*ws, **store, quiet_aware, observer, &g_interrupted, &comm);
   if (!outcome) return fail(outcome.status());
   if (comm.rank() == 0) {

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/device_choice.h"
 #include "cli/output.h"
 #include "runtime/cpu/onednn_gemm.h"
 #include "runtime/cuda_plugin.h"
@@ -10,7 +11,7 @@
 
 namespace scion::cli {
 
-void print_version(bool json) {
+void print_version(bool json, const std::string& device) {
   // What was built (cudnn and nccl: linked into the CUDA plugin), then what this process
   // could actually load and see: a plugin built but not loadable is said as such.
   const nlohmann::json build = {
@@ -29,7 +30,8 @@ void print_version(bool json) {
     if (!cuda.libraries.empty()) backend["libraries"] = cuda.libraries;
     if (!cuda.why_no_device.empty()) backend["why_no_device"] = cuda.why_no_device;
     print_json({{"version", SCION_VERSION}, {"build", build}, {"cpu", cpu},
-                {"cuda_backend", backend}, {"cuda_devices", cuda.devices}});
+                {"cuda_backend", backend}, {"cuda_devices", cuda.devices},
+                {"compute", describe_device_choice(device)}});
     return;
   }
   auto yes_no = [&](const char* key) { return build[key].get<bool>() ? "yes" : "no"; };
@@ -47,7 +49,7 @@ void print_version(bool json) {
     std::cout << "cuda backend: not loaded\n";
   for (const std::string& line : cuda.devices) std::cout << "device: " << line << "\n";
   if (!cuda.why_no_device.empty()) std::cout << "device: none: " << cuda.why_no_device << "\n";
-  std::cout << "compute: cpu (the CUDA backend implements no training or evaluation ops yet)\n";
+  std::cout << "compute: " << describe_device_choice(device) << "\n";
 }
 
 }  // namespace scion::cli

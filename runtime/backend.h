@@ -42,6 +42,12 @@ class Backend {
   virtual std::string name() const = 0;
   virtual Device device() const = 0;
   virtual Precision precision() const { return Precision::kF32; }
+  // Empty while every operation so far has succeeded; else the first failure, in words.
+  // Operations return nothing and a device runs them asynchronously, so a device backend
+  // records what failed (a CUDA error, an allocation of scratch) and callers ask here at
+  // the points they check (runtime::check_backend, after a step or an evaluation). The CPU
+  // backend's operations cannot fail.
+  virtual std::string error() const { return {}; }
 
   // nullptr when the memory cannot be had; callers must check (Arena::create does).
   virtual void* allocate(std::size_t bytes) = 0;

@@ -28,6 +28,9 @@ std::string plugin_path() {
   return running_from_build_tree() ? SCION_CUDA_PLUGIN_BUILD_PATH : SCION_CUDA_PLUGIN_INSTALL_PATH;
 }
 
+// The plugin's table once open_plugin() accepted it (ABI version checked), else null.
+const ScionCudaPlugin* loaded_plugin = nullptr;
+
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -62,6 +65,7 @@ CudaBackendInfo open_plugin() {
     return info;
   }
   info.loaded = true;
+  loaded_plugin = plugin;
   char libraries[512];
   plugin->describe_libraries(libraries, sizeof libraries);
   info.libraries = libraries;
@@ -85,15 +89,19 @@ const CudaBackendInfo& cuda_backend_info() {
   return info;
 }
 
-Result<std::unique_ptr<Backend>> make_cuda_backend(Precision precision) {
+Result<std::unique_ptr<Backend>> make_cuda_backend(Precision precision, bool allow_tf32) {
   const CudaBackendInfo& info = cuda_backend_info();
-  if (info.devices.empty())
+  if (info.devices.empty() || loaded_plugin == nullptr)
     return Status(StatusCode::kUnavailable, "no CUDA device to run on: " + info.why_no_device);
-  return Status(StatusCode::kUnavailable,
-                std::string("the CUDA backend plugin implements no Backend operations yet (plugin "
-                            "ABI version ") +
-                    std::to_string(SCION_CUDA_PLUGIN_ABI_VERSION) + " has no operation table), so " +
-                    precision_name(precision) + " runs on the CPU only (docs/gpu.md)");
+  char error[1024] = "";
+  Backend* backend = loaded_plugin->create_backend(static_cast<int>(precision),
+                                                   allow_tf32 ? SCION_CUDA_ALLOW_TF32 : 0u,
+                                                   error, sizeof error);
+  if (backend == nullptr)
+    return Status(StatusCode::kUnavailable,
+                  std::string("the CUDA backend could not start on ") + info.devices.front() + ": " +
+                      error);
+  return std::unique_ptr<Backend>(backend);
 }
 
 }  // namespace scion::runtime

@@ -34,9 +34,11 @@ struct CudaBackendInfo {
 const CudaBackendInfo& cuda_backend_info();
 
 // The CUDA backend on the first device, in `precision`: where model code and the op
-// harness (tests/backend/) get it. Errors (kUnavailable), saying why: the plugin was not
-// built or did not load, no device is usable, or the plugin implements no Backend
-// operations (ABI version 1, today's, has no operation table; docs/gpu.md).
-Result<std::unique_ptr<Backend>> make_cuda_backend(Precision precision);
+// harness (tests/backend/) get it. allow_tf32: fp32 products may run on TF32 tensor cores
+// (faster, about 1e-3 relative error; off by default). Errors (kUnavailable), saying why:
+// the plugin was not built or did not load, no device is usable, or the backend could not
+// start on it (cuBLAS, memory). The object comes from the plugin (plugin_abi.h: same build,
+// same compiler) and is deleted as any Backend.
+Result<std::unique_ptr<Backend>> make_cuda_backend(Precision precision, bool allow_tf32 = false);
 
 }  // namespace scion::runtime

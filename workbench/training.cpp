@@ -14,6 +14,7 @@
 
 #include "lineage/safetensors.h"
 #include "lineage/spec_records.h"
+#include "runtime/compute_device.h"
 #include "runtime/data/training_data.h"
 #include "runtime/memory_info.h"
 #include "runtime/parameter_binding.h"
@@ -85,14 +86,16 @@ class Session {
   Status resume_unit(runtime::ShareGroup& share);
   std::vector<const spec::Model*> without_descendants_of_diverged(
       const std::vector<std::string>& group);
-  // The backend of a group's precision (created on first use; one per precision).
-  runtime::Backend& backend_for(spec::Precision precision);
+  // The backend of a group's precision on the request's device (created on first use;
+  // one per precision), or why it cannot start.
+  Result<runtime::Backend*> backend_for(spec::Precision precision);
 
   const spec::Workspace& ws_;
   lineage::LineageStore* store_;
   TrainingObserver& observer_;
   const std::atomic<bool>* interrupted_;
   std::map<spec::Precision, std::unique_ptr<runtime::Backend>> backends_;
+  runtime::Device device_ = runtime::Device::kCpu;
   runtime::SharedModules shares_;
   runtime::Communicator& comm_;
   const bool writer_;  // rank 0: the one rank that writes the store and checkpoints
@@ -359,14 +362,20 @@ Status Session::resume_unit(runtime::ShareGroup& share) {
   return share.restore(*checkpoints.front().share_steps, shared);
 }
 
-runtime::Backend& Session::backend_for(spec::Precision precision) {
+Result<runtime::Backend*> Session::backend_for(spec::Precision precision) {
   std::unique_ptr<runtime::Backend>& backend = backends_[precision];
-  const runtime::Precision products =
-      precision == spec::Precision::kBF16 ? runtime::Precision::kBF16 : runtime::Precision::kF32;
-  if (!backend)
-    backend = make_backend_ ? make_backend_(products)
-                            : runtime::make_cpu_backend(runtime::CpuBackendOptions{.precision = products});
-  return *backend;
+  if (!backend) {
+    const runtime::Precision products =
+        precision == spec::Precision::kBF16 ? runtime::Precision::kBF16 : runtime::Precision::kF32;
+    if (make_backend_) {
+      backend = make_backend_(products);
+    } else {
+      auto made = runtime::make_backend(device_, products);
+      if (!made) return made.status();
+      backend = std::move(*made);
+    }
+  }
+  return backend.get();
 }
 
 // training_groups() never mixes precisions, so the first member's is the group's.
@@ -376,7 +385,9 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
   // would still count them.
   runtime::reset_peak_resident();
   const std::int64_t resident_before = runtime::resident_bytes().value_or(0);
-  runtime::Backend& backend = backend_for(members.front()->training->precision);
+  auto made_backend = backend_for(members.front()->training->precision);
+  if (!made_backend) return made_backend.status();
+  runtime::Backend& backend = **made_backend;
   // bf16 groups hold the trunk weights they run frozen in bf16 (2 bytes a parameter).
   runtime::ParameterStore pool(backend, shares_,
                                backend.precision() == runtime::Precision::kBF16
@@ -472,6 +483,8 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
   };
   runtime::TrainerCallbacks callbacks;
   callbacks.on_step = [&](const runtime::StepReport& r) -> Status {
+    // A device failure stops training before its results reach a checkpoint or the store.
+    SCION_RETURN_IF_ERROR(runtime::check_backend(backend, "training"));
     tokens += r.tokens;
     ModelOutcome& outcome = outcome_of(*r.job);
     outcome.steps = r.step;
@@ -598,6 +611,7 @@ Result<TrainingOutcome> Session::run(const Plan& plan, const TrainRequest& reque
   resume_ = request.resume;
   quiet_ = request.quiet;
   make_backend_ = request.make_backend;
+  device_ = request.device;
   if (!quiet_)
     for (const std::string& note : plan.notes) observer_.note(note);
   for (const PlannedModel& m : plan.models)

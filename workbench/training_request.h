@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/backend.h"
+#include "runtime/tensor.h"
 #include "spec/workspace.h"
 
 namespace scion::workbench {
@@ -25,6 +26,8 @@ struct TrainRequest {
   // Train even a group whose estimated memory exceeds the available memory (MemAvailable)
   // or a memory budget given explicitly; otherwise such a request is refused up front.
   bool ignore_memory_limit = false;
+  // Where the products and kernels run (`--device`, resolved: runtime/compute_device.h).
+  runtime::Device device = runtime::Device::kCpu;
   // Replaces `precision` in every model's training recipe (and so its recipe hash) before
   // anything is planned (`--precision`).
   std::optional<spec::Precision> precision;

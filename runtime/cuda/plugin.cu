@@ -1,16 +1,17 @@
 // libscion_cuda.so: the CUDA backend plugin (plugin_abi.h). Built only by nvcc, loaded by
 // scion at run time; everything CUDA lives behind this file's exported table.
 //
-// Today it answers what the device query needs (devices, library versions). The Backend
-// ops (matmuls on cuBLASLt, the llm.c-style kernels) are not implemented yet, which is why
-// `--device cuda` is refused even where a device is present (cli/device_choice.cpp).
+// It answers the device query (devices, library versions) and makes the CUDA Backend
+// (cuda_backend.h): every op of runtime/backend.h, products on cuBLAS, the rest kernels.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 
+#include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/plugin_abi.h"
 #include "scion_config.h"
 
@@ -69,7 +70,29 @@ void describe_libraries(char* out, size_t capacity) {
   copy_out(text, out, capacity);
 }
 
-constexpr ScionCudaPlugin kPlugin = {SCION_CUDA_PLUGIN_ABI_VERSION, describe_devices, describe_libraries};
+scion::runtime::Backend* create_backend(int precision, unsigned flags, char* error,
+                                        size_t capacity) {
+  if (precision != static_cast<int>(scion::runtime::Precision::kF32) &&
+      precision != static_cast<int>(scion::runtime::Precision::kBF16)) {
+    copy_out("unknown precision " + std::to_string(precision), error, capacity);
+    return nullptr;
+  }
+  if (const cudaError_t err = cudaSetDevice(0); err != cudaSuccess) {
+    copy_out(std::string("no CUDA device usable: ") + cudaGetErrorString(err), error, capacity);
+    return nullptr;
+  }
+  std::string why;
+  std::unique_ptr<scion::runtime::Backend> backend = scion::runtime::cuda::make_backend(
+      static_cast<scion::runtime::Precision>(precision), (flags & SCION_CUDA_ALLOW_TF32) != 0, &why);
+  if (!backend) {
+    copy_out(why, error, capacity);
+    return nullptr;
+  }
+  return backend.release();
+}
+
+constexpr ScionCudaPlugin kPlugin = {SCION_CUDA_PLUGIN_ABI_VERSION, describe_devices,
+                                     describe_libraries, create_backend};
 
 }  // namespace
 

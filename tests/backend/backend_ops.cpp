@@ -138,6 +138,13 @@ int compare(const std::vector<OpCase>& cases, const std::vector<std::vector<OpOu
               "norm_err", "tolerance");
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const std::vector<OpOutput> got = run_case(cases[i], candidate);
+    // A device backend records failures instead of returning them (Backend::error); once
+    // one happened every later output is suspect, so the run stops here.
+    if (const std::string error = candidate.error(); !error.empty()) {
+      std::printf("%-26s %-44s FAIL: the backend failed: %s\n", cases[i].op.c_str(),
+                  cases[i].shape.c_str(), error.c_str());
+      return failures + 1;
+    }
     for (std::size_t o = 0; o < reference[i].size(); ++o) {
       const OpOutput& ref = reference[i][o];
       const bool present = o < got.size() && got[o].values.size() == ref.values.size();

@@ -24,6 +24,17 @@ if not backend["loaded"] or not backend["devices"]:
     check(backend.get("why_no_device"), f"without a device, --version says why: {backend}")
 rc, out, _ = run("--version")
 check(rc == 0 and "cuda backend: " in out, f"--version names the backend's state:\n{out}")
+# ... and which device --device chooses: auto is CUDA only with a usable device.
+if backend["loaded"] and backend["devices"]:
+    check("compute: cuda (--device auto: cuda:0" in out, f"auto chooses the device:\n{out}")
+else:
+    check("compute: cpu (--device auto: " in out and version["compute"].startswith("cpu"),
+          f"auto without a device computes on the CPU and says why:\n{out}\n{version}")
+    rc, out, _ = run("--device", "cuda", "--version")
+    check(rc == 0 and "compute: none (--device cuda: no CUDA device" in out,
+          f"--version says --device cuda has nothing to run on:\n{out}")
+rc, out, _ = run("--device", "cpu", "--version")
+check(rc == 0 and "compute: cpu (--device cpu)" in out, f"--device cpu computes on the CPU:\n{out}")
 
 # 3. The plugin hidden: scion still starts, says it did not load, and refuses --device cuda.
 hidden = dict(os.environ, SCION_CUDA_PLUGIN="/nonexistent/libscion_cuda.so")

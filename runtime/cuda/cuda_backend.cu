@@ -1,0 +1,458 @@
+// The CUDA backend: device memory from cudaMalloc, products on cuBLAS (gemm.h), every
+// other op a kernel of kernels.h. The op-by-op contract is the CPU kernel's of the same
+// name (runtime/cpu/); tests/backend/ compares each op with it.
+//
+// Precision: in kBF16, matmul_* round both operands to bf16 into device scratch and
+// multiply bf16 x bf16 with fp32 accumulation into fp32 outputs, as the CPU's bf16
+// backend does; attention's products, norms, softmax, losses and updates stay fp32 in
+// both precisions, as on the CPU. The *_bf16_weight ops multiply the stored bf16 weight
+// with the bf16-rounded input in both precisions.
+//
+// Attention: q, k, v are (B, T, C) with head h at columns [h·hs, (h+1)·hs). For each head
+// one strided-batched product covers the B sequences (stride T·C; probs stride NH·T·S);
+// the segment's prefix keys/values (P, C) are shared by its B sequences, so their stride
+// is 0. The prefix gradients are sums over the sequences: one batched product over the
+// heads per sequence, each adding (beta = 1) into the zeroed gradient, in sequence order.
+#include "runtime/cuda/cuda_backend.h"
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "runtime/cuda/error_log.h"
+#include "runtime/cuda/gemm.h"
+#include "runtime/cuda/kernels.h"
+
+namespace scion::runtime::cuda {
+namespace {
+
+constexpr cudaStream_t kStream = nullptr;  // the legacy default stream
+
+// Device memory reused across calls (training repeats the same shapes); grows, never
+// shrinks. cudaFree synchronises the device, so a kernel still reading the old buffer
+// finishes first.
+class DeviceScratch {
+ public:
+  ~DeviceScratch() { cudaFree(data_); }
+  // At least `bytes`, or null with the failure in `log`.
+  void* get(std::size_t bytes, ErrorLog& log, const char* what) {
+    if (bytes <= bytes_) return data_;
+    cudaFree(data_);
+    data_ = nullptr;
+    bytes_ = 0;
+    void* data = nullptr;
+    const cudaError_t err = cudaMalloc(&data, bytes);
+    log.check(err, what);
+    if (err != cudaSuccess) return nullptr;
+    data_ = data;
+    bytes_ = bytes;
+    return data_;
+  }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(Precision precision, bool allow_tf32)
+      : precision_(precision), gemm_(log_, allow_tf32) {
+    // partials of squared_norm, its result, cross_entropy_forward's count
+    reduction_ = static_cast<double*>(
+        reduction_scratch_.get((kNormBlocks + 2) * sizeof(double), log_, "cudaMalloc (reductions)"));
+  }
+
+  std::string name() const override { return "cuda"; }
+  Device device() const override { return Device::kCuda; }
+  Precision precision() const override { return precision_; }
+  std::string error() const override { return log_.first(); }
+
+  void* allocate(std::size_t bytes) override {
+    void* data = nullptr;
+    // A zero-byte request still gets a distinct pointer, as aligned_alloc gives the CPU.
+    if (cudaMalloc(&data, bytes == 0 ? 1 : bytes) != cudaSuccess) {
+      cudaGetLastError();  // out of memory is the caller's to handle (Arena::create), not sticky
+      return nullptr;
+    }
+    return data;
+  }
+  void deallocate(void* data) override { log_.check(cudaFree(data), "cudaFree"); }
+  void fill_zero(void* data, std::size_t bytes) override {
+    log_.check(cudaMemsetAsync(data, 0, bytes, kStream), "fill_zero");
+  }
+  void copy_to_device(void* dst, const void* host_src, std::size_t bytes) override {
+    log_.check(cudaMemcpy(dst, host_src, bytes, cudaMemcpyHostToDevice), "copy_to_device");
+  }
+  void copy_to_host(void* host_dst, const void* src, std::size_t bytes) override {
+    log_.check(cudaMemcpy(host_dst, src, bytes, cudaMemcpyDeviceToHost), "copy_to_host");
+  }
+
+  void embedding_forward(float* out, const std::int32_t* inp, const float* wte, const float* wpe,
+                         const float* prompt, int B, int T, int P, int C) override {
+    cuda::embedding_forward(out, inp, wte, wpe, prompt, B, T, P, C, kStream);
+    log_.launched("embedding_forward");
+  }
+  void embedding_backward(float* dwte, float* dwpe, float* dprompt, const float* dout,
+                          const std::int32_t* inp, int B, int T, int P, int C) override {
+    cuda::embedding_backward(dwte, dwpe, dprompt, dout, inp, B, T, P, C, kStream);
+    log_.launched("embedding_backward");
+  }
+
+  void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
+                         const float* weight, const float* bias, std::int64_t N,
+                         int C) override {
+    cuda::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, kLayerNormEps, kStream);
+    log_.launched("layernorm_forward");
+  }
+  void layernorm_forward_eps(float* out, float* mean, float* rstd, const float* inp,
+                             const float* weight, const float* bias, std::int64_t N, int C,
+                             float eps) override {
+    cuda::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, eps, kStream);
+    log_.launched("layernorm_forward_eps");
+  }
+  void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                          const float* inp, const float* weight, const float* mean,
+                          const float* rstd, std::int64_t N, int C, GradMode mode) override {
+    cuda::layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, mode,
+                             kStream);
+    log_.launched("layernorm_backward");
+  }
+  void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight,
+                       std::int64_t N, int C, float eps) override {
+    cuda::rmsnorm_forward(out, rstd, inp, weight, N, C, eps, kStream);
+    log_.launched("rmsnorm_forward");
+  }
+  void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
+                        const float* weight, const float* rstd, std::int64_t N, int C,
+                        GradMode mode) override {
+    cuda::rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, C, mode, kStream);
+    log_.launched("rmsnorm_backward");
+  }
+
+  void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
+                      std::int64_t N, int C, int OC) override {
+    if (N == 0) return;
+    if (bias) fill_rows(out, bias, N, OC, kStream);
+    const float beta = bias ? 1.0f : 0.0f;
+    if (precision_ == Precision::kBF16) {
+      const void* a = rounded(scratch_inp_, inp, N * C);
+      const void* w = rounded(scratch_weight_, weight, std::int64_t{OC} * C);
+      if (a && w) gemm_.run(false, true, N, OC, C, 1.0f, a, C, w, C, beta, out, OC, Operands::kBF16);
+    } else {
+      gemm_.run(false, true, N, OC, C, 1.0f, inp, C, weight, C, beta, out, OC, Operands::kF32);
+    }
+    log_.launched("matmul_forward");
+  }
+  void matmul_forward_accumulate(float* out, const float* inp, const float* weight, float scale,
+                                 std::int64_t N, int C, int OC) override {
+    if (N == 0) return;
+    if (precision_ == Precision::kBF16) {
+      const void* a = rounded(scratch_inp_, inp, N * C);
+      const void* w = rounded(scratch_weight_, weight, std::int64_t{OC} * C);
+      if (a && w) gemm_.run(false, true, N, OC, C, scale, a, C, w, C, 1.0f, out, OC, Operands::kBF16);
+    } else {
+      gemm_.run(false, true, N, OC, C, scale, inp, C, weight, C, 1.0f, out, OC, Operands::kF32);
+    }
+    log_.launched("matmul_forward_accumulate");
+  }
+  void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                       const float* inp, const float* weight, float scale, std::int64_t N, int C,
+                       int OC, GradMode mode) override {
+    if (N == 0) return;
+    const float beta = mode == GradMode::kAccumulate ? 1.0f : 0.0f;
+    if (precision_ == Precision::kBF16) {
+      const void* d = rounded(scratch_dout_, dout, N * OC);
+      if (d && dinp) {  // dinp (N, C) = scale · dout (N, OC) · weight (OC, C)
+        const void* w = rounded(scratch_weight_, weight, std::int64_t{OC} * C);
+        if (w) gemm_.run(false, false, N, C, OC, scale, d, OC, w, C, beta, dinp, C, Operands::kBF16);
+      }
+      if (d && dweight) {  // dweight (OC, C) += scale · doutᵀ (OC, N) · inp (N, C)
+        const void* a = rounded(scratch_inp_, inp, N * C);
+        if (a) gemm_.run(true, false, OC, C, N, scale, d, OC, a, C, 1.0f, dweight, C, Operands::kBF16);
+      }
+    } else {
+      if (dinp)
+        gemm_.run(false, false, N, C, OC, scale, dout, OC, weight, C, beta, dinp, C, Operands::kF32);
+      if (dweight)
+        gemm_.run(true, false, OC, C, N, scale, dout, OC, inp, C, 1.0f, dweight, C, Operands::kF32);
+    }
+    if (dbias) bias_backward(dbias, dout, N, OC, kStream);  // fp32 in both precisions
+    log_.launched("matmul_backward");
+  }
+  void matmul_forward_bf16_weight(float* out, const float* inp, const std::uint16_t* weight,
+                                  const float* bias, std::int64_t N, int C, int OC) override {
+    if (N == 0) return;
+    if (bias) fill_rows(out, bias, N, OC, kStream);
+    const void* a = rounded(scratch_inp_, inp, N * C);
+    if (a)
+      gemm_.run(false, true, N, OC, C, 1.0f, a, C, weight, C, bias ? 1.0f : 0.0f, out, OC,
+                Operands::kBF16);
+    log_.launched("matmul_forward_bf16_weight");
+  }
+  void matmul_backward_bf16_weight(float* dinp, float* dbias, const float* dout,
+                                   const std::uint16_t* weight, float scale, std::int64_t N,
+                                   int C, int OC, GradMode mode) override {
+    if (N == 0) return;
+    if (dinp) {
+      const void* d = rounded(scratch_dout_, dout, N * OC);
+      if (d)
+        gemm_.run(false, false, N, C, OC, scale, d, OC, weight, C,
+                  mode == GradMode::kAccumulate ? 1.0f : 0.0f, dinp, C, Operands::kBF16);
+    }
+    if (dbias) bias_backward(dbias, dout, N, OC, kStream);
+    log_.launched("matmul_backward_bf16_weight");
+  }
+
+  void attention_forward(float* out, float* probs, const float* q, const float* k,
+                         const float* v, const float* prefix_k, const float* prefix_v,
+                         const std::int32_t* lengths, int B, int T, int P, int C, int NH,
+                         bool causal) override {
+    const Heads g(T, P, C, NH);
+    for (int h = 0; h < NH; ++h) {  // scaled scores, prefix keys first: (T, S) per sequence
+      float* p = probs + h * g.TS;
+      if (P > 0)
+        gemm_.run_batched(false, true, T, P, g.hs, g.scale, q + h * g.hs, C, g.TC,
+                          prefix_k + h * g.hs, C, 0, 0.0f, p, g.S, g.NHTS, B, Operands::kF32);
+      gemm_.run_batched(false, true, T, T, g.hs, g.scale, q + h * g.hs, C, g.TC, k + h * g.hs, C,
+                        g.TC, 0.0f, p + P, g.S, g.NHTS, B, Operands::kF32);
+    }
+    attention_softmax(probs, lengths, B, NH, T, P, causal, kStream);
+    for (int h = 0; h < NH; ++h) {  // out = P[:, :P] prefix_v + P[:, P:] v
+      const float* p = probs + h * g.TS;
+      if (P > 0)
+        gemm_.run_batched(false, false, T, g.hs, P, 1.0f, p, g.S, g.NHTS, prefix_v + h * g.hs, C,
+                          0, 0.0f, out + h * g.hs, C, g.TC, B, Operands::kF32);
+      gemm_.run_batched(false, false, T, g.hs, T, 1.0f, p + P, g.S, g.NHTS, v + h * g.hs, C, g.TC,
+                        P > 0 ? 1.0f : 0.0f, out + h * g.hs, C, g.TC, B, Operands::kF32);
+    }
+    log_.launched("attention_forward");
+  }
+  void attention_backward(float* dq, float* dk, float* dv, float* dprefix_k, float* dprefix_v,
+                          const float* dout, const float* probs, const float* q, const float* k,
+                          const float* v, const float* prefix_k, const float* prefix_v, int B,
+                          int T, int P, int C, int NH) override {
+    const Heads g(T, P, C, NH);
+    // dP, then dS, for every (sequence, head): probs' layout.
+    float* ds = static_cast<float*>(scratch_attention_.get(
+        static_cast<std::size_t>(B) * g.NHTS * sizeof(float), log_, "cudaMalloc (attention scratch)"));
+    if (ds == nullptr) return;
+    for (float* dprefix : {dprefix_k, dprefix_v})
+      if (dprefix && P > 0) fill_zero(dprefix, static_cast<std::size_t>(P) * C * sizeof(float));
+    for (int h = 0; h < NH; ++h) {
+      // dP = dout vᵀ (prefix values first); dv = P[:, P:]ᵀ dout
+      const float* p = probs + h * g.TS;
+      float* d = ds + h * g.TS;
+      if (P > 0)
+        gemm_.run_batched(false, true, T, P, g.hs, 1.0f, dout + h * g.hs, C, g.TC,
+                          prefix_v + h * g.hs, C, 0, 0.0f, d, g.S, g.NHTS, B, Operands::kF32);
+      gemm_.run_batched(false, true, T, T, g.hs, 1.0f, dout + h * g.hs, C, g.TC, v + h * g.hs, C,
+                        g.TC, 0.0f, d + P, g.S, g.NHTS, B, Operands::kF32);
+      gemm_.run_batched(true, false, T, g.hs, T, 1.0f, p + P, g.S, g.NHTS, dout + h * g.hs, C,
+                        g.TC, 0.0f, dv + h * g.hs, C, g.TC, B, Operands::kF32);
+    }
+    if (P > 0 && dprefix_v)  // dprefix_v += P[:, :P]ᵀ dout, sequence by sequence
+      for (int b = 0; b < B; ++b)
+        gemm_.run_batched(true, false, P, g.hs, T, 1.0f, probs + b * g.NHTS, g.S, g.TS,
+                          dout + b * g.TC, C, g.hs, 1.0f, dprefix_v, C, g.hs, NH, Operands::kF32);
+    // dS = P ⊙ (dP − Σ_j P dP) / sqrt(hs)
+    attention_softmax_backward(ds, probs, std::int64_t{B} * NH * T, g.S, g.scale, kStream);
+    for (int h = 0; h < NH; ++h) {
+      // dq = dS k (prefix keys included); dk = dS[:, P:]ᵀ q
+      const float* d = ds + h * g.TS;
+      gemm_.run_batched(false, false, T, g.hs, T, 1.0f, d + P, g.S, g.NHTS, k + h * g.hs, C, g.TC,
+                        0.0f, dq + h * g.hs, C, g.TC, B, Operands::kF32);
+      if (P > 0)
+        gemm_.run_batched(false, false, T, g.hs, P, 1.0f, d, g.S, g.NHTS, prefix_k + h * g.hs, C,
+                          0, 1.0f, dq + h * g.hs, C, g.TC, B, Operands::kF32);
+      gemm_.run_batched(true, false, T, g.hs, T, 1.0f, d + P, g.S, g.NHTS, q + h * g.hs, C, g.TC,
+                        0.0f, dk + h * g.hs, C, g.TC, B, Operands::kF32);
+    }
+    if (P > 0 && dprefix_k)  // dprefix_k += dS[:, :P]ᵀ q, sequence by sequence
+      for (int b = 0; b < B; ++b)
+        gemm_.run_batched(true, false, P, g.hs, T, 1.0f, ds + b * g.NHTS, g.S, g.TS, q + b * g.TC,
+                          C, g.hs, 1.0f, dprefix_k, C, g.hs, NH, Operands::kF32);
+    log_.launched("attention_backward");
+  }
+
+  void gelu_forward(float* out, const float* inp, std::int64_t N) override {
+    cuda::gelu_forward(out, inp, N, kStream);
+    log_.launched("gelu_forward");
+  }
+  void gelu_backward(float* dinp, const float* inp, const float* dout, std::int64_t N) override {
+    cuda::gelu_backward(dinp, inp, dout, N, kStream);
+    log_.launched("gelu_backward");
+  }
+  void gelu_erf_forward(float* out, const float* inp, std::int64_t N) override {
+    cuda::gelu_erf_forward(out, inp, N, kStream);
+    log_.launched("gelu_erf_forward");
+  }
+  void gelu_erf_backward(float* dinp, const float* inp, const float* dout,
+                         std::int64_t N) override {
+    cuda::gelu_erf_backward(dinp, inp, dout, N, kStream);
+    log_.launched("gelu_erf_backward");
+  }
+  void tanh_forward(float* out, const float* inp, std::int64_t N) override {
+    cuda::tanh_forward(out, inp, N, kStream);
+    log_.launched("tanh_forward");
+  }
+  void tanh_backward(float* dinp, const float* out, const float* dout, std::int64_t N) override {
+    cuda::tanh_backward(dinp, out, dout, N, kStream);
+    log_.launched("tanh_backward");
+  }
+  void swiglu_forward(float* out, const float* gate, const float* up, std::int64_t N) override {
+    cuda::swiglu_forward(out, gate, up, N, kStream);
+    log_.launched("swiglu_forward");
+  }
+  void swiglu_backward(float* dgate, float* dup, const float* dout, const float* gate,
+                       const float* up, std::int64_t N) override {
+    cuda::swiglu_backward(dgate, dup, dout, gate, up, N, kStream);
+    log_.launched("swiglu_backward");
+  }
+
+  void residual_forward(float* out, const float* inp1, const float* inp2,
+                        std::int64_t N) override {
+    cuda::residual_forward(out, inp1, inp2, N, kStream);
+    log_.launched("residual_forward");
+  }
+  void copy(float* dst, const float* src, std::int64_t N) override {
+    if (N <= 0) return;
+    log_.check(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(N) * sizeof(float),
+                               cudaMemcpyDeviceToDevice, kStream),
+               "copy");
+  }
+  void add_inplace(float* dst, const float* src, float scale, std::int64_t N) override {
+    cuda::add_inplace(dst, src, scale, N, kStream);
+    log_.launched("add_inplace");
+  }
+  void scale_inplace(float* x, float scale, std::int64_t N) override {
+    cuda::scale_inplace(x, scale, N, kStream);
+    log_.launched("scale_inplace");
+  }
+  double squared_norm(const float* x, std::int64_t N) override {
+    if (reduction_ == nullptr) return 0.0;
+    double* result = reduction_ + kNormBlocks;
+    cuda::squared_norm(result, reduction_, x, N, kStream);
+    log_.launched("squared_norm");
+    double sum = 0.0;
+    log_.check(cudaMemcpy(&sum, result, sizeof sum, cudaMemcpyDeviceToHost), "squared_norm");
+    return sum;
+  }
+
+  std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,
+                                     const std::int32_t* targets, std::int64_t N,
+                                     int V) override {
+    if (reduction_ == nullptr) return 0;
+    auto* counted = reinterpret_cast<unsigned long long*>(reduction_ + kNormBlocks + 1);
+    cuda::cross_entropy_forward(losses, probs, counted, logits, targets, N, V, kStream);
+    log_.launched("cross_entropy_forward");
+    unsigned long long host = 0;
+    log_.check(cudaMemcpy(&host, counted, sizeof host, cudaMemcpyDeviceToHost),
+               "cross_entropy_forward");
+    return static_cast<std::int64_t>(host);
+  }
+  void cross_entropy_backward(float* dlogits, const float* probs, const std::int32_t* targets,
+                              float scale, std::int64_t N, int V) override {
+    cuda::cross_entropy_backward(dlogits, probs, targets, scale, N, V, kStream);
+    log_.launched("cross_entropy_backward");
+  }
+
+  void pool_forward(float* out, const float* inp, const std::int32_t* lengths, int B, int S,
+                    int offset, int C, PoolMode mode) override {
+    cuda::pool_forward(out, inp, lengths, B, S, offset, C, mode, kStream);
+    log_.launched("pool_forward");
+  }
+  void pool_backward(float* dinp, const float* dout, const std::int32_t* lengths, int B, int S,
+                     int offset, int C, PoolMode mode) override {
+    cuda::pool_backward(dinp, dout, lengths, B, S, offset, C, mode, kStream);
+    log_.launched("pool_backward");
+  }
+
+  void dropout_forward(float* out, float* mask, const float* inp, std::int64_t N, float p,
+                       std::uint64_t seed, std::uint64_t stream, std::uint64_t first) override {
+    cuda::dropout_forward(out, mask, inp, N, p, seed, stream, first, kStream);
+    log_.launched("dropout_forward");
+  }
+  void dropout_backward(float* dinp, const float* dout, const float* mask,
+                        std::int64_t N) override {
+    cuda::dropout_backward(dinp, dout, mask, N, kStream);
+    log_.launched("dropout_backward");
+  }
+
+  void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,
+                    float lr, float beta1, float beta2, float eps, float weight_decay,
+                    int step) override {
+    cuda::adamw_update(param, grad, m, v, n, lr, beta1, beta2, eps, weight_decay, step, kStream);
+    log_.launched("adamw_update");
+  }
+  void sgd_update(float* param, const float* grad, float* velocity, std::int64_t n, float lr,
+                  float momentum, float weight_decay) override {
+    cuda::sgd_update(param, grad, velocity, n, lr, momentum, weight_decay, kStream);
+    log_.launched("sgd_update");
+  }
+
+  void rope_forward(float* out, const float* inp, int B, int T, int NH, int D, int pos0,
+                    float theta, float position_scale) override {
+    cuda::rope_forward(out, inp, B, T, NH, D, pos0, theta, position_scale, kStream);
+    log_.launched("rope_forward");
+  }
+  void rope_backward(float* dinp, const float* dout, int B, int T, int NH, int D, int pos0,
+                     float theta, float position_scale) override {
+    cuda::rope_backward(dinp, dout, B, T, NH, D, pos0, theta, position_scale, kStream);
+    log_.launched("rope_backward");
+  }
+  void repeat_kv_forward(float* out, const float* inp, std::int64_t N, int NKV, int groups,
+                         int D) override {
+    cuda::repeat_kv_forward(out, inp, N, NKV, groups, D, kStream);
+    log_.launched("repeat_kv_forward");
+  }
+  void repeat_kv_backward(float* dinp, const float* dout, std::int64_t N, int NKV, int groups,
+                          int D) override {
+    cuda::repeat_kv_backward(dinp, dout, N, NKV, groups, D, kStream);
+    log_.launched("repeat_kv_backward");
+  }
+
+ private:
+  // Attention's sizes and strides (elements), 64-bit: B·NH·T·S overflows int early.
+  struct Heads {
+    Heads(int T, int P, int C, int NH)
+        : hs(C / NH),
+          S(P + T),
+          TC(std::int64_t{T} * C),
+          TS(std::int64_t{T} * (P + T)),
+          NHTS(std::int64_t{NH} * T * (P + T)),
+          scale(1.0f / std::sqrt(static_cast<float>(C / NH))) {}
+    int hs, S;
+    std::int64_t TC, TS, NHTS;
+    float scale;
+  };
+
+  // src rounded to bf16 in `scratch`, or null (the failure logged).
+  const std::uint16_t* rounded(DeviceScratch& scratch, const float* src, std::int64_t n) {
+    auto* dst = static_cast<std::uint16_t*>(
+        scratch.get(static_cast<std::size_t>(n) * sizeof(std::uint16_t), log_, "cudaMalloc (bf16 operand)"));
+    if (dst) round_to_bf16(dst, src, n, kStream);
+    return dst;
+  }
+
+  Precision precision_;
+  ErrorLog log_;  // before gemm_, which reports into it
+  Gemm gemm_;
+  DeviceScratch scratch_inp_, scratch_weight_, scratch_dout_, scratch_attention_,
+      reduction_scratch_;
+  double* reduction_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_backend(Precision precision, bool allow_tf32, std::string* why) {
+  auto backend = std::make_unique<CudaBackend>(precision, allow_tf32);
+  if (!backend->error().empty()) {
+    *why = backend->error();
+    return nullptr;
+  }
+  return backend;
+}
+
+}  // namespace scion::runtime::cuda
