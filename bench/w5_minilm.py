@@ -101,8 +101,8 @@ def fresh_store(work):
 
 def scion_import(scion, work, env):
     fresh_store(work)
-    _, _, seconds = run_with_rss([scion, "-C", work, "import", "all-MiniLM-L6-v2", "--as",
-                                  "minilm"], env)
+    _, _, seconds = run_with_rss([scion, "-C", work, "import",
+                                  os.path.join(work, "all-MiniLM-L6-v2"), "--as", "minilm"], env)
     return seconds
 
 
@@ -131,6 +131,13 @@ def main():
         sys.exit(f"no MiniLM at {args.model}: run tests/python/fetch-minilm.sh first")
 
     work = tempfile.mkdtemp(prefix="scion-w5-")
+    try:
+        run(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(args, work):
     os.symlink(args.model, os.path.join(work, "all-MiniLM-L6-v2"))
     # ~1.4 word pieces per word: 2 words per token leaves room above T.
     long_reviews(os.path.join(REPO, "examples", "sentiment", "data", "critics.jsonl"),
@@ -188,7 +195,6 @@ def main():
         ratios.append(f"b/c {medians['c'] / medians['b']:.2f}x")
     print("speedup (tokens/s ratio): " + ", ".join(ratios))
     print(f"load average after: {load_average()}")
-    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
