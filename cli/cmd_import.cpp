@@ -1,18 +1,14 @@
 // `scion import FILE.safetensors|FOLDER --as MODEL`: a pretrained base's parameters into
-// the store, checked tensor by tensor against the parameter table the spec implies. A
-// Hugging Face model folder's tensors are renamed by lineage/hf_tensor_names.h first;
-// floating-point parameters of any width are stored as F32, the dtype the runtime runs.
+// the store (workbench/base_import.h checks and converts them); `--peft DIR`: a PEFT
+// adapter as a declared LoRA descendant (workbench/peft_import.h). This file parses the
+// options and prints.
 #include <iostream>
-#include <map>
 
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "lineage/hf_checkpoint.h"
-#include "lineage/safetensors.h"
-#include "lineage/spec_records.h"
-#include "runtime/parameter_table.h"
+#include "workbench/base_import.h"
 #include "workbench/model_lookup.h"
 #include "workbench/peft_import.h"
 
@@ -27,87 +23,8 @@ struct ImportOptions {
   bool peft = false;  // FILE is a PEFT adapter folder for a LoRA descendant
 };
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  return nlohmann::json(shape).dump();
-}
-
-// Every mismatch between the checkpoint and the table, so one run shows them all.
-std::vector<std::string> mismatches(const std::vector<runtime::ParameterSpec>& table,
-                                    const lineage::SafetensorsContents& contents) {
-  std::map<std::string, const lineage::SafetensorsTensor*> in_file;
-  for (const auto& t : contents.tensors) in_file[t.name] = &t;
-  std::vector<std::string> problems;
-  for (const auto& p : table) {
-    auto it = in_file.find(p.name);
-    if (it == in_file.end()) {
-      problems.push_back("missing tensor '" + p.name + "' " + shape_text(p.shape));
-      continue;
-    }
-    if (it->second->shape != p.shape) {
-      problems.push_back("tensor '" + p.name + "' has shape " + shape_text(it->second->shape) +
-                         ", the spec's architecture needs " + shape_text(p.shape));
-    }
-    in_file.erase(it);
-  }
-  for (const auto& [name, t] : in_file) {
-    problems.push_back("extra tensor '" + name + "' " + shape_text(t->shape) +
-                       " is not a parameter of the model");
-  }
-  return problems;
-}
-
-// Every tensor holding NaN or infinite values, with how many: a checkpoint that diverged
-// would make every model trained from it diverge, and every prediction NaN.
-std::vector<std::string> non_finite_tensors(const lineage::SafetensorsContents& contents) {
-  std::vector<std::string> problems;
-  for (const auto& t : contents.tensors)
-    if (const std::int64_t n = lineage::count_non_finite(t.dtype, t.bytes); n > 0)
-      problems.push_back("tensor '" + t.name + "' has " + std::to_string(n) +
-                         " NaN or infinite value" + (n == 1 ? "" : "s"));
-  return problems;
-}
-
-// Parameters that are not floating point cannot be converted for the runtime.
-std::vector<std::string> non_float_tensors(const lineage::SafetensorsContents& contents) {
-  std::vector<std::string> problems;
-  for (const auto& t : contents.tensors)
-    if (!lineage::is_convertible_to_float32(t.dtype))
-      problems.push_back("tensor '" + t.name + "' has dtype " +
-                         std::string(lineage::dtype_name(t.dtype)) +
-                         "; parameters must be F64, F32, F16 or BF16");
-  return problems;
-}
-
-// The checkpoint's tensors under scion's names: a safetensors file as it is, or a Hugging
-// Face folder mapped by its architecture's name table (notes for what it skips on purpose).
-struct LoadedCheckpoint {
-  lineage::MappedSafetensors file;
-  lineage::HfCheckpoint folder;
-  bool is_folder = false;
-  const lineage::SafetensorsContents& contents() const {
-    return is_folder ? folder.contents : file.contents;
-  }
-};
-
-Result<LoadedCheckpoint> load_checkpoint(const std::string& path, const spec::Model& model) {
-  LoadedCheckpoint out;
-  if (!std::filesystem::is_directory(path)) {
-    auto read = lineage::read_safetensors(lineage::default_env(), path);
-    if (!read.is_ok()) return read.status();
-    out.file = std::move(read).value();
-    return out;
-  }
-  const std::string& type = model.architecture->hf_model_type;
-  if (type.empty())
-    return spec_error("'" + path + "' is a folder, but model '" + model.name + "' (" +
-                      model.location.file + ":" + std::to_string(model.location.line) +
-                      ") does not import a Hugging Face folder; write import: " + path +
-                      " in the spec so its config.json gives the architecture");
-  auto read = lineage::read_hf_checkpoint(lineage::default_env(), path, type);
-  if (!read.is_ok()) return read.status();
-  out.folder = std::move(read).value();
-  out.is_folder = true;
-  return out;
+void print_problems(const std::string& file, const std::vector<std::string>& problems) {
+  for (const auto& p : problems) std::cerr << "  " << file << ": " << p << '\n';
 }
 
 // `--peft DIR`: a PEFT LoRA adapter as the parameters of a declared LoRA descendant.
@@ -123,23 +40,15 @@ int run_import_peft(const GlobalOptions& global, const ImportOptions& opts) {
   std::vector<std::string> problems;
   auto adapter = workbench::read_peft_import(*workspace, *model, **store, opts.file, problems);
   if (!adapter.is_ok()) {
-    for (const auto& p : problems) std::cerr << "  " << opts.file << ": " << p << '\n';
+    print_problems(opts.file, problems);
     return fail(adapter.status());
   }
-  const lineage::ModelRecord record = lineage::model_record_for(*workspace, *model);
-  lineage::RunStart start;
-  start.kind = lineage::RunKind::kImport;
-  start.recipe_hash = model->recipe_hash;
-  start.hyperparameters = {{"peft", std::filesystem::absolute(opts.file).string()},
-                           {"adapter_digest", (*adapter)->adapter_digest},
-                           {"config_digest", (*adapter)->config_digest}};
-  auto run = (*store)->start_run(record, start);
+  auto run = workbench::commit_import(
+      **store, *workspace, *model, (*adapter)->writes,
+      {{"peft", std::filesystem::absolute(opts.file).string()},
+       {"adapter_digest", (*adapter)->adapter_digest},
+       {"config_digest", (*adapter)->config_digest}});
   if (!run.is_ok()) return fail(run.status());
-  Status committed = (*store)->commit_model(*run, record, (*adapter)->writes);
-  if (!committed.is_ok()) {
-    (void)(*store)->finish_run(*run, lineage::RunStatus::kFailed, committed.message());
-    return fail(committed);
-  }
   if (global.json) {
     print_json({{"model", opts.model},
                 {"file", opts.file},
@@ -163,32 +72,17 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
       *workspace, opts.model, "; declare it as a base model (with an architecture) first");
   if (!found.is_ok()) return fail(found.status());
   const spec::Model* model = *found;
-  if (!model->is_base()) {
-    return fail(invalid_argument("model '" + opts.model + "' (" + model->location.file + ":" +
-                                 std::to_string(model->location.line) + ") is a descendant of '" +
-                                 model->from + "'; only base models can be imported"));
-  }
-  auto checkpoint = load_checkpoint(opts.file, *model);
-  if (!checkpoint.is_ok()) return fail(checkpoint.status());
-  const lineage::SafetensorsContents& contents = checkpoint->contents();
+  std::vector<std::string> problems, notes;
+  auto checkpoint = workbench::read_base_import(*workspace, *model, opts.file, problems, notes);
   if (!global.json)
-    for (const auto& note : checkpoint->folder.notes) std::cerr << "note: " << note << '\n';
-  const auto table = runtime::parameter_table(*workspace, *model);
-  auto problems = checkpoint->folder.problems;
-  for (auto& p : mismatches(table, contents)) problems.push_back(std::move(p));
-  for (auto& p : non_float_tensors(contents)) problems.push_back(std::move(p));
-  if (!problems.empty()) {
-    for (const auto& p : problems) std::cerr << "  " << opts.file << ": " << p << '\n';
-    return fail(spec_error(
-        "'" + opts.file + "' does not fit model '" + opts.model + "' as declared at " +
-        model->location.file + ":" + std::to_string(model->location.line) + " (" +
-        std::to_string(problems.size()) +
-        " problem(s) above); fix the architecture in the spec or convert the checkpoint"));
+    for (const auto& note : notes) std::cerr << "note: " << note << '\n';
+  if (!checkpoint.is_ok()) {
+    print_problems(opts.file, problems);
+    return fail(checkpoint.status());
   }
-
-  if (const auto bad = non_finite_tensors(contents); !bad.empty()) {
+  if (const auto& bad = (*checkpoint)->non_finite; !bad.empty()) {
     if (!opts.allow_non_finite) {
-      for (const auto& p : bad) std::cerr << "  " << opts.file << ": " << p << '\n';
+      print_problems(opts.file, bad);
       return fail(corruption("'" + opts.file + "' holds values that are not finite in " +
                              std::to_string(bad.size()) +
                              " tensor(s) (listed above); nothing was "
@@ -198,38 +92,13 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
       print_warning(opts.file + ": " + p + " (imported: --allow-nonfinite)");
   }
 
-  std::map<std::string, const lineage::SafetensorsTensor*> by_name;
-  for (const auto& t : contents.tensors) by_name[t.name] = &t;
-  std::vector<lineage::ParameterWrite> writes;
-  std::vector<std::vector<float>> converted;  // F32 copies of the other float dtypes
-  converted.reserve(table.size());
-  std::int64_t bytes = 0;
-  for (const auto& p : table) {
-    const auto& t = *by_name.at(p.name);
-    std::span<const std::byte> values = t.bytes;
-    if (t.dtype != lineage::DType::kF32) {
-      converted.push_back(lineage::to_float32(t.dtype, t.bytes));
-      values = std::as_bytes(std::span<const float>(converted.back()));
-    }
-    writes.push_back(
-        {p.name, lineage::DType::kF32, t.shape, values, p.trainable, p.introduced_by, {}});
-    bytes += static_cast<std::int64_t>(values.size());
-  }
-
   auto store = open_store(global, /*create=*/true);
   if (!store.is_ok()) return fail(store.status());
-  const lineage::ModelRecord record = lineage::model_record_for(*workspace, *model);
-  lineage::RunStart start;
-  start.kind = lineage::RunKind::kImport;
-  start.recipe_hash = model->recipe_hash;
-  start.hyperparameters = {{"file", std::filesystem::absolute(opts.file).string()}};
-  auto run = (*store)->start_run(record, start);
+  const auto& writes = (*checkpoint)->writes;
+  auto run = workbench::commit_import(**store, *workspace, *model, writes,
+                                      {{"file", std::filesystem::absolute(opts.file).string()}});
   if (!run.is_ok()) return fail(run.status());
-  Status committed = (*store)->commit_model(*run, record, writes);
-  if (!committed.is_ok()) {
-    (void)(*store)->finish_run(*run, lineage::RunStatus::kFailed, committed.message());
-    return fail(committed);
-  }
+  const std::int64_t bytes = (*checkpoint)->bytes;
   if (global.json) {
     print_json({{"model", opts.model},
                 {"file", opts.file},

@@ -1,8 +1,11 @@
 #include "lineage/peft_adapter.h"
 
-#include <fstream>
+#include <algorithm>
+#include <cstring>
+#include <map>
 #include <set>
 
+#include "lineage/dtype.h"
 #include "lineage/hf_tensor_names.h"
 #include "lineage/safetensors.h"
 
@@ -10,22 +13,72 @@ namespace scion::lineage {
 
 namespace {
 
-// The scion LoRA target's module in a BERT layer, and its last name component.
-struct TargetModule {
-  std::string path;  // below encoder.layer.N.
-  std::string leaf;  // "query": unambiguous as a PEFT suffix only for q, k, v
+// How an architecture's transformers models meet PEFT.
+struct PeftArchitecture {
+  std::string_view model_type;
+  std::string_view layer_path;      // the module path before a layer's number
+  std::string_view seq_cls_class;   // AutoModelForSequenceClassification's class
+  std::string_view head_module;     // where scion's head goes; "" when it cannot
+  std::string_view pooler_module;   // where the base's pooler goes with it; "" for none
+  std::string_view positions_note;  // why prefix tuning shifts positions; "" when it does not
 };
 
-TargetModule bert_module(const std::string& target) {
-  if (target == "q") return {"attention.self.query", "query"};
-  if (target == "k") return {"attention.self.key", "key"};
-  if (target == "v") return {"attention.self.value", "value"};
-  if (target == "o") return {"attention.output.dense", ""};
-  if (target == "ffn_in") return {"intermediate.dense", ""};
-  return {"output.dense", ""};  // ffn_out
+constexpr PeftArchitecture kArchitectures[] = {
+    // BertForSequenceClassification: classifier(pooler(h[:, 0])).
+    {"bert", "encoder.layer.", "BertForSequenceClassification", "classifier", "",
+     "BertEmbeddings takes position ids from past_key_values_length on"},
+    // RobertaClassificationHead: out_proj(tanh(dense(h[:, 0]))), scion's pooler + head.
+    {"roberta", "encoder.layer.", "RobertaForSequenceClassification", "classifier.out_proj",
+     "classifier.dense",
+     "RobertaEmbeddings numbers positions from padding_idx + 1 + past_key_values_length"},
+    // GPT2ForSequenceClassification and LlamaForSequenceClassification: score, no bias.
+    {"gpt2", "h.", "GPT2ForSequenceClassification", "", "",
+     "GPT2Model numbers positions from past_length"},
+    {"llama", "model.layers.", "LlamaForSequenceClassification", "", "", ""},
+};
+
+const PeftArchitecture* peft_architecture(std::string_view model_type) {
+  for (const PeftArchitecture& a : kArchitectures)
+    if (a.model_type == model_type) return &a;
+  return nullptr;
 }
 
-std::string regex_escape(const std::string& s) {
+std::string linear_stem(const std::string& target) {
+  return target == "q" || target == "k" || target == "v" || target == "o" ? "attn_" + target
+                                                                          : target;
+}
+
+// A linear layer's module path below its layer ("attention.self.query"), "" when the
+// architecture has no such layer.
+std::string module_below_layer(const PeftArchitecture& arch, const std::string& target) {
+  auto name = hf_tensor_name(arch.model_type, "blk.0." + linear_stem(target) + ".weight");
+  if (!name) return "";
+  const std::string head = std::string(arch.layer_path) + "0.";
+  return name->substr(head.size(), name->size() - head.size() - std::string(".weight").size());
+}
+
+bool ends_with_component(const std::string& path, const std::string& suffix) {
+  return path == suffix || path.ends_with("." + suffix);
+}
+
+// The shortest trailing part of `path` that no other linear module of a layer ends with
+// (PEFT matches a target name against a module name's end), or "" when none is unique.
+std::string unique_suffix(const PeftArchitecture& arch, const std::string& path) {
+  std::vector<std::string> others;
+  for (const char* t : spec::kLinearTargets)
+    if (const std::string p = module_below_layer(arch, t); !p.empty() && p != path)
+      others.push_back(p);
+  // Candidates from the last component outwards: "query", then "self.query", ...
+  for (std::size_t start = path.rfind('.');; start = path.rfind('.', start - 1)) {
+    const std::string candidate = start == std::string::npos ? path : path.substr(start + 1);
+    if (std::none_of(others.begin(), others.end(),
+                     [&](const std::string& o) { return ends_with_component(o, candidate); }))
+      return candidate;
+    if (start == std::string::npos || start == 0) return "";
+  }
+}
+
+std::string regex_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     if (c == '.') out += '\\';
@@ -34,64 +87,101 @@ std::string regex_escape(const std::string& s) {
   return out;
 }
 
-Status refuse(const spec::Model& model, const std::string& why) {
-  return invalid_argument("model '" + model.name + "' cannot be exported in PEFT's layout: " +
-                          why + "; export it with the default format (safetensors) instead");
+// The modules scion's targets adapt, each once (GPT-2's q, k and v are one c_attn).
+std::vector<std::string> adapted_modules(const PeftArchitecture& arch, const spec::LoraSpec& lora) {
+  std::vector<std::string> modules;
+  for (const std::string& t : lora.targets)
+    if (const std::string m = module_below_layer(arch, t);
+        std::find(modules.begin(), modules.end(), m) == modules.end())
+      modules.push_back(m);
+  return modules;
 }
 
-nlohmann::json target_modules(const spec::LoraSpec& lora, const std::string& prefix) {
-  bool plain = lora.layers.empty();
-  for (const std::string& t : lora.targets) plain = plain && !bert_module(t).leaf.empty();
-  if (plain) {
+nlohmann::json target_modules(const PeftArchitecture& arch, const spec::LoraSpec& lora,
+                              const std::string& prefix) {
+  const std::vector<std::string> modules = adapted_modules(arch, lora);
+  if (lora.layers.empty()) {
     nlohmann::json names = nlohmann::json::array();
-    for (const std::string& t : lora.targets) names.push_back(bert_module(t).leaf);
-    return names;
+    for (const std::string& m : modules) names.push_back(unique_suffix(arch, m));
+    if (std::none_of(names.begin(), names.end(), [](const auto& n) { return n == ""; }))
+      return names;
   }
   // PEFT full-matches a string against each module's whole name.
   std::string layers = "\\d+";
   if (!lora.layers.empty()) {
     layers = "(";
-    for (std::size_t i = 0; i < lora.layers.size(); ++i) {
-      if (i > 0) layers += '|';
-      layers += std::to_string(lora.layers[i]);
-    }
+    for (std::size_t i = 0; i < lora.layers.size(); ++i)
+      layers += (i > 0 ? "|" : "") + std::to_string(lora.layers[i]);
     layers += ")";
   }
-  std::string modules = "(";
-  for (std::size_t i = 0; i < lora.targets.size(); ++i) {
-    if (i > 0) modules += '|';
-    modules += regex_escape(bert_module(lora.targets[i]).path);
+  std::string alternatives = "(";
+  for (std::size_t i = 0; i < modules.size(); ++i)
+    alternatives += (i > 0 ? "|" : "") + regex_escape(modules[i]);
+  alternatives += ")";
+  return regex_escape(prefix) + regex_escape(arch.layer_path) + layers + "\\." + alternatives;
+}
+
+// How many of scion's LoRA targets share `module` (GPT-2's c_attn holds q, k and v).
+int targets_in_module(const PeftArchitecture& arch, const spec::LoraSpec& lora,
+                      const std::string& module) {
+  return static_cast<int>(std::count_if(lora.targets.begin(), lora.targets.end(), [&](auto& t) {
+    return module_below_layer(arch, t) == module;
+  }));
+}
+
+Status refuse(const spec::Model& model, const std::string& why) {
+  return invalid_argument("model '" + model.name + "' cannot be exported in PEFT's layout: " +
+                          why + "; export it with the default format (safetensors) instead");
+}
+
+std::vector<float> as_float32(const LoadedParameter& p) {
+  if (p.dtype == DType::kF32) {
+    std::vector<float> out(p.bytes.size() / sizeof(float));
+    std::memcpy(out.data(), p.bytes.data(), p.bytes.size());
+    return out;
   }
-  modules += ")";
-  return regex_escape(prefix) + "encoder\\.layer\\." + layers + "\\." + modules;
+  return to_float32(p.dtype, p.bytes);
+}
+
+const PeftArchitecture& architecture_of(const spec::Workspace& ws, const spec::Model& model) {
+  return *peft_architecture(ws.architecture_of(model).hf_model_type);
+}
+
+bool is_causal_lm(const spec::Workspace& ws, const spec::Model& model) {
+  return !model.adaptation.head && ws.objective_of(model) == spec::Objective::kCausalLm;
+}
+
+Status check_prefix(const spec::Model& model, const spec::Architecture& a,
+                    const PeftArchitecture& arch) {
+  const spec::PrefixSpec& prefix = *model.adaptation.prefix;
+  if (!arch.positions_note.empty())
+    return refuse(model, "PEFT passes prefix tuning's virtual tokens as past_key_values, and "
+                         "then transformers numbers the text's learned positions after them (" +
+                             std::string(arch.positions_note) + "), while scion's text keeps "
+                             "positions 0, 1, ... beside its prefix; no adapter_config.json "
+                             "setting removes that shift, so the probabilities would differ");
+  if (a.key_value_heads() != a.heads)
+    return refuse(model, "scion's prefix holds keys and values for each of the " +
+                             std::to_string(a.heads) + " query heads, but with grouped-query "
+                             "attention the cache PEFT's prefix enters holds one per key/value "
+                             "head (" + std::to_string(a.key_value_heads()) + ")");
+  if (!prefix.layers.empty() && static_cast<int>(prefix.layers.size()) != a.layers)
+    return refuse(model, "its prefix covers some layers only, and PEFT's prefix covers every "
+                         "layer (a zero key still takes attention weight)");
+  return Status::ok();
 }
 
 }  // namespace
 
-std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
-                                           const spec::Model& model,
-                                           const std::string& scion_name) {
-  const std::string lora_marker = ".lora." + model.name + ".";
-  if (const auto at = scion_name.find(lora_marker); at != std::string::npos) {
-    auto module = hf_tensor_name(arch.hf_model_type, scion_name.substr(0, at) + ".weight");
-    if (!module) return std::nullopt;
-    const std::string path = module->substr(0, module->size() - std::string(".weight").size());
-    const bool is_a = scion_name.ends_with(".a");
-    return "base_model.model." + hf_base_model_prefix(arch.hf_model_type) + path +
-           (is_a ? ".lora_A.weight" : ".lora_B.weight");
-  }
-  if (scion_name == "head." + model.name + ".weight") return "base_model.model.classifier.weight";
-  if (scion_name == "head." + model.name + ".bias") return "base_model.model.classifier.bias";
-  return std::nullopt;
-}
-
 Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& model) {
   const auto chain = workspace.ancestry(model);
   const spec::Model& base = *chain.back();
-  const spec::Architecture& arch = *base.architecture;
-  if (arch.hf_model_type != "bert")
+  const spec::Architecture& a = *base.architecture;
+  const PeftArchitecture* arch = peft_architecture(a.hf_model_type);
+  if (!arch)
     return refuse(model, "its base '" + base.name +
-                             "' is not an imported Hugging Face BERT folder (import: FOLDER)");
+                             "' is not an imported Hugging Face BERT, RoBERTa, GPT-2 or Llama "
+                             "folder (import: FOLDER)");
   if (chain.size() != 2)
     return refuse(model, chain.size() == 1 ? "it is a base, not an adapter"
                                            : "it descends from '" + model.from +
@@ -112,66 +202,238 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
                             "adapter, and --format huggingface cannot hold one either (it is "
                             "not a change of the trunk's weights); export it with the default "
                             "format (safetensors)");
-  if (ad.prefix || ad.prompt)
-    return refuse(model, std::string(ad.prefix ? "prefix" : "prompt") +
-                             " tuning is not exported to PEFT yet: PEFT's BERT runs it "
-                             "differently from scion (" +
-                             (ad.prefix ? "it shifts the text's positions by the virtual tokens"
-                                        : "it classifies from the first virtual token, not "
-                                          "[CLS]") +
-                             "), so the probabilities would not match");
-  if (!ad.lora) return refuse(model, "it has no LoRA adapter");
-  if (!ad.head) return refuse(model, "it has no classification head of its own");
-  if (ad.head->pooling != spec::Pooling::kCls)
-    return refuse(model, "its head does not pool [CLS], which BertForSequenceClassification "
-                         "does");
-
+  const int methods = (ad.lora ? 1 : 0) + (ad.prefix ? 1 : 0) + (ad.prompt ? 1 : 0);
+  if (methods == 0) return refuse(model, "it has no LoRA, prefix or prompt adapter of its own");
+  if (methods > 1)
+    return refuse(model, "it combines LoRA, prefix and prompt tuning, and a PEFT adapter is "
+                         "one method");
+  if (ad.head) {
+    if (arch->head_module.empty())
+      return refuse(model, std::string(arch->seq_cls_class) +
+                               "'s score layer has no bias and scion's classification head has "
+                               "one, so no PEFT adapter gives its probabilities (causal-LM "
+                               "descendants export as CAUSAL_LM)");
+    if (ad.head->pooling != spec::Pooling::kCls)
+      return refuse(model, "its head does not pool [CLS], which " +
+                               std::string(arch->seq_cls_class) + " does");
+  } else if (!is_causal_lm(workspace, model)) {
+    return refuse(model, "it is a masked language model, and PEFT has no masked-LM task type "
+                         "(classifiers export as SEQ_CLS, causal LMs on GPT-2 or Llama as "
+                         "CAUSAL_LM)");
+  }
+  if (ad.prefix) SCION_RETURN_IF_ERROR(check_prefix(model, a, *arch));
+  if (ad.prompt && ad.head)
+    return refuse(model, "PEFT prepends prompt tuning's virtual tokens before [CLS], so " +
+                             std::string(arch->seq_cls_class) +
+                             " classifies from the first virtual token, while scion's head "
+                             "pools the text's [CLS] after them");
   return Status::ok();
 }
+
+Status check_peft_import(const spec::Workspace& workspace, const spec::Model& model) {
+  SCION_RETURN_IF_ERROR(check_peft_layout(workspace, model));
+  const std::string& type = workspace.architecture_of(model).hf_model_type;
+  if (!model.adaptation.lora || (type != "bert" && type != "llama"))
+    return invalid_argument(
+        "model '" + model.name + "': scion import --peft reads LoRA adapters of BERT "
+        "(model_type bert) and Llama bases; declare a LoRA descendant of such a base, or "
+        "import the adapter's parameters as safetensors");
+  return Status::ok();
+}
+
+std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
+                                           const spec::Model& model,
+                                           const std::string& scion_name) {
+  const std::string prefix = "base_model.model." + hf_base_model_prefix(arch.hf_model_type);
+  const std::string lora_marker = ".lora." + model.name + ".";
+  if (const auto at = scion_name.find(lora_marker); at != std::string::npos) {
+    auto module = hf_tensor_name(arch.hf_model_type, scion_name.substr(0, at) + ".weight");
+    if (!module) return std::nullopt;
+    const std::string path = module->substr(0, module->size() - std::string(".weight").size());
+    return prefix + path + (scion_name.ends_with(".a") ? ".lora_A.weight" : ".lora_B.weight");
+  }
+  const PeftArchitecture* peft = peft_architecture(arch.hf_model_type);
+  if (!peft || peft->head_module.empty()) return std::nullopt;
+  for (const char* part : {"weight", "bias"})
+    if (scion_name == "head." + model.name + "." + part)
+      return "base_model.model." + std::string(peft->head_module) + "." + part;
+  return std::nullopt;
+}
+
+nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& model) {
+  const spec::Model& base = *workspace.ancestry(model).back();
+  const spec::Architecture& a = *base.architecture;
+  const PeftArchitecture& arch = architecture_of(workspace, model);
+  const spec::Adaptation& ad = model.adaptation;
+  nlohmann::json config = {
+      {"base_model_name_or_path", base.import_path},
+      {"revision", nullptr},
+      {"task_type", ad.head ? "SEQ_CLS" : "CAUSAL_LM"},
+      {"inference_mode", true},
+  };
+  if (ad.prefix || ad.prompt) {  // PEFT's prompt-learning configs have no modules_to_save
+    config["peft_type"] = ad.prefix ? "PREFIX_TUNING" : "PROMPT_TUNING";
+    config["num_virtual_tokens"] = ad.prefix ? ad.prefix->virtual_tokens : ad.prompt->virtual_tokens;
+    config["token_dim"] = a.width;
+    config["num_transformer_submodules"] = 1;
+    config["num_attention_heads"] = a.heads;
+    config["num_layers"] = a.layers;
+    if (ad.prefix) {
+      config["encoder_hidden_size"] = a.width;
+      config["prefix_projection"] = false;  // the stored values are the MLP's output
+    } else {
+      config["prompt_tuning_init"] = "RANDOM";  // the values come from the file
+      config["prompt_tuning_init_text"] = nullptr;
+      config["tokenizer_name_or_path"] = nullptr;
+      config["tokenizer_kwargs"] = nullptr;
+    }
+    return config;
+  }
+  const spec::LoraSpec& lora = *ad.lora;
+  const std::string prefix = hf_base_model_prefix(a.hf_model_type);
+  // A module holding several of scion's targets (GPT-2's c_attn) has their ranks summed.
+  int fused = 1;
+  bool all_fused = true;
+  std::string fused_module;
+  for (const std::string& m : adapted_modules(arch, lora)) {
+    const int k = targets_in_module(arch, lora, m);
+    if (k > 1) {
+      fused = k;
+      fused_module = unique_suffix(arch, m);
+    } else {
+      all_fused = false;
+    }
+  }
+  nlohmann::json rank_pattern = nlohmann::json::object(), alpha_pattern = nlohmann::json::object();
+  int r = lora.rank;
+  double alpha = lora.alpha;
+  if (fused > 1 && all_fused) {
+    r *= fused;
+    alpha *= fused;
+  } else if (fused > 1) {
+    rank_pattern[fused_module] = fused * lora.rank;
+    alpha_pattern[fused_module] = fused * static_cast<double>(lora.alpha);
+  }
+  config["peft_type"] = "LORA";
+  config["modules_to_save"] = ad.head ? nlohmann::json({"classifier"}) : nlohmann::json();
+  config["r"] = r;
+  config["lora_alpha"] = alpha;
+  config["lora_dropout"] = lora.dropout;
+  config["target_modules"] = target_modules(arch, lora, prefix);
+  config["bias"] = "none";
+  config["fan_in_fan_out"] = a.hf_model_type == "gpt2";  // Conv1D weights are (in, out)
+  config["init_lora_weights"] = true;
+  config["use_rslora"] = false;
+  config["use_dora"] = false;
+  config["layers_to_transform"] = nullptr;
+  config["layers_pattern"] = nullptr;
+  config["rank_pattern"] = rank_pattern;
+  config["alpha_pattern"] = alpha_pattern;
+  return config;
+}
+
+namespace {
+
+// One module's LoRA: A (R, in), B (out, R); several of scion's LoRAs on the parts of a
+// fused module become one, A stacked and B placed at each part's output rows.
+struct LoraPart {
+  std::size_t part = 0;  // index among the fused module's parts
+  const LoadedParameter* a = nullptr;
+  const LoadedParameter* b = nullptr;
+};
+
+void add_module_lora(const std::string& module, std::size_t parts, std::vector<LoraPart> loras,
+                     std::vector<PeftTensor>& out) {
+  if (parts == 0) {  // one of scion's LoRAs on a module of its own: as it is
+    out.push_back({module + ".lora_A.weight", loras[0].a->shape, as_float32(*loras[0].a)});
+    out.push_back({module + ".lora_B.weight", loras[0].b->shape, as_float32(*loras[0].b)});
+    return;
+  }
+  std::sort(loras.begin(), loras.end(), [](auto& x, auto& y) { return x.part < y.part; });
+  const std::int64_t r = loras[0].a->shape[0], in = loras[0].a->shape[1];
+  const std::int64_t part_out = loras[0].b->shape[0];
+  const std::int64_t R = r * static_cast<std::int64_t>(loras.size());
+  const std::int64_t O = part_out * static_cast<std::int64_t>(parts);
+  PeftTensor A{module + ".lora_A.weight", {R, in}, {}};
+  PeftTensor B{module + ".lora_B.weight", {O, R}, std::vector<float>(O * R, 0.0f)};
+  for (std::size_t j = 0; j < loras.size(); ++j) {
+    const std::vector<float> a = as_float32(*loras[j].a), b = as_float32(*loras[j].b);
+    A.values.insert(A.values.end(), a.begin(), a.end());
+    const std::int64_t row0 = static_cast<std::int64_t>(loras[j].part) * part_out;
+    const std::int64_t col0 = static_cast<std::int64_t>(j) * r;
+    for (std::int64_t o = 0; o < part_out; ++o)
+      for (std::int64_t k = 0; k < r; ++k) B.values[(row0 + o) * R + col0 + k] = b[o * r + k];
+  }
+  out.push_back(std::move(A));
+  out.push_back(std::move(B));
+}
+
+void add_lora_tensors(const spec::Architecture& a, const spec::Model& model,
+                      const LoadedParameters& params, std::vector<PeftTensor>& out) {
+  const std::string prefix = "base_model.model." + hf_base_model_prefix(a.hf_model_type);
+  const std::string marker = ".lora." + model.name + ".a";
+  std::map<std::string, std::vector<LoraPart>> by_module;  // HF module path (no prefix)
+  std::map<std::string, std::size_t> parts_of;
+  for (const auto& [name, value] : params) {
+    if (!name.ends_with(marker)) continue;
+    const std::string weight = name.substr(0, name.size() - marker.size()) + ".weight";
+    const std::string module_weight = *hf_tensor_name(a.hf_model_type, weight);
+    const std::string module = module_weight.substr(0, module_weight.size() - 7);  // ".weight"
+    const std::vector<std::string> fused = map_hf_tensor(a.hf_model_type, module_weight).fused;
+    const auto at = std::find(fused.begin(), fused.end(), weight);
+    const LoraPart part{fused.empty() ? 0 : static_cast<std::size_t>(at - fused.begin()), &value,
+                        &params.at(name.substr(0, name.size() - 1) + "b")};
+    by_module[module].push_back(part);
+    parts_of[module] = fused.size();
+  }
+  for (auto& [module, loras] : by_module)
+    add_module_lora(prefix + module, parts_of[module], std::move(loras), out);
+}
+
+// Prefix tuning's past_key_values, one row per virtual token: [k_0 | v_0 | k_1 | v_1 ...].
+PeftTensor prefix_tensor(const spec::Architecture& a, const spec::Model& model,
+                         const LoadedParameters& params) {
+  const std::int64_t P = model.adaptation.prefix->virtual_tokens, C = a.width, L = a.layers;
+  PeftTensor t{"prompt_embeddings", {P, 2 * L * C}, std::vector<float>(P * 2 * L * C)};
+  for (std::int64_t l = 0; l < L; ++l)
+    for (int which = 0; which < 2; ++which) {
+      const std::vector<float> kv = as_float32(params.at(
+          "blk." + std::to_string(l) + ".prefix." + model.name + (which ? ".values" : ".keys")));
+      for (std::int64_t p = 0; p < P; ++p)
+        std::copy_n(kv.begin() + p * C, C, t.values.begin() + p * 2 * L * C + (2 * l + which) * C);
+    }
+  return t;
+}
+
+}  // namespace
 
 Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
                                             const spec::Model& model,
                                             const LoadedParameters& params) {
   SCION_RETURN_IF_ERROR(check_peft_layout(workspace, model));
-  const spec::Model& base = *workspace.ancestry(model).back();
-  const spec::Architecture& arch = *base.architecture;
+  const spec::Architecture& a = workspace.architecture_of(model);
+  const PeftArchitecture& arch = architecture_of(workspace, model);
+  const spec::Adaptation& ad = model.adaptation;
   PeftAdapterFiles out;
-  for (const auto& [name, value] : params) {
-    if (value.introduced_by != model.name) continue;
-    auto peft_name = peft_tensor_name(arch, model, name);
-    if (!peft_name)
-      return refuse(model, "it trains '" + name + "', which PEFT's LoRA layout cannot hold");
-    out.tensors.emplace_back(*peft_name, &value);
+  if (ad.lora) add_lora_tensors(a, model, params, out.tensors);
+  if (ad.prefix) out.tensors.push_back(prefix_tensor(a, model, params));
+  if (ad.prompt) {
+    const LoadedParameter& p = params.at("prompt." + model.name + ".embeddings");
+    out.tensors.push_back({"prompt_embeddings", p.shape, as_float32(p)});
+  }
+  if (ad.head) {
+    for (const char* part : {"weight", "bias"}) {
+      const LoadedParameter& head = params.at("head." + model.name + "." + part);
+      out.tensors.push_back({"base_model.model." + std::string(arch.head_module) + "." + part,
+                             head.shape, as_float32(head)});
+      if (arch.pooler_module.empty()) continue;
+      const LoadedParameter& pooler = params.at(std::string("pooler.") + part);
+      out.tensors.push_back({"base_model.model." + std::string(arch.pooler_module) + "." + part,
+                             pooler.shape, as_float32(pooler)});
+    }
   }
   out.config = peft_config(workspace, model);
   return out;
-}
-
-nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& model) {
-  const spec::Model& base = *workspace.ancestry(model).back();
-  const std::string prefix = hf_base_model_prefix(base.architecture->hf_model_type);
-  const spec::LoraSpec& lora = *model.adaptation.lora;
-  return {
-      {"peft_type", "LORA"},
-      {"task_type", "SEQ_CLS"},
-      {"base_model_name_or_path", base.import_path},
-      {"revision", nullptr},
-      {"inference_mode", true},
-      {"r", lora.rank},
-      {"lora_alpha", lora.alpha},
-      {"lora_dropout", lora.dropout},
-      {"target_modules", target_modules(lora, prefix)},
-      {"modules_to_save", {"classifier"}},
-      {"bias", "none"},
-      {"fan_in_fan_out", false},
-      {"init_lora_weights", true},
-      {"use_rslora", false},
-      {"use_dora", false},
-      {"layers_to_transform", nullptr},
-      {"layers_pattern", nullptr},
-      {"rank_pattern", nlohmann::json::object()},
-      {"alpha_pattern", nlohmann::json::object()},
-  };
 }
 
 Status write_peft_adapter(Env& env, const std::filesystem::path& dir,
@@ -180,8 +442,8 @@ Status write_peft_adapter(Env& env, const std::filesystem::path& dir,
   std::filesystem::create_directories(dir, ec);
   if (ec) return io_error("cannot create '" + dir.string() + "': " + ec.message());
   std::vector<SafetensorsTensor> tensors;
-  for (const auto& [name, value] : files.tensors)
-    tensors.push_back({name, value->dtype, value->shape, value->bytes});
+  for (const PeftTensor& t : files.tensors)
+    tensors.push_back({t.name, DType::kF32, t.shape, std::as_bytes(std::span<const float>(t.values))});
   SCION_RETURN_IF_ERROR(write_safetensors(env, dir / "adapter_model.safetensors", tensors,
                                           {{"format", "pt"}}));
   const std::string config = files.config.dump(2) + "\n";

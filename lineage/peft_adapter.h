@@ -1,21 +1,43 @@
-// A scion LoRA descendant of an imported Hugging Face base, in PEFT's adapter layout:
-// adapter_config.json plus adapter_model.safetensors, as
+// A scion descendant of an imported Hugging Face base, in PEFT's adapter layout:
+// adapter_config.json plus adapter_model.safetensors, as peft 0.10's
 // `PeftModel.from_pretrained(AutoModelForSequenceClassification.from_pretrained(BASE,
-// num_labels=K), DIR)` loads it (peft 0.10).
+// num_labels=K), DIR)` loads it for a classifier, or over
+// `AutoModelForCausalLM.from_pretrained(BASE)` for a causal language model.
 //
-// Names: blk.N.<stem>.lora.<model>.{a,b} become
+// LoRA (peft_type LORA): blk.N.<stem>.lora.<model>.{a,b} become
 // base_model.model.<prefix><module>.lora_{A,B}.weight, where <module> is the Hugging
 // Face module of the linear layer (lineage/hf_tensor_names.h: attn_q is
-// encoder.layer.N.attention.self.query) and <prefix> the task model's ("bert."). The
-// classification head head.<model>.{weight,bias} becomes the task model's classifier,
-// listed in modules_to_save. LoRA's scale is alpha / r in both. target_modules is
-// ["query", "value"]-style module names when they are unambiguous and every layer is
-// adapted, else a regular expression naming exactly the adapted modules.
+// encoder.layer.N.attention.self.query on BERT, h.N.attn.c_attn on GPT-2,
+// model.layers.N.self_attn.q_proj on Llama) and <prefix> the task model's ("bert.",
+// "roberta.", "transformer.", "" for Llama). LoRA's scale is alpha / r in both. GPT-2
+// fuses q, k and v into one c_attn: scion's k LoRAs of rank r on them are written as one
+// c_attn LoRA of rank k·r, A the k A's stacked, B block-diagonal into c_attn's q, k, v
+// output ranges, with alpha k·alpha so that alpha / r (and so B·A·scale) is unchanged;
+// where other GPT-2 modules are adapted too, rank_pattern / alpha_pattern give c_attn
+// its rank. target_modules is module names ("query", "value") when each one names only
+// the adapted modules and every layer is adapted, else a regular expression naming
+// exactly the adapted modules.
 //
-// Supported: a descendant of the base itself, with LoRA and a classification head of its
-// own that pools [CLS] (what BertForSequenceClassification does). Anything else (prefix
-// or prompt tuning, bottleneck adapters, BitFit, full fine-tuning, a descendant of a
-// descendant) is refused with a message saying so.
+// Prompt tuning (PROMPT_TUNING): prompt.<model>.embeddings (P, C) is prompt_embeddings,
+// prepended to the word embeddings as scion does (positions 0..P-1 for the virtual
+// tokens, the text after them). Prefix tuning (PREFIX_TUNING): the keys and values of
+// every layer, as scion stores them (the output of the reparametrisation MLP, which is
+// not exported: prefix_projection false), are prompt_embeddings (P, L·2·C), row p being
+// [keys_0[p] | values_0[p] | keys_1[p] | ...], which PEFT passes as past_key_values.
+//
+// Classification (task_type SEQ_CLS): the head head.<model>.{weight,bias} becomes the
+// task model's classifier in modules_to_save: BERT's `classifier`, RoBERTa's
+// `classifier.out_proj` (with the base's pooler as `classifier.dense`: scion runs
+// RoBERTa's pooler + head as RobertaClassificationHead does). Causal language models
+// (objective clm on GPT-2 or Llama) are task_type CAUSAL_LM.
+//
+// What PEFT cannot run as scion does is refused with the reason (check_peft_layout):
+// BitFit, full fine-tuning, unfreeze and descendants of descendants (name --format
+// huggingface), bottleneck adapters, more than one method, a GPT-2 or Llama classifier
+// (their score layer has no bias), prefix tuning where transformers numbers the text's
+// positions after the prefix (learned positions: BERT, RoBERTa, GPT-2) or on grouped-query
+// attention, prompt tuning of a BERT or RoBERTa classifier (it would classify from the
+// first virtual token), and heads that do not pool as the task model does.
 #pragma once
 
 #include <filesystem>
@@ -31,17 +53,28 @@
 
 namespace scion::lineage {
 
-struct PeftAdapterFiles {
-  nlohmann::json config;  // adapter_config.json
-  std::vector<std::pair<std::string, const LoadedParameter*>> tensors;  // PEFT name -> value
+struct PeftTensor {
+  std::string name;                  // PEFT's
+  std::vector<std::int64_t> shape;
+  std::vector<float> values;         // F32
 };
 
-// Whether PEFT's LoRA layout can hold `model`: kInvalidArgument naming what it cannot
-// (and, where it can, the format that can).
+struct PeftAdapterFiles {
+  nlohmann::json config;  // adapter_config.json
+  std::vector<PeftTensor> tensors;
+};
+
+// Whether PEFT can hold `model` and run it as scion does: kInvalidArgument naming what it
+// cannot (and, where one can, the format that can).
 Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& model);
 
+// Whether `scion import --peft` reads an adapter for `model`: check_peft_layout, and a
+// LoRA whose tensors are scion's one to one (not GPT-2's fused c_attn), with a head on
+// BERT or none on Llama.
+Status check_peft_import(const spec::Workspace& workspace, const spec::Model& model);
+
 // The PEFT name of `model`'s own parameter `scion_name` (a LoRA matrix or its head), or
-// nullopt for one PEFT's LoRA layout has no name for. REQUIRES: an imported HF base.
+// nullopt for one PEFT's layout has no one-to-one name for. REQUIRES: an imported HF base.
 std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
                                            const spec::Model& model,
                                            const std::string& scion_name);
@@ -49,8 +82,8 @@ std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
 // adapter_config.json for `model`. REQUIRES: check_peft_layout(workspace, model) is ok.
 nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& model);
 
-// REQUIRES: `params` are `model`'s stored parameters. Errors: kInvalidArgument naming what
-// PEFT's layout cannot hold.
+// REQUIRES: `params` are `model`'s stored parameters (its own and inherited). Errors:
+// kInvalidArgument naming what PEFT's layout cannot hold.
 Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
                                             const spec::Model& model,
                                             const LoadedParameters& params);

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "lineage/dtype.h"
@@ -13,17 +14,28 @@
 namespace scion::workbench {
 namespace {
 
-// How an architecture's sequence-classification model is laid out in transformers.
+// How an architecture's task model is laid out in transformers: a sequence classifier
+// (scion's classification head) or a causal LM (a causal-LM descendant of a decoder).
+enum class TaskKind { kClassifier, kCausalLm };
 struct HfTaskModel {
   std::string_view model_type;  // config.json's model_type
-  std::string_view class_name;  // AutoModelForSequenceClassification picks it
+  TaskKind kind;
+  std::string_view class_name;  // AutoModelFor... picks it
   std::string_view classifier;  // the head's module: <classifier>.weight, .bias
+  std::string_view pooler;      // where the base's pooler goes instead; "" keeps it in place
   spec::Pooling pooling;        // the position the task model classifies from
 };
 
 constexpr HfTaskModel kTaskModels[] = {
     // BertForSequenceClassification: classifier(dropout(pooler(h[:, 0]))).
-    {"bert", "BertForSequenceClassification", "classifier", spec::Pooling::kCls},
+    {"bert", TaskKind::kClassifier, "BertForSequenceClassification", "classifier", "",
+     spec::Pooling::kCls},
+    // RobertaClassificationHead: out_proj(tanh(dense(h[:, 0]))): scion's pooler + head;
+    // RobertaForSequenceClassification's trunk has no pooler of its own.
+    {"roberta", TaskKind::kClassifier, "RobertaForSequenceClassification", "classifier.out_proj",
+     "classifier.dense", spec::Pooling::kCls},
+    {"gpt2", TaskKind::kCausalLm, "GPT2LMHeadModel", "", "", spec::Pooling::kLast},
+    {"llama", TaskKind::kCausalLm, "LlamaForCausalLM", "", "", spec::Pooling::kLast},
 };
 
 const HfTaskModel* task_model(std::string_view model_type) {
@@ -78,6 +90,46 @@ const spec::Model* head_owner(const std::vector<const spec::Model*>& chain) {
   return nullptr;
 }
 
+// The trunk under the task model's names, laid out as transformers stores it: GPT-2's
+// q, k, v joined into c_attn and its Conv1D weights as (in, out); RoBERTa's position table
+// with its first padding_idx + 1 rows back (zeros: scion drops them at import, and they
+// are read only at padding positions, which the attention mask hides).
+void add_trunk_tensors(const std::string& model_type, const HfTaskModel& task,
+                       const lineage::LoadedParameters& params,
+                       std::map<std::string, std::vector<float>>& trunk, int padding_idx,
+                       HfModelFolder& out) {
+  const std::string prefix = lineage::hf_base_model_prefix(model_type);
+  std::set<std::string> names;
+  for (const auto& [name, values] : trunk)
+    if (task.pooler.empty() || !name.starts_with("pooler."))
+      names.insert(*lineage::hf_tensor_name(model_type, name));
+  for (const std::string& hf : names) {
+    const lineage::HfTensorMapping m = lineage::map_hf_tensor(model_type, hf);
+    const std::vector<std::string> parts = m.fused.empty() ? std::vector{m.scion_name} : m.fused;
+    std::vector<float> values;
+    std::vector<std::int64_t> shape = params.at(parts[0]).shape;
+    for (const std::string& part : parts) {  // joined along the output dimension (rows)
+      std::vector<float>& v = trunk.at(part);
+      values.insert(values.end(), v.begin(), v.end());
+    }
+    shape[0] *= static_cast<std::int64_t>(parts.size());
+    if (m.conv1d && shape.size() == 2) {
+      std::vector<float> transposed(values.size());
+      for (std::int64_t o = 0; o < shape[0]; ++o)
+        for (std::int64_t i = 0; i < shape[1]; ++i)
+          transposed[i * shape[0] + o] = values[o * shape[1] + i];
+      values = std::move(transposed);
+      std::swap(shape[0], shape[1]);
+    }
+    if (m.position_rows) {
+      values.insert(values.begin(), static_cast<std::size_t>(padding_idx + 1) * shape[1], 0.0f);
+      shape[0] += padding_idx + 1;
+    }
+    out.shapes[prefix + hf] = shape;
+    out.tensors[prefix + hf] = std::move(values);
+  }
+}
+
 Result<nlohmann::json> read_json(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return not_found(fmt::format("cannot read '{}'", path.string()));
@@ -106,7 +158,7 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
                              "' is not an imported Hugging Face model folder (import: FOLDER)");
   const HfTaskModel* task = task_model(arch.hf_model_type);
   if (!task)
-    return refuse(model, "there is no sequence-classification layout for model_type '" +
+    return refuse(model, "there is no task-model layout for model_type '" +
                              arch.hf_model_type + "' yet");
   for (const spec::Model* m : chain) {
     const spec::Adaptation& ad = m->adaptation;
@@ -117,48 +169,61 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
                                ", which a plain Hugging Face model cannot hold");
   }
   const spec::Model* owner = head_owner(chain);
-  if (!owner) return refuse(model, "it has no classification head (its own or an ancestor's)");
-  if (owner->adaptation.head->pooling != task->pooling)
-    return refuse(model, fmt::format("the head of '{}' pools otherwise than {} does ([CLS])",
-                                     owner->name, task->class_name));
+  if (task->kind == TaskKind::kCausalLm) {
+    if (owner)
+      return refuse(model, fmt::format("transformers' sequence classifier for {} has a score "
+                                       "layer without bias and scion's head has one; causal-LM "
+                                       "descendants export as {}",
+                                       arch.hf_model_type, task->class_name));
+    if (ws.objective_of(model) != spec::Objective::kCausalLm)
+      return refuse(model, "it is neither a classifier nor a causal language model");
+  } else {
+    if (!owner) return refuse(model, "it has no classification head (its own or an ancestor's)");
+    if (owner->adaptation.head->pooling != task->pooling)
+      return refuse(model, fmt::format("the head of '{}' pools otherwise than {} does ([CLS])",
+                                       owner->name, task->class_name));
+  }
 
+  const std::filesystem::path folder = base.import_path;
+  auto config = read_json(folder / "config.json");
+  if (!config) return config.status();
   HfModelFolder out;
-  const std::string prefix = lineage::hf_base_model_prefix(arch.hf_model_type);
   std::map<std::string, std::vector<float>> trunk;  // by scion name
   for (const auto& [name, value] : params)
     if (lineage::hf_tensor_name(arch.hf_model_type, name)) trunk[name] = as_float32(value);
   // Every LoRA of the ancestry adds its low-rank product to the frozen weight it adapts.
   for (auto it = chain.rbegin(); it != chain.rend(); ++it)
     if ((*it)->adaptation.lora) merge_lora(**it, params, trunk);
-  for (auto& [name, values] : trunk) {
-    const std::string hf = prefix + *lineage::hf_tensor_name(arch.hf_model_type, name);
-    out.shapes[hf] = params.at(name).shape;
-    out.tensors[hf] = std::move(values);
-  }
-  for (const char* part : {"weight", "bias"}) {
-    const lineage::LoadedParameter& p = params.at("head." + owner->name + "." + part);
-    const std::string hf = std::string(task->classifier) + "." + part;
-    out.shapes[hf] = p.shape;
-    out.tensors[hf] = as_float32(p);
-  }
-
-  const std::filesystem::path folder = base.import_path;
-  auto config = read_json(folder / "config.json");
-  if (!config) return config.status();
-  const std::vector<std::string>& labels = owner->adaptation.head->labels;
-  nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
-  for (std::size_t k = 0; k < labels.size(); ++k) {
-    id2label[std::to_string(k)] = labels[k];
-    label2id[labels[k]] = k;
+  // RoBERTa's padding_idx is pad_token_id (default 1), as in RobertaEmbeddings.
+  const nlohmann::json pad = config->value("pad_token_id", nlohmann::json());
+  const int padding_idx = pad.is_number_integer() ? pad.get<int>() : 1;
+  add_trunk_tensors(arch.hf_model_type, *task, params, trunk, padding_idx, out);
+  if (owner) {
+    for (const char* part : {"weight", "bias"}) {
+      const lineage::LoadedParameter& p = params.at("head." + owner->name + "." + part);
+      const std::string hf = std::string(task->classifier) + "." + part;
+      out.shapes[hf] = p.shape;
+      out.tensors[hf] = as_float32(p);
+      if (task->pooler.empty()) continue;
+      const lineage::LoadedParameter& pooler = params.at(std::string("pooler.") + part);
+      out.shapes[std::string(task->pooler) + "." + part] = pooler.shape;
+      out.tensors[std::string(task->pooler) + "." + part] = as_float32(pooler);
+    }
+    const std::vector<std::string>& labels = owner->adaptation.head->labels;
+    nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
+    for (std::size_t k = 0; k < labels.size(); ++k) {
+      id2label[std::to_string(k)] = labels[k];
+      label2id[labels[k]] = k;
+    }
+    (*config)["id2label"] = id2label;
+    (*config)["label2id"] = label2id;
+    (*config)["problem_type"] = "single_label_classification";
   }
   (*config)["architectures"] = {task->class_name};
-  (*config)["id2label"] = id2label;
-  (*config)["label2id"] = label2id;
-  (*config)["problem_type"] = "single_label_classification";
   (*config)["torch_dtype"] = "float32";
   out.config = std::move(*config);
   for (const char* file : {"tokenizer.json", "vocab.txt", "tokenizer_config.json",
-                           "special_tokens_map.json"})
+                           "special_tokens_map.json", "merges.txt", "vocab.json"})
     if (std::filesystem::is_regular_file(folder / file)) out.tokenizer_files.push_back(folder / file);
   return out;
 }

@@ -1,21 +1,28 @@
-// A stored classifier of an imported Hugging Face base as a complete Hugging Face model
-// folder (`scion export MODEL --format huggingface -o DIR`), which
-// `AutoModelForSequenceClassification.from_pretrained(DIR)` loads with nothing missing:
+// A stored model of an imported Hugging Face base as a complete Hugging Face model folder
+// (`scion export MODEL --format huggingface -o DIR`), which transformers' AutoModelFor...
+// .from_pretrained(DIR) loads with nothing missing: a classifier as the architecture's
+// sequence-classification model (BERT, RoBERTa), a causal-LM descendant of a decoder as
+// its causal LM (GPT2LMHeadModel, LlamaForCausalLM).
 //   config.json       the base's own config.json, with the task model's `architectures`,
-//                     `id2label` / `label2id` from the head's labels
+//                     and for a classifier `id2label` / `label2id` from the head's labels
 //   model.safetensors every trunk tensor under the task model's names (lineage/
-//                     hf_tensor_names.h, with hf_base_model_prefix), every LoRA of the
-//                     ancestry merged in (W + alpha/r · B·A, outermost last), BitFit biases,
-//                     full fine-tunes and `unfreeze`d tensors as the model holds them, and the
-//                     nearest head up the ancestry as the task model's classifier
-//   tokenizer files   copied from the base's folder (tokenizer.json, vocab.txt,
-//                     tokenizer_config.json, special_tokens_map.json, where present)
+//                     hf_tensor_names.h, with hf_base_model_prefix, laid out as
+//                     transformers stores it: GPT-2's c_attn joined and Conv1D weights
+//                     (in, out), RoBERTa's position rows before padding_idx + 1 as zeros),
+//                     every LoRA of the ancestry merged in (W + alpha/r · B·A, outermost
+//                     last), BitFit biases, full fine-tunes and `unfreeze`d tensors as the
+//                     model holds them, and the nearest head up the ancestry as the task
+//                     model's classifier (RoBERTa: the base's pooler as classifier.dense)
+//   tokenizer files   copied from the base's folder (tokenizer.json, vocab.txt, vocab.json,
+//                     merges.txt, tokenizer_config.json, special_tokens_map.json, where
+//                     present)
 // Architectures plug in by a row of the task-model table in hf_export.cpp (the class,
-// the classifier's module name, what the head must pool); BERT is the one today.
+// the classifier's module names, what the head must pool).
 // Refused, with the reason: a base that is not an imported Hugging Face folder, an
-// architecture without a row, a model without a classifier head or whose head pools
-// otherwise than the task model does, and adapters no plain model can hold (prefix and
-// prompt tuning, bottleneck adapters) anywhere up the ancestry.
+// architecture without a row, an encoder model without a classifier head or whose head
+// pools otherwise than the task model does, a GPT-2 or Llama classifier (transformers'
+// score layer has no bias), and adapters no plain model can hold (prefix and prompt
+// tuning, bottleneck adapters) anywhere up the ancestry.
 #pragma once
 
 #include <filesystem>

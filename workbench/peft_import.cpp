@@ -85,7 +85,7 @@ Result<std::unique_ptr<PeftImport>> read_peft_import(const spec::Workspace& ws,
         "model '{}' ({}:{}) is a base; a PEFT adapter is imported as a LoRA descendant of the "
         "base it was trained on (declare one with from: and adapt: {{lora: ..., head: ...}})",
         model.name, model.location.file, model.location.line));
-  SCION_RETURN_IF_ERROR(lineage::check_peft_layout(ws, model));
+  SCION_RETURN_IF_ERROR(lineage::check_peft_import(ws, model));
   const spec::Model& base = *ws.ancestry(model).back();
   auto config = read_config(dir / "adapter_config.json");
   if (!config) return config.status();

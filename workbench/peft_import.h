@@ -1,7 +1,8 @@
 // `scion import --peft DIR --as MODEL`: a PEFT LoRA adapter folder (adapter_config.json +
 // adapter_model.safetensors, as PEFT saves one or `scion export --format peft` writes it)
-// as the parameters of MODEL, a LoRA (+ head) descendant of an imported Hugging Face base
-// that the spec declares.
+// as the parameters of MODEL, a LoRA descendant of an imported Hugging Face base that the
+// spec declares: a LoRA + head classifier of a BERT base, or a LoRA causal LM of a Llama
+// base (lineage::check_peft_import says which).
 //
 // The adapter must fit the declaration: peft_type LORA with the spec's r and lora_alpha
 // and the target modules `scion export --format peft` would write for it, no DoRA or

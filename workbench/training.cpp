@@ -121,8 +121,11 @@ Result<std::shared_ptr<const data::TokenizedDataset>> Session::dataset_for(
   const spec::TrainingSpec& recipe = *model.training;
   const spec::Architecture& arch = ws_.architecture_of(model);
   const int max_length = recipe.max_length > 0 ? recipe.max_length : arch.max_length;
+  // Bases of one family may tokenise differently (two Hugging Face folders): the rows are
+  // per base as well as per dataset, objective and length.
   const std::string key =
-      fmt::format("{}/{}/{}", recipe.dataset, static_cast<int>(recipe.objective), max_length);
+      fmt::format("{}/{}/{}/{}", ws_.ancestry(model).back()->name, recipe.dataset,
+                  static_cast<int>(recipe.objective), max_length);
   if (auto it = datasets_.find(key); it != datasets_.end()) return it->second;
   auto tokenizer = text::make_tokenizer(arch.tokenizer, ws_.root_dir);
   if (!tokenizer) return tokenizer.status();

@@ -178,6 +178,10 @@ def llama_tokenizer(folder, vocab_size):
                                   vocab_size=vocab_size, min_frequency=1,
                                   special_tokens=["<unk>", "<s>", "</s>"])
     tokenizer.save(os.path.join(folder, "tokenizer.json"))
+    # The start and end tokens scion frames a text with (its post-processor adds none).
+    with open(os.path.join(folder, "tokenizer_config.json"), "w") as f:
+        json.dump({"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}, f, indent=1,
+                  sort_keys=True)
 
 
 def write_tiny_llama(name, seed, **shape):

@@ -187,7 +187,7 @@ TEST_CASE("a LoRA descendant of a BERT folder gets PEFT's names and config") {
   auto files = lineage::peft_adapter_files(ws, ws.models[1], params);
   REQUIRE(files.is_ok());
   std::set<std::string> names;
-  for (const auto& [name, value] : files->tensors) names.insert(name);
+  for (const auto& t : files->tensors) names.insert(t.name);
   CHECK(names.size() == 2 * 2 * 2 + 2);  // 2 layers × (query, value) × (A, B) + head
   CHECK(names.count("base_model.model.bert.encoder.layer.1.attention.self.value.lora_B.weight"));
   CHECK(names.count("base_model.model.bert.encoder.layer.0.attention.self.query.lora_A.weight"));

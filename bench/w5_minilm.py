@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""W5 of ../shared/BENCHMARKS.md: LoRA adaptation of the real all-MiniLM-L6-v2, scion
+against PyTorch + PEFT, in one run.
+
+The model is the one tests/python/fetch-minilm.sh caches (~/.cache/scion/all-MiniLM-L6-v2;
+run it once first). Jobs (--jobs, default 8): LoRA rank 8, alpha 16 on query and value of
+every layer plus a 2-class head, on the example's film reviews
+(examples/sentiment/data/critics.jsonl) joined into texts longer than --max-length tokens so
+that every row is exactly T = --max-length (128) tokens, batch 16, --steps (50) AdamW steps
+at lr 1e-3, each job its own seed. Configurations, interleaved --reps times, medians:
+
+  (a) scion co-batched: `scion adapt --json` training the jobs as one group;
+  (b) scion one after another: `scion adapt JOB --json` once per job;
+  (c) PyTorch + PEFT one after another: bench/peers/w5_peft.py in --python (transformers'
+      BertForSequenceClassification with peft's LoraConfig on query/value, classifier in
+      modules_to_save), same threads, batch, T, steps.
+
+tokens/s: jobs × steps × batch × T over the training time (scion: the groups' seconds from
+`scion adapt --json`, setup of the group included, store writes not; peer: its timed steps).
+Peak RSS: scion's from wait4() on each `scion adapt` process (the largest for (b)), the
+peer's its own ru_maxrss (interpreter and libraries included). The import time of the
+checkpoint is the wall time of `scion import FOLDER --as minilm` into an empty store
+(reading and converting the safetensors, digests, writing the store), once per rep.
+
+Smoke run (seconds, checks the plumbing only; its figures mean nothing):
+  python3 bench/w5_minilm.py --scion build/cli/scion \\
+      --python /work/main/.interop-venv/bin/python --jobs 2 --steps 2 --reps 1
+Full run (quiet machine):
+  OMP_WAIT_POLICY=passive python3 bench/w5_minilm.py --scion build-release/cli/scion \\
+      --python .interop-venv/bin/python --threads 2 --reps 3 --precision fp32
+and again with --precision bf16 (scion --precision bf16; the peer under bf16 autocast).
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from precision_table import cpu_line, load_average  # noqa: E402
+
+BATCH = 16
+
+
+def long_reviews(source, out, words, seed):
+    """Reviews joined until each has at least `words` words, labelled by the first."""
+    with open(source) as f:
+        rows = [json.loads(line) for line in f]
+    order = random.Random(seed)
+    with open(out, "w") as f:
+        for first in rows:
+            text = [first["text"]]
+            while sum(len(t.split()) for t in text) < words:
+                text.append(order.choice(rows)["text"])
+            f.write(json.dumps({"text": " ".join(text), "label": first["label"]}) + "\n")
+
+
+def write_spec(work, jobs, steps, max_length):
+    lines = ["datasets:",
+             "  reviews: {path: reviews.jsonl, labels: [negative, positive]}",
+             "models:",
+             "  minilm:",
+             "    import: all-MiniLM-L6-v2"]
+    for job in range(jobs):
+        lines += [f"  job{job}:",
+                  "    from: minilm",
+                  "    adapt: {lora: {rank: 8, alpha: 16, targets: [q, v]}, "
+                  "head: {labels: [negative, positive]}}",
+                  f"    train: {{data: reviews, steps: {steps}, batch_size: {BATCH}, "
+                  f"max_length: {max_length}, optimizer: {{type: adamw, lr: 1.0e-3}}, "
+                  f"seed: {job + 1}}}"]
+    with open(os.path.join(work, "scion.yaml"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def run_with_rss(argv, env):
+    """Runs argv to completion; (stdout, peak RSS MiB of that process, wall seconds)."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            sys.exit(f"{' '.join(argv)} failed ({proc.returncode}): {err.read()[-2000:]}")
+        return out.read(), usage.ru_maxrss / 1024, seconds
+
+
+def fresh_store(work):
+    shutil.rmtree(os.path.join(work, ".scion"), ignore_errors=True)
+
+
+def scion_import(scion, work, env):
+    fresh_store(work)
+    _, _, seconds = run_with_rss([scion, "-C", work, "import",
+                                  os.path.join(work, "all-MiniLM-L6-v2"), "--as", "minilm"], env)
+    return seconds
+
+
+def scion_adapt(scion, work, env, precision, models):
+    """Trains `models` (all when empty) in one `scion adapt`; (seconds of its groups, RSS)."""
+    out, rss, _ = run_with_rss([scion, "-C", work, "adapt", "--json", "--force", "--precision",
+                                precision, *models], env)
+    groups = json.loads(out)["groups"]
+    return sum(g["seconds"] for g in groups), rss, [len(g["models"]) for g in groups]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scion", default=os.path.join(REPO, "build", "cli", "scion"))
+    ap.add_argument("--python", help="a Python with torch, transformers and peft for (c); "
+                                     "without it (c) is left out")
+    ap.add_argument("--model", default=os.path.expanduser("~/.cache/scion/all-MiniLM-L6-v2"))
+    ap.add_argument("--jobs", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--max-length", type=int, default=128)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    args = ap.parse_args()
+    if not os.path.isfile(os.path.join(args.model, "model.safetensors")):
+        sys.exit(f"no MiniLM at {args.model}: run tests/python/fetch-minilm.sh first")
+
+    work = tempfile.mkdtemp(prefix="scion-w5-")
+    try:
+        run(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(args, work):
+    os.symlink(args.model, os.path.join(work, "all-MiniLM-L6-v2"))
+    # ~1.4 word pieces per word: 2 words per token leaves room above T.
+    long_reviews(os.path.join(REPO, "examples", "sentiment", "data", "critics.jsonl"),
+                 os.path.join(work, "reviews.jsonl"), 2 * args.max_length, seed=5)
+    write_spec(work, args.jobs, args.steps, args.max_length)
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    tokens = args.jobs * args.steps * BATCH * args.max_length
+
+    print(cpu_line(args.scion))
+    print(f"load average before: {load_average()}")
+    print(f"W5: {args.jobs} jobs x {args.steps} steps x batch {BATCH} x T {args.max_length} = "
+          f"{tokens} tokens per configuration, {args.precision}, {args.threads} threads")
+    results = {"import": [], "a": [], "b": [], "c": []}
+    for rep in range(args.reps):
+        results["import"].append((scion_import(args.scion, work, env), 0))
+        seconds, rss, groups = scion_adapt(args.scion, work, env, args.precision, [])
+        if groups != [args.jobs]:
+            sys.exit(f"(a) trained as groups of {groups}, not one group of {args.jobs}")
+        results["a"].append((seconds, rss))
+        total, peak = 0.0, 0.0
+        for job in range(args.jobs):
+            seconds, rss, _ = scion_adapt(args.scion, work, env, args.precision, [f"job{job}"])
+            total, peak = total + seconds, max(peak, rss)
+        results["b"].append((total, peak))
+        if args.python:
+            out, _, _ = run_with_rss(
+                [args.python, os.path.join(HERE, "peers", "w5_peft.py"), "--folder", args.model,
+                 "--data", os.path.join(work, "reviews.jsonl"), "--jobs", str(args.jobs),
+                 "--steps", str(args.steps), "--batch", str(BATCH), "--max-length",
+                 str(args.max_length), "--threads", str(args.threads), "--precision",
+                 args.precision], env)
+            fields = dict(f.split("=", 1) for f in out.strip().splitlines()[-1].split())
+            results["c"].append((float(fields["seconds"]), float(fields["peak_rss_mib"])))
+            if rep == 0:
+                print(f"peer: torch {fields['torch']}, peft {fields['peft']}")
+        print(f"rep {rep + 1}: import {results['import'][-1][0]:.2f} s, "
+              + ", ".join(f"({k}) {results[k][-1][0]:.2f} s" for k in "abc" if results[k]))
+
+    names = {"a": "scion co-batched", "b": "scion one after another",
+             "c": "PyTorch + PEFT one after another"}
+    medians = {}
+    for key in "abc":
+        if not results[key]:
+            continue
+        seconds = statistics.median(s for s, _ in results[key])
+        rss = statistics.median(r for _, r in results[key])
+        medians[key] = seconds
+        print(f"({key}) {names[key]}: {seconds:.2f} s, {tokens / seconds:,.0f} tokens/s, "
+              f"peak RSS {rss:,.0f} MiB  (per rep: "
+              f"{', '.join(f'{s:.2f}' for s, _ in results[key])} s)")
+    print(f"import of the checkpoint: median {statistics.median(s for s, _ in results['import']):.2f} s")
+    ratios = [f"a/b {medians['b'] / medians['a']:.2f}x"]
+    if "c" in medians:
+        ratios.append(f"a/c {medians['c'] / medians['a']:.2f}x")
+        ratios.append(f"b/c {medians['c'] / medians['b']:.2f}x")
+    print("speedup (tokens/s ratio): " + ", ".join(ratios))
+    print(f"load average after: {load_average()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+// `scion export MODEL -o FILE [--own-only]`: a stored model's parameters as one
+// safetensors checkpoint, atomically, with its lineage in the file's __metadata__
+// (safetensors allows only string values, so the chain is a JSON string):
+//   format "pt", scion.model, scion.parent, scion.recipe_hash, scion.architecture (JSON),
+//   scion.lineage (JSON: [{name, recipe_hash, adaptation}] from the model to its base),
+//   scion.own_only, scion.version.
+// With own_only, only the parameters the model introduced (its adapters, its head).
+// `-o -` stages the file in the temporary folder (safetensors needs its header's offsets
+// before the data) and moves it to a stream with move_file_to_stream.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <ostream>
+#include <string>
+
+#include "lineage/store.h"
+
+namespace scion::workbench {
+
+struct CheckpointExport {
+  std::int64_t tensors = 0;
+  std::int64_t bytes = 0;
+};
+
+// REQUIRES: `model` is in the store (find_stored_model). Errors: kNotFound when own_only
+// and the model introduced no parameters; the store's and the writer's errors.
+Result<CheckpointExport> export_checkpoint(lineage::LineageStore& store, const std::string& model,
+                                           bool own_only, const std::filesystem::path& file);
+
+// Where `-o -` stages the checkpoint: a file of this process in the temporary folder.
+std::filesystem::path stdout_staging_file();
+
+// Copies `file` to `out` and removes the file. Errors: kIoError when the stream fails
+// (a closed pipe).
+Status move_file_to_stream(const std::filesystem::path& file, std::ostream& out);
+
+}  // namespace scion::workbench
