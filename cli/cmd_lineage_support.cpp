@@ -35,6 +35,21 @@ Result<std::unique_ptr<lineage::LineageStore>> open_store_read_only(const Global
   return lineage::LineageStore::open(global.store_path(), options);
 }
 
+Result<std::unique_ptr<lineage::LineageStore>> open_store_on_ranks(const GlobalOptions& global,
+                                                                   runtime::Communicator& comm,
+                                                                   bool write) {
+  Result<std::unique_ptr<lineage::LineageStore>> store =
+      Status(StatusCode::kInternal, "store not opened");
+  auto status_of = [&] { return store ? Status::ok() : store.status(); };
+  // Rank 0 first: it may migrate the store, which the others must not see half done.
+  if (comm.rank() == 0)
+    store = write ? open_store(global, /*create=*/false) : open_store_read_only(global);
+  SCION_RETURN_IF_ERROR(comm.agree(comm.rank() == 0 ? status_of() : Status::ok()));
+  if (comm.rank() != 0) store = open_store_read_only(global);
+  SCION_RETURN_IF_ERROR(comm.agree(status_of()));
+  return store;
+}
+
 int fail(const Status& status) {
   print_error(status);
   return exit_code_for(status);

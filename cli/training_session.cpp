@@ -153,7 +153,11 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
   if (comm.rank() == 0) store = open_store(global, /*create=*/true);
   if (Status opened = comm.agree(comm.rank() == 0 ? status_of() : Status::ok()); !opened.is_ok())
     return fail(opened);
-  if (comm.rank() != 0) store = open_store_read_only(global);
+  // A task-parallel wave's groups are stored by the rank that trains them, through the
+  // store's own locking (lineage/store.h); a data-parallel job needs read access only.
+  if (comm.rank() != 0)
+    store = request.parallel == workbench::Parallelism::kData ? open_store_read_only(global)
+                                                               : open_store(global, /*create=*/false);
   if (Status opened = comm.agree(status_of()); !opened.is_ok()) return fail(opened);
   // The other ranks print only their errors.
   const int verbosity = comm.rank() == 0 ? global.verbosity : std::min(global.verbosity, -1);
