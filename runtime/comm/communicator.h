@@ -1,11 +1,12 @@
-// Communicator: the processes (ranks) of one data-parallel job and the collectives that
-// training needs from them.
+// Communicator: the processes (ranks) of one mpirun job and the collectives that
+// training, testing and evaluation need from them.
 //
 // scion runs as one process (SingleProcessCommunicator) unless `mpirun -np N` started it,
 // in which case every rank holds a MpiCommunicator over MPI_COMM_WORLD (mpi_communicator.h,
 // built when MPI is found). Data parallelism (data_parallel.h) splits each step's rows
 // across the ranks and sums their gradients with all_reduce_sum, so that every rank
-// applies the same update.
+// applies the same update. Task-parallel training exchanges each wave's outcomes with
+// all_gather; sharded evaluation sends each rank's outputs to rank 0 with gather.
 //
 // Every collective must be called by every rank in the same order. A rank that fails
 // must still reach the next agree() with its error, so that the others stop too instead
