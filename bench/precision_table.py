@@ -14,6 +14,10 @@ libraries included), printed for comparison only. Configurations are interleaved
 
   python3 bench/precision_table.py --scion build-release/cli/scion \\
       --limit build-release/bench/limit_matmul --python bench/.venv/bin/python --reps 3
+
+On a CPU without bf16 instructions PyTorch's autocast is an emulation 10-40x slower than its
+fp32: --bf16-peer-w3-steps and --bf16-peer-w1-jobs/--bf16-peer-w1-steps shorten its runs. W3
+also runs scion fp32 with --recompute (activation recomputation): its speed and memory.
 """
 import argparse
 import json
@@ -99,12 +103,14 @@ models:
 """ + "\n".join(models) + "\n")
 
 
-def scion_run(scion, work, precision, threads):
+def scion_run(scion, work, precision, threads, recompute=False):
     """One `scion run` into an empty store: the group that trains the workload."""
     shutil.rmtree(os.path.join(work, ".scion"), ignore_errors=True)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    done = subprocess.run([scion, "-C", work, "run", "--json", "--precision", precision],
-                          capture_output=True, text=True, env=env)
+    command = [scion, "-C", work, "run", "--json", "--precision", precision]
+    if recompute:
+        command.append("--recompute")
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         sys.exit(f"scion run failed ({done.returncode}): {done.stderr[-2000:]}")
     groups = json.loads(done.stdout)["groups"]
@@ -138,6 +144,14 @@ def main():
     ap.add_argument("--w3-steps", type=int, default=3)
     ap.add_argument("--w1-jobs", type=int, default=8)
     ap.add_argument("--w1-steps", type=int, default=20)
+    # PyTorch's bf16 autocast on a CPU without bf16 instructions runs 10-40x slower than its
+    # fp32: these shorten its runs (its figure is a rate, tokens per second, so it stays
+    # comparable; the table says when they were used).
+    ap.add_argument("--bf16-peer-w3-steps", type=int, help="steps of PyTorch bf16 on W3")
+    ap.add_argument("--bf16-peer-w1-jobs", type=int, help="jobs of PyTorch bf16 on W1")
+    ap.add_argument("--bf16-peer-w1-steps", type=int, help="steps of PyTorch bf16 on W1")
+    ap.add_argument("--no-recompute", action="store_true",
+                    help="leave out scion fp32 with --recompute on W3")
     args = ap.parse_args()
     scion = os.path.abspath(args.scion)
 
@@ -153,30 +167,46 @@ def main():
         work = tempfile.mkdtemp(prefix=f"scion-{workload.lower()}-")
         if workload == "W3":
             w3_spec(work, args.w3_layers, args.w3_steps)
-            tokens = 16 * 128
-            peer = ("w3_torch.py", ["--layers", str(args.w3_layers), "--steps", str(args.w3_steps),
-                                    "--threads", str(args.threads)], r"step_seconds=([0-9.]+)")
+            configurations = [("fp32", False), ("bf16", False)]
+            if not args.no_recompute:
+                configurations.append(("fp32", True))
+            bf16_steps = args.bf16_peer_w3_steps or args.w3_steps
+
+            def peer_for(autocast):
+                steps = bf16_steps if autocast == "bf16" else args.w3_steps
+                return ("w3_torch.py", ["--layers", str(args.w3_layers), "--steps", str(steps),
+                                        "--threads", str(args.threads)],
+                        r"step_seconds=([0-9.]+)", 16 * 128)
         else:
             w1_spec(work, args.w1_jobs, args.w1_steps)
-            tokens = args.w1_jobs * args.w1_steps * 8 * 128
-            peer = ("w1_torch.py", ["--jobs", str(args.w1_jobs), "--steps", str(args.w1_steps),
-                                    "--threads", str(args.threads)], r"seconds=([0-9.]+)")
+            configurations = [("fp32", False), ("bf16", False)]
+
+            def peer_for(autocast):
+                jobs, steps = args.w1_jobs, args.w1_steps
+                if autocast == "bf16":
+                    jobs = args.bf16_peer_w1_jobs or jobs
+                    steps = args.bf16_peer_w1_steps or steps
+                return ("w1_torch.py", ["--jobs", str(jobs), "--steps", str(steps),
+                                        "--threads", str(args.threads)],
+                        r"seconds=([0-9.]+)", jobs * steps * 8 * 128)
         for rep in range(args.reps):
-            for precision in ("fp32", "bf16"):
-                r = scion_run(scion, work, precision, args.threads)
-                results.setdefault((workload, "scion", precision), []).append(r)
-                print(f"{workload} rep {rep} scion {precision}: {r['tokens_per_second']:.0f} tok/s, "
+            for precision, recompute in configurations:
+                r = scion_run(scion, work, precision, args.threads, recompute)
+                name = precision + (" recompute" if recompute else "")
+                results.setdefault((workload, "scion", name), []).append(r)
+                print(f"{workload} rep {rep} scion {name}: {r['tokens_per_second']:.0f} tok/s, "
                       f"planned {r['planned'] / 2**20:.1f} MiB, measured {r['measured'] / 2**20:.1f} MiB"
                       f" (load {load_average()})", flush=True)
             for autocast, name in (("none", "fp32"), ("bf16", "bf16")):
-                script, peer_args, pattern = peer
+                script, peer_args, pattern, tokens = peer_for(autocast)
                 seconds, peak, torch_version = peer_run(args.python, script,
                                                         [*peer_args, "--autocast", autocast], pattern)
                 rate = tokens / seconds
                 results.setdefault((workload, "torch", name), []).append(
                     {"tokens_per_second": rate, "peak": peak})
                 print(f"{workload} rep {rep} torch {torch_version} {name}: {rate:.0f} tok/s, "
-                      f"peak RSS {peak:.0f} MiB (load {load_average()})", flush=True)
+                      f"peak RSS {peak:.0f} MiB ({' '.join(peer_args)}; load {load_average()})",
+                      flush=True)
         shutil.rmtree(work, ignore_errors=True)
 
     print(f"load average at end: {load_average()}")
@@ -184,8 +214,11 @@ def main():
     print(f"| workload | configuration | tok/s (median of {args.reps}) | planned | measured | plan error |")
     print("|---|---|---|---|---|---|")
     for workload in ("W3", "W1"):
-        for who, precision in (("scion", "fp32"), ("scion", "bf16"), ("torch", "fp32"), ("torch", "bf16")):
-            runs = results[workload, who, precision]
+        for who, precision in (("scion", "fp32"), ("scion", "bf16"), ("scion", "fp32 recompute"),
+                               ("torch", "fp32"), ("torch", "bf16")):
+            runs = results.get((workload, who, precision))
+            if not runs:
+                continue
             rate = statistics.median(r["tokens_per_second"] for r in runs)
             if who == "scion":
                 planned = statistics.median(r["planned"] for r in runs)
@@ -197,6 +230,28 @@ def main():
                 label = f"PyTorch {torch_version} " + ("eager fp32" if precision == "fp32" else "autocast bf16")
                 peak = statistics.median(r["peak"] for r in runs)
                 print(f"| {workload} | {label} | {rate:.0f} | – | {peak:.0f} MiB (process peak) | – |")
+
+    print()
+    def median_rate(workload, who, precision):
+        runs = results.get((workload, who, precision))
+        return statistics.median(r["tokens_per_second"] for r in runs) if runs else None
+
+    for workload in ("W3", "W1"):
+        pairs = (("scion fp32 / PyTorch eager fp32", ("scion", "fp32"), ("torch", "fp32")),
+                 ("scion bf16 / PyTorch autocast bf16", ("scion", "bf16"), ("torch", "bf16")),
+                 ("scion bf16 / scion fp32", ("scion", "bf16"), ("scion", "fp32")),
+                 ("scion fp32 recompute / scion fp32 (speed)", ("scion", "fp32 recompute"),
+                  ("scion", "fp32")))
+        for label, a, b in pairs:
+            ra, rb = median_rate(workload, *a), median_rate(workload, *b)
+            if ra and rb:
+                print(f"{workload} ratio {label}: {ra / rb:.2f}")
+        plain, recomputed = results.get((workload, "scion", "fp32")), results.get(
+            (workload, "scion", "fp32 recompute"))
+        if plain and recomputed:
+            ratio = (statistics.median(r["measured"] for r in recomputed) /
+                     statistics.median(r["measured"] for r in plain))
+            print(f"{workload} ratio scion fp32 recompute / scion fp32 (measured memory): {ratio:.2f}")
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr int kLayers = 4, kWidth = 256, kHeads = 4, kFfn = 1024, kLength = 128;
-constexpr int kBatch = 8, kRank = 8;
+constexpr int kRank = 8;
 constexpr float kAlpha = 16.0f, kLr = 1e-3f, kWeightDecay = 0.01f;
 // Co-batched products sum row blocks in another order than solo ones, so gradients differ
 // by a few ulps; AdamW divides each gradient by its own running RMS, which turns an ulp
@@ -70,6 +70,7 @@ struct Options {
   int threads = 2;
   int jobs = 8;
   int steps = 20;
+  int batch = 8;  // rows per job a step; 1 with 32 jobs is BENCHMARKS.md's small-tenant case
   bool scaling = false;
   std::string peer;
   std::string precision = "fp32";
@@ -82,7 +83,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-spec::Workspace make_workspace(int jobs, int steps) {
+spec::Workspace make_workspace(int jobs, int steps, int batch) {
   spec::Workspace ws;
   spec::Model trunk;
   trunk.name = "trunk";
@@ -112,7 +113,7 @@ spec::Workspace make_workspace(int jobs, int steps) {
     spec::TrainingSpec t;
     t.dataset = data.name;
     t.steps = steps;
-    t.batch_size = kBatch;
+    t.batch_size = batch;
     t.seed = 100 + static_cast<std::uint64_t>(j);
     t.optimizer.lr = kLr;
     t.optimizer.weight_decay = kWeightDecay;
@@ -204,13 +205,15 @@ RunResult train(const spec::Workspace& ws,
 Options parse(int argc, char** argv) {
   Options o;
   bench::BenchOptions(
-      "usage: w1_multitenant [--reps N] [--threads N] [--jobs N] [--steps N] [--rows-per-pass N]\n"
+      "usage: w1_multitenant [--reps N] [--threads N] [--jobs N] [--steps N] [--batch N]\n"
+      "                      [--rows-per-pass N]\n"
       "                      [--peer bench/peers/w1_torch.py] [--scaling]\n"
       "                      [--precision fp32|bf16] [--fp32-matmul openblas|onednn]")
       .number("reps", o.reps)
       .number("threads", o.threads)
       .number("jobs", o.jobs)
       .number("steps", o.steps)
+      .number("batch", o.batch)
       .number("rows-per-pass", o.trainer.max_rows_per_pass)
       .text("peer", o.peer)
       .text("precision", o.precision)
@@ -225,20 +228,20 @@ double flops_per_token() {
   return 4.0 * linear + 12.0 * kLayers * kLength * kWidth;
 }
 
-std::vector<std::shared_ptr<const data::TokenizedDataset>> make_datasets(int jobs, int steps) {
+std::vector<std::shared_ptr<const data::TokenizedDataset>> make_datasets(int jobs, int steps, int batch) {
   std::vector<std::shared_ptr<const data::TokenizedDataset>> out;
-  for (int j = 0; j < jobs; ++j) out.push_back(make_dataset(1000 + j, steps * kBatch));
+  for (int j = 0; j < jobs; ++j) out.push_back(make_dataset(1000 + j, steps * batch));
   return out;
 }
 
 int run_scaling(const Options& opt, Backend& backend) {
   std::printf("w1 scaling: co-batched groups, %d steps per job, batch %d x T %d, threads %d, "
               "rows per pass %lld\n",
-              opt.steps, kBatch, kLength, opt.threads,
+              opt.steps, opt.batch, kLength, opt.threads,
               static_cast<long long>(opt.trainer.max_rows_per_pass));
   for (int jobs : {1, 2, 4, 8, 16, 32}) {
-    const spec::Workspace ws = make_workspace(jobs, opt.steps);
-    const RunResult r = train(ws, make_datasets(jobs, opt.steps), true, opt.trainer, backend);
+    const spec::Workspace ws = make_workspace(jobs, opt.steps, opt.batch);
+    const RunResult r = train(ws, make_datasets(jobs, opt.steps, opt.batch), true, opt.trainer, backend);
     std::printf("w1 scaling jobs=%d seconds=%.2f tokens=%lld tokens_per_s=%.0f "
                 "seconds_per_job_step=%.4f gflops=%.1f\n",
                 jobs, r.seconds, static_cast<long long>(r.tokens), r.tokens / r.seconds,
@@ -258,12 +261,12 @@ int main(int argc, char** argv) {
   std::printf("w1 precision=%s fp32_matmul=%s\n", opt.precision.c_str(), opt.fp32_matmul.c_str());
   if (opt.scaling) return run_scaling(opt, *backend);
 
-  const spec::Workspace ws = make_workspace(opt.jobs, opt.steps);
-  const auto datasets = make_datasets(opt.jobs, opt.steps);
+  const spec::Workspace ws = make_workspace(opt.jobs, opt.steps, opt.batch);
+  const auto datasets = make_datasets(opt.jobs, opt.steps, opt.batch);
   std::unique_ptr<scion::bench::PeerProcess> peer;
   if (!opt.peer.empty()) {
     peer = std::make_unique<scion::bench::PeerProcess>(
-        opt.peer, std::vector<std::string>{"--threads", std::to_string(opt.threads), "--jobs", std::to_string(opt.jobs), "--steps", std::to_string(opt.steps)});
+        opt.peer, std::vector<std::string>{"--threads", std::to_string(opt.threads), "--jobs", std::to_string(opt.jobs), "--steps", std::to_string(opt.steps), "--batch", std::to_string(opt.batch)});
     if (!peer->ready()) {
       std::printf("w1 torch peer unavailable (needs /usr/bin/python3 with torch)\n");
       peer.reset();
@@ -301,7 +304,7 @@ int main(int argc, char** argv) {
   const double tokens = static_cast<double>(co.tokens);
   const double a = tokens / median(co_times), b = tokens / median(seq_times);
   std::printf("w1 config: jobs=%d steps=%d batch=%d T=%d threads=%d tokens=%.0f flops_per_token=%.4g\n",
-              opt.jobs, opt.steps, kBatch, kLength, opt.threads, tokens, flops_per_token());
+              opt.jobs, opt.steps, opt.batch, kLength, opt.threads, tokens, flops_per_token());
   std::printf("w1 scion_cobatched: seconds=%.2f tokens_per_s=%.0f gflops=%.1f\n", median(co_times), a,
               a * flops_per_token() / 1e9);
   std::printf("w1 scion_sequential: seconds=%.2f tokens_per_s=%.0f\n", median(seq_times), b);

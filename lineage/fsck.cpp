@@ -152,12 +152,9 @@ Result<std::map<std::string, std::string>> schema_objects(SqliteDb& db) {
       "SELECT type, name, coalesce(sql, '') FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'");
   if (!stmt.is_ok()) return stmt.status();
   std::map<std::string, std::string> out;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
-    out[stmt->column_text(0) + " " + stmt->column_text(1)] = stmt->column_text(2);
-  }
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
+    out[row.column_text(0) + " " + row.column_text(1)] = row.column_text(2);
+  }));
   return out;
 }
 
@@ -204,18 +201,15 @@ Status check_models(SqliteDb& db, FsckReport& report) {
     std::optional<std::int64_t> parent;
   };
   std::map<std::int64_t, Link> models;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
-    Link& link = models[stmt->column_int(0)];
-    link.name = stmt->column_text(1);
-    if (!stmt->column_is_null(2)) link.parent = stmt->column_int(2);
-    if (stmt->column_int(3) != 0 && stmt->column_int(4) == 0)
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
+    Link& link = models[row.column_int(0)];
+    link.name = row.column_text(1);
+    if (!row.column_is_null(2)) link.parent = row.column_int(2);
+    if (row.column_int(3) != 0 && row.column_int(4) == 0)
       report.problems.push_back({"model '" + link.name + "'",
                                  "is recorded as trained but has no parameters; retrain it "
                                  "(`scion run --force " + link.name + "`) or import it again"});
-  }
+  }));
   for (const auto& [id, model] : models) {
     std::set<std::int64_t> seen{id};
     std::string chain = model.name;
@@ -238,14 +232,11 @@ Status check_runs(LineageStore& store, FsckReport& report) {
       "SELECT r.id, m.name FROM runs r JOIN models m ON m.id = r.model_id WHERE r.status = "
       "'running'");
   if (!stmt.is_ok()) return stmt.status();
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
     report.notes.push_back(
-        {"run " + std::to_string(stmt->column_int(0)) + " of '" + stmt->column_text(1) + "'",
+        {"run " + std::to_string(row.column_int(0)) + " of '" + row.column_text(1) + "'",
          "is still marked running: in progress now, or stopped by a crash"});
-  }
+  }));
   return Status::ok();
 }
 

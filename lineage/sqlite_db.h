@@ -45,6 +45,16 @@ class Statement {
   Result<bool> step();
   // Steps to completion, for statements that return no rows.
   Status run();
+  // Steps through every row, calling `visit(*this)` on each; stops at the first error.
+  template <typename Visit>
+  Status for_each_row(Visit&& visit) {
+    for (;;) {
+      auto row = step();
+      if (!row.is_ok()) return row.status();
+      if (!*row) return Status::ok();
+      visit(*this);
+    }
+  }
   void reset();
 
   bool column_is_null(int column) const;

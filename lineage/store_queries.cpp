@@ -101,13 +101,10 @@ Result<LoadedParameters> LineageStore::load_parameters(const std::string& model)
     bool trainable;
   };
   std::vector<Row> rows;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
-    rows.push_back({stmt->column_text(0), stmt->column_text(1), stmt->column_text(2),
-                    stmt->column_text(3), stmt->column_text(5), stmt->column_int(4) != 0});
-  }
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
+    rows.push_back({row.column_text(0), row.column_text(1), row.column_text(2),
+                    row.column_text(3), row.column_text(5), row.column_int(4) != 0});
+  }));
   if (rows.empty()) {
     return not_found("model '" + model + "' has no stored parameters; train or import it first");
   }
@@ -142,23 +139,20 @@ Result<std::vector<StoredModel>> LineageStore::models() {
     FROM models m LEFT JOIN models parent ON parent.id = m.parent_id)sql");
   if (!stmt.is_ok()) return stmt.status();
   std::vector<StoredModel> models;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
     StoredModel m;
-    m.name = stmt->column_text(0);
-    m.parent = stmt->column_text(1);
-    m.recipe_hash = optional_text(*stmt, 2);
-    m.adaptation = parse_json(stmt->column_text(3));
-    m.architecture = parse_json(stmt->column_text(4));
-    m.created_at = stmt->column_text(5);
-    m.updated_at = stmt->column_text(6);
-    m.parameter_count = stmt->column_int(7);
-    m.own_count = stmt->column_int(8);
-    m.shared_with_parent = stmt->column_int(9);
+    m.name = row.column_text(0);
+    m.parent = row.column_text(1);
+    m.recipe_hash = optional_text(row, 2);
+    m.adaptation = parse_json(row.column_text(3));
+    m.architecture = parse_json(row.column_text(4));
+    m.created_at = row.column_text(5);
+    m.updated_at = row.column_text(6);
+    m.parameter_count = row.column_int(7);
+    m.own_count = row.column_int(8);
+    m.shared_with_parent = row.column_int(9);
     models.push_back(std::move(m));
-  }
+  }));
   return parents_first(std::move(models));
 }
 
@@ -181,15 +175,12 @@ Result<std::vector<StoredParameter>> LineageStore::parameters(const std::string&
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, *id);
   std::vector<StoredParameter> out;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
-    out.push_back({stmt->column_text(0), stmt->column_text(1),
-                   parse_dtype(stmt->column_text(2)).value_or(DType::kF32),
-                   parse_shape(stmt->column_text(3)), stmt->column_int(4) != 0,
-                   stmt->column_text(5), stmt->column_int(6)});
-  }
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
+    out.push_back({row.column_text(0), row.column_text(1),
+                   parse_dtype(row.column_text(2)).value_or(DType::kF32),
+                   parse_shape(row.column_text(3)), row.column_int(4) != 0,
+                   row.column_text(5), row.column_int(6)});
+  }));
   return out;
 }
 
@@ -202,20 +193,17 @@ Result<std::vector<StoredParameter>> LineageStore::missing_objects(const std::st
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, *id);
   std::vector<StoredParameter> out;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
-    const std::string digest = stmt->column_text(1);
-    const bool no_row = stmt->column_int(2) != 0;
-    const bool in_file = stmt->column_int(3) != 0;
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
+    const std::string digest = row.column_text(1);
+    const bool no_row = row.column_int(2) != 0;
+    const bool in_file = row.column_int(3) != 0;
     if (no_row || (in_file && !objects_.contains(digest))) {
       StoredParameter missing;
-      missing.name = stmt->column_text(0);
+      missing.name = row.column_text(0);
       missing.digest = digest;
       out.push_back(std::move(missing));
     }
-  }
+  }));
   return out;
 }
 
@@ -229,12 +217,9 @@ Result<std::map<std::string, std::int64_t>> LineageStore::sharing(const std::str
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, *id);
   std::map<std::string, std::int64_t> out;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
-    out[stmt->column_text(0)] = stmt->column_int(1);
-  }
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
+    out[row.column_text(0)] = row.column_int(1);
+  }));
   return out;
 }
 
@@ -267,30 +252,27 @@ Result<std::vector<RunRecord>> LineageStore::runs(const std::string& model, std:
   }
   stmt->bind(2, limit > 0 ? limit : std::int64_t{-1});
   std::vector<RunRecord> out;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
     RunRecord r;
-    r.id = stmt->column_int(0);
-    r.model = stmt->column_text(1);
-    r.kind = parse_run_kind(stmt->column_text(2)).value_or(RunKind::kTrain);
-    r.status = parse_run_status(stmt->column_text(3)).value_or(RunStatus::kRunning);
-    r.recipe_hash = stmt->column_text(4);
-    r.dataset_digest = optional_text(*stmt, 5);
-    r.started_at = stmt->column_text(6);
-    r.finished_at = optional_text(*stmt, 7);
-    r.duration_s = stmt->column_double(8);
-    r.seed = stmt->column_int(9);
-    r.host = stmt->column_text(10);
-    r.scion_version = stmt->column_text(11);
-    r.hyperparameters = parse_json(stmt->column_text(12));
-    r.message = stmt->column_text(13);
-    r.steps = stmt->column_int(14);
-    if (!stmt->column_is_null(15)) r.final_loss = stmt->column_double(15);
-    if (!stmt->column_is_null(16)) r.pid = stmt->column_int(16);
+    r.id = row.column_int(0);
+    r.model = row.column_text(1);
+    r.kind = parse_run_kind(row.column_text(2)).value_or(RunKind::kTrain);
+    r.status = parse_run_status(row.column_text(3)).value_or(RunStatus::kRunning);
+    r.recipe_hash = row.column_text(4);
+    r.dataset_digest = optional_text(row, 5);
+    r.started_at = row.column_text(6);
+    r.finished_at = optional_text(row, 7);
+    r.duration_s = row.column_double(8);
+    r.seed = row.column_int(9);
+    r.host = row.column_text(10);
+    r.scion_version = row.column_text(11);
+    r.hyperparameters = parse_json(row.column_text(12));
+    r.message = row.column_text(13);
+    r.steps = row.column_int(14);
+    if (!row.column_is_null(15)) r.final_loss = row.column_double(15);
+    if (!row.column_is_null(16)) r.pid = row.column_int(16);
     out.push_back(std::move(r));
-  }
+  }));
   return out;
 }
 
@@ -300,20 +282,17 @@ Result<std::vector<StepMetrics>> LineageStore::run_metrics(std::int64_t run_id) 
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, run_id);
   std::vector<StepMetrics> out;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
     StepMetrics m;
-    m.step = stmt->column_int(0);
-    if (!stmt->column_is_null(1)) m.loss = stmt->column_double(1);
-    if (!stmt->column_is_null(2)) m.lr = stmt->column_double(2);
-    const nlohmann::json validation = parse_json(stmt->column_text(3));
+    m.step = row.column_int(0);
+    if (!row.column_is_null(1)) m.loss = row.column_double(1);
+    if (!row.column_is_null(2)) m.lr = row.column_double(2);
+    const nlohmann::json validation = parse_json(row.column_text(3));
     for (const auto& [name, value] : validation.items()) {
       if (value.is_number()) m.validation[name] = value.get<double>();
     }
     out.push_back(std::move(m));
-  }
+  }));
   return out;
 }
 
@@ -326,13 +305,10 @@ Result<std::vector<DatasetRecord>> LineageStore::datasets_of(const std::string& 
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, *id);
   std::vector<DatasetRecord> out;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
     out.push_back(
-        {stmt->column_text(0), stmt->column_text(1), stmt->column_int(2), stmt->column_text(3)});
-  }
+        {row.column_text(0), row.column_text(1), row.column_int(2), row.column_text(3)});
+  }));
   return out;
 }
 
@@ -347,22 +323,19 @@ Result<std::vector<TestCaseResult>> LineageStore::test_results(const std::string
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, *id).bind(2, std::string_view(model_version));
   std::vector<TestCaseResult> out;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
     TestCaseResult r;
     r.model = model;
-    r.model_version = stmt->column_text(0);
-    if (!stmt->column_is_null(1)) r.run_id = stmt->column_int(1);
-    r.test = stmt->column_text(2);
-    r.case_index = stmt->column_int(3);
-    r.input = stmt->column_text(4);
-    r.expected = stmt->column_text(5);
-    r.output = stmt->column_text(6);
-    r.passed = stmt->column_int(7) != 0;
+    r.model_version = row.column_text(0);
+    if (!row.column_is_null(1)) r.run_id = row.column_int(1);
+    r.test = row.column_text(2);
+    r.case_index = row.column_int(3);
+    r.input = row.column_text(4);
+    r.expected = row.column_text(5);
+    r.output = row.column_text(6);
+    r.passed = row.column_int(7) != 0;
     out.push_back(std::move(r));
-  }
+  }));
   return out;
 }
 
@@ -376,19 +349,16 @@ Result<std::vector<AssertionViolation>> LineageStore::assertion_violations(
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, *id).bind(2, std::string_view(model_version));
   std::vector<AssertionViolation> out;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
     AssertionViolation v;
     v.model = model;
-    v.model_version = stmt->column_text(0);
-    if (!stmt->column_is_null(1)) v.run_id = stmt->column_int(1);
-    v.assertion = stmt->column_text(2);
-    v.input = stmt->column_text(3);
-    v.detail = parse_json(stmt->column_text(4));
+    v.model_version = row.column_text(0);
+    if (!row.column_is_null(1)) v.run_id = row.column_int(1);
+    v.assertion = row.column_text(2);
+    v.input = row.column_text(3);
+    v.detail = parse_json(row.column_text(4));
     out.push_back(std::move(v));
-  }
+  }));
   return out;
 }
 
@@ -403,22 +373,19 @@ Result<std::vector<EvalResult>> LineageStore::eval_results(const std::string& mo
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, *id).bind(2, std::string_view(model_version));
   std::vector<EvalResult> out;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
     EvalResult r;
     r.model = model;
-    r.model_version = stmt->column_text(0);
-    r.dataset = stmt->column_text(1);
-    r.dataset_digest = stmt->column_text(2);
-    r.rows = stmt->column_int(3);
-    r.kind = stmt->column_text(4);
-    r.metrics = parse_json(stmt->column_text(5));
-    r.evaluated_at = stmt->column_text(6);
-    r.scion_version = stmt->column_text(7);
+    r.model_version = row.column_text(0);
+    r.dataset = row.column_text(1);
+    r.dataset_digest = row.column_text(2);
+    r.rows = row.column_int(3);
+    r.kind = row.column_text(4);
+    r.metrics = parse_json(row.column_text(5));
+    r.evaluated_at = row.column_text(6);
+    r.scion_version = row.column_text(7);
     out.push_back(std::move(r));
-  }
+  }));
   return out;
 }
 

@@ -27,7 +27,8 @@ except ImportError:
     sys.exit(77)
 
 L, D, H, F, V, T = 4, 256, 4, 1024, 260, 128
-BATCH, RANK, ALPHA, LR = 8, 8, 16.0, 1e-3
+RANK, ALPHA, LR = 8, 16.0, 1e-3
+BATCH = 8  # --batch
 
 
 # The forward pass and loss run inside this context: none (fp32 eager), or bf16 autocast.
@@ -131,15 +132,17 @@ def train_all(trunk_state, jobs, steps):
 
 
 def main():
+    global precision_context, BATCH
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=8)
+    ap.add_argument("--batch", type=int, default=BATCH, help="rows per job a step")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--serve", action="store_true")
     ap.add_argument("--autocast", choices=["none", "bf16"], default="none",
                     help='bf16: forward and loss under torch.autocast("cpu", dtype=torch.bfloat16)')
     args = ap.parse_args()
-    global precision_context
+    BATCH = args.batch
     if args.autocast == "bf16":
         precision_context = lambda: torch.autocast("cpu", dtype=torch.bfloat16)
     torch.set_num_threads(args.threads)
@@ -155,7 +158,7 @@ def main():
         return
     seconds = train_all(trunk_state, args.jobs, args.steps)
     print(f"w1 torch_eager: torch={torch.__version__} autocast={args.autocast} "
-          f"threads={torch.get_num_threads()} jobs={args.jobs} steps={args.steps} "
+          f"threads={torch.get_num_threads()} jobs={args.jobs} steps={args.steps} batch={BATCH} "
           f"seconds={seconds:.3f} peak_rss_mib={peak_rss_mib():.1f}")
 
 

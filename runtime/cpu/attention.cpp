@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "runtime/cpu/fast_exp.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/softmax.h"
 
 // The four products per (sequence, head) — scores QKᵀ and the weighted sum PV forward, and
 // their gradients backward — run as serial OpenBLAS GEMMs over the head's strided columns
@@ -25,22 +25,6 @@ namespace {
 inline void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* a,
                  int lda, const float* b, int ldb, float beta, float* c, int ldc) {
   gemm_serial(trans_a, trans_b, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-// Masks and normalises one row of scores in place; masked entries become exactly 0.
-SCION_SIMD_CLONES void softmax_row(float* p, int visible, int S) {
-  for (int j = visible; j < S; ++j) p[j] = 0.0f;
-  if (visible == 0) return;  // no key at all: a zero output
-  float maxval = -INFINITY;
-  for (int j = 0; j < visible; ++j) maxval = std::max(maxval, p[j]);
-  float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-  for (int j = 0; j < visible; ++j) {
-    p[j] = fast_exp(p[j] - maxval);
-    sum += p[j];
-  }
-  const float inv = 1.0f / sum;
-  for (int j = 0; j < visible; ++j) p[j] *= inv;
 }
 
 }  // namespace
