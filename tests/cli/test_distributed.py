@@ -338,6 +338,22 @@ proc = subprocess.run([MPIRUN, "-np", "2", *MPI_OPTIONS, "sh", "-c", limit_rank_
 check(proc.returncode == 3, f"a sharded test whose rank 0 cannot write exits 3, got {proc.returncode}:\n{proc.stderr}")
 rc, out, err = run("fsck", cwd=work)
 check(rc == 0, f"the store is consistent after a failed sharded test: {out}{err}")
+
+# A failing rank in a task-parallel wave: rank 1 cannot write the store; rank 0 finishes
+# its trunk's group, then both stop with rank 1's error, exit 3, the store consistent,
+# and the same command run again trains what is left.
+work = workspace(TRUNKS_SPEC)
+limit_rank_1 = 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then ulimit -f 64; fi; exec "$0" "$@"'
+proc = subprocess.run([MPIRUN, "-np", "2", *MPI_OPTIONS, "sh", "-c", limit_rank_1, SCION, "train", "--parallel", "task"],
+                      cwd=work, capture_output=True, text=True, timeout=600, env=MPI_ENV)
+check(proc.returncode == 3, f"a failing rank in a task-parallel wave ends the job with exit 3, got {proc.returncode}:\n{proc.stderr}")
+check("rank 1 failed:" in proc.stderr, f"rank 0 names the failing rank:\n{proc.stderr}")
+rc, out, err = run("fsck", cwd=work)
+check(rc == 0, f"the store is consistent after a failed task-parallel wave: {out}{err}")
+rc, out, err = mpirun(2, "train", "--parallel", "task", cwd=work)
+check(rc == 0, f"the work finishes when run again: {err}")
+check_task_parallel_bases = [tensors(work, m) == tensors(single, m) for m in ("left", "right")]
+check(all(check_task_parallel_bases), "the bases trained after the failure equal one process's")
 print(f"task parallelism and sharded evaluation: {time.time() - section_start:.1f} s")
 
 # A killed rank: mpirun ends the job, non-zero; the store stays consistent and the work
