@@ -158,12 +158,12 @@ RunResult train(const spec::Workspace& ws,
   ParameterStore pool(backend);
   const spec::Model& trunk = *ws.find_model("trunk");
   const ParameterBinding trunk_params = pool.add_model(ws, trunk).value();
-  initialize_new_parameters(ws, trunk, trunk_params, 11);
+  initialize_new_parameters(backend, ws, trunk, trunk_params, 11);
   std::vector<std::unique_ptr<TrainingJob>> jobs;
   for (std::size_t j = 0; j < datasets.size(); ++j) {
     const spec::Model& m = *ws.find_model("job-" + std::to_string(j));
     const ParameterBinding binding = pool.add_model(ws, m).value();
-    initialize_new_parameters(ws, m, binding, m.training->seed);
+    initialize_new_parameters(backend, ws, m, binding, m.training->seed);
     auto job = TrainingJob::create(ws, m, binding, datasets[j], backend);
     if (!job) {
       std::fprintf(stderr, "error: %s\n", job.status().message().c_str());
@@ -197,7 +197,7 @@ RunResult train(const spec::Workspace& ws,
     for (const ParameterSpec& p : job->table()) {
       if (!p.trainable) continue;
       const Tensor* v = job->parameters().find(p.name);
-      result.trained[p.name] = std::vector<float>(v->f32(), v->f32() + v->numel());
+      result.trained[p.name] = copy_to_host(backend, *v);
     }
   return result;
 }

@@ -96,14 +96,16 @@ spec::Workspace make_workspace() {
 
 // Fills every parameter a model introduces with N(0, 0.02²) (norm weights keep their 1s),
 // so LoRA's B is not zero and every branch changes the output.
-void randomise(const ParameterBinding& binding, const spec::Model& model, std::uint64_t seed) {
+void randomise(Backend& backend, const ParameterBinding& binding, const spec::Model& model,
+               std::uint64_t seed) {
   std::mt19937_64 gen(seed);
   std::normal_distribution<float> normal(0.0f, 0.02f);
   for (const auto& [name, view] : binding.views()) {
     if (!is_new_parameter(name, model) && !model.is_base()) continue;
     if (name.find("ln") != std::string::npos && name.ends_with(".weight")) continue;
-    float* x = view.f32();
-    for (std::int64_t i = 0; i < view.numel(); ++i) x[i] = normal(gen);
+    std::vector<float> x(static_cast<std::size_t>(view.numel()));
+    for (float& value : x) value = normal(gen);
+    backend.copy_to_device(view.data, x.data(), view.bytes());
   }
 }
 
@@ -134,8 +136,8 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 1;
   for (const spec::Model& m : ws.models) {
     const ParameterBinding binding = pool.add_model(ws, m).value();
-    initialize_new_parameters(ws, m, binding, seed);
-    randomise(binding, m, seed++);
+    initialize_new_parameters(*backend, ws, m, binding, seed);
+    randomise(*backend, binding, m, seed++);
     if (m.is_base()) continue;
     auto w = resolve_model(ws, m, spec::Objective::kClassification, binding, nullptr);
     if (!w) {

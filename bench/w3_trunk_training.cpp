@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
 
   ParameterStore store(*backend);
   const ParameterBinding params = store.add_model(ws, model).value();
-  initialize_new_parameters(ws, model, params, 1);
+  initialize_new_parameters(*backend, ws, model, params, 1);
   const auto table = parameter_table(ws, model);
   GradientSet grads = GradientSet::create(table, *backend, model.name).value();
   auto weights = resolve_model(ws, model, spec::Objective::kMaskedLm, params, &grads.binding());

@@ -2,15 +2,13 @@
 // a valid spec each up-to-date model's parameter names. Notes checkpoints that cannot be
 // resumed. Reports and never repairs; exit 1 when it finds damage.
 #include <iostream>
-#include <set>
 
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "lineage/fsck.h"
-#include "runtime/parameter_table.h"
-#include "workbench/checkpoints.h"
+#include "workbench/store_checks.h"
 
 namespace scion::cli {
 
@@ -22,75 +20,19 @@ nlohmann::json findings_json(const std::vector<lineage::FsckFinding>& findings) 
   return out;
 }
 
-std::string listed(const std::vector<std::string>& names) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size() && i < 5; ++i) out += (i ? ", " : "") + names[i];
-  return names.size() > 5 ? out + " and " + std::to_string(names.size() - 5) + " more" : out;
-}
-
-// Each model whose stored parameters are of its spec recipe holds exactly the parameters
-// the spec defines for it (runtime::parameter_table): no fewer, no others.
-Status check_parameter_names(lineage::LineageStore& store, const spec::Workspace& ws,
-                             lineage::FsckReport& report) {
-  for (const spec::Model& model : ws.models) {
-    auto stored = store.find_model(model.name);
-    if (!stored.is_ok()) return stored.status();
-    if (!stored->has_value() || (*stored)->recipe_hash != model.recipe_hash) continue;
-    auto present = store.parameters(model.name);
-    if (!present.is_ok()) return present.status();
-    auto unbacked = store.missing_objects(model.name);  // reported already; still recorded
-    if (!unbacked.is_ok()) return unbacked.status();
-    std::set<std::string> names;
-    for (const auto& p : *present) names.insert(p.name);
-    for (const auto& p : *unbacked) names.insert(p.name);
-    std::vector<std::string> missing, extra;
-    std::set<std::string> expected;
-    for (const runtime::ParameterSpec& p : runtime::parameter_table(ws, model)) {
-      expected.insert(p.name);
-      if (!names.count(p.name)) missing.push_back(p.name);
-    }
-    for (const std::string& name : names)
-      if (!expected.count(name)) extra.push_back(name);
-    const std::string subject = "model '" + model.name + "'";
-    const std::string fix = "; retrain it (`scion run --force " + model.name + "`)";
-    if (!missing.empty())
-      report.problems.push_back({subject, "lacks " + std::to_string(missing.size()) +
-                                              " parameter(s) its spec defines: " + listed(missing) +
-                                              fix});
-    if (!extra.empty())
-      report.problems.push_back(
-          {subject, "has " + std::to_string(extra.size()) +
-                        " parameter(s) its spec does not define: " + listed(extra) + fix});
-  }
-  return Status::ok();
-}
-
-// What the store alone cannot check: parameters against the spec, and checkpoints.
-Status check_against_spec(const GlobalOptions& global, lineage::LineageStore& store,
-                          lineage::FsckReport& report) {
-  std::string why_no_spec;
-  const auto workspace = load_workspace_if_valid(global, why_no_spec);
-  if (workspace) {
-    SCION_RETURN_IF_ERROR(check_parameter_names(store, *workspace, report));
-  } else {
-    report.notes.push_back({"spec", why_no_spec + "; parameter names not checked against it"});
-  }
-  auto checkpoints = workbench::list_checkpoints(store, workspace ? &*workspace : nullptr);
-  if (!checkpoints.is_ok()) return checkpoints.status();
-  for (const workbench::CheckpointFile& c : *checkpoints)
-    if (!c.stale.empty())
-      report.notes.push_back({"checkpoint " + c.path.string(),
-                              "cannot be resumed: " + c.stale + "; 'scion gc' removes it"});
-  return Status::ok();
-}
-
 int run_fsck(const GlobalOptions& global) {
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
   auto report = lineage::check_store(**store);
   if (!report.is_ok()) return fail(report.status());
-  if (report->complete)
-    if (Status s = check_against_spec(global, **store, *report); !s.is_ok()) return fail(s);
+  if (report->complete) {
+    std::string why_no_spec;
+    const auto workspace = load_workspace_if_valid(global, why_no_spec);
+    if (Status s = workbench::check_against_spec(**store, workspace ? &*workspace : nullptr,
+                                                 why_no_spec, *report);
+        !s.is_ok())
+      return fail(s);
+  }
   if (global.json) {
     print_json({{"store", (*store)->dir().string()},
                 {"ok", report->ok()},

@@ -21,15 +21,7 @@ Result<std::vector<workbench::CheckpointFile>> collect_checkpoints(const GlobalO
   const auto workspace = load_workspace_if_valid(global, why_no_spec);
   if (!workspace && global.verbosity >= 0)
     print_note(why_no_spec + "; keeping checkpoints whose model may still resume them");
-  auto checkpoints = workbench::list_checkpoints(store, workspace ? &*workspace : nullptr);
-  if (!checkpoints.is_ok()) return checkpoints.status();
-  std::vector<workbench::CheckpointFile> stale;
-  for (workbench::CheckpointFile& checkpoint : *checkpoints) {
-    if (checkpoint.stale.empty()) continue;
-    if (!dry_run) SCION_RETURN_IF_ERROR(store.env().remove_file(checkpoint.path));
-    stale.push_back(std::move(checkpoint));
-  }
-  return stale;
+  return workbench::remove_stale_checkpoints(store, workspace ? &*workspace : nullptr, dry_run);
 }
 
 int run_gc(const GlobalOptions& global, bool dry_run) {

@@ -11,6 +11,7 @@
 #include "lineage/safetensors.h"
 #include "lineage/spec_records.h"
 #include "runtime/memory_info.h"
+#include "workbench/rank_store.h"
 
 namespace scion::cli {
 
@@ -38,16 +39,10 @@ Result<std::unique_ptr<lineage::LineageStore>> open_store_read_only(const Global
 Result<std::unique_ptr<lineage::LineageStore>> open_store_on_ranks(const GlobalOptions& global,
                                                                    runtime::Communicator& comm,
                                                                    bool write) {
-  Result<std::unique_ptr<lineage::LineageStore>> store =
-      Status(StatusCode::kInternal, "store not opened");
-  auto status_of = [&] { return store ? Status::ok() : store.status(); };
-  // Rank 0 first: it may migrate the store, which the others must not see half done.
-  if (comm.rank() == 0)
-    store = write ? open_store(global, /*create=*/false) : open_store_read_only(global);
-  SCION_RETURN_IF_ERROR(comm.agree(comm.rank() == 0 ? status_of() : Status::ok()));
-  if (comm.rank() != 0) store = open_store_read_only(global);
-  SCION_RETURN_IF_ERROR(comm.agree(status_of()));
-  return store;
+  return workbench::open_store_on_ranks(
+      comm,
+      [&] { return write ? open_store(global, /*create=*/false) : open_store_read_only(global); },
+      [&] { return open_store_read_only(global); });
 }
 
 int fail(const Status& status) {

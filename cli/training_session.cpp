@@ -14,6 +14,7 @@
 #include "cli/progress_clock.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/memory_info.h"
+#include "workbench/rank_store.h"
 
 namespace scion::cli {
 namespace {
@@ -145,20 +146,18 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
   auto world = runtime::world_communicator();
   if (!world) return fail(world.status());
   runtime::Communicator& comm = **world;
-  // Under mpirun (docs/distributed.md), rank 0 creates (or migrates) the store before the
-  // others open it to read.
-  Result<std::unique_ptr<lineage::LineageStore>> store =
-      Status(StatusCode::kInternal, "store not opened");
-  auto status_of = [&] { return store ? Status::ok() : store.status(); };
-  if (comm.rank() == 0) store = open_store(global, /*create=*/true);
-  if (Status opened = comm.agree(comm.rank() == 0 ? status_of() : Status::ok()); !opened.is_ok())
-    return fail(opened);
-  // A task-parallel wave's groups are stored by the rank that trains them, through the
-  // store's own locking (lineage/store.h); a data-parallel job needs read access only.
-  if (comm.rank() != 0)
-    store = request.parallel == workbench::Parallelism::kData ? open_store_read_only(global)
-                                                               : open_store(global, /*create=*/false);
-  if (Status opened = comm.agree(status_of()); !opened.is_ok()) return fail(opened);
+  // Under mpirun (docs/distributed.md) rank 0 opens the store first. A task-parallel
+  // wave's groups are stored by the rank that trains them, through the store's own
+  // locking (lineage/store.h), so the others open it for writing too unless the job is
+  // data parallel only, which needs read access.
+  auto store = workbench::open_store_on_ranks(
+      comm, [&] { return open_store(global, /*create=*/true); },
+      [&] {
+        return request.parallel == workbench::Parallelism::kData
+                   ? open_store_read_only(global)
+                   : open_store(global, /*create=*/false);
+      });
+  if (!store) return fail(store.status());
   // The other ranks print only their errors.
   const int verbosity = comm.rank() == 0 ? global.verbosity : std::min(global.verbosity, -1);
   std::signal(SIGINT, on_interrupt);
@@ -174,13 +173,11 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
     else
       print_summary(*outcome);
   }
-  Status status = outcome->status;
-  if (status.is_ok() && !outcome->diverged.empty()) {
-    // Every divergence is an error of its own; the last one sets the exit status.
+  const Status status = workbench::training_status(*outcome);
+  // Every divergence is an error of its own; the last one is the status's message.
+  if (status.code() == StatusCode::kDiverged)
     for (std::size_t i = 0; i + 1 < outcome->diverged.size(); ++i)
       print_error(outcome->diverged[i]);
-    status = Status(StatusCode::kDiverged, outcome->diverged.back());
-  }
   if (status.code() == StatusCode::kCancelled) {
     print_warning("interrupted: finished models are stored; the rest are marked interrupted" +
                   resume_hint(*outcome));

@@ -72,6 +72,11 @@ const Tensor& Arena::view(const std::string& name) const {
   return it->second;
 }
 
+Tensor Arena::flat_f32() const {
+  return Tensor{data_, {static_cast<std::int64_t>(bytes_ / sizeof(float))}, DType::kF32,
+                backend_ ? backend_->device() : Device::kCpu};
+}
+
 void Arena::zero() {
   if (backend_) backend_->fill_zero(data_, bytes_);
 }

@@ -47,6 +47,8 @@ class Arena {
   const std::vector<std::string>& names() const { return names_; }
   std::size_t bytes() const { return bytes_; }
   void* data() const { return data_; }
+  // The whole allocation (views and the padding between them) as one flat fp32 tensor.
+  Tensor flat_f32() const;
   void zero();
 
  private:

@@ -170,6 +170,26 @@ inline std::vector<float> copy_to_host(Backend& backend, const Tensor& tensor) {
   return values;
 }
 
+// The bytes of a tensor of `backend`'s memory (any dtype), copied to the host.
+inline std::vector<std::byte> copy_bytes_to_host(Backend& backend, const Tensor& tensor) {
+  std::vector<std::byte> bytes(tensor.bytes());
+  backend.copy_to_host(bytes.data(), tensor.data, bytes.size());
+  return bytes;
+}
+
+// Writes `host_src` (a tensor of host memory) into `dst` (`backend`'s memory), converting
+// the dtype on the host first when the two differ (an fp32 value into a bf16-held view).
+// REQUIRES: host_src.numel() == dst.numel().
+inline void copy_to_device_as(Backend& backend, const Tensor& dst, const Tensor& host_src) {
+  if (host_src.dtype == dst.dtype) {
+    backend.copy_to_device(dst.data, host_src.data, dst.bytes());
+    return;
+  }
+  std::vector<std::byte> staged(dst.bytes());
+  convert(host_src, Tensor{staged.data(), dst.shape, dst.dtype, Device::kCpu});
+  backend.copy_to_device(dst.data, staged.data(), staged.size());
+}
+
 // Which library runs the CPU backend's fp32 products. OpenBLAS is the reference;
 // oneDNN (runtime/cpu/onednn_gemm.h) picks kernels for the CPU at run time. bf16
 // products always run on oneDNN.

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "base/seeded_rng.h"
+#include "runtime/backend.h"
 
 namespace scion::runtime {
 namespace {
@@ -241,7 +242,7 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
   return w;
 }
 
-Status merge_lora(const spec::Workspace& workspace, const spec::Model& model,
+Status merge_lora(Backend& backend, const spec::Workspace& workspace, const spec::Model& model,
                   const ParameterBinding& params, const ParameterBinding& merged) {
   if (!model.adaptation.lora) return Status::ok();
   const spec::LoraSpec& spec = *model.adaptation.lora;
@@ -259,16 +260,22 @@ Status merge_lora(const spec::Workspace& workspace, const spec::Model& model,
         return not_found("merge_lora: '" + base + "' of model '" + model.name +
                          "' lacks its B matrix, weight or merged destination");
       const std::int64_t O = w->shape[0], I = w->shape[1], R = a->shape[0];
-      const float* A = a->f32();
-      const float* B = b->f32();
-      const float* W = w->f32();
-      float* M = out->f32();
+      // Folded on the host: a one-off export step, not a training or inference path.
+      const std::vector<float> a_host = copy_to_host(backend, *a);
+      const std::vector<float> b_host = copy_to_host(backend, *b);
+      const std::vector<float> w_host = copy_to_host(backend, *w);
+      std::vector<float> merged_host(static_cast<std::size_t>(O * I));
+      const float* A = a_host.data();
+      const float* B = b_host.data();
+      const float* W = w_host.data();
+      float* M = merged_host.data();
       for (std::int64_t o = 0; o < O; ++o)
         for (std::int64_t i = 0; i < I; ++i) {
           float delta = 0.0f;
           for (std::int64_t k = 0; k < R; ++k) delta += B[o * R + k] * A[k * I + i];
           M[o * I + i] = W[o * I + i] + scale * delta;
         }
+      backend.copy_to_device(out->data, M, out->bytes());
     }
   }
   return Status::ok();

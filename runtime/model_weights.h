@@ -144,7 +144,8 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
 // `params`, writes W + scale · B·A into the view `merged` binds under W's name (which may
 // be W's own storage). After merging, running the parent's adapters with the merged
 // weights equals running `model` unmerged (up to float rounding).
-Status merge_lora(const spec::Workspace& workspace, const spec::Model& model,
+// The values cross to the host and back (`backend` holds all four).
+Status merge_lora(Backend& backend, const spec::Workspace& workspace, const spec::Model& model,
                   const ParameterBinding& params, const ParameterBinding& merged);
 
 }  // namespace scion::runtime

@@ -1,7 +1,7 @@
 #include "runtime/parameter_binding.h"
 
 #include <cmath>
-#include <cstring>
+#include <vector>
 
 #include "base/normal_sampler.h"
 #include "base/seeded_rng.h"
@@ -89,10 +89,14 @@ Result<ParameterBinding> ParameterStore::add(const spec::Workspace& workspace,
       if (parent != parent_author.end()) {
         auto inherited = by_author_and_name_.find(shares_.canonical({parent->second, p.name}));
         const bool found = inherited != by_author_and_name_.end();
-        if (found && inherited->second.dtype == DType::kF32 && view.dtype == DType::kF32)
+        if (found && inherited->second.dtype == DType::kF32 && view.dtype == DType::kF32) {
           backend_->copy(view.f32(), inherited->second.f32(), view.numel());
-        else if (found)
-          convert(inherited->second, view);  // a bf16-held parent value (host memory)
+        } else if (found) {  // a bf16-held parent value: converted on the host
+          std::vector<std::byte> parent_value = copy_bytes_to_host(*backend_, inherited->second);
+          copy_to_device_as(*backend_, view,
+                            Tensor{parent_value.data(), view.shape, inherited->second.dtype,
+                                   Device::kCpu});
+        }
       }
       by_author_and_name_[key_of(p)] = view;
       if (const std::string* digest = digest_of(p)) by_digest_.emplace(*digest, view);
@@ -151,16 +155,18 @@ InitRule rule_for(const std::string& name) {
 
 }  // namespace
 
-void initialize_new_parameters(const spec::Workspace& workspace, const spec::Model& model,
-                               const ParameterBinding& params, std::uint64_t seed,
-                               const SharedModules& shares) {
+void initialize_new_parameters(Backend& backend, const spec::Workspace& workspace,
+                               const spec::Model& model, const ParameterBinding& params,
+                               std::uint64_t seed, const SharedModules& shares) {
   for (const ParameterSpec& p : parameter_table(workspace, model)) {
     if (p.introduced_by != model.name || !is_new_parameter(p.name, model)) continue;
     if (shares.canonical({p.introduced_by, p.name}).first != model.name) continue;
     const Tensor* view = params.find(p.name);
     if (!view) continue;
-    float* x = view->f32();
+    // Drawn on the host, then copied into the backend's memory (as the view's dtype).
     const std::int64_t n = view->numel();
+    std::vector<float> values(static_cast<std::size_t>(n));
+    float* x = values.data();
     base::SeededRng rng(seed, base::RngPurpose::kParameterInit, base::stable_hash(p.name));
     switch (rule_for(p.name)) {
       case InitRule::kZeros: std::fill(x, x + n, 0.0f); break;
@@ -177,16 +183,16 @@ void initialize_new_parameters(const spec::Workspace& workspace, const spec::Mod
         break;
       }
     }
+    copy_to_device_as(backend, *view, Tensor{x, view->shape, DType::kF32, Device::kCpu});
   }
 }
 
-void init_prompt_from_tokens(const Tensor& prompt, const Tensor& tok_emb,
-                             const std::vector<std::int32_t>& ids) {
+void init_prompt_from_tokens(Backend& backend, const Tensor& prompt, const Tensor& tok_emb,
+                            const std::vector<std::int32_t>& ids) {
   const std::int64_t P = prompt.shape[0], C = prompt.shape[1];
   for (std::int64_t p = 0; p < P; ++p) {
     const std::int32_t id = ids[static_cast<std::size_t>(p) % ids.size()];
-    std::memcpy(prompt.f32() + p * C, tok_emb.f32() + static_cast<std::int64_t>(id) * C,
-                sizeof(float) * static_cast<std::size_t>(C));
+    backend.copy(prompt.f32() + p * C, tok_emb.f32() + static_cast<std::int64_t>(id) * C, C);
   }
 }
 

@@ -36,6 +36,8 @@
 
 namespace scion::runtime {
 
+class Backend;
+
 class ParameterBinding {
  public:
   // Points `name` at `view` (replacing an earlier binding of that name).
@@ -105,11 +107,9 @@ class GradientSet {
                                     const std::string& model, const ParameterBinding& shared = {});
   const ParameterBinding& binding() const { return binding_; }
   void zero() { arena_.zero(); }
-  // Its own gradients (not the shared ones it binds), as one run of floats: what data
-  // parallelism sums over the ranks.
-  std::span<float> own_values() const {
-    return {static_cast<float*>(arena_.data()), arena_.bytes() / sizeof(float)};
-  }
+  // Its own gradients (not the shared ones it binds), as one flat fp32 tensor of backend
+  // memory: what data parallelism sums over the ranks.
+  Tensor own_values() const { return arena_.flat_f32(); }
 
  private:
   GradientSet() = default;
@@ -132,13 +132,15 @@ bool is_new_parameter(const std::string& name, const spec::Model& model);
 // stable_hash(name)), so values do not depend on table order or on which other models
 // exist; normals come from base::NormalSampler, uniforms from (2·uniform01() - 1)·bound,
 // both computed in double and rounded to float: the same on every standard library.
-void initialize_new_parameters(const spec::Workspace& workspace, const spec::Model& model,
-                               const ParameterBinding& params, std::uint64_t seed,
-                               const SharedModules& shares = {});
+// The values are drawn on the host and copied into `backend`'s memory behind `params`.
+void initialize_new_parameters(Backend& backend, const spec::Workspace& workspace,
+                               const spec::Model& model, const ParameterBinding& params,
+                               std::uint64_t seed, const SharedModules& shares = {});
 
 // Prompt tuning from text: row p of `prompt` (P, C) becomes the embedding of token
-// ids[p % ids.size()]. REQUIRES: !ids.empty(), every id < V.
-void init_prompt_from_tokens(const Tensor& prompt, const Tensor& tok_emb,
+// ids[p % ids.size()], copied within `backend`'s memory. REQUIRES: !ids.empty(), every
+// id < V, both fp32.
+void init_prompt_from_tokens(Backend& backend, const Tensor& prompt, const Tensor& tok_emb,
                              const std::vector<std::int32_t>& ids);
 
 }  // namespace scion::runtime

@@ -1,7 +1,7 @@
 #include "runtime/prefix_reparam.h"
 
 #include <algorithm>
-#include <cmath>
+#include <vector>
 
 #include "base/normal_sampler.h"
 #include "base/seeded_rng.h"
@@ -60,7 +60,9 @@ void PrefixReparametrisation::initialise(std::uint64_t seed) {
     const std::uint64_t stream = base::stable_hash(std::string("prefix_mlp.") + name);
     base::NormalSampler normal(base::SeededRng(seed, base::RngPurpose::kParameterInit, stream));
     const Tensor& t = params_.view(name);
-    for (std::int64_t i = 0; i < t.numel(); ++i) t.f32()[i] = static_cast<float>(0.02 * normal.next());
+    std::vector<float> values(static_cast<std::size_t>(t.numel()));
+    for (float& x : values) x = static_cast<float>(0.02 * normal.next());
+    backend_.copy_to_device(t.data, values.data(), t.bytes());
   }
 }
 
@@ -70,13 +72,14 @@ void PrefixReparametrisation::materialise(const ParameterBinding& params) {
   float* out = acts_.view("out").f32();
   backend_.matmul_forward(hidden, params_.view("embedding").f32(), params_.view("w1").f32(),
                           params_.view("b1").f32(), P_, C_, hidden_);
-  for (std::int64_t i = 0; i < static_cast<std::int64_t>(P_) * hidden_; ++i) hidden[i] = std::tanh(hidden[i]);
+  backend_.tanh_forward(hidden, hidden, static_cast<std::int64_t>(P_) * hidden_);  // in place
   backend_.matmul_forward(out, hidden, params_.view("w2").f32(), params_.view("b2").f32(), P_,
                           hidden_, out_width);
   for (std::size_t j = 0; j < outputs_.size(); ++j) {
     float* dst = params.find(outputs_[j])->f32();
     for (int p = 0; p < P_; ++p)
-      std::copy_n(out + static_cast<std::size_t>(p) * out_width + j * C_, C_, dst + static_cast<std::size_t>(p) * C_);
+      backend_.copy(dst + static_cast<std::size_t>(p) * C_,
+                    out + static_cast<std::size_t>(p) * out_width + j * C_, C_);
   }
 }
 
@@ -86,14 +89,14 @@ void PrefixReparametrisation::backward(const ParameterBinding& grads) {
   for (std::size_t j = 0; j < outputs_.size(); ++j) {
     const float* src = grads.find(outputs_[j])->f32();
     for (int p = 0; p < P_; ++p)
-      std::copy_n(src + static_cast<std::size_t>(p) * C_, C_, dout + static_cast<std::size_t>(p) * out_width + j * C_);
+      backend_.copy(dout + static_cast<std::size_t>(p) * out_width + j * C_,
+                    src + static_cast<std::size_t>(p) * C_, C_);
   }
   const float* hidden = acts_.view("hidden").f32();
   float* dhidden = acts_.view("dhidden").f32();
   backend_.matmul_backward(dhidden, grads_.view("w2").f32(), grads_.view("b2").f32(), dout, hidden,
                            params_.view("w2").f32(), 1.0f, P_, hidden_, out_width, GradMode::kAssign);
-  for (std::int64_t i = 0; i < static_cast<std::int64_t>(P_) * hidden_; ++i)
-    dhidden[i] *= 1.0f - hidden[i] * hidden[i];
+  backend_.tanh_backward(dhidden, hidden, dhidden, static_cast<std::int64_t>(P_) * hidden_);
   float* dembedding = acts_.view("dembedding").f32();
   backend_.matmul_backward(dembedding, grads_.view("w1").f32(), grads_.view("b1").f32(), dhidden,
                            params_.view("embedding").f32(), params_.view("w1").f32(), 1.0f, P_,

@@ -67,4 +67,18 @@ Result<std::vector<CheckpointFile>> list_checkpoints(lineage::LineageStore& stor
   return out;
 }
 
+Result<std::vector<CheckpointFile>> remove_stale_checkpoints(lineage::LineageStore& store,
+                                                             const spec::Workspace* workspace,
+                                                             bool dry_run) {
+  auto checkpoints = list_checkpoints(store, workspace);
+  if (!checkpoints.is_ok()) return checkpoints.status();
+  std::vector<CheckpointFile> stale;
+  for (CheckpointFile& checkpoint : *checkpoints) {
+    if (checkpoint.stale.empty()) continue;
+    if (!dry_run) SCION_RETURN_IF_ERROR(store.env().remove_file(checkpoint.path));
+    stale.push_back(std::move(checkpoint));
+  }
+  return stale;
+}
+
 }  // namespace scion::workbench

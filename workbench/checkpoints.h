@@ -30,4 +30,9 @@ Result<std::vector<CheckpointFile>> list_checkpoints(lineage::LineageStore& stor
                                                      const spec::Workspace* workspace,
                                                      std::int64_t temp_age_seconds = 3600);
 
+// The stale ones of list_checkpoints, removed from the store's folder unless `dry_run`.
+Result<std::vector<CheckpointFile>> remove_stale_checkpoints(lineage::LineageStore& store,
+                                                             const spec::Workspace* workspace,
+                                                             bool dry_run);
+
 }  // namespace scion::workbench

@@ -1,6 +1,5 @@
 #include "workbench/stored_family.h"
 
-#include <cstring>
 
 #include "workbench/model_lookup.h"
 
@@ -90,7 +89,8 @@ Status StoredFamily::load_one(const spec::Model& model) {
     if (it->second.bytes.size() != view->bytes() || it->second.dtype != lineage::DType::kF32)
       return corruption("stored parameter '" + p.name + "' of '" + model.name +
                         "' does not match the spec's shape " + runtime::shape_string(p.shape));
-    if (pool_.is_new(*view)) std::memcpy(view->data, it->second.bytes.data(), view->bytes());
+    if (pool_.is_new(*view))
+      backend_.copy_to_device(view->data, it->second.bytes.data(), view->bytes());
   }
   bindings_[model.name] = binding;
   return resolve_one(model);

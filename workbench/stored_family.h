@@ -55,7 +55,7 @@ Result<const spec::Model*> find_classifier_model(const spec::Workspace& ws, cons
 class StoredFamily {
  public:
   StoredFamily(const spec::Workspace& ws, lineage::LineageStore& store, runtime::Backend& backend)
-      : ws_(ws), store_(store), pool_(backend) {}
+      : ws_(ws), store_(store), backend_(backend), pool_(backend) {}
 
   // Loads `models` and their ancestors (each once; repeated calls add to the family).
   // Errors: a model not in the spec, one not trained for its current recipe, a stored
@@ -77,6 +77,7 @@ class StoredFamily {
 
   const spec::Workspace& ws_;
   lineage::LineageStore& store_;
+  runtime::Backend& backend_;  // holds the parameters: stored values are copied into it
   runtime::ParameterStore pool_;
   std::map<std::string, runtime::ParameterBinding> bindings_;
   std::map<std::string, std::unique_ptr<runtime::ModelWeights>> weights_;

@@ -6,7 +6,6 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -82,7 +81,8 @@ class Session {
   Result<std::shared_ptr<const data::TokenizedDataset>> dataset_for(const spec::Model& model);
   // Loads the values `model` inherits into the views `pool` just allocated for it (a view
   // an earlier member bound already holds them) and records their digests.
-  Status load_inherited(const spec::Model& model, const runtime::ParameterStore& pool,
+  Status load_inherited(runtime::Backend& backend, const spec::Model& model,
+                        const runtime::ParameterStore& pool,
                         const runtime::ParameterBinding& binding,
                         std::map<std::string, std::string>& digests);
   Status commit(runtime::TrainingJob& job, std::int64_t run_id,
@@ -117,6 +117,7 @@ class Session {
   TrainingOutcome outcome_;
   bool resume_ = false;
   bool quiet_ = false;
+  std::function<std::unique_ptr<runtime::Backend>(runtime::Precision)> make_backend_;
 };
 
 // "'review-hot' (scion.yaml:40) diverged at step 3: loss is NaN; try a lower learning rate".
@@ -151,7 +152,8 @@ Result<std::shared_ptr<const data::TokenizedDataset>> Session::dataset_for(
 }
 
 // Copies the parent's stored values into every inherited parameter of `model`.
-Status Session::load_inherited(const spec::Model& model, const runtime::ParameterStore& pool,
+Status Session::load_inherited(runtime::Backend& backend, const spec::Model& model,
+                               const runtime::ParameterStore& pool,
                                const runtime::ParameterBinding& binding,
                                std::map<std::string, std::string>& digests) {
   if (model.is_base()) return Status::ok();
@@ -174,10 +176,8 @@ Status Session::load_inherited(const spec::Model& model, const runtime::Paramete
     digests[p.name] = it->second.digest;
     // A buffer an earlier member of the group bound holds this value already.
     if (!pool.is_new(*view)) continue;
-    if (view->dtype == runtime::DType::kF32)
-      std::memcpy(view->data, stored.data, view->bytes());
-    else
-      runtime::convert(stored, *view);  // a frozen trunk weight held in bf16
+    // A frozen trunk weight held in bf16 is converted on the way.
+    runtime::copy_to_device_as(backend, *view, stored);
   }
   return Status::ok();
 }
@@ -185,6 +185,7 @@ Status Session::load_inherited(const spec::Model& model, const runtime::Paramete
 Status Session::commit(runtime::TrainingJob& job, std::int64_t run_id,
                        const std::map<std::string, std::string>& inherited_digests) {
   std::vector<lineage::ParameterWrite> writes;
+  std::vector<std::vector<std::byte>> host_values;  // what `writes` point into
   // A frozen weight held in bf16 is stored as the parent's fp32 value, unrounded.
   std::optional<lineage::LoadedParameters> parent;
   for (const runtime::ParameterSpec& p : job.table()) {
@@ -192,8 +193,10 @@ Status Session::commit(runtime::TrainingJob& job, std::int64_t run_id,
     lineage::ParameterWrite w;
     w.name = p.name;
     w.shape = p.shape;
-    w.bytes = {static_cast<const std::byte*>(view->data), view->bytes()};
-    if (view->dtype != runtime::DType::kF32) {
+    if (view->dtype == runtime::DType::kF32) {
+      host_values.push_back(runtime::copy_bytes_to_host(job.backend(), *view));
+      w.bytes = host_values.back();
+    } else {
       if (!parent) {
         auto loaded = store_->load_parameters(job.model().from);
         if (!loaded) return loaded.status();
@@ -228,13 +231,13 @@ std::filesystem::path Session::checkpoint_path(const spec::Model& model) const {
 // (prefixed "share.") with the group's step count, so the unit can resume as one.
 Status Session::save_checkpoint(const runtime::TrainingJob& job) {
   std::vector<lineage::SafetensorsTensor> tensors;
+  std::vector<std::vector<std::byte>> host_values;  // the tensors' bytes, copied off the backend
   auto add = [&](const std::string& prefix,
                  const std::vector<std::pair<std::string, runtime::Tensor>>& list) {
-    for (const auto& [name, t] : list)
-      tensors.push_back({prefix + name,
-                         lineage::DType::kF32,
-                         t.shape,
-                         {static_cast<const std::byte*>(t.data), t.bytes()}});
+    for (const auto& [name, t] : list) {
+      host_values.push_back(runtime::copy_bytes_to_host(job.backend(), t));
+      tensors.push_back({prefix + name, lineage::DType::kF32, t.shape, host_values.back()});
+    }
   };
   add("", job.checkpoint_tensors());
   std::map<std::string, std::string> metadata = {{"model", job.model().name},
@@ -375,10 +378,11 @@ Status Session::resume_unit(runtime::ShareGroup& share) {
 
 runtime::Backend& Session::backend_for(spec::Precision precision) {
   std::unique_ptr<runtime::Backend>& backend = backends_[precision];
+  const runtime::Precision products =
+      precision == spec::Precision::kBF16 ? runtime::Precision::kBF16 : runtime::Precision::kF32;
   if (!backend)
-    backend = runtime::make_cpu_backend(runtime::CpuBackendOptions{
-        .precision = precision == spec::Precision::kBF16 ? runtime::Precision::kBF16
-                                                         : runtime::Precision::kF32});
+    backend = make_backend_ ? make_backend_(products)
+                            : runtime::make_cpu_backend(runtime::CpuBackendOptions{.precision = products});
   return *backend;
 }
 
@@ -414,8 +418,9 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
       auto added = pool.add_model(ws_, model);
       if (!added) return added.status();
       runtime::ParameterBinding binding = std::move(*added);
-      SCION_RETURN_IF_ERROR(load_inherited(model, pool, binding, digests[i]));
-      runtime::initialize_new_parameters(ws_, model, binding, model.training->seed, shares_);
+      SCION_RETURN_IF_ERROR(load_inherited(backend, model, pool, binding, digests[i]));
+      runtime::initialize_new_parameters(backend, ws_, model, binding, model.training->seed,
+                                         shares_);
       bindings[model.name] = std::move(binding);
     }
     for (const spec::Model* model : members) {
@@ -714,6 +719,7 @@ Status Session::share_wave_outcomes(std::size_t models_before, std::size_t group
 Result<TrainingOutcome> Session::run(const Plan& plan, const TrainRequest& request) {
   resume_ = request.resume;
   quiet_ = request.quiet;
+  make_backend_ = request.make_backend;
   if (!quiet_)
     for (const std::string& note : plan.notes) observer_.note(note);
   for (const PlannedModel& m : plan.models)
@@ -770,6 +776,12 @@ Result<TrainingOutcome> train(const spec::Workspace& ws, lineage::LineageStore& 
   auto plan = make_plan(planned, &store, request);
   if (!plan) return plan.status();
   return Session(planned, store, observer, interrupted, communicator).run(*plan, request);
+}
+
+Status training_status(const TrainingOutcome& outcome) {
+  if (outcome.status.is_ok() && !outcome.diverged.empty())
+    return Status(StatusCode::kDiverged, outcome.diverged.back());
+  return outcome.status;
 }
 
 }  // namespace scion::workbench

@@ -103,4 +103,8 @@ Result<TrainingOutcome> train(const spec::Workspace& ws, lineage::LineageStore& 
                               const std::atomic<bool>* interrupted,
                               runtime::Communicator* comm = nullptr);
 
+// What a training command ends with: outcome.status, or, when that is ok and models
+// diverged, kDiverged with the last divergence's message (outcome.diverged holds all).
+Status training_status(const TrainingOutcome& outcome);
+
 }  // namespace scion::workbench

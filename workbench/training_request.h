@@ -3,10 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "runtime/backend.h"
 #include "spec/workspace.h"
 
 namespace scion::workbench {
@@ -36,6 +39,10 @@ struct TrainRequest {
   bool recompute = false;
   bool quiet = false;  // leave out the notes that only inform (progress is the observer's)
   Parallelism parallel = Parallelism::kAuto;  // only matters under mpirun
+  // Makes the backend that groups of a precision train on (once per precision); empty:
+  // the CPU backend. Tests put a backend here that checks the seam (tests/unit/
+  // runtime_host_fault_test.cpp).
+  std::function<std::unique_ptr<runtime::Backend>(runtime::Precision)> make_backend;
 };
 
 }  // namespace scion::workbench

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtime/backend.h"
 #include "runtime/op_types.h"
 
 namespace scion::runtime {
@@ -38,11 +39,26 @@ std::int64_t counted_targets(const data::Batch& batch, bool classification) {
   return std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t != kIgnoreIndex; });
 }
 
-Status all_reduce_step(Communicator& comm, const std::vector<TrainingJob*>& jobs,
+namespace {
+
+// Sums an fp32 tensor of backend memory over the ranks: the communicator reduces host
+// memory, so the values cross to the host and back.
+Status all_reduce_backend_values(Communicator& comm, Backend& backend, const Tensor& values) {
+  std::vector<float> host = copy_to_host(backend, values);
+  SCION_RETURN_IF_ERROR(comm.all_reduce_sum(std::span<float>(host)));
+  backend.copy_to_device(values.data, host.data(), values.bytes());
+  return Status::ok();
+}
+
+}  // namespace
+
+Status all_reduce_step(Communicator& comm, Backend& backend, const std::vector<TrainingJob*>& jobs,
                        const std::vector<ShareGroup*>& shares, std::vector<double>& loss_sums) {
   SCION_RETURN_IF_ERROR(comm.all_reduce_sum(std::span<double>(loss_sums)));
-  for (TrainingJob* job : jobs) SCION_RETURN_IF_ERROR(comm.all_reduce_sum(job->own_gradient_values()));
-  for (ShareGroup* share : shares) SCION_RETURN_IF_ERROR(comm.all_reduce_sum(share->gradient_values()));
+  for (TrainingJob* job : jobs)
+    SCION_RETURN_IF_ERROR(all_reduce_backend_values(comm, backend, job->own_gradient_values()));
+  for (ShareGroup* share : shares)
+    SCION_RETURN_IF_ERROR(all_reduce_backend_values(comm, backend, share->gradient_values()));
   return Status::ok();
 }
 

@@ -33,8 +33,10 @@ data::Batch shard_rows(const data::Batch& batch, int rank, int size);
 std::int64_t counted_targets(const data::Batch& batch, bool classification);
 
 // Sums over the ranks, in place: `loss_sums` (one per job), every job's own gradients and
-// every ShareGroup's. Errors: the communicator's (a rank gone).
-Status all_reduce_step(Communicator& comm, const std::vector<TrainingJob*>& jobs,
+// every ShareGroup's. The gradients are `backend`'s memory: each run is copied to the
+// host, summed by the communicator and copied back. Errors: the communicator's (a rank
+// gone).
+Status all_reduce_step(Communicator& comm, Backend& backend, const std::vector<TrainingJob*>& jobs,
                        const std::vector<ShareGroup*>& shares, std::vector<double>& loss_sums);
 
 }  // namespace scion::runtime

@@ -90,7 +90,7 @@ Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
   }
   for (ShareGroup* share : shares) share->zero_grad();
   SCION_RETURN_IF_ERROR(comm_.agree(forward_backward(active, loss_sum, tokens)));
-  if (comm_.size() > 1) SCION_RETURN_IF_ERROR(all_reduce_step(comm_, active, shares, loss_sum));
+  if (comm_.size() > 1) SCION_RETURN_IF_ERROR(all_reduce_step(comm_, backend_, active, shares, loss_sum));
 
   // A job whose loss is not finite has diverged: its gradients are not finite either, so
   // it takes no update.

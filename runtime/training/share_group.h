@@ -55,10 +55,9 @@ class ShareGroup {
   bool finished() const;  // every member has finished
 
   void zero_grad() { grads_.zero(); }
-  // The shared parameters' gradients, as one run of floats (summed over data-parallel ranks).
-  std::span<float> gradient_values() const {
-    return {static_cast<float*>(grads_.data()), grads_.bytes() / sizeof(float)};
-  }
+  // The shared parameters' gradients, as one flat fp32 tensor of backend memory (summed
+  // over data-parallel ranks).
+  Tensor gradient_values() const { return grads_.flat_f32(); }
   // Averages over the micro-batches (the members' common grad_accumulation), clips and
   // updates at the owner's scheduled learning rate. Returns that learning rate.
   float apply_step();

@@ -95,12 +95,14 @@ class TrainingJob {
   std::uint64_t dropout_seed(int micro) const;
 
   void zero_grad() { grads_->zero(); }
+  // The backend whose memory holds the job's parameters, gradients and optimizer state.
+  Backend& backend() const { return backend_; }
   // Its own gradients, shared modules' left out (see GradientSet::own_values).
-  std::span<float> own_gradient_values() const { return grads_->own_values(); }
+  Tensor own_gradient_values() const { return grads_->own_values(); }
 
   // What a checkpoint must hold to continue this job exactly: every trainable parameter
   // ("param.<name>") and the optimizer state ("opt.<state name>"), its shared modules
-  // left to its ShareGroup. The data stream and
+  // left to its ShareGroup, as views of backend memory. The data stream and
   // dropout seeds follow from the step count. Early stopping restarts its patience.
   std::vector<std::pair<std::string, Tensor>> checkpoint_tensors() const;
   // Continues from a checkpoint taken after `steps` optimizer steps; `values` maps each

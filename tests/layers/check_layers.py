@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fails when a folder includes a folder above it (docs/architecture.md, "Layers").
+"""Fails when a folder includes a folder above it, or folders include each other in a
+cycle (docs/architecture.md, "Layers").
 
 Each folder may include only the folders listed for it below; runtime/evaluation counts
 as its own folder so that it stays below assertions/. Prints the include graph per
@@ -36,6 +37,34 @@ def folder_of(path):
     for folder in sorted(ALLOWED, key=len, reverse=True):
         if path.startswith(folder + "/"):
             return folder
+    return None
+
+
+def find_cycle(graph):
+    """A cycle [a, b, ..., a] of folders in `graph` (folder -> folders it includes), or None.
+
+    The ALLOWED table is an order, so an include it allows cannot close a cycle; this checks
+    the table itself and the includes found, so that loosening the table cannot let one in.
+    """
+    state = {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == "open":
+                return path[path.index(target):] + [target]
+            if target not in state:
+                found = visit(target, path + [target])
+                if found:
+                    return found
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node, [node])
+            if found:
+                return found
     return None
 
 
@@ -83,6 +112,13 @@ def main():
     for folder in ALLOWED:
         edges = ", ".join(f"{t} ({n})" for t, n in sorted(graph[folder].items()))
         print(f"{folder:20} -> {edges}")
+    # The detector itself must see a cycle when there is one.
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+    for name, edges in (("the ALLOWED table", ALLOWED), ("the includes", graph)):
+        cycle = find_cycle(edges)
+        if cycle:
+            upward.append(f"{name} form a cycle: {' -> '.join(cycle)}")
     if len(sys.argv) > 2:
         upward += tree_mismatches(sys.argv[2])
     for problem in upward:

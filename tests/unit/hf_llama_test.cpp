@@ -87,7 +87,7 @@ class LlamaFamily {
     CHECK(by_name.empty());
     if (with_lora) {
       params_["lora"] = store_.add_model(ws_, ws_.models[1]).value();
-      runtime::initialize_new_parameters(ws_, ws_.models[1], params_["lora"], 3);
+      runtime::initialize_new_parameters(*backend_, ws_, ws_.models[1], params_["lora"], 3);
     }
   }
 

@@ -310,7 +310,7 @@ TEST_CASE("merged LoRA equals unmerged") {
     std::memcpy(merged_storage.view(p.name).data, src.data, src.bytes());
     merged.bind(p.name, merged_storage.view(p.name));
   }
-  REQUIRE(merge_lora(f.workspace(), f.model("lora"), f.params("lora"), merged).is_ok());
+  REQUIRE(merge_lora(f.backend(), f.workspace(), f.model("lora"), f.params("lora"), merged).is_ok());
   auto wm = resolve_model(f.workspace(), f.model("parent"), spec::Objective::kClassification,
                           merged, nullptr);
   REQUIRE(wm.is_ok());

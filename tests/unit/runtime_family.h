@@ -57,7 +57,7 @@ class Family {
     store_ = std::make_unique<runtime::ParameterStore>(*backend_);
     for (const spec::Model& m : ws_.models) {
       params_[m.name] = store_->add_model(ws_, m).value();
-      runtime::initialize_new_parameters(ws_, m, params_[m.name], seed);
+      runtime::initialize_new_parameters(*backend_, ws_, m, params_[m.name], seed);
       grads_[m.name] = std::make_unique<runtime::GradientSet>(
           runtime::GradientSet::create(runtime::parameter_table(ws_, m), *backend_, m.name).value());
     }

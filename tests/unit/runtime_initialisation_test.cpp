@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lineage/digest.h"
+#include "runtime/backend.h"
 #include "runtime/parameter_binding.h"
 #include "runtime/parameter_table.h"
 #include "spec/workspace.h"
@@ -57,7 +58,9 @@ std::map<std::string, std::vector<float>> initialised(const spec::Workspace& ws,
     v.assign(static_cast<std::size_t>(p.numel()), 0.0f);
     binding.bind(p.name, runtime::Tensor{.data = v.data(), .shape = p.shape});
   }
-  runtime::initialize_new_parameters(ws, model, binding, seed);
+  // The CPU backend's memory is host memory, so host buffers can stand in for its views.
+  auto backend = runtime::make_cpu_backend(1);
+  runtime::initialize_new_parameters(*backend, ws, model, binding, seed);
   return values;
 }
 

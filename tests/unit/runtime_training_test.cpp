@@ -304,7 +304,7 @@ TEST_CASE("prompt embeddings can start from text token embeddings") {
   f.materialise(5);
   const Tensor& p = *f.params("prompt").find("prompt.prompt.embeddings");
   const Tensor& emb = *f.params("prompt").find("tok_emb.weight");
-  init_prompt_from_tokens(p, emb, {7, 2});
+  init_prompt_from_tokens(f.backend(), p, emb, {7, 2});
   const int C = 8;
   for (int c = 0; c < C; ++c) {
     CHECK(p.f32()[c] == emb.f32()[7 * C + c]);

@@ -58,9 +58,9 @@ std::map<std::string, std::vector<float>> train(const spec::Workspace& family_ws
   // The trunk and the parent's adapter get the same values in every configuration.
   runtime::ParameterStore initial(*backend);
   runtime::ParameterBinding base = initial.add_model(ws, *ws.find_model("base")).value();
-  runtime::initialize_new_parameters(ws, *ws.find_model("base"), base, 11);
+  runtime::initialize_new_parameters(*backend, ws, *ws.find_model("base"), base, 11);
   runtime::ParameterBinding lora = initial.add_model(ws, *ws.find_model("lora")).value();
-  runtime::initialize_new_parameters(ws, *ws.find_model("lora"), lora, 12);
+  runtime::initialize_new_parameters(*backend, ws, *ws.find_model("lora"), lora, 12);
   // A fresh LoRA B is zero; give the parent adapter non-zero B so the child sees it.
   for (const auto& [name, view] : lora.views())
     if (name.ends_with(".lora.lora.b"))
@@ -78,7 +78,7 @@ std::map<std::string, std::vector<float>> train(const spec::Workspace& family_ws
     for (const auto& [param, view] : binding.views())
       if (const runtime::Tensor* value = lora.find(param); value && pool.is_new(view))
         runtime::convert(*value, view);
-    if (name != "lora") runtime::initialize_new_parameters(ws, m, binding, m.training->seed);
+    if (name != "lora") runtime::initialize_new_parameters(*backend, ws, m, binding, m.training->seed);
     REQUIRE(binding.find("blk.1.ffn_out.weight")->dtype == frozen_linear);
     auto job = runtime::TrainingJob::create(ws, m, binding, data, *backend);
     REQUIRE(job.is_ok());
@@ -263,14 +263,14 @@ TEST_CASE("a job that diverges leaves its group, unstored, and the others train 
   auto backend = runtime::make_cpu_backend(1);
   runtime::ParameterStore pool(*backend);
   runtime::ParameterBinding base = pool.add_model(ws, *ws.find_model("base")).value();
-  runtime::initialize_new_parameters(ws, *ws.find_model("base"), base, 11);
+  runtime::initialize_new_parameters(*backend, ws, *ws.find_model("base"), base, 11);
   const auto data = test::synthetic_reviews();
   std::vector<std::unique_ptr<runtime::TrainingJob>> jobs;
   std::vector<runtime::TrainingJob*> raw;
   for (const std::string name : {"prefix", "hot"}) {
     const spec::Model& m = *ws.find_model(name);
     runtime::ParameterBinding binding = pool.add_model(ws, m).value();
-    runtime::initialize_new_parameters(ws, m, binding, m.training->seed);
+    runtime::initialize_new_parameters(*backend, ws, m, binding, m.training->seed);
     auto job = runtime::TrainingJob::create(ws, m, binding, data, *backend);
     REQUIRE(job.is_ok());
     raw.push_back(job->get());

@@ -52,11 +52,11 @@ struct Group {
       : backend(runtime::make_cpu_backend(1)), shares(with_shares ? runtime::SharedModules(ws) : runtime::SharedModules()),
         pool(*backend, shares) {
     runtime::ParameterBinding trunk = pool.add_model(ws, *ws.find_model("base")).value();
-    runtime::initialize_new_parameters(ws, *ws.find_model("base"), trunk, 11);
+    runtime::initialize_new_parameters(*backend, ws, *ws.find_model("base"), trunk, 11);
     for (const std::string& name : names) {
       const spec::Model& m = *ws.find_model(name);
       bindings[name] = pool.add_model(ws, m).value();
-      runtime::initialize_new_parameters(ws, m, bindings[name], m.training->seed, shares);
+      runtime::initialize_new_parameters(*backend, ws, m, bindings[name], m.training->seed, shares);
     }
     if (with_shares && bindings.count("a"))
       share = runtime::ShareGroup::create(ws.training_unit(*ws.find_model("a")), shares, bindings,

@@ -5,10 +5,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/predict_input.h"
+#include "workbench/predict_input.h"
 
 using namespace scion;
-using namespace scion::cli;
+using namespace scion::workbench;
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "cli/predict_input.h"
+#include "workbench/predict_input.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-namespace scion::cli {
+namespace scion::workbench {
 namespace {
 
 constexpr const char* kDefaultTextField = "text";
@@ -138,4 +138,4 @@ Result<std::vector<PredictText>> read_predict_texts(const PredictInputOptions& o
   return inputs;
 }
 
-}  // namespace scion::cli
+}  // namespace scion::workbench

@@ -18,7 +18,7 @@
 
 #include "base/status.h"
 
-namespace scion::cli {
+namespace scion::workbench {
 
 enum class PredictFormat { kAuto, kLines, kJsonl };
 
@@ -38,4 +38,4 @@ struct PredictText {
 Result<std::vector<PredictText>> read_predict_texts(const PredictInputOptions& options,
                                                     std::istream& standard_input);
 
-}  // namespace scion::cli
+}  // namespace scion::workbench

@@ -1,0 +1,64 @@
+// workbench::training_status (what a training command ends with) and
+// open_store_on_ranks (rank 0 opens the store for writing, the other ranks read-only).
+#include <catch2/catch.hpp>
+
+#include "lineage/store.h"
+#include "lineage_test_support.h"
+#include "workbench/rank_store.h"
+#include "workbench/training.h"
+
+using namespace scion;
+
+namespace {
+
+// Rank `rank` of two; agree() returns this rank's own status (the peer is always ok).
+class RankOf2 final : public runtime::Communicator {
+ public:
+  explicit RankOf2(int rank) : rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return 2; }
+  Status all_reduce_sum(std::span<float>) override { return Status::ok(); }
+  Status all_reduce_sum(std::span<double>) override { return Status::ok(); }
+  Status agree(const Status& local) override { return local; }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+
+TEST_CASE("a training command ends with its status or its last divergence", "[workbench]") {
+  workbench::TrainingOutcome outcome;
+  CHECK(workbench::training_status(outcome).is_ok());
+  outcome.diverged = {"'a' diverged at step 3", "'b' diverged at step 5"};
+  const Status diverged = workbench::training_status(outcome);
+  CHECK(diverged.code() == StatusCode::kDiverged);
+  CHECK(diverged.message() == "'b' diverged at step 5");
+  outcome.status = Status(StatusCode::kCancelled, "interrupted");
+  CHECK(workbench::training_status(outcome).code() == StatusCode::kCancelled);
+}
+
+TEST_CASE("rank 0 opens the store for writing, the others to read", "[workbench]") {
+  lineage::testing::TempDir dir;
+  std::vector<std::string> calls;
+  auto writing = [&]() -> Result<std::unique_ptr<lineage::LineageStore>> {
+    calls.push_back("write");
+    return lineage::LineageStore::open(dir.path());
+  };
+  auto reading = [&]() -> Result<std::unique_ptr<lineage::LineageStore>> {
+    calls.push_back("read");
+    return lineage::LineageStore::open(dir.path());
+  };
+  runtime::SingleProcessCommunicator one;
+  CHECK(workbench::open_store_on_ranks(one, writing, reading).is_ok());
+  CHECK(calls == std::vector<std::string>{"write"});
+  calls.clear();
+  RankOf2 second(1);
+  CHECK(workbench::open_store_on_ranks(second, writing, reading).is_ok());
+  CHECK(calls == std::vector<std::string>{"read"});
+  auto broken = []() -> Result<std::unique_ptr<lineage::LineageStore>> {
+    return Status(StatusCode::kIoError, "cannot open");
+  };
+  CHECK(workbench::open_store_on_ranks(one, broken, reading).status().code() ==
+        StatusCode::kIoError);
+}

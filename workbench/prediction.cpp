@@ -1,0 +1,147 @@
+#include "workbench/prediction.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "runtime/evaluation/family_evaluator.h"
+#include "workbench/stored_family.h"
+
+namespace scion::workbench {
+namespace {
+
+Result<Predictor> predictor_for(const spec::Workspace& ws, const std::string& name,
+                                const BehaviourSuite& suite, bool check_assertions,
+                                std::vector<std::string>& notes) {
+  auto found =
+      find_classifier_model(ws, name, " (it is a language model); predict one of its descendants");
+  if (!found) return found.status();
+  Predictor p{.model = *found};
+  if (!p.model->is_base() && classifier_labels(ws, *ws.find_model(p.model->from)))
+    p.parent = ws.find_model(p.model->from);
+  if (!check_assertions) return p;
+  for (const assertions::ModelAssertion& a : suite.assertions) {
+    if (!covers(a.models(), p.model->name) || kind_of(a) != ModelKind::kClassifier) continue;
+    if (a.needs_parent() && !p.parent) {
+      notes.push_back("assertion '" + a.name() + "' skipped for '" + p.model->name +
+                      "': it compares with the parent, which has no classifier head");
+      continue;
+    }
+    p.checks.push_back(&a);
+  }
+  return p;
+}
+
+// Each text longer than a model reads, with the models that read only its first tokens.
+std::vector<Truncation> truncations(const StoredFamily& family,
+                                    const std::vector<Predictor>& predictors,
+                                    const std::vector<PredictText>& texts) {
+  std::vector<Truncation> truncated;
+  for (const PredictText& t : texts) {
+    Truncation truncation{.origin = t.origin};
+    for (const Predictor& p : predictors) {
+      const runtime::EvaluatedModel& model = *family.classifier(p.model->name);
+      truncation.tokens = model.tokenizer->encode(t.text).size();
+      const std::size_t kept = runtime::text_capacity(model);
+      if (truncation.tokens > kept) truncation.readers.emplace_back(p.model->name, kept);
+    }
+    if (!truncation.readers.empty()) truncated.push_back(std::move(truncation));
+  }
+  return truncated;
+}
+
+}  // namespace
+
+Result<PredictionSetup> prepare_predictions(const spec::Workspace& ws,
+                                            const PredictRequest& request) {
+  PredictionSetup setup;
+  if (request.check_assertions) {
+    auto compiled = compile_suite(ws);
+    if (!compiled) return compiled.status();
+    setup.suite = std::move(*compiled);
+  }
+  std::set<std::string> seen;
+  for (const std::string& name : request.models) {
+    if (!seen.insert(name).second) continue;  // a model named twice answers once
+    auto p = predictor_for(ws, name, setup.suite, request.check_assertions, setup.notes);
+    if (!p) return p.status();
+    setup.predictors.push_back(std::move(*p));
+  }
+  return setup;
+}
+
+Result<std::vector<PredictionViolation>> violations_of(const Predictor& p, const std::string& text,
+                                                       const FamilyOutputs& outputs) {
+  std::vector<PredictionViolation> violations;
+  for (const assertions::ModelAssertion* a : p.checks) {
+    assertions::AssertionInput input{.text = text, .output = &outputs.at(p.model->name, text)};
+    if (a->needs_parent()) input.parent = &outputs.at(p.parent->name, text);
+    std::string perturbed;
+    if (const assertions::Perturbation* perturbation = a->perturbation()) {
+      auto changed = perturbation->apply(text, 0);
+      if (!changed) continue;
+      perturbed = *changed;
+      input.perturbed = &outputs.at(p.model->name, perturbed);
+    }
+    auto severity = a->severity(input);
+    if (!severity) return severity.status();
+    if (*severity > 0) violations.push_back({a->name(), *severity, perturbed});
+  }
+  return violations;
+}
+
+Status check_finite(const std::vector<Predictor>& predictors, const std::vector<std::string>& texts,
+                    const FamilyOutputs& outputs) {
+  for (const Predictor& p : predictors)
+    for (const std::string& text : texts)
+      if (auto value = assertions::non_finite_value(outputs.at(p.model->name, text)))
+        return Status(
+            StatusCode::kDiverged,
+            fmt::format("model '{}' gave {} for \"{}\": its stored parameters are not "
+                        "finite (it diverged, or was imported with --allow-nonfinite); "
+                        "retrain it with `scion run --force {}` and a lower learning rate",
+                        p.model->name, *value, text, p.model->name));
+  return Status::ok();
+}
+
+Result<Predictions> predict(const spec::Workspace& ws, lineage::LineageStore& store,
+                            runtime::Backend& backend, const PredictionSetup& setup,
+                            const PredictRequest& request) {
+  std::vector<std::string> texts;
+  for (const PredictText& t : request.texts) texts.push_back(t.text);
+  Predictions result;
+  for (const Predictor& p : setup.predictors) result.models.push_back(p.model->name);
+  // The parents that assertions compare with join the evaluation, and perturbed texts
+  // join the inputs.
+  std::vector<std::string> names = result.models;
+  std::set<std::string> seen(names.begin(), names.end());
+  EvaluationPlan plan;
+  for (const std::string& t : texts) plan.add_text(t);
+  for (const Predictor& p : setup.predictors)
+    for (const assertions::ModelAssertion* a : p.checks) {
+      if (a->needs_parent() && seen.insert(p.parent->name).second) names.push_back(p.parent->name);
+      if (const assertions::Perturbation* perturbation = a->perturbation())
+        for (const std::string& t : texts)
+          if (auto perturbed = perturbation->apply(t, 0)) plan.add_text(*perturbed);
+    }
+
+  StoredFamily family(ws, store, backend);
+  SCION_RETURN_IF_ERROR(family.load(names));
+  result.truncated = truncations(family, setup.predictors, request.texts);
+  auto outputs = evaluate_models(family, backend, names, plan, request.chunk_size);
+  if (!outputs) return outputs.status();
+  SCION_RETURN_IF_ERROR(check_finite(setup.predictors, texts, *outputs));
+
+  for (const Predictor& p : setup.predictors) result.checks += p.checks.size();
+  for (const std::string& text : texts)
+    for (const Predictor& p : setup.predictors) {
+      auto violations = violations_of(p, text, *outputs);
+      if (!violations) return violations.status();
+      result.violations += violations->size();
+      result.predictions.push_back(
+          {p.model->name, text, outputs->at(p.model->name, text), std::move(*violations)});
+    }
+  return result;
+}
+
+}  // namespace scion::workbench
