@@ -6,12 +6,14 @@ medians, and the 2-rank speedup and scaling efficiency (speedup / 2).
 
 W1: 8 jobs, LoRA r8 (alpha 16) on q and v of every layer plus a 2-class head, on a frozen
 encoder L=4 d=256 h=4 f=1024 T=128 (byte tokenizer, V=260), batch 8, 20 AdamW steps each,
-co-batched. W3: full training of an encoder L=12 d=768 h=12 f=3072 T=128, batch 16,
+co-batched (--w1-steps changes the 20, for a quick smoke run). W3: full training of an encoder L=12 d=768 h=12 f=3072 T=128, batch 16,
 --w3-steps AdamW steps (default 3). Tokens/s is the co-batched group's, as `scion --json`
 reports it (wall time of the group, setup included).
 
+Training runs data parallel (`--parallel data`; one trunk, so `auto` would pick it too).
+
 Usage: bench/distributed_scaling.py --scion build/cli/scion [--reps 3] [--threads 2]
-       [--w3-steps 3] [--only w1|w3]
+       [--w1-steps 20] [--w3-steps 3] [--only w1|w3]
 """
 import argparse
 import json
@@ -51,7 +53,7 @@ W1_ARCH = "{type: encoder, layers: 4, width: 256, heads: 4, ffn_width: 1024, max
 W3_ARCH = "{type: encoder, layers: 12, width: 768, heads: 12, ffn_width: 3072, max_length: 128}"
 
 
-def w1_spec():
+def w1_spec(steps):
     lines = ["datasets:"]
     lines += [f"  d{j}: {{path: data/d{j}.jsonl, labels: [negative, positive]}}" for j in range(8)]
     lines += ["models:", "  base:", f"    architecture: {W1_ARCH}",
@@ -59,7 +61,7 @@ def w1_spec():
     for j in range(8):
         lines += [f"  job{j}:", "    from: base",
                   "    adapt: {lora: {rank: 8, alpha: 16, targets: [q, v]}, head: {}}",
-                  f"    train: {{data: d{j}, steps: 20, batch_size: 8, seed: {j + 2}, "
+                  f"    train: {{data: d{j}, steps: {steps}, batch_size: 8, seed: {j + 2}, "
                   "optimizer: {type: adamw, lr: 0.001}}"]
     return "\n".join(lines) + "\n", 8
 
@@ -81,7 +83,9 @@ def workspace(spec, datasets):
 
 
 def launch(scion, ranks, threads, args, cwd):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    # PMIx's hash store: its shared-memory one fails to lock in some containers
+    # (docs/distributed.md).
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), PMIX_MCA_gds="hash")
     if ranks == 1:
         command = [scion, *args]
     else:
@@ -101,7 +105,8 @@ def bench(name, scion, spec, datasets, command, reps, threads):
     rates = {c: [] for c in configs}
     for rep in range(reps):
         for ranks, per_rank in configs:  # interleaved, so both see the same machine load
-            result = launch(scion, ranks, per_rank, ["-q", "--json", *command, "--force"], work)
+            result = launch(scion, ranks, per_rank, ["-q", "--json", *command, "--force", "--parallel", "data"],
+                            work)
             group = result["groups"][0]
             rates[(ranks, per_rank)].append(group["tokens_per_second"])
             print(f"{name} ranks={ranks} threads/rank={per_rank} rep={rep + 1}: "
@@ -118,13 +123,14 @@ def main():
     parser.add_argument("--scion", required=True)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--w1-steps", type=int, default=20)
     parser.add_argument("--w3-steps", type=int, default=3)
     parser.add_argument("--only", choices=["w1", "w3"])
     args = parser.parse_args()
     scion = os.path.abspath(args.scion)
     print(f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs; ISA: {isa()}); {args.threads} threads in all")
     if args.only in (None, "w1"):
-        spec, datasets = w1_spec()
+        spec, datasets = w1_spec(args.w1_steps)
         bench("W1", scion, spec, datasets, ["adapt"], args.reps, args.threads)
     if args.only in (None, "w3"):
         spec, datasets = w3_spec(args.w3_steps)

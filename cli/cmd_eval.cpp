@@ -81,18 +81,24 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
   }
   auto data = workbench::eval_data(*ws, options.data, head_labels(*ws, models));
   if (!data) return fail(data.status());
-  auto store = options.record ? open_store(global, /*create=*/false) : open_store_read_only(global);
+  // Under mpirun every rank scores a share of the examples; rank 0 alone computes the
+  // metrics, records and prints (docs/distributed.md).
+  auto world = runtime::world_communicator();
+  if (!world) return fail(world.status());
+  runtime::Communicator& comm = **world;
+  auto store = open_store_on_ranks(global, comm, options.record);
   if (!store) return fail(store.status());
 
   auto made = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
   if (!made) return fail(made.status());
   std::unique_ptr<runtime::Backend> backend = std::move(*made);
   workbench::StoredFamily family(*ws, **store, *backend);
-  if (Status s = family.load(models); !s.is_ok()) return fail(s);
-  auto results =
-      workbench::evaluate_on_data(*ws, family, *backend, models, *data, options.chunk_size);
+  const Status loaded = family.load(models);
+  auto results = workbench::evaluate_on_data(*ws, family, *backend, models, *data,
+                                             options.chunk_size, &comm, loaded);
   if (!results) return fail(results.status());
   if (Status s = runtime::check_backend(*backend, "scion eval"); !s.is_ok()) return fail(s);
+  if (comm.rank() != 0) return kExitOk;  // its share is with rank 0, which reports
 
   if (options.record) {
     std::vector<lineage::EvalResult> rows;

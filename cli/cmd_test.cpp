@@ -38,8 +38,12 @@ using workbench::Violation;
 class TestSession {
  public:
   TestSession(const GlobalOptions& global, const TestOptions& options, spec::Workspace ws,
-              std::unique_ptr<lineage::LineageStore> store)
-      : global_(global), options_(options), ws_(std::move(ws)), store_(std::move(store)) {}
+              std::unique_ptr<lineage::LineageStore> store, runtime::Communicator& comm)
+      : global_(global),
+        options_(options),
+        ws_(std::move(ws)),
+        store_(std::move(store)),
+        comm_(comm) {}
 
   int run();
 
@@ -53,6 +57,9 @@ class TestSession {
   const TestOptions& options_;
   spec::Workspace ws_;
   std::unique_ptr<lineage::LineageStore> store_;
+  // Under mpirun every rank evaluates a share of the cases; rank 0 alone judges, records
+  // and prints (docs/distributed.md).
+  runtime::Communicator& comm_;
   workbench::BehaviourSuite suite_;
   workbench::TestRun run_;
   std::filesystem::path junit_file_, violations_file_;  // checked; empty when not asked for
@@ -271,6 +278,7 @@ int TestSession::run() {
   if (!suite) return fail(suite.status());
   suite_ = std::move(*suite);
   if (suite_.tests.empty() && suite_.assertions.empty()) {
+    if (comm_.rank() != 0) return kExitOk;
     if (global_.json) {
       print_json({{"models", nlohmann::json::array()}, {"tests", nlohmann::json::array()}});
     } else {
@@ -286,9 +294,11 @@ int TestSession::run() {
                                    .chunk_size = options_.chunk_size,
                                    .examples = options_.examples,
                                    .only_tested = options_.only_tested,
-                                   .record = options_.record});
+                                   .record = options_.record,
+                                   .comm = &comm_});
   if (!run) return fail(run.status());
   if (Status s = runtime::check_backend(*backend, "scion test"); !s.is_ok()) return fail(s);
+  if (comm_.rank() != 0) return kExitOk;  // its share is with rank 0, which reports
   run_ = std::move(*run);
   for (const std::string& note : run_.notes) print_note(note);
   if (run_.models.empty()) return kExitOk;  // `scion run` of models no test applies to
@@ -304,9 +314,11 @@ int TestSession::run() {
 int run_behavioural_tests(const GlobalOptions& global, const TestOptions& options) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  auto store = options.record ? open_store(global, /*create=*/false) : open_store_read_only(global);
+  auto world = runtime::world_communicator();
+  if (!world) return fail(world.status());
+  auto store = open_store_on_ranks(global, **world, options.record);
   if (!store) return fail(store.status());  // a missing store's message says to run `scion run`
-  TestSession session(global, options, std::move(*ws), std::move(*store));
+  TestSession session(global, options, std::move(*ws), std::move(*store), **world);
   return session.run();
 }
 
@@ -346,8 +358,13 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
       "          scion test --compare review-lora review-prefix");
   cmd->callback([&global, &action] {
     action = [&global] {
-      return options.compare.empty() ? run_behavioural_tests(global, options)
-                                     : run_test_comparison(global, options);
+      if (!options.compare.empty()) {
+        // Reads two stored runs: rank 0 alone, under mpirun.
+        auto world = runtime::world_communicator();
+        if (world && (*world)->rank() != 0) return kExitOk;
+        return run_test_comparison(global, options);
+      }
+      return run_behavioural_tests(global, options);
     };
   });
 }

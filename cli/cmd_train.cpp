@@ -23,6 +23,7 @@ struct TrainOptions {
   bool ignore_memory_limit = false;
   std::string precision;  // empty: each recipe's own
   bool recompute = false;
+  std::string parallel = "data";  // only rank 0 writes the store unless asked otherwise
 };
 
 CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* description,
@@ -45,6 +46,12 @@ CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* d
   cmd->add_flag("--recompute", options.recompute,
                 "Recompute each block's activations in the backward pass instead of keeping "
                 "them (less memory, more time; same results, so recipe hashes stay)");
+  cmd->add_option("--parallel", options.parallel,
+                  "Under mpirun: data (every rank trains every group on its share of the rows; "
+                  "the default: rank 0 alone writes the store), task (groups of different "
+                  "trunks on different ranks at once, each rank writing the store) or auto "
+                  "(task for a wave with at least as many trunks as ranks)")
+      ->check(CLI::IsMember({"data", "task", "auto"}));
   cmd->footer(example);
   return cmd;
 }
@@ -57,7 +64,10 @@ workbench::TrainRequest request_for(workbench::TrainScope scope, const TrainOpti
                                   .resume = options.resume,
                                   .memory_budget_mib = options.memory_budget_mib,
                                   .ignore_memory_limit = options.ignore_memory_limit,
-                                  .recompute = options.recompute};
+                                  .recompute = options.recompute,
+                                  .parallel = options.parallel == "data"   ? workbench::Parallelism::kData
+                                              : options.parallel == "task" ? workbench::Parallelism::kTask
+                                                                           : workbench::Parallelism::kAuto};
   if (!options.precision.empty())
     request.precision =
         options.precision == "bf16" ? spec::Precision::kBF16 : spec::Precision::kF32;
@@ -105,9 +115,9 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, CommandAction& 
     action = [&global] {
       const int trained = run_training(global, request_for(workbench::TrainScope::kAll, options));
       if (trained != kExitOk || global.json) return trained;
-      // The tests run on rank 0 alone under mpirun (docs/distributed.md).
-      if (auto world = runtime::world_communicator(); world && (*world)->rank() != 0) return trained;
-      std::cout << "\n";
+      // Under mpirun every rank tests a share of the cases (docs/distributed.md).
+      if (auto world = runtime::world_communicator(); world && (*world)->rank() == 0)
+        std::cout << "\n";
       TestOptions tests;
       tests.models = options.models;
       tests.only_tested = true;

@@ -166,9 +166,11 @@ int run(int argc, char** argv) {
   // Under mpirun this process is one rank of several (runtime/comm/communicator.h).
   auto world = runtime::world_communicator();
   if (!world) return with_json_error(global, fail(world.status()));
-  // Training alone is spread over the ranks; any other command runs on rank 0 only, so
-  // that N copies never write the store at once (docs/distributed.md).
-  const bool distributed = app.got_subcommand("train") || app.got_subcommand("adapt") || app.got_subcommand("run");
+  // Training, testing and evaluation are spread over the ranks; any other command runs on
+  // rank 0 only, so that N copies never write the store at once (docs/distributed.md).
+  const bool distributed = app.got_subcommand("train") || app.got_subcommand("adapt") ||
+                           app.got_subcommand("run") || app.got_subcommand("test") ||
+                           app.got_subcommand("eval");
   if ((*world)->rank() != 0 && !distributed) {
     runtime::finalize_world_communicator();
     return kExitOk;

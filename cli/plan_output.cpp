@@ -176,7 +176,8 @@ void print_groups(const Plan& plan) {
 void print_ranks(const std::vector<RankWork>& ranks) {
   std::cout << "\ntask parallelism over " << ranks.size()
             << " ranks (each trunk's groups on one rank, largest estimated FLOPs first;\n"
-               "shown only: under mpirun every rank still trains every group, data parallel):\n";
+               "what `mpirun -np N scion run --parallel task` runs; --parallel auto runs a wave\n"
+               "so when it has groups on at least N trunks, else data parallel):\n";
   for (const RankWork& r : ranks) {
     if (r.trunks.empty()) {
       std::cout << fmt::format("  rank {}  idle\n", r.rank);

@@ -146,9 +146,17 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
   auto world = runtime::world_communicator();
   if (!world) return fail(world.status());
   runtime::Communicator& comm = **world;
+  // Under mpirun (docs/distributed.md) rank 0 opens the store first. A task-parallel
+  // wave's groups are stored by the rank that trains them, through the store's own
+  // locking (lineage/store.h), so the others open it for writing too unless the job is
+  // data parallel only, which needs read access.
   auto store = workbench::open_store_on_ranks(
       comm, [&] { return open_store(global, /*create=*/true); },
-      [&] { return open_store_read_only(global); });
+      [&] {
+        return request.parallel == workbench::Parallelism::kData
+                   ? open_store_read_only(global)
+                   : open_store(global, /*create=*/false);
+      });
   if (!store) return fail(store.status());
   // The other ranks print only their errors.
   const int verbosity = comm.rank() == 0 ? global.verbosity : std::min(global.verbosity, -1);

@@ -221,6 +221,36 @@ void EvaluationPlan::add_case(const assertions::BehaviouralTest& test,
   if (test_case.perturbed) add_text(*test_case.perturbed);
 }
 
+EvaluationPlan EvaluationPlan::shard(int rank, int ranks) const {
+  const auto part = [&](std::size_t n, int r) {
+    return n * static_cast<std::size_t>(r) / static_cast<std::size_t>(ranks);
+  };
+  EvaluationPlan shard;
+  const std::vector<std::string>& all_texts = texts();
+  for (std::size_t t = part(all_texts.size(), rank); t < part(all_texts.size(), rank + 1); ++t)
+    shard.add_text(all_texts[t]);
+  for (std::size_t q = part(queries_.size(), rank); q < part(queries_.size(), rank + 1); ++q)
+    shard.add_continuation(queries_[q].input, queries_[q].continuation,
+                           origins_.at(queries_[q].continuation));
+  return shard;
+}
+
+void FamilyOutputs::merge(FamilyOutputs other) {
+  for (auto& [model, outputs] : other.by_model_) {
+    std::map<std::string, assertions::ModelOutput>& mine = by_model_[model];
+    for (auto& [input, output] : outputs) {
+      auto [at, inserted] = mine.try_emplace(input, std::move(output));
+      if (inserted) continue;
+      at->second.continuation_logprobs.merge(output.continuation_logprobs);
+      at->second.continuation_tokens.merge(output.continuation_tokens);
+      if (at->second.probabilities.empty()) {
+        at->second.labels = std::move(output.labels);
+        at->second.probabilities = std::move(output.probabilities);
+      }
+    }
+  }
+}
+
 Result<FamilyOutputs> evaluate_models(const StoredFamily& family, runtime::Backend& backend,
                                       const std::vector<std::string>& models,
                                       const EvaluationPlan& plan, int chunk_size) {

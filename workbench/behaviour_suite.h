@@ -96,6 +96,11 @@ class EvaluationPlan {
   const std::vector<runtime::ContinuationQuery>& queries() const { return queries_; }
   // Each distinct continuation and where it was first asked for.
   const std::map<std::string, std::string>& continuation_origins() const { return origins_; }
+  // Rank `rank`'s share of `ranks`: a contiguous run of the texts and one of the queries
+  // (rank r of n gets [N·r/n, N·(r+1)/n) of each), so that the shards together hold each
+  // text and query once, and the first error a shard meets is the one the whole plan
+  // would meet first. REQUIRES: 0 <= rank < ranks.
+  EvaluationPlan shard(int rank, int ranks) const;
 
  private:
   TextIndex texts_;
@@ -117,6 +122,13 @@ class FamilyOutputs {
   std::map<std::string, assertions::ModelOutput>& of(const std::string& model) {
     return by_model_[model];
   }
+  // Every model's outputs by input.
+  const std::map<std::string, std::map<std::string, assertions::ModelOutput>>& by_model() const {
+    return by_model_;
+  }
+  // Adds the outputs of another shard of the same pass: an input both hold (a language
+  // model's input with some continuations in each) keeps both continuations' scores.
+  void merge(FamilyOutputs other);
 
  private:
   std::map<std::string, std::map<std::string, assertions::ModelOutput>> by_model_;

@@ -10,6 +10,7 @@
 #include "runtime/evaluation/continuation_scorer.h"
 #include "spec/file_digest.h"
 #include "workbench/behaviour_suite.h"
+#include "workbench/sharded_evaluation.h"
 
 namespace scion::workbench {
 namespace {
@@ -211,24 +212,35 @@ Result<std::vector<ModelEvaluation>> evaluate_on_data(const spec::Workspace& ws,
                                                       const StoredFamily& family,
                                                       runtime::Backend& backend,
                                                       const std::vector<std::string>& models,
-                                                      const EvalData& data, int chunk_size) {
-  // Everything that could refuse the data is checked before the pass.
+                                                      const EvalData& data, int chunk_size,
+                                                      runtime::Communicator* comm,
+                                                      const Status& loaded) {
+  // Everything that could refuse the data is checked before the pass; a rank that fails
+  // here still takes part in the sharded pass, with its error.
   EvaluationPlan plan;
   std::map<std::string, std::vector<std::int32_t>> truths;
-  for (const std::string& name : models) {
-    if (const runtime::ScoredModel* lm = family.language_model(name)) {
-      SCION_RETURN_IF_ERROR(check_scorable(name, *lm, data));
-      for (const data::Example& e : data.examples.examples)
-        plan.add_continuation("", e.text, fmt::format("{}:{}", data.dataset.path.string(), e.line));
-    } else {
-      auto truth = truth_for(name, family.classifier(name)->labels, data);
-      if (!truth) return truth.status();
-      truths[name] = std::move(*truth);
-      for (const data::Example& e : data.examples.examples) plan.add_text(e.text);
+  auto check_and_plan = [&]() -> Status {
+    SCION_RETURN_IF_ERROR(loaded);
+    for (const std::string& name : models) {
+      if (const runtime::ScoredModel* lm = family.language_model(name)) {
+        SCION_RETURN_IF_ERROR(check_scorable(name, *lm, data));
+        for (const data::Example& e : data.examples.examples)
+          plan.add_continuation("", e.text, fmt::format("{}:{}", data.dataset.path.string(), e.line));
+      } else {
+        auto truth = truth_for(name, family.classifier(name)->labels, data);
+        if (!truth) return truth.status();
+        truths[name] = std::move(*truth);
+        for (const data::Example& e : data.examples.examples) plan.add_text(e.text);
+      }
     }
-  }
-  auto outputs = evaluate_models(family, backend, models, plan, chunk_size);
+    return Status::ok();
+  };
+  const Status ready = check_and_plan();
+  runtime::SingleProcessCommunicator solo;
+  runtime::Communicator& ranks = comm ? *comm : solo;
+  auto outputs = evaluate_models_sharded(family, backend, models, plan, chunk_size, ranks, ready);
   if (!outputs) return outputs.status();
+  if (ranks.rank() != 0) return std::vector<ModelEvaluation>();  // sent to rank 0
 
   std::vector<ModelEvaluation> results;
   for (const std::string& name : models) {

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/backend.h"
+#include "runtime/comm/communicator.h"
 #include "runtime/data/dataset_reader.h"
 #include "spec/workspace.h"
 #include "workbench/stored_family.h"
@@ -94,14 +95,20 @@ struct ModelEvaluation {
   nlohmann::json metrics;     // to_json() of ClassificationMetrics or PerplexityMetrics
 };
 
-// Evaluates `models` (REQUIRES: loaded in `family`) on `data` in one shared pass.
-// Errors: a classifier on unlabelled data, a dataset label that is not one of a
-// classifier's head labels, a text too long for a language model to score (file:line),
-// and the evaluators' errors.
+// Evaluates `models` (REQUIRES: loaded in `family` when `loaded` is ok) on `data` in one
+// shared pass. Under mpirun (`comm` with several ranks) every rank calls it with the
+// same arguments and its own `loaded` (the status of loading `family`): each evaluates a
+// contiguous share of the examples (workbench/sharded_evaluation.h) and rank 0 alone
+// gets the results; the other ranks get an empty list. `comm` null: one process.
+// Errors: `loaded`'s (on rank 0 the lowest failing rank's), a classifier on unlabelled
+// data, a dataset label that is not one of a classifier's head labels, a text too long
+// for a language model to score (file:line), and the evaluators' errors.
 Result<std::vector<ModelEvaluation>> evaluate_on_data(const spec::Workspace& ws,
                                                       const StoredFamily& family,
                                                       runtime::Backend& backend,
                                                       const std::vector<std::string>& models,
-                                                      const EvalData& data, int chunk_size);
+                                                      const EvalData& data, int chunk_size,
+                                                      runtime::Communicator* comm = nullptr,
+                                                      const Status& loaded = Status::ok());
 
 }  // namespace scion::workbench

@@ -5,8 +5,8 @@
 // (a descendant waits for its parent's wave) and hold the one trunk. The trunks are
 // assigned by longest processing time first (Graham's LPT rule: the largest estimated
 // FLOPs first, each to the rank with the least work so far, ties to the lowest rank),
-// whose longest rank is within 4/3 of the best possible. Only shown: `scion run` under
-// mpirun still trains every group on every rank, data parallel (docs/distributed.md).
+// whose longest rank is within 4/3 of the best possible. `scion run` under mpirun trains
+// a task-parallel wave so (workbench/training.cpp, docs/distributed.md).
 // Pure functions; thread-safe.
 #pragma once
 

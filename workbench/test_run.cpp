@@ -5,6 +5,7 @@
 
 #include "lineage/spec_records.h"
 #include "workbench/model_lookup.h"
+#include "workbench/sharded_evaluation.h"
 #include "workbench/stored_family.h"
 
 namespace scion::workbench {
@@ -130,7 +131,7 @@ Status TestRunner::select_models() {
     return invalid_argument("no test or assertion of " + ws_.spec_path.string() +
                             " applies to any model: label tests need a classifier, `prefer` "
                             "tests a language model");
-  return family_.load(run_.models);
+  return Status::ok();
 }
 
 // Collects every text a selected classifier (or a parent a comparison needs) must see and
@@ -171,8 +172,13 @@ Status TestRunner::plan_and_evaluate() {
           if (const spec::Model* parent = comparable_parent(m)) needed.insert(parent->name);
   }
   const std::vector<std::string> evaluated(needed.begin(), needed.end());
-  SCION_RETURN_IF_ERROR(family_.load(evaluated));
-  auto outputs = evaluate_models(family_, backend_, evaluated, plan_, request_.chunk_size);
+  // Loaded here, not before: under mpirun a rank that cannot load them must still bring
+  // its error to the gathering of the shards.
+  Status ready = family_.load(run_.models);
+  if (ready.is_ok()) ready = family_.load(evaluated);
+  runtime::SingleProcessCommunicator solo;
+  auto outputs = evaluate_models_sharded(family_, backend_, evaluated, plan_, request_.chunk_size,
+                                         request_.comm ? *request_.comm : solo, ready);
   if (!outputs) return outputs.status();
   outputs_ = std::move(*outputs);
   return Status::ok();
@@ -301,7 +307,9 @@ Status TestRunner::judge_tests() {
 Result<TestRun> TestRunner::run() {
   SCION_RETURN_IF_ERROR(select_models());
   if (run_.models.empty()) return std::move(run_);  // `scion run` of models no test applies to
-  for (auto step : {&TestRunner::plan_and_evaluate, &TestRunner::judge_tests,
+  SCION_RETURN_IF_ERROR(plan_and_evaluate());
+  if (request_.comm && request_.comm->rank() != 0) return std::move(run_);  // sent to rank 0
+  for (auto step : {&TestRunner::judge_tests,
                     &TestRunner::check_assertions, &TestRunner::record})
     SCION_RETURN_IF_ERROR((this->*step)());
   return std::move(run_);

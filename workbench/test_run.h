@@ -21,6 +21,7 @@
 #include "lineage/records.h"
 #include "lineage/store.h"
 #include "runtime/backend.h"
+#include "runtime/comm/communicator.h"
 #include "spec/workspace.h"
 #include "workbench/behaviour_suite.h"
 
@@ -32,6 +33,9 @@ struct TestRunRequest {
   int examples = 3;                 // failing examples kept per test and model
   bool only_tested = false;         // skip named models no test or assertion applies to
   bool record = true;               // store the results; false: read the store only
+  // Under mpirun, the job's ranks: each evaluates its share of the cases and rank 0
+  // alone judges and records (workbench/sharded_evaluation.h). Null: one process.
+  runtime::Communicator* comm = nullptr;
 };
 
 // One test judged on one model.
@@ -73,7 +77,9 @@ Result<JudgedTest> judge_test(const CompiledTest& test, const std::string& model
                               const std::string& no_parent_reason, const FamilyOutputs& outputs,
                               std::size_t max_examples);
 
-// Selects, evaluates, judges, checks assertions and (with request.record) records.
+// Selects, evaluates, judges, checks assertions and (with request.record) records. With
+// several ranks (request.comm) every rank calls it; the others than rank 0 evaluate
+// their share, send it to rank 0 and return a TestRun holding only `models`.
 // REQUIRES: `suite` is compile_suite(ws) and holds a test or an assertion.
 // Errors: an unknown model, no test applying to any model (kInvalidArgument), a model not
 // trained for its current recipe, store errors.

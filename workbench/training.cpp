@@ -12,6 +12,8 @@
 #include <optional>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "lineage/safetensors.h"
 #include "lineage/spec_records.h"
 #include "runtime/compute_device.h"
@@ -26,6 +28,7 @@
 #include "workbench/checkpoints.h"
 #include "workbench/model_lookup.h"
 #include "workbench/plan.h"
+#include "workbench/rank_assignment.h"
 #include "workbench/training_groups.h"
 
 namespace scion::workbench {
@@ -51,8 +54,10 @@ struct Checkpoint {
 
 class Session {
  public:
-  // Under mpirun every rank runs a Session over the same work, rank 0 alone writing the
-  // store (docs/distributed.md); the others open it read-only.
+  // Under mpirun every rank runs a Session over the same plan (docs/distributed.md). A
+  // wave run data parallel runs every group on every rank, rank 0 alone writing the
+  // store; a wave run task parallel runs each group on the one rank its trunk is
+  // assigned to, which writes its runs and parameters itself.
   Session(const spec::Workspace& ws, lineage::LineageStore& store, TrainingObserver& observer,
           const std::atomic<bool>* interrupted, runtime::Communicator& comm)
       : ws_(ws),
@@ -61,12 +66,19 @@ class Session {
         interrupted_(interrupted),
         shares_(ws_),
         comm_(comm),
+        group_comm_(&comm),
         writer_(comm.rank() == 0) {}
 
   Result<TrainingOutcome> run(const Plan& plan, const TrainRequest& request);
 
  private:
   Status train_group(const std::vector<const spec::Model*>& group, lineage::RunKind kind);
+  // Trains the planned group `index`: its models less those below one that diverged.
+  Status train_planned_group(const Plan& plan, std::size_t index);
+  // After a task-parallel wave: every rank learns what the others trained in it, and the
+  // wave's outcomes are put in plan order on every rank.
+  Status share_wave_outcomes(std::size_t models_before, std::size_t groups_before,
+                             std::size_t diverged_before, std::size_t checkpointed_before);
   Result<std::shared_ptr<const data::TokenizedDataset>> dataset_for(const spec::Model& model);
   // Loads the values `model` inherits into the views `pool` just allocated for it (a view
   // an earlier member bound already holds them) and records their digests.
@@ -97,8 +109,13 @@ class Session {
   std::map<spec::Precision, std::unique_ptr<runtime::Backend>> backends_;
   runtime::Device device_ = runtime::Device::kCpu;
   runtime::SharedModules shares_;
-  runtime::Communicator& comm_;
-  const bool writer_;  // rank 0: the one rank that writes the store and checkpoints
+  runtime::Communicator& comm_;  // the job's ranks
+  // The ranks the current group runs on: comm_ (data parallel) or solo_ (task parallel).
+  runtime::SingleProcessCommunicator solo_;
+  runtime::Communicator* group_comm_;
+  // Whether this rank writes the current group's runs, parameters and checkpoints: rank 0
+  // in a data-parallel wave, the rank that trains it in a task-parallel one.
+  bool writer_;
   std::map<std::string, std::shared_ptr<const data::TokenizedDataset>> datasets_;
   TrainingOutcome outcome_;
   bool resume_ = false;
@@ -457,7 +474,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     for (const auto& job : jobs) outcome_of(*job).resumed_from = job->steps_done();
     return Status::ok();
   };
-  if (Status agreed = comm_.agree(set_up()); !agreed.is_ok()) {
+  if (Status agreed = group_comm_->agree(set_up()); !agreed.is_ok()) {
     // Best effort, as below: runs this rank started say how they ended.
     if (writer_)
       for (const auto& [job, run_id] : run_ids)
@@ -546,7 +563,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
 
   std::vector<runtime::TrainingJob*> raw;
   for (auto& job : jobs) raw.push_back(job.get());
-  runtime::FamilyTrainer trainer(backend, {.communicator = &comm_});
+  runtime::FamilyTrainer trainer(backend, {.communicator = group_comm_});
   Status status = trainer.run(raw, callbacks, interrupted_);
   // Steps since the last save of a job that stopped early (interrupted, failed).
   for (auto& job : jobs)
@@ -608,8 +625,113 @@ std::vector<const spec::Model*> Session::without_descendants_of_diverged(
   return kept;
 }
 
+// Whether wave `wave` of `plan` runs task parallel on `ranks` ranks.
+bool task_parallel_wave(const Plan& plan, std::size_t wave, Parallelism parallel, int ranks) {
+  if (ranks < 2 || parallel == Parallelism::kData) return false;
+  if (parallel == Parallelism::kTask) return true;
+  std::set<std::string> trunks;
+  for (const PlannedGroup& g : plan.groups)
+    if (g.wave == wave) trunks.insert(g.trunk);
+  return static_cast<int>(trunks.size()) >= ranks;
+}
+
+Status Session::train_planned_group(const Plan& plan, std::size_t index) {
+  const std::vector<const spec::Model*> members =
+      without_descendants_of_diverged(plan.groups[index].models);
+  if (members.empty()) return Status::ok();
+  const auto kind =
+      members.front()->is_base() ? lineage::RunKind::kTrain : lineage::RunKind::kAdapt;
+  return train_group(members, kind);
+}
+
+nlohmann::json outcome_json(const ModelOutcome& o) {
+  return {{"name", o.name},         {"status", o.status},
+          {"run_id", o.run_id},     {"steps", o.steps},
+          {"resumed_from", o.resumed_from}, {"final_loss", o.final_loss},
+          {"val_loss", o.val_loss ? nlohmann::json(*o.val_loss) : nlohmann::json()},
+          {"val_accuracy", o.val_accuracy ? nlohmann::json(*o.val_accuracy) : nlohmann::json()},
+          {"seconds", o.seconds}};
+}
+
+ModelOutcome model_outcome_from(const nlohmann::json& j) {
+  ModelOutcome o(j.at("name").get<std::string>(), j.at("status").get<std::string>(),
+                 j.at("run_id").get<std::int64_t>());
+  o.steps = j.at("steps").get<std::int64_t>();
+  o.resumed_from = j.at("resumed_from").get<std::int64_t>();
+  o.final_loss = j.at("final_loss").get<double>();
+  if (!j.at("val_loss").is_null()) o.val_loss = j.at("val_loss").get<double>();
+  if (!j.at("val_accuracy").is_null()) o.val_accuracy = j.at("val_accuracy").get<double>();
+  o.seconds = j.at("seconds").get<double>();
+  return o;
+}
+
+nlohmann::json outcome_json(const GroupOutcome& g) {
+  return {{"models", g.models},
+          {"status", g.status},
+          {"seconds", g.seconds},
+          {"tokens_per_second", g.tokens_per_second},
+          {"precision", g.precision},
+          {"planned_bytes", g.planned_bytes},
+          {"resident_before_bytes", g.resident_before_bytes},
+          {"peak_resident_bytes", g.peak_resident_bytes}};
+}
+
+GroupOutcome group_outcome_from(const nlohmann::json& j) {
+  return {j.at("models").get<std::vector<std::string>>(),
+          j.at("status").get<std::string>(),
+          j.at("seconds").get<double>(),
+          j.at("tokens_per_second").get<double>(),
+          j.at("precision").get<std::string>(),
+          j.at("planned_bytes").get<std::int64_t>(),
+          j.at("resident_before_bytes").get<std::int64_t>(),
+          j.at("peak_resident_bytes").get<std::int64_t>()};
+}
+
+// Every rank sends the outcomes it added in this wave (CBOR keeps a NaN loss); each
+// rank then rebuilds the wave's part of outcome_ from all of them, rank by rank. A
+// trunk's groups are on one rank, so each model's entry comes from exactly one rank.
+Status Session::share_wave_outcomes(std::size_t models_before, std::size_t groups_before,
+                                    std::size_t diverged_before,
+                                    std::size_t checkpointed_before) {
+  nlohmann::json mine = {{"models", nlohmann::json::array()},
+                         {"groups", nlohmann::json::array()},
+                         {"diverged", nlohmann::json::array()},
+                         {"checkpointed", nlohmann::json::array()}};
+  for (std::size_t i = models_before; i < outcome_.models.size(); ++i)
+    mine["models"].push_back(outcome_json(outcome_.models[i]));
+  for (std::size_t i = groups_before; i < outcome_.groups.size(); ++i)
+    mine["groups"].push_back(outcome_json(outcome_.groups[i]));
+  for (std::size_t i = diverged_before; i < outcome_.diverged.size(); ++i)
+    mine["diverged"].push_back(outcome_.diverged[i]);
+  for (std::size_t i = checkpointed_before; i < outcome_.checkpointed.size(); ++i)
+    mine["checkpointed"].push_back(nlohmann::json(outcome_.checkpointed[i]));
+  const std::vector<std::uint8_t> bytes = nlohmann::json::to_cbor(mine);
+  auto all = comm_.all_gather(std::string(bytes.begin(), bytes.end()));
+  if (!all) return all.status();
+  outcome_.models.resize(models_before, ModelOutcome("", ""));
+  outcome_.groups.resize(groups_before);
+  outcome_.diverged.resize(diverged_before);
+  outcome_.checkpointed.resize(checkpointed_before);
+  for (const std::string& from : *all) {
+    const nlohmann::json j = nlohmann::json::from_cbor(from, true, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object())
+      return corruption("a rank sent training outcomes that cannot be read; are all ranks "
+                        "the same scion?");
+    try {
+      for (const nlohmann::json& m : j.at("models")) outcome_.models.push_back(model_outcome_from(m));
+      for (const nlohmann::json& g : j.at("groups")) outcome_.groups.push_back(group_outcome_from(g));
+      for (const nlohmann::json& d : j.at("diverged")) outcome_.diverged.push_back(d.get<std::string>());
+      for (const nlohmann::json& c : j.at("checkpointed"))
+        outcome_.checkpointed.push_back(c.get<std::pair<std::string, std::int64_t>>());
+    } catch (const nlohmann::json::exception& e) {
+      return corruption(std::string("a rank sent training outcomes of another form: ") + e.what());
+    }
+  }
+  return Status::ok();
+}
+
 // Executes `plan`: its notes, its refusals (a blocked model; a group over the memory,
-// unless the request ignores the limit), then its groups in order.
+// unless the request ignores the limit), then its groups wave by wave.
 Result<TrainingOutcome> Session::run(const Plan& plan, const TrainRequest& request) {
   resume_ = request.resume;
   quiet_ = request.quiet;
@@ -621,17 +743,38 @@ Result<TrainingOutcome> Session::run(const Plan& plan, const TrainRequest& reque
     if (m.state == ModelState::kUpToDate && ws_.find_model(m.name)->training)
       outcome_.models.emplace_back(m.name, "up to date");
   SCION_RETURN_IF_ERROR(plan.blocked());
-  if (!request.ignore_memory_limit)
-    // Agreed: the memory available may differ between the ranks' moments of reading it.
-    SCION_RETURN_IF_ERROR(comm_.agree(plan.memory_refusal()));
+  // Agreed: the memory available may differ between the ranks' moments of reading it.
+  // Also every rank has made its plan before any rank writes the store.
+  SCION_RETURN_IF_ERROR(
+      comm_.agree(request.ignore_memory_limit ? Status::ok() : plan.memory_refusal()));
+  const int ranks = comm_.size();
+  std::vector<bool> mine(plan.groups.size(), true);  // the groups of this rank's trunks
+  if (ranks > 1) {
+    std::fill(mine.begin(), mine.end(), false);
+    const std::vector<RankWork> assigned = assign_ranks(plan, ranks);
+    for (std::size_t g : assigned[static_cast<std::size_t>(comm_.rank())].groups) mine[g] = true;
+  }
+  std::size_t waves = 0;
+  for (const PlannedGroup& g : plan.groups) waves = std::max(waves, g.wave + 1);
   Status status;
-  for (const PlannedGroup& group : plan.groups) {
-    const std::vector<const spec::Model*> members = without_descendants_of_diverged(group.models);
-    if (members.empty()) continue;
-    const auto kind =
-        members.front()->is_base() ? lineage::RunKind::kTrain : lineage::RunKind::kAdapt;
-    status = train_group(members, kind);
-    if (!status.is_ok()) break;
+  for (std::size_t wave = 0; wave < waves && status.is_ok(); ++wave) {
+    const bool task = task_parallel_wave(plan, wave, request.parallel, ranks);
+    group_comm_ = task ? static_cast<runtime::Communicator*>(&solo_) : &comm_;
+    writer_ = task || comm_.rank() == 0;
+    const std::size_t models_before = outcome_.models.size(), groups_before = outcome_.groups.size(),
+                      diverged_before = outcome_.diverged.size(),
+                      checkpointed_before = outcome_.checkpointed.size();
+    for (std::size_t i = 0; i < plan.groups.size() && status.is_ok(); ++i)
+      if (plan.groups[i].wave == wave && (!task || mine[i])) status = train_planned_group(plan, i);
+    if (!task) continue;  // the ranks agreed on every step of the wave's groups
+    // The next wave starts when every rank has finished this one and stored its models,
+    // and knows what the others trained (and which diverged), or with the lowest failing
+    // rank's error.
+    if (Status shared = share_wave_outcomes(models_before, groups_before, diverged_before,
+                                            checkpointed_before);
+        !shared.is_ok() && status.is_ok())
+      status = shared;
+    status = comm_.agree(status);
   }
   outcome_.status = status;
   return std::move(outcome_);

@@ -16,9 +16,12 @@
 // loss or parameters stop being finite is recorded `diverged` and stores nothing; the
 // others go on (kDiverged). Each group runs on the backend of its precision (groups never
 // mix precisions), and its memory is measured (planned, resident before, peak). Under
-// mpirun every rank calls train() over the same work with its communicator: the ranks
-// agree on each group's setup and split its batches (docs/distributed.md); rank 0 alone
-// writes the store (runs, metrics, parameters, datasets) and checkpoints. What happens on
+// mpirun every rank calls train() over the same work with its communicator, wave by wave
+// (docs/distributed.md, TrainRequest::parallel): in a data-parallel wave the ranks agree
+// on each group's setup and split its batches, and rank 0 alone writes the store (runs,
+// metrics, parameters, datasets) and checkpoints; in a task-parallel wave each rank
+// trains and stores the groups of its trunks (assign_ranks) alone, and the ranks share
+// their outcomes when the wave ends. What happens on
 // the way is told to a TrainingObserver; the result is a plain TrainingOutcome that
 // cli/training_session.cpp prints.
 #pragma once
@@ -94,7 +97,7 @@ struct TrainingOutcome {
 // error); errors after training began are in TrainingOutcome::status, with the summary.
 // `interrupted` may be null (never interrupted). `comm` may be null (one process); with
 // several ranks, every rank calls train() with the same workspace and request, rank 0's
-// `store` open for writing and the others' read-only.
+// `store` open for writing and the others' read-only (Parallelism::kData) or for writing.
 Result<TrainingOutcome> train(const spec::Workspace& ws, lineage::LineageStore& store,
                               const TrainRequest& request, TrainingObserver& observer,
                               const std::atomic<bool>* interrupted,

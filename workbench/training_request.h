@@ -17,6 +17,12 @@ namespace scion::workbench {
 
 enum class TrainScope { kBases, kDescendants, kAll };
 
+// How training spreads over the ranks of an mpirun job (docs/distributed.md). Data: every
+// rank runs every group, each on its share of the rows. Task: in each wave the groups of
+// different trunks run on different ranks at once (workbench/rank_assignment.h). Auto:
+// task for a wave whose groups span at least as many trunks as there are ranks, else data.
+enum class Parallelism { kAuto, kData, kTask };
+
 struct TrainRequest {
   TrainScope scope = TrainScope::kAll;
   std::vector<std::string> models;     // empty: every model in scope
@@ -35,6 +41,7 @@ struct TrainRequest {
   // stay, as recomputation changes no value.
   bool recompute = false;
   bool quiet = false;  // leave out the notes that only inform (progress is the observer's)
+  Parallelism parallel = Parallelism::kAuto;  // only matters under mpirun
   // Makes the backend that groups of a precision train on (once per precision); empty:
   // the CPU backend. Tests put a backend here that checks the seam (tests/unit/
   // runtime_host_fault_test.cpp).

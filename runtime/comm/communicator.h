@@ -1,11 +1,12 @@
-// Communicator: the processes (ranks) of one data-parallel job and the collectives that
-// training needs from them.
+// Communicator: the processes (ranks) of one mpirun job and the collectives that
+// training, testing and evaluation need from them.
 //
 // scion runs as one process (SingleProcessCommunicator) unless `mpirun -np N` started it,
 // in which case every rank holds a MpiCommunicator over MPI_COMM_WORLD (mpi_communicator.h,
 // built when MPI is found). Data parallelism (data_parallel.h) splits each step's rows
 // across the ranks and sums their gradients with all_reduce_sum, so that every rank
-// applies the same update.
+// applies the same update. Task-parallel training exchanges each wave's outcomes with
+// all_gather; sharded evaluation sends each rank's outputs to rank 0 with gather.
 //
 // Every collective must be called by every rank in the same order. A rank that fails
 // must still reach the next agree() with its error, so that the others stop too instead
@@ -15,6 +16,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -38,6 +41,16 @@ class Communicator {
   // same code with "rank R failed: " before its message. `local` kCancelled (an
   // interrupt seen by one rank) stops every rank the same way.
   virtual Status agree(const Status& local) = 0;
+
+  // Sends each rank's `local` bytes to rank 0: rank 0 receives every rank's, in rank
+  // order (its own first), the others an empty list. Sharded evaluation (workbench/
+  // sharded_evaluation.h) and task-parallel training send their results to the writer
+  // with it. Errors: kUnavailable when a peer is gone.
+  virtual Result<std::vector<std::string>> gather(std::string_view local) = 0;
+
+  // Every rank receives every rank's `local` bytes, in rank order: task-parallel training
+  // tells the others what each rank trained. Errors: kUnavailable when a peer is gone.
+  virtual Result<std::vector<std::string>> all_gather(std::string_view local) = 0;
 };
 
 // One process: every collective is the identity, agree() returns `local`.
@@ -48,6 +61,12 @@ class SingleProcessCommunicator final : public Communicator {
   Status all_reduce_sum(std::span<float>) override { return Status::ok(); }
   Status all_reduce_sum(std::span<double>) override { return Status::ok(); }
   Status agree(const Status& local) override { return local; }
+  Result<std::vector<std::string>> gather(std::string_view local) override {
+    return std::vector<std::string>{std::string(local)};
+  }
+  Result<std::vector<std::string>> all_gather(std::string_view local) override {
+    return std::vector<std::string>{std::string(local)};
+  }
 };
 
 // The communicator of this process: MPI's world when launched by mpirun (or srun) and

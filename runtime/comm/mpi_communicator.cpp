@@ -56,6 +56,66 @@ class MpiCommunicator final : public Communicator {
     return Status(static_cast<StatusCode>(code), "rank " + std::to_string(first) + " failed: " + message);
   }
 
+  Result<std::vector<std::string>> gather(std::string_view local) override {
+    // Sizes first (64-bit: a shard's outputs may pass 2 GiB), then each rank's bytes to
+    // rank 0 in int-sized pieces, one rank after another.
+    const auto mine = static_cast<long long>(local.size());
+    std::vector<long long> sizes(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
+    if (int rc = MPI_Gather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+        rc != MPI_SUCCESS)
+      return unavailable("gathering the ranks' results", rc);
+    constexpr std::size_t kPiece = static_cast<std::size_t>(INT_MAX) / 2;
+    constexpr int kTag = 17;
+    if (rank_ != 0) {
+      for (std::size_t offset = 0; offset < local.size(); offset += kPiece) {
+        const int count = static_cast<int>(std::min(kPiece, local.size() - offset));
+        if (int rc = MPI_Send(local.data() + offset, count, MPI_CHAR, 0, kTag, MPI_COMM_WORLD);
+            rc != MPI_SUCCESS)
+          return unavailable("sending this rank's results to rank 0", rc);
+      }
+      return std::vector<std::string>{};
+    }
+    std::vector<std::string> all(static_cast<std::size_t>(size_));
+    all[0] = std::string(local);
+    for (int from = 1; from < size_; ++from) {
+      std::string& bytes = all[static_cast<std::size_t>(from)];
+      bytes.resize(static_cast<std::size_t>(sizes[static_cast<std::size_t>(from)]));
+      for (std::size_t offset = 0; offset < bytes.size(); offset += kPiece) {
+        const int count = static_cast<int>(std::min(kPiece, bytes.size() - offset));
+        if (int rc = MPI_Recv(bytes.data() + offset, count, MPI_CHAR, from, kTag, MPI_COMM_WORLD,
+                              MPI_STATUS_IGNORE);
+            rc != MPI_SUCCESS)
+          return unavailable(("receiving rank " + std::to_string(from) + "'s results").c_str(), rc);
+      }
+    }
+    return all;
+  }
+
+  Result<std::vector<std::string>> all_gather(std::string_view local) override {
+    const auto mine = static_cast<long long>(local.size());
+    std::vector<long long> sizes(static_cast<std::size_t>(size_));
+    if (int rc = MPI_Allgather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD);
+        rc != MPI_SUCCESS)
+      return unavailable("exchanging the ranks' results", rc);
+    // Each rank broadcasts its bytes in turn, in int-sized pieces.
+    constexpr std::size_t kPiece = static_cast<std::size_t>(INT_MAX) / 2;
+    std::vector<std::string> all(static_cast<std::size_t>(size_));
+    for (int from = 0; from < size_; ++from) {
+      std::string& bytes = all[static_cast<std::size_t>(from)];
+      if (from == rank_)
+        bytes = std::string(local);
+      else
+        bytes.resize(static_cast<std::size_t>(sizes[static_cast<std::size_t>(from)]));
+      for (std::size_t offset = 0; offset < bytes.size(); offset += kPiece) {
+        const int count = static_cast<int>(std::min(kPiece, bytes.size() - offset));
+        if (int rc = MPI_Bcast(bytes.data() + offset, count, MPI_CHAR, from, MPI_COMM_WORLD);
+            rc != MPI_SUCCESS)
+          return unavailable(("sharing rank " + std::to_string(from) + "'s results").c_str(), rc);
+      }
+    }
+    return all;
+  }
+
  private:
   // MPI_Allreduce may add in a different order on different ranks (its algorithms do for
   // 3 ranks), which would let the ranks' parameters drift apart by rounding. Reducing to

@@ -4,7 +4,10 @@ a mixed family (full training, LoRA, prefix, prompt, bottleneck, BitFit, heads, 
 unit, an odd batch size so that the ranks' row counts differ). Only rank 0 writes the
 store. A rank that fails stops every rank with its error (exit 3), and a killed rank ends
 the job with the store consistent. With dropout on, 2 ranks draw the masks one process
-draws. Skips (77) without mpirun or without MPI in the build."""
+draws. Task parallelism (`--parallel task`) on a family of two trunks stores exactly one
+process's tensors, and `scion test`, `scion eval` and `scion run`'s tests, sharded over 2
+and 3 ranks, print and store what one process does. Skips (77) without mpirun or
+without MPI in the build."""
 import json
 import os
 import re
@@ -70,13 +73,14 @@ def workspace(spec=SPEC):
 MPI_OPTIONS = ["--oversubscribe", "--allow-run-as-root"]
 # PMIx's shared-memory store fails to lock in some containers ("PMIX ERROR ... ds21"),
 # making MPI_Init fail now and then; its hash store does not.
-MPI_ENV = dict(os.environ, PMIX_MCA_gds="hash", OMP_NUM_THREADS="1")
+# NO_COLOR: mpirun gives the ranks a terminal for stdout, where scion would paint.
+MPI_ENV = dict(os.environ, PMIX_MCA_gds="hash", OMP_NUM_THREADS="1", NO_COLOR="1")
 
 
 def mpirun(ranks, *args, cwd, timeout=600):
     command = [MPIRUN, "-np", str(ranks), *MPI_OPTIONS, SCION, *args]
     proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=MPI_ENV)
-    return proc.returncode, proc.stdout, proc.stderr
+    return proc.returncode, proc.stdout.replace("\r\n", "\n"), proc.stderr  # (a terminal's line ends)
 
 
 def tensors(work, model):
@@ -174,6 +178,183 @@ check(proc.returncode == 3, f"a failing rank ends the job with exit 3, got {proc
 check("rank 0 failed:" in proc.stderr, f"the other rank names the failing rank:\n{proc.stderr}")
 rc, out, err = run("fsck", cwd=work)
 check(rc == 0, f"the store is consistent after a failed rank: {out}{err}")
+
+# Task parallelism and sharded evaluation, on a family of two trunks: each trunk's groups
+# train on one rank (`--parallel task`), so every stored tensor equals the one a single
+# process stores, bit for bit (both with one thread). `scion test` and `scion eval` shard
+# their cases over the ranks and rank 0 gathers them: what they print and store equals
+# one process's run, with 2 and 3 ranks, and so does `scion run`'s test phase.
+TRUNKS_SPEC = """datasets:
+  reviews: {path: data/reviews.jsonl, labels: [negative, positive]}
+  critics: {path: data/critics.jsonl, labels: [negative, positive]}
+models:
+  left:
+    architecture: {type: encoder, layers: 2, width: 32, heads: 2, ffn_width: 64, max_length: 48}
+    train: {data: reviews, objective: classification, steps: 6, batch_size: 7, seed: 1}
+  left-lora:
+    from: left
+    adapt: {lora: {rank: 2, targets: [q, v]}, head: {}}
+    train: {data: critics, steps: 5, batch_size: 7, seed: 2}
+  right:
+    architecture: {type: encoder, layers: 1, width: 32, heads: 2, ffn_width: 64, max_length: 48}
+    train: {data: critics, objective: classification, steps: 6, batch_size: 5, seed: 3}
+  right-prefix:
+    from: right
+    adapt: {prefix: {virtual_tokens: 2}, head: {}}
+    train: {data: reviews, steps: 4, batch_size: 5, seed: 4}
+lexicons:
+  noun: [movie, film, plot, story, script, ending]
+  good: [great, wonderful, lovely, excellent, solid]
+  bad: [awful, boring, terrible, dull, dreadful]
+tests:
+  praise:
+    type: mft
+    capability: Vocabulary
+    template: "the {noun} was {good}."
+    expect: {label: positive}
+    max_failure_rate: 1.0
+  typos:
+    type: inv
+    capability: Robustness
+    template: "the {noun} was {bad}."
+    perturb: {kind: typos}
+    max_failure_rate: 1.0
+assertions:
+  praise-is-positive:
+    kind: allowed_outputs
+    pattern: "^the \\\\w+ was (great|wonderful|lovely|excellent|solid)\\\\.$"
+    labels: [positive]
+"""
+TRUNK_MODELS = ["left", "left-lora", "right", "right-prefix"]
+ONE_THREAD = dict(MPI_ENV)
+
+
+def solo(*args, cwd):
+    """scion as one process, with the ranks' one thread, so that results can match bits."""
+    proc = subprocess.run([SCION, *args], cwd=cwd, capture_output=True, text=True, timeout=600,
+                          env=ONE_THREAD)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_rows(work):
+    """The newest test run's stored results of each model, without run ids."""
+    with sqlite3.connect(os.path.join(work, ".scion", "lineage.db")) as conn:
+        return conn.execute(
+            "SELECT m.name, t.model_version, t.test, t.case_index, t.input, t.expected, t.output, "
+            "t.passed FROM test_results t JOIN models m ON m.id = t.model_id "
+            "WHERE t.run_id IN (SELECT max(r.id) FROM runs r WHERE r.kind = 'test' GROUP BY r.model_id) "
+            "ORDER BY m.name, t.test, t.case_index").fetchall()
+
+
+def eval_rows(work):
+    with sqlite3.connect(os.path.join(work, ".scion", "lineage.db")) as conn:
+        return conn.execute(
+            "SELECT m.name, e.model_version, e.dataset, e.dataset_digest, e.rows, e.kind, e.metrics "
+            "FROM eval_results e JOIN models m ON m.id = e.model_id ORDER BY e.id").fetchall()
+
+
+def test_report(stdout):
+    """`scion run`'s output from its test report on (the training summary has timings)."""
+    return stdout[stdout.index("\n\n"):]
+
+
+section_start = time.time()
+single = workspace(TRUNKS_SPEC)
+rc, single_run, err = solo("run", cwd=single)
+check(rc == 0, f"one process runs the two-trunk family: {single_run}{err}")
+rc, plan_out, err = solo("plan", "--ranks", "2", cwd=workspace(TRUNKS_SPEC))
+check(rc == 0 and re.search(r"rank 0  left .*\n  rank 1  right ", plan_out),
+      f"plan --ranks 2 puts the trunks on ranks 0 and 1: {plan_out}{err}")
+
+
+def training_pids(work):
+    """model -> the pid of the process that ran its training run."""
+    with sqlite3.connect(os.path.join(work, ".scion", "lineage.db")) as conn:
+        return dict(conn.execute("SELECT m.name, r.pid FROM runs r JOIN models m ON m.id = r.model_id "
+                                 "WHERE r.kind IN ('train', 'adapt')").fetchall())
+
+
+def check_task_parallel(work, label):
+    for model in TRUNK_MODELS:
+        check(tensors(work, model) == tensors(single, model),
+              f"{label}: {model}'s stored tensors equal one process's exactly")
+    pids = training_pids(work)
+    check(pids["left"] == pids["left-lora"] != pids["right"] == pids["right-prefix"],
+          f"{label}: each trunk trained on its own rank: {pids}")
+
+
+# --parallel auto: each wave has groups on 2 trunks, so 2 ranks run it task parallel.
+work = workspace(TRUNKS_SPEC)
+rc, out, err = mpirun(2, "--json", "run", "--parallel", "auto", cwd=work)
+check(rc == 0, f"mpirun -np 2 scion run --parallel auto exited {rc}:\n{out}\n{err}")
+summary = json.loads(out)
+check(sorted(m["model"] for m in summary["models"]) == sorted(TRUNK_MODELS)
+      and {m["status"] for m in summary["models"]} == {"trained"},
+      f"rank 0's summary lists every model, whichever rank trained it: {summary}")
+check_task_parallel(work, "--parallel auto")
+
+work = workspace(TRUNKS_SPEC)
+start = time.time()
+rc, task_run, err = mpirun(2, "run", "--parallel", "task", cwd=work)
+check(rc == 0, f"mpirun -np 2 scion run --parallel task exited {rc}:\n{task_run}\n{err}")
+print(f"task parallel run, 2 ranks: {time.time() - start:.1f} s")
+check_task_parallel(work, "--parallel task")
+check(test_report(task_run) == test_report(single_run),
+      f"scion run's test phase prints what one process prints:\n{test_report(task_run)}\n"
+      f"---\n{test_report(single_run)}")
+check(test_rows(work) == test_rows(single), "scion run's test phase stores what one process stores")
+log = run_json("lineage", "log", cwd=work)
+runs = log["runs"] if isinstance(log, dict) else log
+trained = [r for r in runs if r.get("kind") in ("train", "adapt")]
+check(len(trained) == len(TRUNK_MODELS), f"one training run per model: {runs}")
+rc, out, err = run("fsck", cwd=work)
+check(rc == 0, f"task parallel leaves a consistent store: {out}{err}")
+
+rc, single_test, err = solo("test", cwd=work)
+check(rc == 0, f"scion test, one process: {err}")
+single_rows = test_rows(work)
+rc, single_eval, err = solo("eval", *TRUNK_MODELS, "--data", "critics", "--chunk-size", "16", cwd=work)
+check(rc == 0, f"scion eval, one process: {err}")
+single_evals = eval_rows(work)
+for ranks in (2, 3):
+    rc, out, err = mpirun(ranks, "test", cwd=work)
+    check(rc == 0, f"mpirun -np {ranks} scion test exited {rc}: {err}")
+    check(out == single_test, f"{ranks} ranks: scion test prints what one process prints:\n{out}\n---\n{single_test}")
+    check(test_rows(work) == single_rows, f"{ranks} ranks: scion test stores what one process stores")
+    rc, out, err = mpirun(ranks, "eval", *TRUNK_MODELS, "--data", "critics", "--chunk-size", "16", cwd=work)
+    check(rc == 0, f"mpirun -np {ranks} scion eval exited {rc}: {err}")
+    check(out == single_eval, f"{ranks} ranks: scion eval prints what one process prints:\n{out}\n---\n{single_eval}")
+    evals = eval_rows(work)
+    check(sorted(evals[-len(TRUNK_MODELS):]) == sorted(single_evals),
+          f"{ranks} ranks: scion eval stores what one process stores")
+    print(f"{ranks} ranks: test and eval equal one process")
+rc, out, err = run("fsck", cwd=work)
+check(rc == 0, f"sharded test and eval leave a consistent store: {out}{err}")
+
+# A failing rank in a sharded test: rank 0 cannot record (a file size limit); the job
+# exits 3 and the store stays consistent.
+proc = subprocess.run([MPIRUN, "-np", "2", *MPI_OPTIONS, "sh", "-c", limit_rank_0, SCION, "test"],
+                      cwd=work, capture_output=True, text=True, timeout=600, env=MPI_ENV)
+check(proc.returncode == 3, f"a sharded test whose rank 0 cannot write exits 3, got {proc.returncode}:\n{proc.stderr}")
+rc, out, err = run("fsck", cwd=work)
+check(rc == 0, f"the store is consistent after a failed sharded test: {out}{err}")
+
+# A failing rank in a task-parallel wave: rank 1 cannot write the store; rank 0 finishes
+# its trunk's group, then both stop with rank 1's error, exit 3, the store consistent,
+# and the same command run again trains what is left.
+work = workspace(TRUNKS_SPEC)
+limit_rank_1 = 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then ulimit -f 64; fi; exec "$0" "$@"'
+proc = subprocess.run([MPIRUN, "-np", "2", *MPI_OPTIONS, "sh", "-c", limit_rank_1, SCION, "train", "--parallel", "task"],
+                      cwd=work, capture_output=True, text=True, timeout=600, env=MPI_ENV)
+check(proc.returncode == 3, f"a failing rank in a task-parallel wave ends the job with exit 3, got {proc.returncode}:\n{proc.stderr}")
+check("rank 1 failed:" in proc.stderr, f"rank 0 names the failing rank:\n{proc.stderr}")
+rc, out, err = run("fsck", cwd=work)
+check(rc == 0, f"the store is consistent after a failed task-parallel wave: {out}{err}")
+rc, out, err = mpirun(2, "train", "--parallel", "task", cwd=work)
+check(rc == 0, f"the work finishes when run again: {err}")
+check_task_parallel_bases = [tensors(work, m) == tensors(single, m) for m in ("left", "right")]
+check(all(check_task_parallel_bases), "the bases trained after the failure equal one process's")
+print(f"task parallelism and sharded evaluation: {time.time() - section_start:.1f} s")
 
 # A killed rank: mpirun ends the job, non-zero; the store stays consistent and the work
 # can be run again to the end. The base trains far longer than the test waits, and the

@@ -20,6 +20,13 @@ class RankOf2 final : public runtime::Communicator {
   Status all_reduce_sum(std::span<float>) override { return Status::ok(); }
   Status all_reduce_sum(std::span<double>) override { return Status::ok(); }
   Status agree(const Status& local) override { return local; }
+  // Opening the store gathers nothing.
+  Result<std::vector<std::string>> gather(std::string_view) override {
+    return Status(StatusCode::kInternal, "RankOf2 cannot gather");
+  }
+  Result<std::vector<std::string>> all_gather(std::string_view) override {
+    return Status(StatusCode::kInternal, "RankOf2 cannot gather");
+  }
 
  private:
   int rank_;
