@@ -150,6 +150,10 @@ def main():
     ap.add_argument("--bf16-peer-w3-steps", type=int, help="steps of PyTorch bf16 on W3")
     ap.add_argument("--bf16-peer-w1-jobs", type=int, help="jobs of PyTorch bf16 on W1")
     ap.add_argument("--bf16-peer-w1-steps", type=int, help="steps of PyTorch bf16 on W1")
+    ap.add_argument("--bf16-peer-reps", type=int,
+                    help="repetitions of PyTorch bf16 (the first N of --reps)")
+    ap.add_argument("--no-w3-bf16-peer", action="store_true",
+                    help="leave out PyTorch bf16 autocast on W3 (hours where it is emulated)")
     ap.add_argument("--no-recompute", action="store_true",
                     help="leave out scion fp32 with --recompute on W3")
     args = ap.parse_args()
@@ -198,6 +202,10 @@ def main():
                       f"planned {r['planned'] / 2**20:.1f} MiB, measured {r['measured'] / 2**20:.1f} MiB"
                       f" (load {load_average()})", flush=True)
             for autocast, name in (("none", "fp32"), ("bf16", "bf16")):
+                if autocast == "bf16" and args.bf16_peer_reps is not None and rep >= args.bf16_peer_reps:
+                    continue
+                if autocast == "bf16" and workload == "W3" and args.no_w3_bf16_peer:
+                    continue
                 script, peer_args, pattern, tokens = peer_for(autocast)
                 seconds, peak, torch_version = peer_run(args.python, script,
                                                         [*peer_args, "--autocast", autocast], pattern)
@@ -229,7 +237,7 @@ def main():
             else:
                 label = f"PyTorch {torch_version} " + ("eager fp32" if precision == "fp32" else "autocast bf16")
                 peak = statistics.median(r["peak"] for r in runs)
-                print(f"| {workload} | {label} | {rate:.0f} | – | {peak:.0f} MiB (process peak) | – |")
+                print(f"| {workload} | {label} (median of {len(runs)}) | {rate:.0f} | – | {peak:.0f} MiB (process peak) | – |")
 
     print()
     def median_rate(workload, who, precision):

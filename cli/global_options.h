@@ -14,7 +14,9 @@ struct GlobalOptions {
   std::string store_dir;                 // --store: default .scion/ beside the spec
   bool json = false;                     // --json: machine-readable output on stdout
   int verbosity = 0;                     // -v raises, -q lowers
-  std::string device = "auto";           // --device cpu|cuda|auto (cli/device_choice.h)
+  // --device cpu|cuda|auto (cli/device_choice.h). cpu by default while the CUDA backend has
+  // never run on a GPU (docs/gpu.md): a user asks for it with --device auto or cuda.
+  std::string device = "cpu";
   // What `device` resolved to, once, before the command ran (main.cpp).
   runtime::Device compute_device = runtime::Device::kCpu;
 

@@ -78,8 +78,9 @@ void add_global_options(CLI::App& app, GlobalOptions& g, bool& show_version) {
                         "More detail (repeat for more)");
   app.add_flag_function("-q,--quiet", [&g](std::int64_t n) { g.verbosity -= static_cast<int>(n); },
                         "Only errors and results");
-  app.add_option("--device", g.device, "Compute device: cpu, cuda or auto (default: auto, CUDA "
-                 "when a device is usable, else the CPU)")
+  app.add_option("--device", g.device, "Compute device: cpu (the default), cuda, or auto (CUDA "
+                 "when a device is usable, else the CPU); the CUDA backend is unverified on "
+                 "a GPU (docs/gpu.md)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->option_text("DEVICE");
   app.add_flag("--version", show_version, "Version, build options, CUDA backend and devices");

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <span>
 #include <vector>
 
 #include "runtime/op_types.h"
@@ -53,6 +54,9 @@ class Backend {
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void deallocate(void* data) = 0;
   virtual void fill_zero(void* data, std::size_t bytes) = 0;
+  // True when the host may read this backend's memory in place (the CPU backend's): the
+  // edges then skip their copies (host_bytes). Every other backend copies.
+  virtual bool host_addressable() const { return false; }
   // Host <-> backend memory copies (a plain memcpy on the CPU).
   virtual void copy_to_device(void* dst, const void* host_src, std::size_t bytes) = 0;
   virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
@@ -181,6 +185,17 @@ inline std::vector<std::byte> copy_bytes_to_host(Backend& backend, const Tensor&
   std::vector<std::byte> bytes(tensor.bytes());
   backend.copy_to_host(bytes.data(), tensor.data, bytes.size());
   return bytes;
+}
+
+// `tensor`'s bytes, readable on the host: in place where the backend's memory is the host's,
+// else copied into `keep` (which must outlive the span). Committing or checkpointing a
+// W3-sized model on the CPU would otherwise hold a second copy of every parameter.
+inline std::span<const std::byte> host_bytes(Backend& backend, const Tensor& tensor,
+                                             std::vector<std::byte>& keep) {
+  if (backend.host_addressable())
+    return {static_cast<const std::byte*>(tensor.data), tensor.bytes()};
+  keep = copy_bytes_to_host(backend, tensor);
+  return keep;
 }
 
 // Writes `host_src` (a tensor of host memory) into `dst` (`backend`'s memory), converting

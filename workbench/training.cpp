@@ -7,6 +7,7 @@
 #include <charconv>
 #include <chrono>
 #include <filesystem>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -191,7 +192,7 @@ Status Session::load_inherited(runtime::Backend& backend, const spec::Model& mod
 Status Session::commit(runtime::TrainingJob& job, std::int64_t run_id,
                        const std::map<std::string, std::string>& inherited_digests) {
   std::vector<lineage::ParameterWrite> writes;
-  std::vector<std::vector<std::byte>> host_values;  // what `writes` point into
+  std::list<std::vector<std::byte>> host_values;  // what `writes` point into, where copied
   // A frozen weight held in bf16 is stored as the parent's fp32 value, unrounded.
   std::optional<lineage::LoadedParameters> parent;
   for (const runtime::ParameterSpec& p : job.table()) {
@@ -200,8 +201,7 @@ Status Session::commit(runtime::TrainingJob& job, std::int64_t run_id,
     w.name = p.name;
     w.shape = p.shape;
     if (view->dtype == runtime::DType::kF32) {
-      host_values.push_back(runtime::copy_bytes_to_host(job.backend(), *view));
-      w.bytes = host_values.back();
+      w.bytes = runtime::host_bytes(job.backend(), *view, host_values.emplace_back());
     } else {
       if (!parent) {
         auto loaded = store_->load_parameters(job.model().from);
@@ -237,12 +237,12 @@ std::filesystem::path Session::checkpoint_path(const spec::Model& model) const {
 // (prefixed "share.") with the group's step count, so the unit can resume as one.
 Status Session::save_checkpoint(const runtime::TrainingJob& job) {
   std::vector<lineage::SafetensorsTensor> tensors;
-  std::vector<std::vector<std::byte>> host_values;  // the tensors' bytes, copied off the backend
+  std::list<std::vector<std::byte>> host_values;  // the tensors' bytes, where copied off the backend
   auto add = [&](const std::string& prefix,
                  const std::vector<std::pair<std::string, runtime::Tensor>>& list) {
     for (const auto& [name, t] : list) {
-      host_values.push_back(runtime::copy_bytes_to_host(job.backend(), t));
-      tensors.push_back({prefix + name, lineage::DType::kF32, t.shape, host_values.back()});
+      tensors.push_back({prefix + name, lineage::DType::kF32, t.shape,
+                         runtime::host_bytes(job.backend(), t, host_values.emplace_back())});
     }
   };
   add("", job.checkpoint_tensors());

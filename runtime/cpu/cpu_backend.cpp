@@ -47,6 +47,7 @@ class CpuBackend final : public Backend {
 
   std::string name() const override { return "cpu"; }
   Device device() const override { return Device::kCpu; }
+  bool host_addressable() const override { return true; }
   Precision precision() const override { return options_.precision; }
 
   void* allocate(std::size_t bytes) override {

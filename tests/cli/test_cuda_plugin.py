@@ -23,6 +23,9 @@ check(backend["built"] == version["build"]["cuda_plugin"], f"built agrees with t
 if not backend["loaded"] or not backend["devices"]:
     check(backend.get("why_no_device"), f"without a device, --version says why: {backend}")
 rc, out, _ = run("--version")
+check(rc == 0 and "compute: cpu (--device cpu)" in out,
+      f"the CPU computes unless another device is asked for:\n{out}")
+rc, out, _ = run("--device", "auto", "--version")
 check(rc == 0 and "cuda backend: " in out, f"--version names the backend's state:\n{out}")
 # ... and which device --device chooses: auto is CUDA only with a usable device.
 if backend["loaded"] and backend["devices"]:

@@ -15,7 +15,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from harness import check, copy_example, run, run_json, temp_dir  # noqa: E402
 
-version = run_json("--version")
+version = run_json("--device", "auto", "--version")
 backend = version["cuda_backend"]
 if not backend["built"]:
     print("skip: scion was built without the CUDA plugin")
