@@ -27,18 +27,6 @@ struct EvalOptions {
   bool record = true;
 };
 
-// The head labels of the classifiers among `models`, in first-seen order: a data file's
-// labels are read by these names.
-std::vector<std::string> head_labels(const spec::Workspace& ws,
-                                     const std::vector<std::string>& models) {
-  std::vector<std::string> labels;
-  for (const std::string& name : models)
-    if (auto own = workbench::classifier_labels(ws, *ws.find_model(name)))
-      for (const std::string& l : *own)
-        if (std::find(labels.begin(), labels.end(), l) == labels.end()) labels.push_back(l);
-  return labels;
-}
-
 void print_classifier(const nlohmann::json& m) {
   std::cout << fmt::format("  accuracy {:.4f}   macro-F1 {:.4f}   ({} rows)\n",
                            m["accuracy"].get<double>(), m["macro_f1"].get<double>(),
@@ -79,7 +67,7 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
     if (!found) return fail(found.status());
     if (seen.insert(name).second) models.push_back(name);  // a model named twice runs once
   }
-  auto data = workbench::eval_data(*ws, options.data, head_labels(*ws, models));
+  auto data = workbench::eval_data(*ws, options.data, workbench::head_labels(*ws, models));
   if (!data) return fail(data.status());
   // Under mpirun every rank scores a share of the examples; rank 0 alone computes the
   // metrics, records and prints (docs/distributed.md).
@@ -100,18 +88,9 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
   if (Status s = runtime::check_backend(*backend, "scion eval"); !s.is_ok()) return fail(s);
   if (comm.rank() != 0) return kExitOk;  // its share is with rank 0, which reports
 
-  if (options.record) {
-    std::vector<lineage::EvalResult> rows;
-    for (const workbench::ModelEvaluation& r : *results)
-      rows.push_back({.model = r.model,
-                      .model_version = r.model_version,
-                      .dataset = data->name,
-                      .dataset_digest = data->digest,
-                      .rows = data->examples.rows(),
-                      .kind = workbench::kind_name(r.kind),
-                      .metrics = r.metrics});
-    if (Status s = (*store)->record_eval_results(rows); !s.is_ok()) return fail(s);
-  }
+  if (options.record)
+    if (Status s = workbench::record_evaluations(**store, *data, *results); !s.is_ok())
+      return fail(s);
 
   if (global.json) {
     nlohmann::json doc = {{"data",

@@ -269,4 +269,28 @@ Result<std::vector<ModelEvaluation>> evaluate_on_data(const spec::Workspace& ws,
   return results;
 }
 
+std::vector<std::string> head_labels(const spec::Workspace& ws,
+                                     const std::vector<std::string>& models) {
+  std::vector<std::string> labels;
+  for (const std::string& name : models)
+    if (auto own = classifier_labels(ws, *ws.find_model(name)))
+      for (const std::string& l : *own)
+        if (std::find(labels.begin(), labels.end(), l) == labels.end()) labels.push_back(l);
+  return labels;
+}
+
+Status record_evaluations(lineage::LineageStore& store, const EvalData& data,
+                          const std::vector<ModelEvaluation>& results) {
+  std::vector<lineage::EvalResult> rows;
+  for (const ModelEvaluation& r : results)
+    rows.push_back({.model = r.model,
+                    .model_version = r.model_version,
+                    .dataset = data.name,
+                    .dataset_digest = data.digest,
+                    .rows = data.examples.rows(),
+                    .kind = kind_name(r.kind),
+                    .metrics = r.metrics});
+  return store.record_eval_results(rows);
+}
+
 }  // namespace scion::workbench

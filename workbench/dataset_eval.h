@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lineage/store.h"
 #include "runtime/backend.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/data/dataset_reader.h"
@@ -82,6 +83,11 @@ struct EvalData {
   data::ExampleSet examples;
 };
 
+// The head labels of the classifiers among `models`, in first-seen order: a data file's
+// labels are read by these names (eval_data's `labels`).
+std::vector<std::string> head_labels(const spec::Workspace& ws,
+                                     const std::vector<std::string>& models);
+
 // Errors: kNotFound naming the spec's datasets when `name_or_file` is neither a dataset
 // nor a file, kSpecError for an unknown extension and for bad rows (file:line), kInvalidArgument for
 // an empty dataset.
@@ -110,5 +116,10 @@ Result<std::vector<ModelEvaluation>> evaluate_on_data(const spec::Workspace& ws,
                                                       const EvalData& data, int chunk_size,
                                                       runtime::Communicator* comm = nullptr,
                                                       const Status& loaded = Status::ok());
+
+// Records `results` (evaluate_on_data's, on `data`) in `store` against each model's
+// version, in one transaction.
+Status record_evaluations(lineage::LineageStore& store, const EvalData& data,
+                          const std::vector<ModelEvaluation>& results);
 
 }  // namespace scion::workbench
