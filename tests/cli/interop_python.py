@@ -26,3 +26,54 @@ def run_python(python, code, *args):
         print(f"FAIL: the interop Python failed:\n{proc.stderr}", file=sys.stderr)
         sys.exit(1)
     return proc.stdout
+
+
+# Code for run_python that classifies texts as scion's predict does: one text at a time,
+# unpadded, with the folder's tokenizer.json. Defines classify(model, tokenizer_file, texts).
+_CLASSIFY = r"""
+import json, sys, torch
+from tokenizers import Tokenizer
+
+
+def classify(model, tokenizer_file, texts):
+    tok = Tokenizer.from_file(tokenizer_file)
+    tok.no_padding()
+    tok.no_truncation()
+    probs = []
+    with torch.no_grad():
+        for text in texts:
+            ids = torch.tensor([tok.encode(text).ids])
+            probs.append(torch.softmax(model(input_ids=ids).logits[0], -1).tolist())
+    return probs
+"""
+
+# A PEFT classifier adapter on its base. Arguments: base folder, adapter folder, number of
+# labels, texts (JSON). Prints the adapter's unexpected keys, its missing adapter and head
+# keys, and each text's probabilities.
+PEFT_CLASSIFIER = _CLASSIFY + r"""
+from peft import PeftModel
+from peft.utils import set_peft_model_state_dict
+from safetensors.torch import load_file
+from transformers import AutoModelForSequenceClassification
+base, adapter, labels, texts = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
+model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=labels)
+model = PeftModel.from_pretrained(model, adapter).eval()
+result = set_peft_model_state_dict(model, load_file(adapter + "/adapter_model.safetensors"))
+missing = [k for k in result.missing_keys if "lora_" in k or "modules_to_save" in k]
+print(json.dumps({"unexpected": result.unexpected_keys, "missing": missing,
+                  "probs": classify(model, base + "/tokenizer.json", texts)}))
+"""
+
+# A whole classifier folder (`scion export --format huggingface`). Arguments: the folder,
+# texts (JSON). Prints transformers' missing and unexpected keys, the model's class and
+# labels, and each text's probabilities.
+HF_CLASSIFIER = _CLASSIFY + r"""
+from transformers import AutoModelForSequenceClassification
+folder, texts = sys.argv[1], json.loads(sys.argv[2])
+model, info = AutoModelForSequenceClassification.from_pretrained(folder, output_loading_info=True)
+model.eval()
+print(json.dumps({"missing": info["missing_keys"], "unexpected": info["unexpected_keys"],
+                  "class": type(model).__name__,
+                  "labels": [model.config.id2label[i] for i in range(len(model.config.id2label))],
+                  "probs": classify(model, folder + "/tokenizer.json", texts)}))
+"""

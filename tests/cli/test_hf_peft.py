@@ -15,7 +15,7 @@ import os
 import shutil
 
 from harness import SOURCE_ROOT, check, run, run_json, temp_dir
-from interop_python import interop_python, run_python
+from interop_python import HF_CLASSIFIER, PEFT_CLASSIFIER, interop_python, run_python
 
 PYTHON = interop_python(SOURCE_ROOT)
 FIXTURE = os.path.join(SOURCE_ROOT, "tests", "fixtures", "hf", "tiny-bert")
@@ -51,29 +51,6 @@ models:
     train: *recipe
 """
 
-PEFT_SIDE = r"""
-import json, sys, torch
-from peft import PeftModel
-from peft.utils import set_peft_model_state_dict
-from safetensors.torch import load_file
-from tokenizers import Tokenizer
-from transformers import AutoModelForSequenceClassification
-base, adapter, labels = sys.argv[1], sys.argv[2], int(sys.argv[3])
-texts = json.loads(sys.argv[4])
-model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=labels)
-model = PeftModel.from_pretrained(model, adapter).eval()
-result = set_peft_model_state_dict(model, load_file(adapter + "/adapter_model.safetensors"))
-missing = [k for k in result.missing_keys if "lora_" in k or "modules_to_save" in k]
-tok = Tokenizer.from_file(base + "/tokenizer.json")
-tok.no_padding()
-tok.no_truncation()
-probs = []
-with torch.no_grad():
-    for text in texts:
-        ids = torch.tensor([tok.encode(text).ids])
-        probs.append(torch.softmax(model(input_ids=ids).logits[0], -1).tolist())
-print(json.dumps({"unexpected": result.unexpected_keys, "missing": missing, "probs": probs}))
-"""
 
 work = temp_dir()
 shutil.copytree(FIXTURE, os.path.join(work, "tiny-bert"))
@@ -102,7 +79,7 @@ for model in ("qv", "scattered"):
     ours = run_json("predict", model, *sum((["--text", t] for t in TEXTS), []), cwd=work)
     scion_probs = [[p["probabilities"][label] for label in ("neg", "pos", "meh")]
                    for p in ours["predictions"]]
-    theirs = json.loads(run_python(PYTHON, PEFT_SIDE, os.path.join(work, "tiny-bert"), folder, "3",
+    theirs = json.loads(run_python(PYTHON, PEFT_CLASSIFIER, os.path.join(work, "tiny-bert"), folder, "3",
                                    json.dumps(TEXTS)))
     check(not theirs["unexpected"], f"{model}: PEFT found unexpected keys {theirs['unexpected']}")
     check(not theirs["missing"], f"{model}: PEFT misses adapter keys {theirs['missing']}")
@@ -120,25 +97,6 @@ rc, out, err = run("export", "stacked", "--format", "peft", "-o", os.path.join(w
 check(rc == 2 and "--format huggingface" in err, f"descendant of a descendant as PEFT: {rc} {err}")
 
 # ---- --format huggingface: a whole model folder, adapters merged ----------------------
-HF_SIDE = r"""
-import json, sys, torch
-from tokenizers import Tokenizer
-from transformers import AutoModelForSequenceClassification
-folder, texts = sys.argv[1], json.loads(sys.argv[2])
-model, info = AutoModelForSequenceClassification.from_pretrained(folder, output_loading_info=True)
-model.eval()
-tok = Tokenizer.from_file(folder + "/tokenizer.json")
-tok.no_padding()
-tok.no_truncation()
-probs = []
-with torch.no_grad():
-    for text in texts:
-        ids = torch.tensor([tok.encode(text).ids])
-        probs.append(torch.softmax(model(input_ids=ids).logits[0], -1).tolist())
-print(json.dumps({"missing": info["missing_keys"], "unexpected": info["unexpected_keys"],
-                  "labels": [model.config.id2label[i] for i in range(len(model.config.id2label))],
-                  "probs": probs}))
-"""
 hf_probs = {}
 for model in ("qv", "stacked", "biased"):
     folder = os.path.join(work, model + "-hf")
@@ -146,7 +104,7 @@ for model in ("qv", "stacked", "biased"):
     check(exported["architecture"] == "BertForSequenceClassification", f"{model}: {exported}")
     for name in ("config.json", "model.safetensors", "tokenizer.json"):
         check(os.path.exists(os.path.join(folder, name)), f"{model}: no {name} in the folder")
-    theirs = json.loads(run_python(PYTHON, HF_SIDE, folder, json.dumps(TEXTS)))
+    theirs = json.loads(run_python(PYTHON, HF_CLASSIFIER, folder, json.dumps(TEXTS)))
     check(not theirs["missing"] and not theirs["unexpected"],
           f"{model}: transformers found missing {theirs['missing']} / unexpected {theirs['unexpected']}")
     check(theirs["labels"] == ["neg", "pos", "meh"], f"{model}: id2label {theirs['labels']}")

@@ -18,7 +18,7 @@ import os
 import shutil
 
 from harness import SOURCE_ROOT, check, run, run_json, temp_dir
-from interop_python import interop_python, run_python
+from interop_python import HF_CLASSIFIER, PEFT_CLASSIFIER, interop_python, run_python
 
 PYTHON = interop_python(SOURCE_ROOT)
 FIXTURES = os.path.join(SOURCE_ROOT, "tests", "fixtures", "hf")
@@ -154,47 +154,7 @@ with torch.no_grad():
 print(json.dumps({"unexpected": unexpected, "missing": missing, "sums": sums, "counts": counts}))
 """
 
-CLS_SIDE = r"""
-import json, sys, torch
-from peft import PeftModel
-from peft.utils import set_peft_model_state_dict
-from safetensors.torch import load_file
-from tokenizers import Tokenizer
-from transformers import AutoModelForSequenceClassification
-base, adapter, labels, texts = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
-model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=labels)
-model = PeftModel.from_pretrained(model, adapter).eval()
-result = set_peft_model_state_dict(model, load_file(adapter + "/adapter_model.safetensors"))
-missing = [k for k in result.missing_keys if "lora_" in k or "modules_to_save" in k]
-tok = Tokenizer.from_file(base + "/tokenizer.json")
-tok.no_padding()
-tok.no_truncation()
-probs = []
-with torch.no_grad():
-    for text in texts:
-        ids = torch.tensor([tok.encode(text).ids])
-        probs.append(torch.softmax(model(input_ids=ids).logits[0], -1).tolist())
-print(json.dumps({"unexpected": result.unexpected_keys, "missing": missing, "probs": probs}))
-"""
 
-HF_CLS_SIDE = r"""
-import json, sys, torch
-from tokenizers import Tokenizer
-from transformers import AutoModelForSequenceClassification
-folder, texts = sys.argv[1], json.loads(sys.argv[2])
-model, info = AutoModelForSequenceClassification.from_pretrained(folder, output_loading_info=True)
-model.eval()
-tok = Tokenizer.from_file(folder + "/tokenizer.json")
-tok.no_padding()
-tok.no_truncation()
-probs = []
-with torch.no_grad():
-    for text in texts:
-        ids = torch.tensor([tok.encode(text).ids])
-        probs.append(torch.softmax(model(input_ids=ids).logits[0], -1).tolist())
-print(json.dumps({"missing": info["missing_keys"], "unexpected": info["unexpected_keys"],
-                  "class": type(model).__name__, "probs": probs}))
-"""
 
 work = temp_dir()
 for folder in ("tiny-roberta", "tiny-gpt2", "tiny-llama"):
@@ -278,7 +238,7 @@ check(config["task_type"] == "SEQ_CLS" and config["target_modules"] == ["query",
       and config["modules_to_save"] == ["classifier"], f"roberta-lora config: {config}")
 ours = run_json("predict", "roberta-lora", *sum((["--text", t] for t in TEXTS), []), cwd=work)
 scion_probs = [[p["probabilities"][label] for label in ("neg", "pos")] for p in ours["predictions"]]
-theirs = json.loads(run_python(PYTHON, CLS_SIDE, os.path.join(work, "tiny-roberta"), folder, "2",
+theirs = json.loads(run_python(PYTHON, PEFT_CLASSIFIER, os.path.join(work, "tiny-roberta"), folder, "2",
                                json.dumps(TEXTS)))
 check(not theirs["unexpected"] and not theirs["missing"], f"roberta-lora keys: {theirs}")
 worst = max(abs(a - b) for s, p in zip(scion_probs, theirs["probs"]) for a, b in zip(s, p))
@@ -352,7 +312,7 @@ check(scion_logprob("mha-lora-back")[0] == scion_logprob("mha-lora")[0], "import
 # ---- --format huggingface: whole folders, LoRA merged ------------------------------------
 folder = os.path.join(work, "roberta-lora-hf")
 exported = run_json("export", "roberta-lora", "--format", "huggingface", "-o", folder, cwd=work)
-theirs = json.loads(run_python(PYTHON, HF_CLS_SIDE, folder, json.dumps(TEXTS)))
+theirs = json.loads(run_python(PYTHON, HF_CLASSIFIER, folder, json.dumps(TEXTS)))
 check(theirs["class"] == "RobertaForSequenceClassification" and not theirs["missing"]
       and not theirs["unexpected"], f"roberta-lora (huggingface): {theirs}")
 worst = max(abs(a - b) for s, p in zip(scion_probs, theirs["probs"]) for a, b in zip(s, p))
