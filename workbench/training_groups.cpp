@@ -127,11 +127,24 @@ std::int64_t group_memory_bytes(const spec::Workspace& ws,
   return memory.total();
 }
 
+namespace {
+
+// The model whose trunk tensors `model` runs on: its nearest ancestor that trained some
+// (BitFit, full fine-tuning, unfreeze), else its base. Jobs co-batch over one trunk only.
+const spec::Model& trunk_source(const spec::Workspace& ws, const spec::Model& model) {
+  const auto chain = ws.ancestry(model);
+  for (std::size_t i = 1; i < chain.size(); ++i)
+    if (trains_trunk(ws, *chain[i])) return *chain[i];
+  return *chain.back();
+}
+
+}  // namespace
+
 std::vector<std::vector<const spec::Model*>> training_groups(
     const spec::Workspace& ws, const std::vector<const spec::Model*>& models,
     std::int64_t budget_bytes) {
   std::vector<std::vector<const spec::Model*>> groups;
-  // Per base, precision and recompute setting, the blocks the greedy split may not cut: a share unit's members in `models`
+  // Per trunk, precision and recompute setting, the blocks the greedy split may not cut: a share unit's members in `models`
   // (they train together), or one model.
   std::map<std::string, std::vector<std::vector<const spec::Model*>>> by_base;
   std::vector<std::string> base_order;
@@ -141,9 +154,9 @@ std::vector<std::vector<const spec::Model*>> training_groups(
       groups.push_back({m});
       continue;
     }
-    // Jobs co-batch only within one precision (a backend runs one) and one recompute
-    // setting (a pass runs one).
-    const std::string base = ws.ancestry(*m).back()->name + " " +
+    // Jobs co-batch only over one trunk's tensors, within one precision (a backend runs
+    // one) and one recompute setting (a pass runs one).
+    const std::string base = trunk_source(ws, *m).name + " " +
                              spec::precision_name(m->training->precision) +
                              (m->training->recompute ? " recompute" : "");
     if (!by_base.count(base)) base_order.push_back(base);

@@ -1,8 +1,9 @@
 // Training groups: which models train co-batched, and the memory estimate that bounds them.
 //
 // workbench::make_plan (workbench/plan.h) forms its waves and groups here; `scion plan`
-// prints that plan and `scion train/adapt/run` execute it. Descendants of one
-// base whose trunk stays frozen train together through runtime::FamilyTrainer; a model
+// prints that plan and `scion train/adapt/run` execute it. Descendants whose trunk stays
+// frozen train together through runtime::FamilyTrainer when they run on one trunk's
+// tensors (those of their base, or of the nearest ancestor that trained some); a model
 // that trains its trunk (a base, BitFit, full fine-tuning) trains alone. A group is split,
 // in spec order, so that its estimated training memory stays within a budget:
 //   the frozen base parameters once (4 bytes each; 2 for trunk linear weights in bf16), plus per job everything else its

@@ -128,6 +128,42 @@ TEST_CASE("with no store every model runs, in waves and co-batched groups", "[wo
         Approx(plan.find("a")->flops + plan.find("b")->flops + plan.find("c")->flops));
 }
 
+TEST_CASE("descendants of a model that trained trunk tensors co-batch apart", "[workbench][plan]") {
+  // a2 runs on base's trunk, f2 on fit's trained biases: one FamilyTrainer pass cannot
+  // hold both (runtime/batch_validation.h refuses two trunk storages).
+  spec::testing::TempWorkspace dir;
+  const spec::Workspace ws = load(dir,
+                                  "datasets:\n"
+                                  "  reviews: {path: reviews.jsonl, labels: [negative, positive]}\n"
+                                  "models:\n"
+                                  "  base:\n"
+                                  "    architecture: {layers: 1, width: 16, heads: 2, max_length: 16}\n"
+                                  "    train: {data: reviews, objective: classification, steps: 2, batch_size: 2}\n"
+                                  "  a:\n"
+                                  "    from: base\n"
+                                  "    adapt: {lora: {rank: 2, targets: [q]}}\n"
+                                  "    train: {data: reviews, steps: 2, batch_size: 2}\n"
+                                  "  fit:\n"
+                                  "    from: base\n"
+                                  "    adapt: {bitfit: true}\n"
+                                  "    train: {data: reviews, steps: 2, batch_size: 2}\n"
+                                  "  a2:\n"
+                                  "    from: a\n"
+                                  "    adapt: {lora: {rank: 2, targets: [v]}}\n"
+                                  "    train: {data: reviews, steps: 2, batch_size: 2}\n"
+                                  "  f2:\n"
+                                  "    from: fit\n"
+                                  "    adapt: {lora: {rank: 2, targets: [v]}}\n"
+                                  "    train: {data: reviews, steps: 2, batch_size: 2}\n"
+                                  "  f3:\n"
+                                  "    from: fit\n"
+                                  "    adapt: {lora: {rank: 2, targets: [q]}}\n"
+                                  "    train: {data: reviews, steps: 2, batch_size: 2}\n");
+  const Plan plan = plan_of(ws, nullptr);
+  CHECK(group_models(plan) == std::vector<std::vector<std::string>>{
+                                  {"base"}, {"fit"}, {"a"}, {"a2"}, {"f2", "f3"}});
+}
+
 TEST_CASE("a model stored for its recipe is up to date; a changed recipe runs again",
           "[workbench][plan]") {
   spec::testing::TempWorkspace dir;
