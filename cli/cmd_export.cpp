@@ -1,9 +1,13 @@
 // `scion export MODEL -o FILE.safetensors [--own-only]`: a model's parameters as a
 // safetensors checkpoint, with its lineage in the file's __metadata__
 // (workbench/checkpoint_export.h). `--format peft -o DIR`: a descendant of an imported
-// Hugging Face base as a PEFT adapter folder (lineage/peft_adapter.h). `--format
+// Hugging Face base as a PEFT adapter folder, with a merged base folder in DIR/base for a
+// descendant of a descendant (workbench/peft_export.h). `--format
 // huggingface -o DIR`: a whole transformers model folder (workbench/hf_export.h). This
 // file parses the options, checks where the output goes, and prints.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <filesystem>
 #include <iostream>
 
@@ -12,10 +16,10 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/output_path.h"
-#include "lineage/peft_adapter.h"
 #include "workbench/checkpoint_export.h"
 #include "workbench/hf_export.h"
 #include "workbench/model_lookup.h"
+#include "workbench/peft_export.h"
 
 namespace scion::cli {
 
@@ -81,22 +85,29 @@ int run_export_peft(const GlobalOptions& global, const ExportOptions& opts) {
     return fail(s);
   auto loaded = load_for_export(global, opts.model);
   if (!loaded.is_ok()) return fail(loaded.status());
-  auto files = lineage::peft_adapter_files(loaded->workspace, *loaded->model, loaded->params);
-  if (!files.is_ok()) return fail(files.status());
-  Status written = lineage::write_peft_adapter(loaded->store->env(), opts.output, *files);
+  auto exported =
+      workbench::peft_export(loaded->workspace, *loaded->model, loaded->params, opts.output);
+  if (!exported.is_ok()) return fail(exported.status());
+  Status written = workbench::write_peft_export(loaded->store->env(), opts.output, *exported);
   if (!written.is_ok()) return fail(written);
-  const std::string peft_type = files->config["peft_type"].get<std::string>();
+  const nlohmann::json& config = exported->adapter.config;
+  const std::string peft_type = config["peft_type"].get<std::string>();
   if (global.json) {
     print_json({{"model", opts.model},
                 {"folder", opts.output},
                 {"format", "peft"},
                 {"peft_type", peft_type},
-                {"task_type", files->config["task_type"]},
-                {"tensors", files->tensors.size()},
-                {"base", files->config["base_model_name_or_path"]}});
+                {"task_type", config["task_type"]},
+                {"tensors", exported->adapter.tensors.size()},
+                {"base", config["base_model_name_or_path"]},
+                {"merged", exported->merged_ancestors}});
   } else {
     std::cout << "exported '" << opts.model << "' as a PEFT " << peft_type << " adapter ("
-              << files->tensors.size() << " tensors) to " << opts.output << "/\n";
+              << exported->adapter.tensors.size() << " tensors) to " << opts.output << "/\n";
+    if (exported->merged_base)
+      std::cout << "over " << config["base_model_name_or_path"].get<std::string>()
+                << "/, a transformers model with the adapters of "
+                << fmt::format("{}", fmt::join(exported->merged_ancestors, ", ")) << " merged\n";
   }
   return kExitOk;
 }
@@ -186,7 +197,9 @@ void add_export_command(CLI::App& app, const GlobalOptions& global, CommandActio
       "With --format peft, a LoRA, prompt or prefix descendant of an imported Hugging\n"
       "Face folder (a classifier, or a causal LM on GPT-2 or Llama) is written as\n"
       "adapter_config.json + adapter_model.safetensors, which PeftModel.from_pretrained\n"
-      "loads (docs/hugging-face.md).\n"
+      "loads (docs/hugging-face.md). A descendant of a descendant also gets DIR/base, a\n"
+      "transformers model with its ancestors' LoRAs merged, which the adapter names as\n"
+      "its base_model_name_or_path.\n"
       "With --format huggingface, a classifier (BERT, RoBERTa) or causal LM (GPT-2,\n"
       "Llama) of an imported Hugging Face folder is written as config.json +\n"
       "model.safetensors (LoRA merged) + tokenizer files, which transformers loads.\n"

@@ -11,6 +11,12 @@
 
 namespace scion::lineage {
 
+const spec::Model* classifying_head(const std::vector<const spec::Model*>& chain) {
+  for (const spec::Model* m : chain)
+    if (m->adaptation.head) return m;
+  return nullptr;
+}
+
 namespace {
 
 // How an architecture's transformers models meet PEFT.
@@ -110,13 +116,17 @@ nlohmann::json target_modules(const PeftArchitecture& arch, const spec::LoraSpec
   std::string layers = "\\d+";
   if (!lora.layers.empty()) {
     layers = "(";
-    for (std::size_t i = 0; i < lora.layers.size(); ++i)
-      layers += (i > 0 ? "|" : "") + std::to_string(lora.layers[i]);
+    for (std::size_t i = 0; i < lora.layers.size(); ++i) {
+      if (i > 0) layers += '|';  // appended apart: GCC 12 -O3 misreads "|" + string as overlap
+      layers += std::to_string(lora.layers[i]);
+    }
     layers += ")";
   }
   std::string alternatives = "(";
-  for (std::size_t i = 0; i < modules.size(); ++i)
-    alternatives += (i > 0 ? "|" : "") + regex_escape(modules[i]);
+  for (std::size_t i = 0; i < modules.size(); ++i) {
+    if (i > 0) alternatives += '|';
+    alternatives += regex_escape(modules[i]);
+  }
   alternatives += ")";
   return regex_escape(prefix) + regex_escape(arch.layer_path) + layers + "\\." + alternatives;
 }
@@ -148,7 +158,8 @@ const PeftArchitecture& architecture_of(const spec::Workspace& ws, const spec::M
 }
 
 bool is_causal_lm(const spec::Workspace& ws, const spec::Model& model) {
-  return !model.adaptation.head && ws.objective_of(model) == spec::Objective::kCausalLm;
+  return !classifying_head(ws.ancestry(model)) &&
+         ws.objective_of(model) == spec::Objective::kCausalLm;
 }
 
 Status check_prefix(const spec::Model& model, const spec::Architecture& a,
@@ -171,6 +182,24 @@ Status check_prefix(const spec::Model& model, const spec::Architecture& a,
   return Status::ok();
 }
 
+// A descendant of a descendant exports over a base folder with its ancestors merged into
+// the weights (workbench/peft_export.h): each ancestor's adaptation must be a change of
+// the trunk's weights or a head.
+Status check_mergeable_ancestors(const spec::Model& model,
+                                 const std::vector<const spec::Model*>& chain) {
+  for (std::size_t i = 1; i + 1 < chain.size(); ++i) {
+    const spec::Adaptation& ad = chain[i]->adaptation;
+    if (!ad.prefix && !ad.prompt && !ad.bottleneck) continue;
+    return refuse(model, "its ancestor '" + chain[i]->name + "' has " +
+                             (ad.prefix ? "prefix tuning" : ad.prompt ? "prompt tuning"
+                                                                      : "a bottleneck adapter") +
+                             ", which cannot be merged into the weights of the base folder "
+                             "that a PEFT adapter of a descendant of a descendant loads over "
+                             "(PEFT runs one adapter over a plain transformers model)");
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& model) {
@@ -182,13 +211,8 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
     return refuse(model, "its base '" + base.name +
                              "' is not an imported Hugging Face BERT, RoBERTa, GPT-2 or Llama "
                              "folder (import: FOLDER)");
-  if (chain.size() != 2)
-    return refuse(model, chain.size() == 1 ? "it is a base, not an adapter"
-                                           : "it descends from '" + model.from +
-                                                 "', not from the base itself (its ancestors' "
-                                                 "adapters are not exported as a PEFT "
-                                                 "adapter; --format huggingface writes the "
-                                                 "whole model with them merged)");
+  if (chain.size() == 1) return refuse(model, "it is a base, not an adapter");
+  SCION_RETURN_IF_ERROR(check_mergeable_ancestors(model, chain));
   const spec::Adaptation& ad = model.adaptation;
   if (ad.bitfit || ad.full || !model.unfreeze.empty())
     return invalid_argument(
@@ -207,14 +231,16 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
   if (methods > 1)
     return refuse(model, "it combines LoRA, prefix and prompt tuning, and a PEFT adapter is "
                          "one method");
-  if (ad.head) {
+  const spec::Model* head = classifying_head(chain);
+  if (head) {
     if (arch->head_module.empty())
       return refuse(model, std::string(arch->seq_cls_class) +
                                "'s score layer has no bias and scion's classification head has "
                                "one, so no PEFT adapter gives its probabilities (causal-LM "
                                "descendants export as CAUSAL_LM)");
-    if (ad.head->pooling != spec::Pooling::kCls)
-      return refuse(model, "its head does not pool [CLS], which " +
+    if (head->adaptation.head->pooling != spec::Pooling::kCls)
+      return refuse(model, "the head it classifies with (" + head->name +
+                               "'s) does not pool [CLS], which " +
                                std::string(arch->seq_cls_class) + " does");
   } else if (!is_causal_lm(workspace, model)) {
     return refuse(model, "it is a masked language model, and PEFT has no masked-LM task type "
@@ -222,7 +248,7 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
                          "CAUSAL_LM)");
   }
   if (ad.prefix) SCION_RETURN_IF_ERROR(check_prefix(model, a, *arch));
-  if (ad.prompt && ad.head)
+  if (ad.prompt && head)
     return refuse(model, "PEFT prepends prompt tuning's virtual tokens before [CLS], so " +
                              std::string(arch->seq_cls_class) +
                              " classifies from the first virtual token, while scion's head "
@@ -232,6 +258,13 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
 
 Status check_peft_import(const spec::Workspace& workspace, const spec::Model& model) {
   SCION_RETURN_IF_ERROR(check_peft_layout(workspace, model));
+  // The adapter of a descendant of a descendant runs over a merged base folder, which no
+  // stored parent's parameters are.
+  if (workspace.ancestry(model).size() != 2)
+    return invalid_argument("model '" + model.name + "' descends from '" + model.from +
+                            "', not from the base itself: scion import --peft reads adapters "
+                            "of the base's direct descendants; declare MODEL with `from:` the "
+                            "base");
   const std::string& type = workspace.architecture_of(model).hf_model_type;
   if (!model.adaptation.lora || (type != "bert" && type != "llama"))
     return invalid_argument(
@@ -265,10 +298,11 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
   const spec::Architecture& a = *base.architecture;
   const PeftArchitecture& arch = architecture_of(workspace, model);
   const spec::Adaptation& ad = model.adaptation;
+  const bool classifier = classifying_head(workspace.ancestry(model)) != nullptr;
   nlohmann::json config = {
       {"base_model_name_or_path", base.import_path},
       {"revision", nullptr},
-      {"task_type", ad.head ? "SEQ_CLS" : "CAUSAL_LM"},
+      {"task_type", classifier ? "SEQ_CLS" : "CAUSAL_LM"},
       {"inference_mode", true},
   };
   if (ad.prefix || ad.prompt) {  // PEFT's prompt-learning configs have no modules_to_save
@@ -315,7 +349,7 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
     alpha_pattern[fused_module] = fused * static_cast<double>(lora.alpha);
   }
   config["peft_type"] = "LORA";
-  config["modules_to_save"] = ad.head ? nlohmann::json({"classifier"}) : nlohmann::json();
+  config["modules_to_save"] = classifier ? nlohmann::json({"classifier"}) : nlohmann::json();
   config["r"] = r;
   config["lora_alpha"] = alpha;
   config["lora_dropout"] = lora.dropout;
@@ -421,9 +455,12 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
     const LoadedParameter& p = params.at("prompt." + model.name + ".embeddings");
     out.tensors.push_back({"prompt_embeddings", p.shape, as_float32(p)});
   }
-  if (ad.head) {
+  // PEFT's SEQ_CLS model always wraps the classifier as a module to save: it holds the head
+  // the model classifies with, its own or (a descendant of a descendant) its nearest
+  // ancestor's.
+  if (const spec::Model* owner = classifying_head(workspace.ancestry(model))) {
     for (const char* part : {"weight", "bias"}) {
-      const LoadedParameter& head = params.at("head." + model.name + "." + part);
+      const LoadedParameter& head = params.at("head." + owner->name + "." + part);
       out.tensors.push_back({"base_model.model." + std::string(arch.head_module) + "." + part,
                              head.shape, as_float32(head)});
       if (arch.pooler_module.empty()) continue;

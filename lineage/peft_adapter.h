@@ -25,15 +25,21 @@
 // not exported: prefix_projection false), are prompt_embeddings (P, L·2·C), row p being
 // [keys_0[p] | values_0[p] | keys_1[p] | ...], which PEFT passes as past_key_values.
 //
-// Classification (task_type SEQ_CLS): the head head.<model>.{weight,bias} becomes the
-// task model's classifier in modules_to_save: BERT's `classifier`, RoBERTa's
+// Classification (task_type SEQ_CLS): the head the model classifies with (its own, else
+// its nearest ancestor's: classifying_head), head.<owner>.{weight,bias}, becomes the task
+// model's classifier in modules_to_save: BERT's `classifier`, RoBERTa's
 // `classifier.out_proj` (with the base's pooler as `classifier.dense`: scion runs
 // RoBERTa's pooler + head as RobertaClassificationHead does). Causal language models
 // (objective clm on GPT-2 or Llama) are task_type CAUSAL_LM.
 //
+// A descendant of a descendant is its own adapter only: base_model_name_or_path names the
+// base, and the caller (workbench/peft_export.h) points it at a folder with the ancestors'
+// adapters merged. Ancestors with prefix or prompt tuning or a bottleneck adapter cannot
+// be merged and are refused.
+//
 // What PEFT cannot run as scion does is refused with the reason (check_peft_layout):
-// BitFit, full fine-tuning, unfreeze and descendants of descendants (name --format
-// huggingface), bottleneck adapters, more than one method, a GPT-2 or Llama classifier
+// BitFit, full fine-tuning and unfreeze (name --format huggingface), bottleneck
+// adapters, more than one method, a GPT-2 or Llama classifier
 // (their score layer has no bias), prefix tuning where transformers numbers the text's
 // positions after the prefix (learned positions: BERT, RoBERTa, GPT-2) or on grouped-query
 // attention, prompt tuning of a BERT or RoBERTa classifier (it would classify from the
@@ -64,13 +70,17 @@ struct PeftAdapterFiles {
   std::vector<PeftTensor> tensors;
 };
 
+// The model `chain` (a model's ancestry, the model first) classifies with: the first one
+// with a head, or nullptr for a language model.
+const spec::Model* classifying_head(const std::vector<const spec::Model*>& chain);
+
 // Whether PEFT can hold `model` and run it as scion does: kInvalidArgument naming what it
 // cannot (and, where one can, the format that can).
 Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& model);
 
-// Whether `scion import --peft` reads an adapter for `model`: check_peft_layout, and a
-// LoRA whose tensors are scion's one to one (not GPT-2's fused c_attn), with a head on
-// BERT or none on Llama.
+// Whether `scion import --peft` reads an adapter for `model`: check_peft_layout, a direct
+// descendant of the base, and a LoRA whose tensors are scion's one to one (not GPT-2's
+// fused c_attn), with a head on BERT or none on Llama.
 Status check_peft_import(const spec::Workspace& workspace, const spec::Model& model);
 
 // The PEFT name of `model`'s own parameter `scion_name` (a LoRA matrix or its head), or
@@ -79,7 +89,8 @@ std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
                                            const spec::Model& model,
                                            const std::string& scion_name);
 
-// adapter_config.json for `model`. REQUIRES: check_peft_layout(workspace, model) is ok.
+// adapter_config.json for `model`, base_model_name_or_path the imported folder.
+// REQUIRES: check_peft_layout(workspace, model) is ok.
 nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& model);
 
 // REQUIRES: `params` are `model`'s stored parameters (its own and inherited). Errors:

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <set>
+#include <span>
 #include <sstream>
 
 #include "lineage/dtype.h"
@@ -149,8 +150,12 @@ Status write_bytes(lineage::Env& env, const std::filesystem::path& path, const s
 }  // namespace
 
 Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Model& model,
-                                      const lineage::LoadedParameters& params) {
+                                      const lineage::LoadedParameters& params,
+                                      HfMergeScope scope) {
   const auto chain = ws.ancestry(model);
+  // The models whose adaptations go into the weights: the whole chain, or all but the model.
+  const auto merged = scope == HfMergeScope::kWholeModel ? std::span(chain)
+                                                         : std::span(chain).subspan(1);
   const spec::Model& base = *chain.back();
   const spec::Architecture& arch = *base.architecture;
   if (arch.hf_model_type.empty() || !std::filesystem::is_directory(base.import_path))
@@ -160,7 +165,7 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
   if (!task)
     return refuse(model, "there is no task-model layout for model_type '" +
                              arch.hf_model_type + "' yet");
-  for (const spec::Model* m : chain) {
+  for (const spec::Model* m : merged) {
     const spec::Adaptation& ad = m->adaptation;
     if (ad.prefix || ad.prompt || ad.bottleneck)
       return refuse(model, "'" + m->name + "' has " +
@@ -192,7 +197,7 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
   for (const auto& [name, value] : params)
     if (lineage::hf_tensor_name(arch.hf_model_type, name)) trunk[name] = as_float32(value);
   // Every LoRA of the ancestry adds its low-rank product to the frozen weight it adapts.
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+  for (auto it = merged.rbegin(); it != merged.rend(); ++it)
     if ((*it)->adaptation.lora) merge_lora(**it, params, trunk);
   // RoBERTa's padding_idx is pad_token_id (default 1), as in RobertaEmbeddings.
   const nlohmann::json pad = config->value("pad_token_id", nlohmann::json());

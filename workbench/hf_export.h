@@ -45,9 +45,19 @@ struct HfModelFolder {
   std::vector<std::filesystem::path> tokenizer_files;       // to copy, absolute
 };
 
-// REQUIRES: `params` are `model`'s stored parameters for its current recipe.
+// What the folder holds of the model's own adaptation. kAncestorsOnly is the base folder
+// that the PEFT adapter of a descendant of a descendant loads over (workbench/
+// peft_export.h): its ancestors' LoRAs merged, its own adapter left to the PEFT adapter
+// (and not checked here), and still the head it classifies with, so that the folder's
+// classifier has the model's labels.
+enum class HfMergeScope { kWholeModel, kAncestorsOnly };
+
+// REQUIRES: `params` are `model`'s stored parameters for its current recipe; with
+// kAncestorsOnly, `model`'s own adaptation changes no trunk tensor (lineage::
+// check_peft_layout holds).
 Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Model& model,
-                                      const lineage::LoadedParameters& params);
+                                      const lineage::LoadedParameters& params,
+                                      HfMergeScope scope = HfMergeScope::kWholeModel);
 
 // Writes the folder's files into `dir` (creating it); each file atomically.
 Status write_hf_model_folder(lineage::Env& env, const std::filesystem::path& dir,

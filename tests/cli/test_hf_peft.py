@@ -7,8 +7,10 @@ equal `scion predict --json` within 1e-4. Then `--format huggingface` (a LoRA mo
 LoRA on a LoRA, a BitFit model) loads with AutoModelForSequenceClassification.from_pretrained
 with nothing missing and the same probabilities; what PEFT cannot hold is refused naming
 the format that can; and `scion import --peft` brings an exported adapter back as a new
-descendant with identical predictions, refusing adapters that do not fit. Skips (77)
-without the interop venv."""
+descendant with identical predictions, refusing adapters that do not fit. A descendant of
+a descendant exports as its own adapter over DIR/base, its ancestors merged (a LoRA on a
+LoRA + head; a LoRA + head on a BitFit model), with the same contract, and one over a prefix
+model is refused. Skips (77) without the interop venv."""
 import hashlib
 import json
 import os
@@ -48,6 +50,14 @@ models:
   biased:
     from: bert
     adapt: {bitfit: {}, head: {}}
+    train: *recipe
+  rebiased:
+    from: biased
+    adapt: {lora: {rank: 2, alpha: 4, targets: [v, ffn_in]}, head: {}}
+    train: *recipe
+  on-prefix:
+    from: prefixed
+    adapt: {lora: {rank: 2, alpha: 4, targets: [q]}}
     train: *recipe
 """
 
@@ -93,8 +103,44 @@ rc, out, err = run("export", "prefixed", "--format", "peft", "-o", os.path.join(
 check(rc == 2 and "prefix" in err and "PEFT" in err, f"prefix export: {rc} {err}")
 rc, out, err = run("export", "biased", "--format", "peft", "-o", os.path.join(work, "b"), cwd=work)
 check(rc == 2 and "BitFit" in err and "--format huggingface" in err, f"bitfit export: {rc} {err}")
-rc, out, err = run("export", "stacked", "--format", "peft", "-o", os.path.join(work, "s"), cwd=work)
-check(rc == 2 and "--format huggingface" in err, f"descendant of a descendant as PEFT: {rc} {err}")
+
+# ---- a descendant of a descendant: its own adapter over DIR/base, the ancestors merged ----
+# stacked (LoRA, no head) classifies with qv's head over qv's merged LoRA; rebiased (LoRA and
+# its own head) runs over biased's trained biases.
+for model, merged in (("stacked", ["qv"]), ("rebiased", ["biased"])):
+    folder = os.path.join(work, model + "-peft")
+    exported = run_json("export", model, "--format", "peft", "-o", folder, cwd=work)
+    base = os.path.join(folder, "base")
+    check(exported["merged"] == merged and exported["base"] == os.path.abspath(base)
+          and exported["task_type"] == "SEQ_CLS", f"{model}: {exported}")
+    with open(os.path.join(folder, "adapter_config.json")) as f:
+        config = json.load(f)
+    check(config["base_model_name_or_path"] == os.path.abspath(base)
+          and config["modules_to_save"] == ["classifier"], f"{model}: {config}")
+    ours = run_json("predict", model, *sum((["--text", t] for t in TEXTS), []), cwd=work)
+    scion_probs = [[p["probabilities"][label] for label in ("neg", "pos", "meh")]
+                   for p in ours["predictions"]]
+    theirs = json.loads(run_python(PYTHON, PEFT_CLASSIFIER, config["base_model_name_or_path"], folder,
+                                   "3", json.dumps(TEXTS)))
+    check(not theirs["unexpected"], f"{model}: PEFT found unexpected keys {theirs['unexpected']}")
+    check(not theirs["missing"], f"{model}: PEFT misses adapter keys {theirs['missing']}")
+    worst = max(abs(a - b) for s, p in zip(scion_probs, theirs["probs"]) for a, b in zip(s, p))
+    print(f"{model} (PEFT over merged {merged}): largest probability difference = {worst:.2e}")
+    check(worst < TOLERANCE, f"{model}: scion {scion_probs} vs PEFT {theirs['probs']} differ by {worst}")
+    # The base folder alone is the model without its own adapter: for stacked, that is qv.
+    alone = json.loads(run_python(PYTHON, HF_CLASSIFIER, base, json.dumps(TEXTS)))
+    check(not alone["missing"] and not alone["unexpected"], f"{model}: base folder keys {alone}")
+    own_effect = max(abs(a - b) for s, p in zip(scion_probs, alone["probs"]) for a, b in zip(s, p))
+    check(own_effect > 1e-3, f"{model}: its own adapter changes nothing over the base: {own_effect}")
+    if model == "stacked":
+        parent = run_json("predict", "qv", *sum((["--text", t] for t in TEXTS), []), cwd=work)
+        parent_probs = [[p["probabilities"][label] for label in ("neg", "pos", "meh")]
+                        for p in parent["predictions"]]
+        worst = max(abs(a - b) for s, p in zip(parent_probs, alone["probs"]) for a, b in zip(s, p))
+        check(worst < TOLERANCE, f"stacked's base folder is not qv: {parent_probs} vs {alone['probs']}")
+rc, out, err = run("export", "on-prefix", "--format", "peft", "-o", os.path.join(work, "op"), cwd=work)
+check(rc == 2 and "'prefixed' has prefix tuning" in err and "merged" in err,
+      f"a descendant of a prefix model as PEFT: {rc} {err}")
 
 # ---- --format huggingface: a whole model folder, adapters merged ----------------------
 hf_probs = {}
@@ -133,6 +179,10 @@ with open(os.path.join(work, "scion.yaml"), "a") as f:
     from: bert
     adapt: {lora: {rank: 2, alpha: 8, targets: [q, v]}, head: {}}
     train: *recipe
+  stacked-back:
+    from: qv
+    adapt: {lora: {rank: 2, alpha: 4, targets: [q, k, ffn_out]}}
+    train: *recipe
 """)
 imported = run_json("import", "--peft", os.path.join(work, "qv-peft"), "--as", "qv-back", cwd=work)
 check(imported["tensors"] == 2 * 2 * 2 + 2, f"qv-back: {imported}")  # 2 layers x (q, v) x (A, B) + head
@@ -151,6 +201,8 @@ rc, out, err = run("import", "--peft", os.path.join(work, "qv-peft"), "--as", "q
 check(rc == 2 and "r is 4" in err and "lora_A" in err, f"a misfit adapter: {rc} {err}")
 rc, out, err = run("import", "--peft", os.path.join(work, "scattered-peft"), "--as", "qv-narrow", cwd=work)
 check(rc == 2 and "target_modules" in err, f"other targets: {rc} {err}")
+rc, out, err = run("import", "--peft", os.path.join(work, "stacked-peft"), "--as", "stacked-back", cwd=work)
+check(rc == 2 and "direct descendants" in err, f"importing a descendant of a descendant: {rc} {err}")
 rc, out, err = run("import", "--peft", work, "--as", "qv-back", cwd=work)
 check(rc == 2 and "adapter_config.json" in err, f"not an adapter folder: {rc} {err}")
 with open(os.path.join(work, "qv-peft", "adapter_config.json")) as f:

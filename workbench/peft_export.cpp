@@ -1,0 +1,33 @@
+#include "workbench/peft_export.h"
+
+namespace scion::workbench {
+
+Result<PeftExport> peft_export(const spec::Workspace& ws, const spec::Model& model,
+                               const lineage::LoadedParameters& params,
+                               const std::filesystem::path& dir) {
+  PeftExport out;
+  auto adapter = lineage::peft_adapter_files(ws, model, params);
+  if (!adapter.is_ok()) return adapter.status();
+  out.adapter = std::move(*adapter);
+  const auto chain = ws.ancestry(model);
+  if (chain.size() <= 2) return out;  // over the imported folder itself
+  auto base = hf_model_folder(ws, model, params, HfMergeScope::kAncestorsOnly);
+  if (!base.is_ok()) return base.status();
+  out.merged_base = std::move(*base);
+  for (std::size_t i = 1; i + 1 < chain.size(); ++i) out.merged_ancestors.push_back(chain[i]->name);
+  // Absolute, so that AutoPeftModel... finds it from any working directory.
+  std::error_code ec;
+  const std::filesystem::path base_dir = std::filesystem::absolute(dir / kMergedBaseFolder, ec);
+  if (ec) return io_error("cannot resolve '" + (dir / kMergedBaseFolder).string() + "': " + ec.message());
+  out.adapter.config["base_model_name_or_path"] = base_dir.lexically_normal().string();
+  return out;
+}
+
+Status write_peft_export(lineage::Env& env, const std::filesystem::path& dir,
+                         const PeftExport& exported) {
+  if (exported.merged_base)
+    SCION_RETURN_IF_ERROR(write_hf_model_folder(env, dir / kMergedBaseFolder, *exported.merged_base));
+  return lineage::write_peft_adapter(env, dir, exported.adapter);
+}
+
+}  // namespace scion::workbench
