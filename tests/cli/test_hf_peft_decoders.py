@@ -11,6 +11,9 @@ with PeftModel.from_pretrained with no missing or unexpected adapter keys, and:
     grouped-query attention (built here with transformers);
   - the Llama bases themselves, from text through the CLI, give transformers' log-probs;
   - `scion import --peft` brings the Llama LoRA back with the same scores;
+  - descendants of descendants (a RoBERTa LoRA on a LoRA classifier, GPT-2 prompt tuning
+    on a LoRA, Llama prefix tuning on a LoRA) load as their own adapter over DIR/base,
+    their parent merged, with the same contract;
 and what PEFT would run otherwise than scion is refused with the reason. Skips (77)
 without the interop Python."""
 import json
@@ -96,6 +99,18 @@ models:
   mha-lora-back:
     from: mha
     adapt: {{lora: {{rank: 2, alpha: 4, targets: [q, v]}}}}
+    train: {LM}
+  roberta-stacked:
+    from: roberta-lora
+    adapt: {{lora: {{rank: 2, alpha: 4, targets: [k, ffn_out]}}}}
+    train: {CLS}
+  gpt2-qv-prompt:
+    from: gpt2-qv
+    adapt: {{prompt: {{virtual_tokens: 3}}}}
+    train: {LM}
+  mha-lora-prefix:
+    from: mha-lora
+    adapt: {{prefix: {{virtual_tokens: 2}}}}
     train: {LM}
 """
 
@@ -302,6 +317,30 @@ for model, base_folder, peft_type in cases:
               and config["alpha_pattern"] == {"c_attn": 6}, f"gpt2-mixed: {config}")
     if model == "mha-lora":
         check(config["target_modules"] == ["q_proj", "v_proj"], f"mha-lora: {config}")
+
+# ---- descendants of descendants: their own adapter over DIR/base, the parent merged -------
+# roberta-stacked classifies with roberta-lora's head (with the pooler, in modules_to_save).
+folder, exported, config = export("roberta-stacked")
+base = os.path.join(os.path.abspath(folder), "base")
+check(exported["merged"] == ["roberta-lora"] and config["base_model_name_or_path"] == base
+      and config["task_type"] == "SEQ_CLS", f"roberta-stacked: {exported} {config}")
+ours = run_json("predict", "roberta-stacked", *sum((["--text", t] for t in TEXTS), []), cwd=work)
+stacked_probs = [[p["probabilities"][label] for label in ("neg", "pos")] for p in ours["predictions"]]
+theirs = json.loads(run_python(PYTHON, PEFT_CLASSIFIER, base, folder, "2", json.dumps(TEXTS)))
+check(not theirs["unexpected"] and not theirs["missing"], f"roberta-stacked keys: {theirs}")
+worst = max(abs(a - b) for s, p in zip(stacked_probs, theirs["probs"]) for a, b in zip(s, p))
+print(f"roberta-stacked (PEFT over merged roberta-lora): largest probability difference = {worst:.2e}")
+check(worst < TOLERANCE, f"roberta-stacked: {stacked_probs} vs {theirs['probs']}")
+for model, parent, peft_type in (("gpt2-qv-prompt", "gpt2-qv", "PROMPT_TUNING"),
+                                 ("mha-lora-prefix", "mha-lora", "PREFIX_TUNING")):
+    folder, exported, config = export(model)
+    base = os.path.join(os.path.abspath(folder), "base")
+    check(exported["merged"] == [parent] and config["base_model_name_or_path"] == base
+          and config["peft_type"] == peft_type and config["task_type"] == "CAUSAL_LM",
+          f"{model}: {exported} {config}")
+    score = compare_lm(model, base, folder)
+    # Its own adapter matters: it does not score as its parent (= the merged base alone).
+    check(abs(score - scion_logprob(parent)[0]) > 1e-3, f"{model}: scores as {parent} ({score})")
 
 # ---- import --peft on Llama: the same scores back ----------------------------------------
 imported = run_json("import", "--peft", os.path.join(work, "mha-lora-peft"), "--as", "mha-lora-back",
