@@ -7,28 +7,32 @@ run it once first). Jobs (--jobs, default 8): LoRA rank 8, alpha 16 on query and
 every layer plus a 2-class head, on the example's film reviews
 (examples/sentiment/data/critics.jsonl) joined into texts longer than --max-length tokens so
 that every row is exactly T = --max-length (128) tokens, batch 16, --steps (50) AdamW steps
-at lr 1e-3, each job its own seed. Configurations, interleaved --reps times, medians:
+at lr 1e-3, each job its own seed. Configurations, interleaved --reps times, medians, each
+in fp32 and bf16 (--precision both, the default; or one of them):
 
-  (a) scion co-batched: `scion adapt --json` training the jobs as one group;
-  (b) scion one after another: `scion adapt JOB --json` once per job;
-  (c) PyTorch + PEFT one after another: bench/peers/w5_peft.py in --python (transformers'
-      BertForSequenceClassification with peft's LoraConfig on query/value, classifier in
-      modules_to_save), same threads, batch, T, steps.
+  (a) scion co-batched: `scion adapt --json --precision P` training the jobs as one group;
+  (b) scion one after another: `scion adapt JOB --json --precision P` once per job;
+  (c) PyTorch + PEFT one after another: bench/peers/w5_peft.py in --python (default
+      bench/.venv's: PyTorch 2.15 from PyPI with transformers 4.40.2 and peft 0.10.0,
+      bench/make_venv.sh), transformers' BertForSequenceClassification with peft's
+      LoraConfig on query/value, classifier in modules_to_save, same threads, batch, T,
+      steps; bf16 under torch.autocast("cpu", dtype=torch.bfloat16).
 
 tokens/s: jobs × steps × batch × T over the training time (scion: the groups' seconds from
 `scion adapt --json`, setup of the group included, store writes not; peer: its timed steps).
+--peer-steps runs (c) for fewer steps than (a) and (b) (its tokens/s is then over its own
+token count, and the run says so): PyTorch's bf16 autocast on a CPU without bf16
+instructions is tens of times slower than its fp32.
 Peak RSS: scion's from wait4() on each `scion adapt` process (the largest for (b)), the
 peer's its own ru_maxrss (interpreter and libraries included). The import time of the
 checkpoint is the wall time of `scion import FOLDER --as minilm` into an empty store
 (reading and converting the safetensors, digests, writing the store), once per rep.
 
-Smoke run (seconds, checks the plumbing only; its figures mean nothing):
-  python3 bench/w5_minilm.py --scion build/cli/scion \\
-      --python /work/main/.interop-venv/bin/python --jobs 2 --steps 2 --reps 1
-Full run (quiet machine):
+Smoke run (minutes, checks the plumbing only; its figures mean nothing):
+  python3 bench/w5_minilm.py --scion build/cli/scion --jobs 2 --steps 2 --reps 1
+Full run (quiet machine; bench/README.md, W5):
   OMP_WAIT_POLICY=passive python3 bench/w5_minilm.py --scion build-release/cli/scion \\
-      --python .interop-venv/bin/python --threads 2 --reps 3 --precision fp32
-and again with --precision bf16 (scion --precision bf16; the peer under bf16 autocast).
+      --python bench/.venv/bin/python --threads 2 --reps 3 --precision both
 """
 import argparse
 import json
@@ -114,27 +118,61 @@ def scion_adapt(scion, work, env, precision, models):
     return sum(g["seconds"] for g in groups), rss, [len(g["models"]) for g in groups]
 
 
+def default_peer_python():
+    """bench/.venv's Python (bench/make_venv.sh: PyTorch 2.15 + transformers + peft) when
+    it imports peft, else None."""
+    python = os.path.join(HERE, ".venv", "bin", "python")
+    if os.path.exists(python) and subprocess.run(
+            [python, "-c", "import peft, transformers, torch"], capture_output=True).returncode == 0:
+        return python
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scion", default=os.path.join(REPO, "build", "cli", "scion"))
-    ap.add_argument("--python", help="a Python with torch, transformers and peft for (c); "
-                                     "without it (c) is left out")
+    ap.add_argument("--python", help="a Python with torch, transformers and peft for (c) "
+                                     "(default: bench/.venv's, when it has them); "
+                                     "'none' leaves (c) out")
     ap.add_argument("--model", default=os.path.expanduser("~/.cache/scion/all-MiniLM-L6-v2"))
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--peer-steps", type=int,
+                    help="steps per job of (c) only (default: --steps); a rate over fewer "
+                         "steps, for PyTorch's bf16 autocast on CPUs without bf16 "
+                         "instructions, tens of times slower than its fp32")
     ap.add_argument("--max-length", type=int, default=128)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    ap.add_argument("--precision", choices=["fp32", "bf16", "both"], default="both",
+                    help="both (default): fp32 and bf16 interleaved in each repetition")
     args = ap.parse_args()
     if not os.path.isfile(os.path.join(args.model, "model.safetensors")):
         sys.exit(f"no MiniLM at {args.model}: run tests/python/fetch-minilm.sh first")
+    if args.python is None:
+        args.python = default_peer_python()
+    elif args.python == "none":
+        args.python = None
+    if args.peer_steps is None:
+        args.peer_steps = args.steps
 
     work = tempfile.mkdtemp(prefix="scion-w5-")
     try:
         run(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def peer(args, work, env, precision):
+    """(c) in a process of its own: (seconds of its timed steps, its peak RSS MiB, versions)."""
+    out, _, _ = run_with_rss(
+        [args.python, os.path.join(HERE, "peers", "w5_peft.py"), "--folder", args.model,
+         "--data", os.path.join(work, "reviews.jsonl"), "--jobs", str(args.jobs),
+         "--steps", str(args.peer_steps), "--batch", str(BATCH), "--max-length",
+         str(args.max_length), "--threads", str(args.threads), "--precision", precision], env)
+    fields = dict(f.split("=", 1) for f in out.strip().splitlines()[-1].split())
+    return float(fields["seconds"]), float(fields["peak_rss_mib"]), \
+        f"torch {fields['torch']}, peft {fields['peft']}"
 
 
 def run(args, work):
@@ -144,56 +182,64 @@ def run(args, work):
                  os.path.join(work, "reviews.jsonl"), 2 * args.max_length, seed=5)
     write_spec(work, args.jobs, args.steps, args.max_length)
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    tokens = args.jobs * args.steps * BATCH * args.max_length
+    precisions = ["fp32", "bf16"] if args.precision == "both" else [args.precision]
+    tokens = {key: args.jobs * args.steps * BATCH * args.max_length for key in "ab"}
+    tokens["c"] = args.jobs * args.peer_steps * BATCH * args.max_length
 
     print(cpu_line(args.scion))
     print(f"load average before: {load_average()}")
     print(f"W5: {args.jobs} jobs x {args.steps} steps x batch {BATCH} x T {args.max_length} = "
-          f"{tokens} tokens per configuration, {args.precision}, {args.threads} threads")
-    results = {"import": [], "a": [], "b": [], "c": []}
+          f"{tokens['a']} tokens per configuration"
+          + (f" ((c): {args.peer_steps} steps, {tokens['c']} tokens)"
+             if args.peer_steps != args.steps and args.python else "")
+          + f", {' and '.join(precisions)}, {args.threads} threads, {args.reps} reps")
+    print(f"peer (c): {args.python or 'none (no Python with peft: left out)'}")
+    results = {"import": []}
+    for precision in precisions:
+        for key in "abc":
+            results[(precision, key)] = []
     for rep in range(args.reps):
-        results["import"].append((scion_import(args.scion, work, env), 0))
-        seconds, rss, groups = scion_adapt(args.scion, work, env, args.precision, [])
-        if groups != [args.jobs]:
-            sys.exit(f"(a) trained as groups of {groups}, not one group of {args.jobs}")
-        results["a"].append((seconds, rss))
-        total, peak = 0.0, 0.0
-        for job in range(args.jobs):
-            seconds, rss, _ = scion_adapt(args.scion, work, env, args.precision, [f"job{job}"])
-            total, peak = total + seconds, max(peak, rss)
-        results["b"].append((total, peak))
-        if args.python:
-            out, _, _ = run_with_rss(
-                [args.python, os.path.join(HERE, "peers", "w5_peft.py"), "--folder", args.model,
-                 "--data", os.path.join(work, "reviews.jsonl"), "--jobs", str(args.jobs),
-                 "--steps", str(args.steps), "--batch", str(BATCH), "--max-length",
-                 str(args.max_length), "--threads", str(args.threads), "--precision",
-                 args.precision], env)
-            fields = dict(f.split("=", 1) for f in out.strip().splitlines()[-1].split())
-            results["c"].append((float(fields["seconds"]), float(fields["peak_rss_mib"])))
-            if rep == 0:
-                print(f"peer: torch {fields['torch']}, peft {fields['peft']}")
-        print(f"rep {rep + 1}: import {results['import'][-1][0]:.2f} s, "
-              + ", ".join(f"({k}) {results[k][-1][0]:.2f} s" for k in "abc" if results[k]))
+        results["import"].append(scion_import(args.scion, work, env))
+        line = [f"import {results['import'][-1]:.2f} s"]
+        for precision in precisions:
+            seconds, rss, groups = scion_adapt(args.scion, work, env, precision, [])
+            if groups != [args.jobs]:
+                sys.exit(f"(a) trained as groups of {groups}, not one group of {args.jobs}")
+            results[(precision, "a")].append((seconds, rss))
+            total, highest = 0.0, 0.0
+            for job in range(args.jobs):
+                seconds, rss, _ = scion_adapt(args.scion, work, env, precision, [f"job{job}"])
+                total, highest = total + seconds, max(highest, rss)
+            results[(precision, "b")].append((total, highest))
+            if args.python:
+                seconds, rss, versions = peer(args, work, env, precision)
+                results[(precision, "c")].append((seconds, rss))
+                if rep == 0 and precision == precisions[0]:
+                    print(f"peer: {versions}")
+            line += [f"{precision} ({k}) {results[(precision, k)][-1][0]:.2f} s"
+                     for k in "abc" if results[(precision, k)]]
+        print(f"rep {rep + 1}: " + ", ".join(line), flush=True)
 
     names = {"a": "scion co-batched", "b": "scion one after another",
              "c": "PyTorch + PEFT one after another"}
-    medians = {}
-    for key in "abc":
-        if not results[key]:
-            continue
-        seconds = statistics.median(s for s, _ in results[key])
-        rss = statistics.median(r for _, r in results[key])
-        medians[key] = seconds
-        print(f"({key}) {names[key]}: {seconds:.2f} s, {tokens / seconds:,.0f} tokens/s, "
-              f"peak RSS {rss:,.0f} MiB  (per rep: "
-              f"{', '.join(f'{s:.2f}' for s, _ in results[key])} s)")
-    print(f"import of the checkpoint: median {statistics.median(s for s, _ in results['import']):.2f} s")
-    ratios = [f"a/b {medians['b'] / medians['a']:.2f}x"]
-    if "c" in medians:
-        ratios.append(f"a/c {medians['c'] / medians['a']:.2f}x")
-        ratios.append(f"b/c {medians['c'] / medians['b']:.2f}x")
-    print("speedup (tokens/s ratio): " + ", ".join(ratios))
+    for precision in precisions:
+        rates = {}
+        for key in "abc":
+            samples = results[(precision, key)]
+            if not samples:
+                continue
+            seconds = statistics.median(s for s, _ in samples)
+            rss = statistics.median(r for _, r in samples)
+            rates[key] = tokens[key] / seconds
+            print(f"{precision} ({key}) {names[key]}: {seconds:.2f} s, {rates[key]:,.0f} tokens/s, "
+                  f"peak RSS {rss:,.0f} MiB  (per rep: "
+                  f"{', '.join(f'{s:.2f}' for s, _ in samples)} s)")
+        ratios = [f"a/b {rates['a'] / rates['b']:.2f}x"]
+        if "c" in rates:
+            ratios += [f"a/c {rates['a'] / rates['c']:.2f}x", f"b/c {rates['b'] / rates['c']:.2f}x"]
+        print(f"{precision} speedup (tokens/s ratio): " + ", ".join(ratios))
+    print(f"import of the checkpoint: median {statistics.median(results['import']):.2f} s "
+          f"(per rep: {', '.join(f'{s:.2f}' for s in results['import'])} s)")
     print(f"load average after: {load_average()}")
 
 

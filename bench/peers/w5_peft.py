@@ -29,7 +29,8 @@ try:
     from tokenizers import Tokenizer
     from transformers import AutoModelForSequenceClassification
 except ImportError as missing:
-    print(f"w5 peer: {missing}; run it with the interop Python (tests/python/make-interop-venv.sh)")
+    print(f"w5 peer: {missing}; run it with bench/.venv's Python (bench/make_venv.sh) or the "
+          "interop Python (tests/python/make-interop-venv.sh)")
     sys.exit(77)
 
 
