@@ -26,12 +26,16 @@ class NcclReducer final : public DeviceReducer {
       counts.push_back(static_cast<size_t>(run.count));
     }
     char error[1024] = "";
-    if (plugin_.nccl_all_reduce_sum(comm_, data.data(), counts.data(), data.size(), error, sizeof error) != 0)
-      return Status(StatusCode::kUnavailable, std::string("summing the gradients over the GPUs: ") + error);
+    if (plugin_.nccl_all_reduce_sum(comm_, data.data(), counts.data(), data.size(), error,
+                                    sizeof error) != 0)
+      return Status(StatusCode::kUnavailable,
+                    std::string("summing the gradients over the GPUs: ") + error);
     return Status::ok();
   }
 
-  std::string describe() const override { return "NCCL between " + std::to_string(ranks_) + " GPUs"; }
+  std::string describe() const override {
+    return "NCCL between " + std::to_string(ranks_) + " GPUs";
+  }
 
  private:
   const ScionCudaPlugin& plugin_;
@@ -45,8 +49,9 @@ std::string readiness(const Backend& backend, const ScionCudaPlugin* plugin, int
   if (backend.device() != Device::kCuda) return "0 " + who + "trains on the CPU";
   if (plugin == nullptr) return "0 " + who + "the CUDA plugin is not loaded";
   if (plugin->nccl_init == nullptr)
-    return "0 " + who + "this scion's CUDA plugin was built without NCCL (install NCCL and reconfigure "
-                        "with -Dnccl=enabled)";
+    return "0 " + who +
+           "this scion's CUDA plugin was built without NCCL (install NCCL and reconfigure "
+           "with -Dnccl=enabled)";
   char uuid[128] = "";
   if (plugin->device_uuid(device, uuid, sizeof uuid) != 0) return "0 " + who + uuid;
   return std::string("1 ") + uuid;
@@ -60,17 +65,20 @@ Result<std::unique_ptr<DeviceReducer>> make_nccl_reducer(Communicator& comm, con
   const int device = cuda_device_for_this_process();
 
   // 1. Can every rank take part, each on a GPU of its own?
-  Result<std::vector<std::string>> ready = comm.all_gather(readiness(backend, plugin, comm.rank(), device));
+  Result<std::vector<std::string>> ready =
+      comm.all_gather(readiness(backend, plugin, comm.rank(), device));
   if (!ready) return ready.status();
   std::set<std::string> gpus;
   for (std::size_t r = 0; r < ready->size(); ++r) {
     const std::string& answer = (*ready)[r];
     if (answer.rfind("1 ", 0) != 0) {
-      *why_not = answer.substr(2);
+      *why_not = answer.size() > 2 ? answer.substr(2)
+                                   : "rank " + std::to_string(r) + " gave no answer";
       return std::unique_ptr<DeviceReducer>();
     }
     if (!gpus.insert(answer.substr(2)).second) {
-      *why_not = "rank " + std::to_string(r) + " shares its GPU with a lower rank (more ranks than GPUs on a "
+      *why_not = "rank " + std::to_string(r) +
+                 " shares its GPU with a lower rank (more ranks than GPUs on a "
                  "machine); NCCL needs one GPU per rank";
       return std::unique_ptr<DeviceReducer>();
     }
@@ -96,10 +104,10 @@ Result<std::unique_ptr<DeviceReducer>> make_nccl_reducer(Communicator& comm, con
   // 3. Every rank's communicator, and whether all of them started.
   void* nccl = nullptr;
   char error[1024] = "";
-  const int rc = plugin->nccl_init(device, reinterpret_cast<const unsigned char*>(id.data() + 1), comm.size(),
-                                   comm.rank(), &nccl, error, sizeof error);
-  Result<std::vector<std::string>> started =
-      comm.all_gather(rc == 0 ? std::string() : "rank " + std::to_string(comm.rank()) + ": " + error);
+  const int rc = plugin->nccl_init(device, reinterpret_cast<const unsigned char*>(id.data() + 1),
+                                   comm.size(), comm.rank(), &nccl, error, sizeof error);
+  Result<std::vector<std::string>> started = comm.all_gather(
+      rc == 0 ? std::string() : "rank " + std::to_string(comm.rank()) + ": " + error);
   if (!started) {
     plugin->nccl_destroy(nccl);
     return started.status();

@@ -1,8 +1,8 @@
-#include "runtime/cuda/lt_matmul.h"
-
 #include <cstdint>
 #include <limits>
 #include <string>
+
+#include "runtime/cuda/lt_matmul.h"
 
 namespace scion::runtime::cuda {
 namespace {
@@ -70,11 +70,14 @@ const LtMatmul::Plan* LtMatmul::plan_for(const Key& key, const LtProduct& p, con
   if (p.epilogue == Epilogue::kBias) epilogue = CUBLASLT_EPILOGUE_BIAS;
   if (p.epilogue == Epilogue::kRowSumsOfA) epilogue = CUBLASLT_EPILOGUE_BGRADB;
   if (ok) {
-    check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_lt_a, sizeof op_lt_a),
+    check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_lt_a,
+                                         sizeof op_lt_a),
           "cublasLtMatmulDescSetAttribute (TRANSA)");
-    check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_lt_b, sizeof op_lt_b),
+    check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_lt_b,
+                                         sizeof op_lt_b),
           "cublasLtMatmulDescSetAttribute (TRANSB)");
-    check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue),
+    check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                         sizeof epilogue),
           "cublasLtMatmulDescSetAttribute (EPILOGUE)");
   }
   if (p.epilogue != Epilogue::kNone && ok) {
@@ -90,8 +93,10 @@ const LtMatmul::Plan* LtMatmul::plan_for(const Key& key, const LtProduct& p, con
   const std::uint64_t lt_a_rows = p.trans_b ? p.K : p.N, lt_a_cols = p.trans_b ? p.N : p.K;
   const std::uint64_t lt_b_rows = p.trans_a ? p.M : p.K, lt_b_cols = p.trans_a ? p.K : p.M;
   if (ok) {
-    check(cublasLtMatrixLayoutCreate(&plan.a, operand, lt_a_rows, lt_a_cols, p.ldb), "cublasLtMatrixLayoutCreate (A)");
-    check(cublasLtMatrixLayoutCreate(&plan.b, operand, lt_b_rows, lt_b_cols, p.lda), "cublasLtMatrixLayoutCreate (B)");
+    check(cublasLtMatrixLayoutCreate(&plan.a, operand, lt_a_rows, lt_a_cols, p.ldb),
+          "cublasLtMatrixLayoutCreate (A)");
+    check(cublasLtMatrixLayoutCreate(&plan.b, operand, lt_b_rows, lt_b_cols, p.lda),
+          "cublasLtMatrixLayoutCreate (B)");
     check(cublasLtMatrixLayoutCreate(&plan.c, CUDA_R_32F, static_cast<std::uint64_t>(p.N),
                                      static_cast<std::uint64_t>(p.M), p.ldc),
           "cublasLtMatrixLayoutCreate (C)");
@@ -101,23 +106,25 @@ const LtMatmul::Plan* LtMatmul::plan_for(const Key& key, const LtProduct& p, con
     check(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
     if (ok) {
       const std::uint64_t workspace = kWorkspaceBytes;
-      const std::uint32_t align_a = static_cast<std::uint32_t>(std::get<11>(key));  // cuBLASLt's A: our b
-      const std::uint32_t align_b = static_cast<std::uint32_t>(std::get<10>(key));  // cuBLASLt's B: our a
+      const std::uint32_t align_a =
+          static_cast<std::uint32_t>(std::get<11>(key));  // cuBLASLt's A: our b
+      const std::uint32_t align_b =
+          static_cast<std::uint32_t>(std::get<10>(key));  // cuBLASLt's B: our a
       const std::uint32_t align_c = static_cast<std::uint32_t>(std::get<12>(key));
-      check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                 &workspace, sizeof workspace),
+      check(cublasLtMatmulPreferenceSetAttribute(
+                preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace),
             "cublasLtMatmulPreferenceSetAttribute (MAX_WORKSPACE_BYTES)");
-      check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                                 &align_a, sizeof align_a),
+      check(cublasLtMatmulPreferenceSetAttribute(
+                preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof align_a),
             "cublasLtMatmulPreferenceSetAttribute (MIN_ALIGNMENT_A_BYTES)");
-      check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                                 &align_b, sizeof align_b),
+      check(cublasLtMatmulPreferenceSetAttribute(
+                preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof align_b),
             "cublasLtMatmulPreferenceSetAttribute (MIN_ALIGNMENT_B_BYTES)");
-      check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                                 &align_c, sizeof align_c),
+      check(cublasLtMatmulPreferenceSetAttribute(
+                preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof align_c),
             "cublasLtMatmulPreferenceSetAttribute (MIN_ALIGNMENT_C_BYTES)");
-      check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                                 &align_c, sizeof align_c),
+      check(cublasLtMatmulPreferenceSetAttribute(
+                preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof align_c),
             "cublasLtMatmulPreferenceSetAttribute (MIN_ALIGNMENT_D_BYTES)");
     }
     if (ok) {
@@ -132,7 +139,8 @@ const LtMatmul::Plan* LtMatmul::plan_for(const Key& key, const LtProduct& p, con
           handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, preference, 1, &result, &count);
       // NOT_SUPPORTED: no heuristic for this configuration, the same as no algorithm.
       if (status != CUBLAS_STATUS_NOT_SUPPORTED) check(status, "cublasLtMatmulAlgoGetHeuristic");
-      if (ok && status == CUBLAS_STATUS_SUCCESS && count > 0 && result.state == CUBLAS_STATUS_SUCCESS) {
+      if (ok && status == CUBLAS_STATUS_SUCCESS && count > 0 &&
+          result.state == CUBLAS_STATUS_SUCCESS) {
         plan.algo = result.algo;
         plan.found = true;
       }
@@ -165,14 +173,25 @@ bool LtMatmul::run(const LtProduct& p, float alpha, const void* a, const void* b
     return false;
   }
   const float* vector = p.epilogue == Epilogue::kBias ? bias : bias_grad;
-  const Key key{p.trans_a, p.trans_b, p.M, p.N, p.K, p.lda, p.ldb, p.ldc,
-                static_cast<int>(p.type), static_cast<int>(p.epilogue), alignment_of(a),
-                alignment_of(b), alignment_of(c), p.epilogue == Epilogue::kNone ? 0 : alignment_of(vector)};
+  const Key key{p.trans_a,
+                p.trans_b,
+                p.M,
+                p.N,
+                p.K,
+                p.lda,
+                p.ldb,
+                p.ldc,
+                static_cast<int>(p.type),
+                static_cast<int>(p.epilogue),
+                alignment_of(a),
+                alignment_of(b),
+                alignment_of(c),
+                p.epilogue == Epilogue::kNone ? 0 : alignment_of(vector)};
   const Plan* plan = plan_for(key, p, vector);
   if (plan == nullptr || !plan->found) return false;
   if (p.epilogue != Epilogue::kNone)
-    log_.check(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vector,
-                                              sizeof vector),
+    log_.check(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                              &vector, sizeof vector),
                "cublasLtMatmulDescSetAttribute (BIAS_POINTER)");
   const cublasStatus_t status =
       cublasLtMatmul(handle_, plan->desc, &alpha, b, plan->a, a, plan->b, &beta, c, plan->c, c,

@@ -1,5 +1,3 @@
-#include "runtime/cuda/nccl_collectives.h"
-
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -8,9 +6,11 @@
 #include <string>
 #include <thread>
 
+#include "runtime/cuda/nccl_collectives.h"
 #include "runtime/cuda/plugin_abi.h"
 
-static_assert(SCION_NCCL_ID_BYTES == NCCL_UNIQUE_ID_BYTES && sizeof(ncclUniqueId) == NCCL_UNIQUE_ID_BYTES,
+static_assert(SCION_NCCL_ID_BYTES == NCCL_UNIQUE_ID_BYTES &&
+                  sizeof(ncclUniqueId) == NCCL_UNIQUE_ID_BYTES,
               "plugin_abi.h's SCION_NCCL_ID_BYTES must be this NCCL's unique id size");
 
 namespace scion::runtime::cuda {
@@ -55,7 +55,8 @@ int nccl_init(int device, const unsigned char* id, int ranks, int rank, void** c
               size_t capacity) {
   *comm = nullptr;
   if (const cudaError_t err = cudaSetDevice(device); err != cudaSuccess)
-    return failed("cudaSetDevice(" + std::to_string(device) + "): " + cudaGetErrorString(err), error, capacity);
+    return failed("cudaSetDevice(" + std::to_string(device) + "): " + cudaGetErrorString(err),
+                  error, capacity);
   auto* state = new NcclRank;
   state->device = device;
   if (const cudaError_t err = cudaStreamCreate(&state->stream); err != cudaSuccess) {
@@ -64,11 +65,12 @@ int nccl_init(int device, const unsigned char* id, int ranks, int rank, void** c
   }
   ncclUniqueId unique{};
   std::memcpy(unique.internal, id, NCCL_UNIQUE_ID_BYTES);
-  if (const ncclResult_t r = ncclCommInitRank(&state->comm, ranks, unique, rank); r != ncclSuccess) {
+  if (const ncclResult_t r = ncclCommInitRank(&state->comm, ranks, unique, rank);
+      r != ncclSuccess) {
     cudaStreamDestroy(state->stream);
     delete state;
-    return failed("ncclCommInitRank (rank " + std::to_string(rank) + " of " + std::to_string(ranks) +
-                      "): " + nccl_text(r, nullptr),
+    return failed("ncclCommInitRank (rank " + std::to_string(rank) + " of " +
+                      std::to_string(ranks) + "): " + nccl_text(r, nullptr),
                   error, capacity);
   }
   *comm = state;
@@ -86,17 +88,20 @@ int nccl_all_reduce_sum(void* comm, float* const* data, const size_t* counts, si
   ncclResult_t r = ncclGroupStart();
   for (size_t i = 0; i < runs && r == ncclSuccess; ++i)
     if (counts[i] > 0)
-      r = ncclAllReduce(data[i], data[i], counts[i], ncclFloat, ncclSum, state->comm, state->stream);
+      r = ncclAllReduce(data[i], data[i], counts[i], ncclFloat, ncclSum, state->comm,
+                        state->stream);
   // ncclGroupEnd must close the group even when a call inside it failed.
   const ncclResult_t end = ncclGroupEnd();
   if (r == ncclSuccess) r = end;
-  if (r != ncclSuccess) return failed("ncclAllReduce: " + nccl_text(r, state->comm), error, capacity);
+  if (r != ncclSuccess)
+    return failed("ncclAllReduce: " + nccl_text(r, state->comm), error, capacity);
   for (;;) {
     const cudaError_t query = cudaStreamQuery(state->stream);
     if (query == cudaSuccess) return 0;
     if (query != cudaErrorNotReady)
-      return failed(std::string("the NCCL all-reduce failed on the device: ") + cudaGetErrorString(query),
-                    error, capacity);
+      return failed(
+          std::string("the NCCL all-reduce failed on the device: ") + cudaGetErrorString(query),
+          error, capacity);
     ncclResult_t async = ncclSuccess;
     if (ncclCommGetAsyncError(state->comm, &async) == ncclSuccess && async != ncclSuccess &&
         async != ncclInProgress) {

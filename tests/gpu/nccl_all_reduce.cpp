@@ -15,6 +15,8 @@
 //   - a second call on the same communicator sums again (nothing left over from the
 //     first).
 // Exit: 0 all checks pass, 1 some fail, 77 cannot run here.
+#include <sys/wait.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -25,8 +27,6 @@
 #include <span>
 #include <string>
 #include <vector>
-
-#include <sys/wait.h>
 
 #include "runtime/backend.h"
 #include "runtime/comm/communicator.h"
@@ -65,8 +65,8 @@ int launch() {
     return 1;
   }
   // --oversubscribe: more ranks than cores; --allow-run-as-root: CI containers.
-  const std::string command = "mpirun --oversubscribe --allow-run-as-root -np " + std::to_string(kRanks) +
-                              " '" + self.string() + "' --rank";
+  const std::string command = "mpirun --oversubscribe --allow-run-as-root -np " +
+                              std::to_string(kRanks) + " '" + self.string() + "' --rank";
   const int status = std::system(command.c_str());
   if (status == -1 || !WIFEXITED(status)) {
     std::printf("mpirun did not run or was killed: %s\n", command.c_str());
@@ -106,7 +106,8 @@ int run_rank() {
     std::printf("rank %d: FAIL %s\n", rank, what.c_str());
     return 1;
   };
-  if (comm.size() != kRanks) return fail("started as one of " + std::to_string(comm.size()) + " ranks");
+  if (comm.size() != kRanks)
+    return fail("started as one of " + std::to_string(comm.size()) + " ranks");
   auto made = runtime::make_cuda_backend(runtime::Precision::kF32);
   if (!made) return fail(made.status().message());
   Backend& backend = **made;
@@ -119,7 +120,8 @@ int run_rank() {
     device.push_back(static_cast<float*>(backend.allocate(values.size() * sizeof(float))));
     if (device.back() == nullptr) return fail("no device memory");
     backend.copy_to_device(device.back(), values.data(), values.size() * sizeof(float));
-    if (const Status s = comm.all_reduce_sum(std::span<float>(values)); !s.is_ok()) return fail(s.message());
+    if (const Status s = comm.all_reduce_sum(std::span<float>(values)); !s.is_ok())
+      return fail(s.message());
     host_sums.push_back(std::move(values));
   }
 
@@ -131,8 +133,10 @@ int run_rank() {
   int failures = 0;
   for (int round = 0; round < 2; ++round) {
     std::vector<runtime::DeviceRun> runs;
-    for (std::size_t r = 0; r < sizes.size(); ++r) runs.push_back({device[r], static_cast<std::int64_t>(sizes[r])});
-    if (round == 1) {  // fresh values again: the second call must sum them, not add to the first sums
+    for (std::size_t r = 0; r < sizes.size(); ++r)
+      runs.push_back({device[r], static_cast<std::int64_t>(sizes[r])});
+    if (round ==
+        1) {  // fresh values again: the second call must sum them, not add to the first sums
       for (std::size_t r = 0; r < sizes.size(); ++r) {
         const std::vector<float> values = rank_values(sizes[r], rank, r);
         backend.copy_to_device(device[r], values.data(), values.size() * sizeof(float));
@@ -166,7 +170,8 @@ int run_rank() {
   }
   for (float* p : device) backend.deallocate(p);
   reducer->reset();
-  if (failures == 0) std::printf("rank %d: NCCL sums equal the host path's (%s)\n", rank, "2 rounds, 4 runs");
+  if (failures == 0)
+    std::printf("rank %d: NCCL sums equal the host path's (%s)\n", rank, "2 rounds, 4 runs");
   runtime::finalize_world_communicator();
   return failures == 0 ? 0 : 1;
 }
