@@ -59,6 +59,20 @@ std::string readiness(const Backend& backend, const ScionCudaPlugin* plugin, int
 
 }  // namespace
 
+std::string why_not_nccl(const std::vector<std::string>& answers) {
+  std::set<std::string> gpus;
+  for (std::size_t r = 0; r < answers.size(); ++r) {
+    const std::string& answer = answers[r];
+    if (answer.rfind("1 ", 0) != 0)
+      return answer.size() > 2 ? answer.substr(2) : "rank " + std::to_string(r) + " gave no answer";
+    if (!gpus.insert(answer.substr(2)).second)
+      return "rank " + std::to_string(r) +
+             " shares its GPU with a lower rank (more ranks than GPUs on a machine); NCCL needs "
+             "one GPU per rank";
+  }
+  return "";
+}
+
 Result<std::unique_ptr<DeviceReducer>> make_nccl_reducer(Communicator& comm, const Backend& backend,
                                                          std::string* why_not) {
   const ScionCudaPlugin* plugin = loaded_cuda_plugin();
@@ -68,21 +82,7 @@ Result<std::unique_ptr<DeviceReducer>> make_nccl_reducer(Communicator& comm, con
   Result<std::vector<std::string>> ready =
       comm.all_gather(readiness(backend, plugin, comm.rank(), device));
   if (!ready) return ready.status();
-  std::set<std::string> gpus;
-  for (std::size_t r = 0; r < ready->size(); ++r) {
-    const std::string& answer = (*ready)[r];
-    if (answer.rfind("1 ", 0) != 0) {
-      *why_not = answer.size() > 2 ? answer.substr(2)
-                                   : "rank " + std::to_string(r) + " gave no answer";
-      return std::unique_ptr<DeviceReducer>();
-    }
-    if (!gpus.insert(answer.substr(2)).second) {
-      *why_not = "rank " + std::to_string(r) +
-                 " shares its GPU with a lower rank (more ranks than GPUs on a "
-                 "machine); NCCL needs one GPU per rank";
-      return std::unique_ptr<DeviceReducer>();
-    }
-  }
+  if (*why_not = why_not_nccl(*ready); !why_not->empty()) return std::unique_ptr<DeviceReducer>();
 
   // 2. Rank 0's unique id, to every rank (all_gather as a broadcast from rank 0).
   std::string mine;

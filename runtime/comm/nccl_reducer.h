@@ -20,6 +20,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "runtime/backend.h"
@@ -43,6 +44,11 @@ class DeviceReducer {
   // What it runs on, for the note that says so ("NCCL between 2 GPUs").
   virtual std::string describe() const = 0;
 };
+
+// The verdict on the ranks' all-gathered answers to "can you take part", in rank order,
+// each "1 <UUID of its GPU>" or "0 <why not>": empty when NCCL can serve every rank (each
+// ready, no GPU twice), else why not, naming the lowest rank concerned.
+std::string why_not_nccl(const std::vector<std::string>& answers);
 
 // An NCCL reducer over comm's ranks for `backend`'s device, made collectively (every rank
 // calls it at the same point). Null, with *why_not saying why, when NCCL cannot serve
