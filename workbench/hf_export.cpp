@@ -150,12 +150,11 @@ Status write_bytes(lineage::Env& env, const std::filesystem::path& path, const s
 }  // namespace
 
 Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Model& model,
-                                      const lineage::LoadedParameters& params,
-                                      HfMergeScope scope) {
+                                      const lineage::LoadedParameters& params, HfMergeScope scope) {
   const auto chain = ws.ancestry(model);
   // The models whose adaptations go into the weights: the whole chain, or all but the model.
-  const auto merged = scope == HfMergeScope::kWholeModel ? std::span(chain)
-                                                         : std::span(chain).subspan(1);
+  const auto merged =
+      scope == HfMergeScope::kWholeModel ? std::span(chain) : std::span(chain).subspan(1);
   const spec::Model& base = *chain.back();
   const spec::Architecture& arch = *base.architecture;
   if (arch.hf_model_type.empty() || !std::filesystem::is_directory(base.import_path))

@@ -18,7 +18,8 @@ Result<PeftExport> peft_export(const spec::Workspace& ws, const spec::Model& mod
   // Absolute, so that AutoPeftModel... finds it from any working directory.
   std::error_code ec;
   const std::filesystem::path base_dir = std::filesystem::absolute(dir / kMergedBaseFolder, ec);
-  if (ec) return io_error("cannot resolve '" + (dir / kMergedBaseFolder).string() + "': " + ec.message());
+  if (ec)
+    return io_error("cannot resolve '" + (dir / kMergedBaseFolder).string() + "': " + ec.message());
   out.adapter.config["base_model_name_or_path"] = base_dir.lexically_normal().string();
   return out;
 }
@@ -26,7 +27,8 @@ Result<PeftExport> peft_export(const spec::Workspace& ws, const spec::Model& mod
 Status write_peft_export(lineage::Env& env, const std::filesystem::path& dir,
                          const PeftExport& exported) {
   if (exported.merged_base)
-    SCION_RETURN_IF_ERROR(write_hf_model_folder(env, dir / kMergedBaseFolder, *exported.merged_base));
+    SCION_RETURN_IF_ERROR(
+        write_hf_model_folder(env, dir / kMergedBaseFolder, *exported.merged_base));
   return lineage::write_peft_adapter(env, dir, exported.adapter);
 }
 
