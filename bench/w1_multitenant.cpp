@@ -75,6 +75,7 @@ struct Options {
   std::string peer;
   std::string precision = "fp32";
   std::string fp32_matmul = "openblas";
+  std::string optimizer = "adamw";  // sgd: plain SGD (no momentum, no decay), update = -lr x gradient
   TrainerOptions trainer;
 };
 
@@ -83,7 +84,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-spec::Workspace make_workspace(int jobs, int steps, int batch) {
+spec::Workspace make_workspace(int jobs, int steps, int batch, const std::string& optimizer) {
   spec::Workspace ws;
   spec::Model trunk;
   trunk.name = "trunk";
@@ -117,6 +118,11 @@ spec::Workspace make_workspace(int jobs, int steps, int batch) {
     t.seed = 100 + static_cast<std::uint64_t>(j);
     t.optimizer.lr = kLr;
     t.optimizer.weight_decay = kWeightDecay;
+    if (optimizer == "sgd") {
+      t.optimizer.kind = spec::OptimizerKind::kSgd;
+      t.optimizer.momentum = 0;
+      t.optimizer.weight_decay = 0;
+    }
     m.training = t;
     ws.models.push_back(m);
   }
@@ -148,6 +154,7 @@ struct RunResult {
   double seconds = 0;
   std::int64_t tokens = 0;
   std::map<std::string, std::vector<float>> trained;  // every trainable parameter by name
+  std::map<std::string, std::vector<float>> gradients;  // of the last step, by name
 };
 
 // Trains every job from the same initial values, co-batched (one group) or one after
@@ -198,6 +205,7 @@ RunResult train(const spec::Workspace& ws,
       if (!p.trainable) continue;
       const Tensor* v = job->parameters().find(p.name);
       result.trained[p.name] = copy_to_host(backend, *v);
+      result.gradients[p.name] = copy_to_host(backend, *job->gradients().find(p.name));
     }
   return result;
 }
@@ -208,7 +216,8 @@ Options parse(int argc, char** argv) {
       "usage: w1_multitenant [--reps N] [--threads N] [--jobs N] [--steps N] [--batch N]\n"
       "                      [--rows-per-pass N]\n"
       "                      [--peer bench/peers/w1_torch.py] [--scaling]\n"
-      "                      [--precision fp32|bf16] [--fp32-matmul openblas|onednn]")
+      "                      [--precision fp32|bf16] [--fp32-matmul openblas|onednn]\n"
+      "                      [--optimizer adamw|sgd]")
       .number("reps", o.reps)
       .number("threads", o.threads)
       .number("jobs", o.jobs)
@@ -218,8 +227,13 @@ Options parse(int argc, char** argv) {
       .text("peer", o.peer)
       .text("precision", o.precision)
       .text("fp32-matmul", o.fp32_matmul)
+      .text("optimizer", o.optimizer)
       .flag("scaling", o.scaling)
       .parse(argc, argv);
+  if (o.optimizer != "adamw" && o.optimizer != "sgd") {
+    std::fprintf(stderr, "error: --optimizer takes adamw or sgd, not '%s'\n", o.optimizer.c_str());
+    std::exit(2);
+  }
   return o;
 }
 
@@ -240,7 +254,7 @@ int run_scaling(const Options& opt, Backend& backend) {
               opt.steps, opt.batch, kLength, opt.threads,
               static_cast<long long>(opt.trainer.max_rows_per_pass));
   for (int jobs : {1, 2, 4, 8, 16, 32}) {
-    const spec::Workspace ws = make_workspace(jobs, opt.steps, opt.batch);
+    const spec::Workspace ws = make_workspace(jobs, opt.steps, opt.batch, opt.optimizer);
     const RunResult r = train(ws, make_datasets(jobs, opt.steps, opt.batch), true, opt.trainer, backend);
     std::printf("w1 scaling jobs=%d seconds=%.2f tokens=%lld tokens_per_s=%.0f "
                 "seconds_per_job_step=%.4f gflops=%.1f\n",
@@ -261,7 +275,7 @@ int main(int argc, char** argv) {
   std::printf("w1 precision=%s fp32_matmul=%s\n", opt.precision.c_str(), opt.fp32_matmul.c_str());
   if (opt.scaling) return run_scaling(opt, *backend);
 
-  const spec::Workspace ws = make_workspace(opt.jobs, opt.steps, opt.batch);
+  const spec::Workspace ws = make_workspace(opt.jobs, opt.steps, opt.batch, opt.optimizer);
   const auto datasets = make_datasets(opt.jobs, opt.steps, opt.batch);
   std::unique_ptr<scion::bench::PeerProcess> peer;
   if (!opt.peer.empty()) {
@@ -297,6 +311,21 @@ int main(int argc, char** argv) {
     }
   }
   const bool same = max_diff <= kTolerance * std::max(max_abs, 1e-3);
+  // The last step's gradients, tensor by tensor: max |a - b| / max |b|. After one step
+  // both start from the same values, so this is co-batching's own difference.
+  double worst_gradient = 0;
+  std::string worst_gradient_name;
+  for (const auto& [name, values] : seq.gradients) {
+    const auto& other = co.gradients.at(name);
+    double diff = 0, scale = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      diff = std::max(diff, static_cast<double>(std::fabs(values[i] - other[i])));
+      scale = std::max(scale, static_cast<double>(std::fabs(values[i])));
+    }
+    if (scale > 0 && diff / scale > worst_gradient) worst_gradient = diff / scale, worst_gradient_name = name;
+  }
+  std::printf("w1 check last_step_gradients: max_relative_diff=%.3g (in %s)\n", worst_gradient,
+              worst_gradient_name.c_str());
   std::printf("w1 check cobatched_vs_sequential: max_abs_diff=%.3g (in %s) max_abs_value=%.3g "
               "tensors=%zu tolerance=%.0e x max_abs_value %s\n",
               max_diff, worst.c_str(), max_abs, seq.trained.size(), kTolerance, same ? "OK" : "FAILED");
