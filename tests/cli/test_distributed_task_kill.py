@@ -1,11 +1,11 @@
 """A rank killed (SIGKILL) in the middle of a task-parallel wave (docs/distributed.md,
 "Failures"): `mpirun -np 2 scion run --parallel task` on a family of two trunks, one per
-rank. Rank A finishes and stores its model of the wave and waits for the wave's exchange;
-rank B is killed while it trains. mpirun must end the job (no rank left waiting in a
+rank. One rank finishes and stores its model of the wave and waits in the wave's exchange
+while the other, killed, trains (rank 1 killed in wave 0, rank 0 in wave 1). mpirun must end the job (no rank left waiting in a
 collective: every wait here is bounded, and a hang fails the test), the store must pass
 `scion fsck`, the models stored before the kill must be exactly the ones one process
 stores, and the same command run again must train only what is left. Then the same with
-rank 0 killed while the other rank trains. Skips (77) without mpirun or without MPI in the
+rank 0 killed while the other rank still trains. Skips (77) without mpirun or without MPI in the
 build."""
 import json
 import os
@@ -117,12 +117,17 @@ check(rc == 0, f"one process trains the family: {out}{err}")
 reference = {model: tensors(single, model) for model in MODELS}
 
 
-def kill_mid_wave(victim_model, stored_first):
-    """Trains SPEC with `victim_model` made long under `mpirun -np 2 --parallel task`;
-    once the models `stored_first` are stored and the victim's run is under way, kills
-    the rank that trains the victim. Checks the job's end, the store, and a second run."""
-    label = f"killing the rank that trains {victim_model}"
-    work = spec_workspace(with_steps(SPEC, victim_model, LONG))
+def kill_mid_wave(victim_model, long_models, stored_first, victim_rank):
+    """Trains SPEC with the step counts `long_models` (model -> steps) under `mpirun -np 2
+    --parallel task`; once the models `stored_first` are stored and `victim_model`'s run is
+    under way, kills the rank that trains it (rank `victim_rank`: the greedy assignment
+    puts the trunk of most estimated FLOPs on rank 0). Checks the job's end, the store,
+    and a second run of the same command."""
+    label = f"killing rank {victim_rank} while it trains {victim_model}"
+    spec = SPEC
+    for model, steps in long_models.items():
+        spec = with_steps(spec, model, steps)
+    work = spec_workspace(spec)
     command = [MPIRUN, "-np", "2", *MPI_OPTIONS, SCION, "run", "--parallel", "task"]
     # A session of its own, so that a hung job can be ended whole (mpirun and its ranks).
     proc = subprocess.Popen(command, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -154,7 +159,7 @@ def kill_mid_wave(victim_model, stored_first):
     # (docs/distributed.md, "Failures": a killed rank cannot reach the agreement that would
     # give exit 3).
     check(proc.returncode != 0, f"{label}: the job ends with an error, got {proc.returncode}")
-    check(re.search(r"process rank \d+ .* exited on signal 9", err),
+    check(re.search(rf"process rank {victim_rank} .* exited on signal 9", err),
           f"{label}: mpirun names the killed rank:\n{err}")
     print(f"{label}: mpirun exited {proc.returncode}")
 
@@ -195,14 +200,16 @@ def kill_mid_wave(victim_model, stored_first):
     check(rc == 0, f"{label}: the store is consistent after the second run: {out}{err}")
 
 
-# Rank 1 (the right trunk: `scion plan --ranks 2` puts the larger left trunk on rank 0)
-# is killed in wave 1 while it adapts right-prefix; rank 0 has stored left-lora and waits
-# in the wave's exchange for rank 1, which never comes.
-kill_mid_wave("right-prefix", ["left", "right", "left-lora"])
+# Rank 1 is killed in wave 0 while it trains the base `right`; rank 0 has stored `left`
+# and waits in the wave's exchange for rank 1, which never comes. (left-lora's step count
+# only makes the left trunk the larger one, so that it goes to rank 0; it never trains.)
+kill_mid_wave("right", {"right": LONG, "left-lora": 10 * LONG}, ["left"], victim_rank=1)
+# Rank 0 is killed in wave 1 while it adapts right-prefix; rank 1 has stored left-lora and
+# waits in the exchange.
+kill_mid_wave("right-prefix", {"right-prefix": LONG}, ["left", "right", "left-lora"], victim_rank=0)
 # Rank 0 is killed in wave 1 while it adapts left-lora, and rank 1 is still training its
 # own model of the wave (or has just stored it): mpirun ends rank 1 wherever it is.
-kill_mid_wave("left-lora", ["left", "right"])
-
+kill_mid_wave("left-lora", {"left-lora": LONG}, ["left", "right"], victim_rank=0)
 # Ranks on two machines: rank 1 runs under another host name (a UTS namespace of its own,
 # where unprivileged user namespaces are allowed). `--parallel task` would have both write
 # the store over a network file system: refused on every rank, exit 2, before the store is
