@@ -81,7 +81,8 @@ constexpr float kAlpha = 16.0f, kLr = 1e-3f, kWeightDecay = 0.01f;
 //   fp32 (a job alone in each): co-batching can only flip the rounding of some operands,
 //   bf16 rounds all of them.
 constexpr double kLongestSum = kFfn;  // the FFN's second product sums f = 1024 terms
-const double kGammaF32 = kLongestSum * std::ldexp(1.0, -24) / (1 - kLongestSum * std::ldexp(1.0, -24));
+const double kGammaF32 =
+    kLongestSum * std::ldexp(1.0, -24) / (1 - kLongestSum * std::ldexp(1.0, -24));
 
 struct Options {
   int reps = 3;
@@ -93,7 +94,8 @@ struct Options {
   std::string peer;
   std::string precision = "fp32";
   std::string fp32_matmul = "openblas";
-  std::string optimizer = "adamw";  // sgd: plain SGD (no momentum, no decay), update = -lr x gradient
+  // sgd: plain SGD (no momentum, no decay), an update of -lr x the gradient
+  std::string optimizer = "adamw";
   TrainerOptions trainer;
 };
 
@@ -319,18 +321,23 @@ bool run_checks(const Options& opt, const spec::Workspace& ws,
   std::string worst;
   for (const auto& [name, values] : seq.trained)
     for (std::size_t i = 0; i < values.size(); ++i)
-      if (const double d = std::fabs(values[i] - co.trained.at(name)[i]); d > max_diff) max_diff = d, worst = name;
-  std::printf("w1 trained values cobatched vs sequential: max_abs_diff=%.3g (%.2f lr, in %s), not a "
-              "check (see the header comment)\n", max_diff, max_diff / kLr, worst.c_str());
+      if (const double d = std::fabs(values[i] - co.trained.at(name)[i]); d > max_diff)
+        max_diff = d, worst = name;
+  std::printf(
+      "w1 trained values cobatched vs sequential: max_abs_diff=%.3g (%.2f lr, in %s), not a "
+      "check (see the header comment)\n",
+      max_diff, max_diff / kLr, worst.c_str());
 
   TrainerOptions one_job_passes = opt.trainer;
   one_job_passes.max_rows_per_pass = static_cast<std::int64_t>(opt.batch) * kLength;
-  const bool passes_exact = train(ws, datasets, true, one_job_passes, backend).trained == seq.trained;
+  const bool passes_exact =
+      train(ws, datasets, true, one_job_passes, backend).trained == seq.trained;
   std::printf("w1 check cobatched_in_one_job_passes == sequential, bit for bit: %s\n",
               passes_exact ? "OK" : "FAILED");
 
   auto others_changed = datasets;
-  for (std::size_t j = 1; j < others_changed.size(); ++j) others_changed[j] = other_values(*datasets[j]);
+  for (std::size_t j = 1; j < others_changed.size(); ++j)
+    others_changed[j] = other_values(*datasets[j]);
   const RunResult changed = train(ws, others_changed, true, opt.trainer, backend);
   bool isolated = true;
   for (const auto& [name, values] : co.trained)
@@ -352,9 +359,11 @@ bool run_checks(const Options& opt, const spec::Workspace& ws,
     why = "bf16 alone vs fp32 alone";
   }
   const bool gradients_close = gradient_diff <= tolerance;
-  std::printf("w1 check step-1 gradients cobatched vs sequential: max_relative_diff=%.3g (in %s) "
-              "tolerance=%.3g (%s) %s\n",
-              gradient_diff, gradient_worst.c_str(), tolerance, why.c_str(), gradients_close ? "OK" : "FAILED");
+  std::printf(
+      "w1 check step-1 gradients cobatched vs sequential: max_relative_diff=%.3g (in %s) "
+      "tolerance=%.3g (%s) %s\n",
+      gradient_diff, gradient_worst.c_str(), tolerance, why.c_str(),
+      gradients_close ? "OK" : "FAILED");
   return passes_exact && isolated && gradients_close;
 }
 

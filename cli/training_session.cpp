@@ -156,8 +156,9 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
     auto parallel = workbench::parallelism_on_hosts(request.parallel, *hosts);
     if (!parallel) return fail(parallel.status());
     if (*parallel != request.parallel && comm.rank() == 0)
-      print_note("the ranks are on several machines: every wave runs data parallel (rank 0 alone "
-                 "writes the store; docs/distributed.md, \"Several machines\")");
+      print_note(
+          "the ranks are on several machines: every wave runs data parallel (rank 0 alone "
+          "writes the store; docs/distributed.md, \"Several machines\")");
     placed.parallel = *parallel;
   }
   // Under mpirun (docs/distributed.md) rank 0 opens the store first. A task-parallel

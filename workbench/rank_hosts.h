@@ -27,6 +27,7 @@ Result<std::vector<std::string>> rank_hosts(runtime::Communicator& comm);
 // The parallelism a training job of ranks on `hosts` (in rank order) runs with:
 // `requested` when every rank is on one machine; across machines kData for kAuto and
 // kData, and kInvalidArgument (exit 2) for kTask, saying which ranks are where.
-Result<Parallelism> parallelism_on_hosts(Parallelism requested, const std::vector<std::string>& hosts);
+Result<Parallelism> parallelism_on_hosts(Parallelism requested,
+                                         const std::vector<std::string>& hosts);
 
 }  // namespace scion::workbench

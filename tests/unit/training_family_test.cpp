@@ -44,14 +44,11 @@ spec::Workspace family() {
 // parameter by name. The pool the jobs train from holds the trunk linear weights they run
 // frozen in `frozen_linear` (bf16: as a bf16 training group does); `recompute` sets
 // recompute in every recipe.
-std::map<std::string, std::vector<float>> train(const spec::Workspace& family_ws,
-                                                const std::vector<std::string>& names,
-                                                runtime::TrainerOptions options = {},
-                                                runtime::Precision precision = runtime::Precision::kF32,
-                                                runtime::DType frozen_linear = runtime::DType::kF32,
-                                                bool recompute = false,
-                                                const std::map<std::string, std::shared_ptr<const data::TokenizedDataset>>&
-                                                    data_of = {}) {
+std::map<std::string, std::vector<float>> train(
+    const spec::Workspace& family_ws, const std::vector<std::string>& names,
+    runtime::TrainerOptions options = {}, runtime::Precision precision = runtime::Precision::kF32,
+    runtime::DType frozen_linear = runtime::DType::kF32, bool recompute = false,
+    const std::map<std::string, std::shared_ptr<const data::TokenizedDataset>>& data_of = {}) {
   spec::Workspace ws = family_ws;
   for (spec::Model& m : ws.models)
     if (m.training) m.training->recompute = recompute;
@@ -83,8 +80,8 @@ std::map<std::string, std::vector<float>> train(const spec::Workspace& family_ws
     if (name != "lora") runtime::initialize_new_parameters(*backend, ws, m, binding, m.training->seed);
     REQUIRE(binding.find("blk.1.ffn_out.weight")->dtype == frozen_linear);
     const auto own_data = data_of.find(name);
-    auto job = runtime::TrainingJob::create(ws, m, binding,
-                                            own_data == data_of.end() ? data : own_data->second, *backend);
+    auto job = runtime::TrainingJob::create(
+        ws, m, binding, own_data == data_of.end() ? data : own_data->second, *backend);
     REQUIRE(job.is_ok());
     raw.push_back(job->get());
     jobs.push_back(std::move(*job));
@@ -146,7 +143,8 @@ TEST_CASE("a co-batched job's parameters do not depend on the other jobs' rows, 
   for (const runtime::Precision precision : {runtime::Precision::kF32, runtime::Precision::kBF16}) {
     INFO(runtime::precision_name(precision));
     const auto reference = train(ws, names, {}, precision);
-    const auto changed = train(ws, names, {}, precision, runtime::DType::kF32, false, others_changed);
+    const auto changed =
+        train(ws, names, {}, precision, runtime::DType::kF32, false, others_changed);
     std::size_t moved = 0;
     for (const auto& [param, values] : reference) {
       INFO(param);

@@ -72,7 +72,8 @@ TEST_CASE("rank 0 opens the store for writing, the others to read", "[workbench]
         StatusCode::kIoError);
 }
 
-TEST_CASE("task parallelism, where every rank writes the store, stays on one machine", "[workbench]") {
+TEST_CASE("task parallelism, where every rank writes the store, stays on one machine",
+          "[workbench]") {
   using workbench::Parallelism;
   const std::vector<std::string> one = {"node1", "node1", "node1"};
   for (Parallelism p : {Parallelism::kAuto, Parallelism::kData, Parallelism::kTask})
