@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "runtime/transformer_pass.h"
+#include "runtime/text_positions.h"
 
 namespace scion::runtime::detail {
 
@@ -242,7 +243,8 @@ void Pass::embeddings_backward() {
   for (std::size_t s = 0; s < segment_count(); ++s) {
     const ModelWeights& m = *seg(s).model;
     Plan::SegmentActs& sa = plan_.segments[s];
-    be_.embedding_backward(m.dtok_emb, m.dpos_emb, sa.P ? sa.dprompt : nullptr,
+    float* dpositions = m.dpos_emb ? m.dpos_emb + position_shift(m) * C_ : nullptr;
+    be_.embedding_backward(m.dtok_emb, dpositions, sa.P ? sa.dprompt : nullptr,
                            demb + sa.row0 * C_, sa.tokens, sa.B, sa.T, sa.P, C_);
     std::int64_t row = 0;
     for (const PromptWeights& p : m.prompts) {
