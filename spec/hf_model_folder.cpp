@@ -46,6 +46,24 @@ Status read_count(const json& config, const fs::path& file, const char* key, int
   return Status::ok();
 }
 
+// One integer field of config.json: where it lands, its largest accepted value, and its
+// default (0: required).
+struct CountField {
+  const char* key;
+  int* out;
+  int max;
+  int fallback;
+};
+
+// Reads every field of `fields`, stopping at the first error.
+Status read_counts(const json& config, const fs::path& file, const char* family,
+                   std::initializer_list<CountField> fields) {
+  for (const CountField& f : fields)
+    if (Status s = read_count(config, file, f.key, f.max, f.fallback, *f.out, family); !s.is_ok())
+      return s;
+  return Status::ok();
+}
+
 // RoBERTa's padding_idx (config pad_token_id, default 1).
 Result<int> roberta_padding_idx(const json& config, const fs::path& file) {
   const json& pad = config.value("pad_token_id", json(1));
@@ -80,17 +98,16 @@ Result<Architecture> bert_architecture(const json& config, const fs::path& file,
   a.tie_embeddings = true;
   a.pooler = true;
   a.hf_model_type = type;
-  for (const auto& [key, out, max, fallback] :
-       std::initializer_list<std::tuple<const char*, int*, int, int>>{
-           {"num_hidden_layers", &a.layers, 1024, 0},
-           {"hidden_size", &a.width, 1 << 16, 0},
-           {"num_attention_heads", &a.heads, 1 << 12, 0},
-           {"intermediate_size", &a.ffn_width, 1 << 20, 0},
-           {"vocab_size", &a.vocab_size, 1 << 22, 0},
-           {"max_position_embeddings", &a.max_length, 1 << 20, 512},
-           {"type_vocab_size", &a.type_vocab_size, 1 << 10, 2}}) {
-    if (Status s = read_count(config, file, key, max, fallback, *out); !s.is_ok()) return s;
-  }
+  if (Status s = read_counts(config, file, "BERT",
+                             {{"num_hidden_layers", &a.layers, 1024, 0},
+                              {"hidden_size", &a.width, 1 << 16, 0},
+                              {"num_attention_heads", &a.heads, 1 << 12, 0},
+                              {"intermediate_size", &a.ffn_width, 1 << 20, 0},
+                              {"vocab_size", &a.vocab_size, 1 << 22, 0},
+                              {"max_position_embeddings", &a.max_length, 1 << 20, 512},
+                              {"type_vocab_size", &a.type_vocab_size, 1 << 10, 2}});
+      !s.is_ok())
+    return s;
   if (a.width % a.heads != 0)
     return spec_error(fmt::format("'{}': num_attention_heads {} does not divide hidden_size {}",
                                   file.string(), a.heads, a.width));
@@ -136,16 +153,14 @@ Result<Architecture> gpt2_architecture(const json& config, const fs::path& file)
   a.norm = NormPlacement::kPre;
   a.tie_embeddings = true;
   a.hf_model_type = "gpt2";
-  for (const auto& [key, out, max, fallback] :
-       std::initializer_list<std::tuple<const char*, int*, int, int>>{
-           {"n_layer", &a.layers, 1024, 0},
-           {"n_embd", &a.width, 1 << 16, 0},
-           {"n_head", &a.heads, 1 << 12, 0},
-           {"vocab_size", &a.vocab_size, 1 << 22, 0},
-           {"n_positions", &a.max_length, 1 << 20, 1024}}) {
-    if (Status s = read_count(config, file, key, max, fallback, *out, "GPT-2"); !s.is_ok())
-      return s;
-  }
+  if (Status s = read_counts(config, file, "GPT-2",
+                             {{"n_layer", &a.layers, 1024, 0},
+                              {"n_embd", &a.width, 1 << 16, 0},
+                              {"n_head", &a.heads, 1 << 12, 0},
+                              {"vocab_size", &a.vocab_size, 1 << 22, 0},
+                              {"n_positions", &a.max_length, 1 << 20, 1024}});
+      !s.is_ok())
+    return s;
   a.ffn_width = 4 * a.width;
   if (const json& inner = config.value("n_inner", json()); !inner.is_null())
     if (Status s = read_count(config, file, "n_inner", 1 << 20, 0, a.ffn_width, "GPT-2"); !s.is_ok())
@@ -236,17 +251,15 @@ Result<Architecture> llama_architecture(const json& config, const fs::path& file
   a.type_vocab_size = 0;
   a.dropout = 0.0f;  // Llama has no hidden dropout; attention_dropout is on probabilities
   a.hf_model_type = "llama";
-  for (const auto& [key, out, max, fallback] :
-       std::initializer_list<std::tuple<const char*, int*, int, int>>{
-           {"num_hidden_layers", &a.layers, 1024, 0},
-           {"hidden_size", &a.width, 1 << 16, 0},
-           {"num_attention_heads", &a.heads, 1 << 12, 0},
-           {"intermediate_size", &a.ffn_width, 1 << 20, 0},
-           {"vocab_size", &a.vocab_size, 1 << 22, 0},
-           {"max_position_embeddings", &a.max_length, 1 << 20, 2048}}) {
-    if (Status s = read_count(config, file, key, max, fallback, *out, "Llama"); !s.is_ok())
-      return s;
-  }
+  if (Status s = read_counts(config, file, "Llama",
+                             {{"num_hidden_layers", &a.layers, 1024, 0},
+                              {"hidden_size", &a.width, 1 << 16, 0},
+                              {"num_attention_heads", &a.heads, 1 << 12, 0},
+                              {"intermediate_size", &a.ffn_width, 1 << 20, 0},
+                              {"vocab_size", &a.vocab_size, 1 << 22, 0},
+                              {"max_position_embeddings", &a.max_length, 1 << 20, 2048}});
+      !s.is_ok())
+    return s;
   if (Status s = read_count(config, file, "num_key_value_heads", 1 << 12, a.heads, a.kv_heads,
                             "Llama");
       !s.is_ok())

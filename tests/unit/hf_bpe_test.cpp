@@ -10,20 +10,14 @@
 
 #include "runtime/text/bpe_tokenizer.h"
 #include "runtime/text/byte_level.h"
+#include "tests/unit/hf_fixtures.h"
 #include "tests/unit/lineage_test_support.h"
 
 using namespace scion;
+using namespace scion::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-const fs::path kFixtures = SCION_TEST_FIXTURES "/hf";
-
-nlohmann::json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  REQUIRE(in);
-  return nlohmann::json::parse(in);
-}
 
 std::unique_ptr<text::BpeTokenizer> load(const fs::path& file) {
   auto loaded = text::BpeTokenizer::load_hugging_face(file);

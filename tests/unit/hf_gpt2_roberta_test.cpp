@@ -9,42 +9,15 @@
 #include <nlohmann/json.hpp>
 
 #include "lineage/hf_tensor_names.h"
+#include "tests/unit/hf_fixtures.h"
 #include "tests/unit/hf_model_support.h"
 #include "tests/unit/lineage_test_support.h"
 
 using namespace scion;
+using namespace scion::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-const fs::path kFixtures = SCION_TEST_FIXTURES "/hf";
-
-nlohmann::json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  REQUIRE(in);
-  return nlohmann::json::parse(in);
-}
-
-// fp32 end to end against transformers' fp32 (fixtures rounded to 6 significant digits):
-// two layers of width 32 accumulate round-off near 1e-6; 1e-4 is the bound and
-// still fails on any wrong term (a missed transpose, offset or activation moves logits
-// by 1e-2 or more).
-constexpr double kTolerance = 1e-4;
-
-double max_difference(const std::vector<float>& got, const std::vector<double>& expected) {
-  REQUIRE(got.size() == expected.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < got.size(); ++i)
-    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - expected[i]));
-  return worst;
-}
-
-std::vector<double> flatten(const nlohmann::json& rows) {
-  std::vector<double> out;
-  for (const auto& row : rows)
-    for (const auto& v : row) out.push_back(v.get<double>());
-  return out;
-}
 
 // Rows of positions of values (texts of different lengths), flattened.
 std::vector<double> flatten_3d(const nlohmann::json& texts) {

@@ -28,24 +28,14 @@
 #include "runtime/parameter_table.h"
 #include "runtime/transformer.h"
 #include "spec/hf_model_folder.h"
+#include "tests/unit/hf_fixtures.h"
 #include "tests/unit/lineage_test_support.h"
 
 using namespace scion;
+using namespace scion::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-const fs::path kFixtures = SCION_TEST_FIXTURES "/hf";
-
-// fp32 end to end against transformers' fp32: two layers of width 32 accumulate round-off
-// near 1e-6; 1e-4 is the bound and still fails on any wrong term.
-constexpr double kTolerance = 1e-4;
-
-nlohmann::json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  REQUIRE(in);
-  return nlohmann::json::parse(in);
-}
 
 // An imported Llama folder as base "base", optionally with a LoRA descendant "lora" on
 // q and v, its weights filled from the checkpoint through the name table.
