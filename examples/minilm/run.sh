@@ -22,4 +22,5 @@ ln -sfn "$model" "$here/models/all-MiniLM-L6-v2"
 "$scion" -C "$here" test || true   # exits 1: the family fails some tests, on purpose
 "$scion" -C "$here" lineage tree
 "$scion" -C "$here" lineage blame lora-products || true
+mkdir -p "$here/exports"
 "$scion" -C "$here" export prefix --format peft -o "$here/exports/prefix-peft" --force
