@@ -200,4 +200,16 @@ rc, out, err = run("import", "--peft", os.path.join(work, "elsewhere"), "--as", 
 check(rc == 2 and "another base" in err, f"an adapter of another base: {rc} {err}")
 rc, out, err = run("fsck", cwd=work)
 check(rc == 0, f"fsck after import --peft: {out}{err}")
+
+# The prefix's positions come before the text's on this base, so a recipe must leave them
+# room in max_length (40 here): without train.max_length it does not.
+with open(os.path.join(work, "scion.yaml"), "a") as f:
+    f.write("""  prefix-long:
+    from: bert
+    adapt: {prefix: {virtual_tokens: 2}, head: {}}
+    train: *recipe
+""")
+rc, out, err = run("validate", cwd=work)
+check(rc == 2 and "2 prompt and prefix virtual tokens plus train.max_length 40" in out + err
+      and "set train.max_length to at most 38" in out + err, f"a prefix without room: {rc} {out}{err}")
 print("ok")
