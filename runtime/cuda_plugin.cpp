@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "runtime/comm/launch_environment.h"
 #include "runtime/cuda/plugin_abi.h"
 #include "scion_config.h"
 
@@ -89,18 +90,31 @@ const CudaBackendInfo& cuda_backend_info() {
   return info;
 }
 
+int cuda_device_for_this_process() {
+  const CudaBackendInfo& info = cuda_backend_info();
+  const int count = static_cast<int>(info.devices.size());
+  const std::optional<int> local = local_rank();
+  return count > 0 && local ? *local % count : 0;
+}
+
+const ScionCudaPlugin* loaded_cuda_plugin() {
+  cuda_backend_info();
+  return loaded_plugin;
+}
+
 Result<std::unique_ptr<Backend>> make_cuda_backend(Precision precision, bool allow_tf32) {
   const CudaBackendInfo& info = cuda_backend_info();
   if (info.devices.empty() || loaded_plugin == nullptr)
     return Status(StatusCode::kUnavailable, "no CUDA device to run on: " + info.why_no_device);
+  const int device = cuda_device_for_this_process();
   char error[1024] = "";
-  Backend* backend = loaded_plugin->create_backend(static_cast<int>(precision),
+  Backend* backend = loaded_plugin->create_backend(device, static_cast<int>(precision),
                                                    allow_tf32 ? SCION_CUDA_ALLOW_TF32 : 0u,
                                                    error, sizeof error);
   if (backend == nullptr)
     return Status(StatusCode::kUnavailable,
-                  std::string("the CUDA backend could not start on ") + info.devices.front() + ": " +
-                      error);
+                  std::string("the CUDA backend could not start on ") +
+                      info.devices[static_cast<std::size_t>(device)] + ": " + error);
   return std::unique_ptr<Backend>(backend);
 }
 

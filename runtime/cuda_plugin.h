@@ -17,6 +17,8 @@
 #include "runtime/backend.h"
 #include "base/status.h"
 
+struct ScionCudaPlugin;  // runtime/cuda/plugin_abi.h (a C struct at global scope)
+
 namespace scion::runtime {
 
 struct CudaBackendInfo {
@@ -33,8 +35,18 @@ struct CudaBackendInfo {
 // Opens the plugin on the first call and describes it; later calls return the same.
 const CudaBackendInfo& cuda_backend_info();
 
-// The CUDA backend on the first device, in `precision`: where model code and the op
-// harness (tests/backend/) get it. allow_tf32: fp32 products may run on TF32 tensor cores
+// The device this process's CUDA backends run on: its local rank (launch_environment.h)
+// modulo the devices it sees, so that the ranks of one machine take one GPU each; 0 when
+// started alone. Ranks outnumbering the GPUs share them (data parallelism then sums the
+// gradients through the host: runtime/comm/nccl_reducer.h).
+int cuda_device_for_this_process();
+
+// The plugin's table once it loaded with the right ABI version, else null: for the NCCL
+// collectives (runtime/comm/nccl_reducer.h).
+const ScionCudaPlugin* loaded_cuda_plugin();
+
+// The CUDA backend on cuda_device_for_this_process(), in `precision`: where model code and
+// the op harness (tests/backend/) get it. allow_tf32: fp32 products may run on TF32 tensor cores
 // (faster, about 1e-3 relative error; off by default). Errors (kUnavailable), saying why:
 // the plugin was not built or did not load, no device is usable, or the backend could not
 // start on it (cuBLAS, memory). The object comes from the plugin (plugin_abi.h: same build,

@@ -539,6 +539,9 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
   };
   // A diverged job stores nothing and keeps its last checkpoint, which holds only values
   // from before the divergence; its group goes on without it.
+  callbacks.on_note = [&](const std::string& note) {
+    if (writer_) observer_.note(note);
+  };
   callbacks.on_job_diverged = [&](runtime::TrainingJob& job) -> Status {
     SCION_RETURN_IF_ERROR(save_metrics(&job));
     ModelOutcome& outcome = outcome_of(job);

@@ -31,4 +31,11 @@ std::optional<LaunchedRank> launched_rank() {
   return std::nullopt;
 }
 
+std::optional<int> local_rank() {
+  if (!launched_rank()) return std::nullopt;
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (const std::optional<int> local = int_from_env(name); local && *local >= 0) return local;
+  return std::nullopt;
+}
+
 }  // namespace scion::runtime

@@ -16,4 +16,10 @@ struct LaunchedRank {
 // or nullopt when this process was started alone.
 std::optional<LaunchedRank> launched_rank();
 
+// This process's rank among the ranks of its machine (Open MPI's
+// OMPI_COMM_WORLD_LOCAL_RANK, MPICH Hydra's MPI_LOCALRANKID, srun's SLURM_LOCALID when
+// srun started the ranks), or nullopt when started alone or the launcher does not say.
+// A rank's GPU is chosen by it (cuda_plugin.h).
+std::optional<int> local_rank();
+
 }  // namespace scion::runtime

@@ -1,5 +1,8 @@
-// The CUDA backend: device memory from cudaMalloc, products on cuBLAS (gemm.h), every
-// other op a kernel of kernels.h. The op-by-op contract is the CPU kernel's of the same
+// The CUDA backend: device memory from the device's stream-ordered pool (DeviceMemory),
+// the linear layers' products on
+// cuBLASLt (lt_matmul.h: the bias in the epilogue; in fp32 without TF32, the bias
+// gradient too), attention's batched products on cuBLAS (gemm.h), every other op a
+// kernel of kernels.h. The op-by-op contract is the CPU kernel's of the same
 // name (runtime/cpu/); tests/backend/ compares each op with it.
 //
 // Precision: in kBF16, matmul_* round both operands to bf16 into device scratch and
@@ -19,38 +22,102 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "runtime/cuda/error_log.h"
 #include "runtime/cuda/gemm.h"
 #include "runtime/cuda/kernels.h"
+#include "runtime/cuda/lt_matmul.h"
 
 namespace scion::runtime::cuda {
 namespace {
 
 constexpr cudaStream_t kStream = nullptr;  // the legacy default stream
 
+// The backend's device memory: stream-ordered allocations from the device's default
+// memory pool (cudaMallocAsync) on the stream every op runs on, the pool told to keep
+// what is freed (release threshold: all of it) instead of returning it to the driver at
+// each synchronisation. scion's arenas (runtime/arena.h) already hold each role's tensors
+// in one allocation, so allocations are few; but a new batch shape makes a new
+// activations arena, and with cudaMalloc/cudaFree each of those cost a driver call and a
+// device-wide synchronisation (cudaFree waits for the device), where the pool hands back
+// memory it holds, in stream order: a kernel still reading freed memory is ahead of
+// whatever reuses it on the same stream. Devices without memory pools
+// (cudaDevAttrMemoryPoolsSupported = 0) get cudaMalloc/cudaFree.
+class DeviceMemory {
+ public:
+  DeviceMemory(ErrorLog& log, cudaStream_t stream) : stream_(stream) {
+    int device = 0, supported = 0;
+    log.check(cudaGetDevice(&device), "cudaGetDevice");
+    if (cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) != cudaSuccess ||
+        supported == 0) {
+      cudaGetLastError();
+      return;
+    }
+    cudaMemPool_t pool = nullptr;
+    log.check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+    if (pool == nullptr) return;
+    std::uint64_t keep_all = UINT64_MAX;
+    log.check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all),
+              "cudaMemPoolSetAttribute (release threshold)");
+    pool_ = pool;
+  }
+
+  // `bytes` of device memory, or null when there is none to be had (not logged: out of
+  // memory is the caller's to report, and the error is cleared so it does not stick).
+  void* allocate(std::size_t bytes) {
+    void* data = nullptr;
+    if (pool_ == nullptr) {
+      if (cudaMalloc(&data, bytes) == cudaSuccess) return data;
+      cudaGetLastError();
+      return nullptr;
+    }
+    if (cudaMallocAsync(&data, bytes, stream_) == cudaSuccess) return data;
+    cudaGetLastError();
+    // What the pool holds but no allocation uses goes back to the driver, then once more.
+    cudaStreamSynchronize(stream_);
+    cudaMemPoolTrimTo(pool_, 0);
+    if (cudaMallocAsync(&data, bytes, stream_) == cudaSuccess) return data;
+    cudaGetLastError();
+    return nullptr;
+  }
+  cudaError_t free(void* data) {
+    if (data == nullptr) return cudaSuccess;
+    return pool_ != nullptr ? cudaFreeAsync(data, stream_) : cudaFree(data);
+  }
+
+ private:
+  cudaStream_t stream_;
+  cudaMemPool_t pool_ = nullptr;
+};
+
 // Device memory reused across calls (training repeats the same shapes); grows, never
-// shrinks. cudaFree synchronises the device, so a kernel still reading the old buffer
-// finishes first.
+// shrinks. The old buffer is freed in stream order (DeviceMemory), so a kernel still
+// reading it finishes first.
 class DeviceScratch {
  public:
-  ~DeviceScratch() { cudaFree(data_); }
+  explicit DeviceScratch(DeviceMemory& memory) : memory_(memory) {}
+  ~DeviceScratch() { memory_.free(data_); }
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
   // At least `bytes`, or null with the failure in `log`.
   void* get(std::size_t bytes, ErrorLog& log, const char* what) {
     if (bytes <= bytes_) return data_;
-    cudaFree(data_);
+    log.check(memory_.free(data_), what);
     data_ = nullptr;
     bytes_ = 0;
-    void* data = nullptr;
-    const cudaError_t err = cudaMalloc(&data, bytes);
-    log.check(err, what);
-    if (err != cudaSuccess) return nullptr;
+    void* data = memory_.allocate(bytes);
+    if (data == nullptr) {
+      log.fail(std::string(what) + ": out of device memory for " + std::to_string(bytes) + " bytes");
+      return nullptr;
+    }
     data_ = data;
     bytes_ = bytes;
     return data_;
   }
 
  private:
+  DeviceMemory& memory_;
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
 };
@@ -58,7 +125,17 @@ class DeviceScratch {
 class CudaBackend final : public Backend {
  public:
   CudaBackend(Precision precision, bool allow_tf32)
-      : precision_(precision), gemm_(log_, allow_tf32) {
+      : precision_(precision),
+        allow_tf32_(allow_tf32),
+        gemm_(log_, allow_tf32),
+        lt_(log_, allow_tf32, kStream),
+        memory_(log_, kStream),
+        scratch_inp_(memory_),
+        scratch_weight_(memory_),
+        scratch_dout_(memory_),
+        scratch_attention_(memory_),
+        scratch_bias_grad_(memory_),
+        reduction_scratch_(memory_) {
     // partials of squared_norm, its result, cross_entropy_forward's count
     reduction_ = static_cast<double*>(
         reduction_scratch_.get((kNormBlocks + 2) * sizeof(double), log_, "cudaMalloc (reductions)"));
@@ -70,15 +147,11 @@ class CudaBackend final : public Backend {
   std::string error() const override { return log_.first(); }
 
   void* allocate(std::size_t bytes) override {
-    void* data = nullptr;
     // A zero-byte request still gets a distinct pointer, as aligned_alloc gives the CPU.
-    if (cudaMalloc(&data, bytes == 0 ? 1 : bytes) != cudaSuccess) {
-      cudaGetLastError();  // out of memory is the caller's to handle (Arena::create), not sticky
-      return nullptr;
-    }
-    return data;
+    // Out of memory is the caller's to handle (Arena::create): null, nothing logged.
+    return memory_.allocate(bytes == 0 ? 1 : bytes);
   }
-  void deallocate(void* data) override { log_.check(cudaFree(data), "cudaFree"); }
+  void deallocate(void* data) override { log_.check(memory_.free(data), "deallocate"); }
   void fill_zero(void* data, std::size_t bytes) override {
     log_.check(cudaMemsetAsync(data, 0, bytes, kStream), "fill_zero");
   }
@@ -134,14 +207,12 @@ class CudaBackend final : public Backend {
   void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
                       std::int64_t N, int C, int OC) override {
     if (N == 0) return;
-    if (bias) fill_rows(out, bias, N, OC, kStream);
-    const float beta = bias ? 1.0f : 0.0f;
     if (precision_ == Precision::kBF16) {
       const void* a = rounded(scratch_inp_, inp, N * C);
       const void* w = rounded(scratch_weight_, weight, std::int64_t{OC} * C);
-      if (a && w) gemm_.run(false, true, N, OC, C, 1.0f, a, C, w, C, beta, out, OC, Operands::kBF16);
+      if (a && w) linear_forward(out, a, w, bias, N, C, OC, Operands::kBF16);
     } else {
-      gemm_.run(false, true, N, OC, C, 1.0f, inp, C, weight, C, beta, out, OC, Operands::kF32);
+      linear_forward(out, inp, weight, bias, N, C, OC, Operands::kF32);
     }
     log_.launched("matmul_forward");
   }
@@ -151,9 +222,9 @@ class CudaBackend final : public Backend {
     if (precision_ == Precision::kBF16) {
       const void* a = rounded(scratch_inp_, inp, N * C);
       const void* w = rounded(scratch_weight_, weight, std::int64_t{OC} * C);
-      if (a && w) gemm_.run(false, true, N, OC, C, scale, a, C, w, C, 1.0f, out, OC, Operands::kBF16);
+      if (a && w) product(false, true, N, OC, C, scale, a, C, w, C, 1.0f, out, OC, Operands::kBF16);
     } else {
-      gemm_.run(false, true, N, OC, C, scale, inp, C, weight, C, 1.0f, out, OC, Operands::kF32);
+      product(false, true, N, OC, C, scale, inp, C, weight, C, 1.0f, out, OC, Operands::kF32);
     }
     log_.launched("matmul_forward_accumulate");
   }
@@ -162,33 +233,33 @@ class CudaBackend final : public Backend {
                        int OC, GradMode mode) override {
     if (N == 0) return;
     const float beta = mode == GradMode::kAccumulate ? 1.0f : 0.0f;
+    bool dbias_done = false;
     if (precision_ == Precision::kBF16) {
       const void* d = rounded(scratch_dout_, dout, N * OC);
       if (d && dinp) {  // dinp (N, C) = scale · dout (N, OC) · weight (OC, C)
         const void* w = rounded(scratch_weight_, weight, std::int64_t{OC} * C);
-        if (w) gemm_.run(false, false, N, C, OC, scale, d, OC, w, C, beta, dinp, C, Operands::kBF16);
+        if (w) product(false, false, N, C, OC, scale, d, OC, w, C, beta, dinp, C, Operands::kBF16);
       }
       if (d && dweight) {  // dweight (OC, C) += scale · doutᵀ (OC, N) · inp (N, C)
         const void* a = rounded(scratch_inp_, inp, N * C);
-        if (a) gemm_.run(true, false, OC, C, N, scale, d, OC, a, C, 1.0f, dweight, C, Operands::kBF16);
+        if (a) product(true, false, OC, C, N, scale, d, OC, a, C, 1.0f, dweight, C, Operands::kBF16);
       }
     } else {
       if (dinp)
-        gemm_.run(false, false, N, C, OC, scale, dout, OC, weight, C, beta, dinp, C, Operands::kF32);
-      if (dweight)
-        gemm_.run(true, false, OC, C, N, scale, dout, OC, inp, C, 1.0f, dweight, C, Operands::kF32);
+        product(false, false, N, C, OC, scale, dout, OC, weight, C, beta, dinp, C, Operands::kF32);
+      if (dweight && dbias && scale == 1.0f && !allow_tf32_)
+        dbias_done = weight_and_bias_gradients(dweight, dbias, dout, inp, N, C, OC);
+      if (dweight && !dbias_done)
+        product(true, false, OC, C, N, scale, dout, OC, inp, C, 1.0f, dweight, C, Operands::kF32);
     }
-    if (dbias) bias_backward(dbias, dout, N, OC, kStream);  // fp32 in both precisions
+    if (dbias && !dbias_done) bias_backward(dbias, dout, N, OC, kStream);  // fp32 in both precisions
     log_.launched("matmul_backward");
   }
   void matmul_forward_bf16_weight(float* out, const float* inp, const std::uint16_t* weight,
                                   const float* bias, std::int64_t N, int C, int OC) override {
     if (N == 0) return;
-    if (bias) fill_rows(out, bias, N, OC, kStream);
     const void* a = rounded(scratch_inp_, inp, N * C);
-    if (a)
-      gemm_.run(false, true, N, OC, C, 1.0f, a, C, weight, C, bias ? 1.0f : 0.0f, out, OC,
-                Operands::kBF16);
+    if (a) linear_forward(out, a, weight, bias, N, C, OC, Operands::kBF16);
     log_.launched("matmul_forward_bf16_weight");
   }
   void matmul_backward_bf16_weight(float* dinp, float* dbias, const float* dout,
@@ -198,8 +269,8 @@ class CudaBackend final : public Backend {
     if (dinp) {
       const void* d = rounded(scratch_dout_, dout, N * OC);
       if (d)
-        gemm_.run(false, false, N, C, OC, scale, d, OC, weight, C,
-                  mode == GradMode::kAccumulate ? 1.0f : 0.0f, dinp, C, Operands::kBF16);
+        product(false, false, N, C, OC, scale, d, OC, weight, C,
+                mode == GradMode::kAccumulate ? 1.0f : 0.0f, dinp, C, Operands::kBF16);
     }
     if (dbias) bias_backward(dbias, dout, N, OC, kStream);
     log_.launched("matmul_backward_bf16_weight");
@@ -428,6 +499,43 @@ class CudaBackend final : public Backend {
     float scale;
   };
 
+  // c (M, N) = alpha · op(a) op(b) + beta · c on cuBLASLt (lt_matmul.h).
+  void product(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
+               float alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
+               float beta, float* c, std::int64_t ldc, Operands type) {
+    lt_.run(LtProduct{trans_a, trans_b, M, N, K, lda, ldb, ldc, type, Epilogue::kNone}, alpha, a,
+            b, beta, c);
+  }
+
+  // out (N, OC) = a (N, C) · wᵀ + bias: the bias added in cuBLASLt's epilogue, or, where
+  // it has none for this shape, broadcast into `out` first and the product added onto it.
+  void linear_forward(float* out, const void* a, const void* w, const float* bias,
+                      std::int64_t N, int C, int OC, Operands type) {
+    if (bias) {
+      const LtProduct p{false, true, N, OC, C, C, C, OC, type, Epilogue::kBias};
+      if (lt_.run(p, 1.0f, a, w, 0.0f, out, bias)) return;
+      fill_rows(out, bias, N, OC, kStream);
+    }
+    product(false, true, N, OC, C, 1.0f, a, C, w, C, bias ? 1.0f : 0.0f, out, OC, type);
+  }
+
+  // fp32 only, scale 1, no TF32: dweight (OC, C) += doutᵀ · inp with the bias gradient's
+  // column sums of dout taken by the same product (the BGRADB epilogue, which overwrites
+  // its vector: into scratch, then added to dbias, which accumulates). The conditions
+  // keep the CPU contract: in bf16 the epilogue would sum the bf16-rounded dout, and it
+  // is not documented whether the sums take alpha or TF32's rounding. False when the
+  // epilogue has no algorithm here: nothing ran.
+  bool weight_and_bias_gradients(float* dweight, float* dbias, const float* dout,
+                                 const float* inp, std::int64_t N, int C, int OC) {
+    auto* sums = static_cast<float*>(scratch_bias_grad_.get(
+        static_cast<std::size_t>(OC) * sizeof(float), log_, "cudaMalloc (bias gradient)"));
+    if (sums == nullptr) return false;
+    const LtProduct p{true, false, OC, C, N, OC, C, C, Operands::kF32, Epilogue::kRowSumsOfA};
+    if (!lt_.run(p, 1.0f, dout, inp, 1.0f, dweight, nullptr, sums)) return false;
+    cuda::add_inplace(dbias, sums, 1.0f, OC, kStream);
+    return true;
+  }
+
   // src rounded to bf16 in `scratch`, or null (the failure logged).
   const std::uint16_t* rounded(DeviceScratch& scratch, const float* src, std::int64_t n) {
     auto* dst = static_cast<std::uint16_t*>(
@@ -437,10 +545,13 @@ class CudaBackend final : public Backend {
   }
 
   Precision precision_;
-  ErrorLog log_;  // before gemm_, which reports into it
-  Gemm gemm_;
+  bool allow_tf32_;
+  ErrorLog log_;  // before gemm_ and lt_, which report into it
+  Gemm gemm_;     // attention's strided-batched products (gemm.h)
+  LtMatmul lt_;   // the linear layers' products (lt_matmul.h)
+  DeviceMemory memory_;  // before the scratch buffers, which take from it
   DeviceScratch scratch_inp_, scratch_weight_, scratch_dout_, scratch_attention_,
-      reduction_scratch_;
+      scratch_bias_grad_, reduction_scratch_;
   double* reduction_ = nullptr;
 };
 

@@ -28,12 +28,6 @@ Gemm::~Gemm() {
   if (handle_ != nullptr) cublasDestroy(handle_);
 }
 
-void Gemm::run(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
-               float alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
-               float beta, float* c, std::int64_t ldc, Operands type) {
-  run_batched(trans_a, trans_b, M, N, K, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc, 0, 1, type);
-}
-
 void Gemm::run_batched(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
                        std::int64_t K, float alpha, const void* a, std::int64_t lda,
                        std::int64_t stride_a, const void* b, std::int64_t ldb,

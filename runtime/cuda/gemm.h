@@ -1,4 +1,10 @@
-// Row-major products on cuBLAS, with the signature of runtime/cpu/gemm.h.
+// Attention's strided-batched row-major products on cuBLAS (cublasGemmStridedBatchedEx).
+//
+// The linear layers multiply on cuBLASLt (lt_matmul.h); attention stays here because its
+// products are batched over the sequences with a batch stride of 0 for the prefix keys
+// and values that a segment's sequences share. cublasGemmStridedBatchedEx takes any
+// stride; cuBLASLt documents its batch offset only as non-negative and its layouts as
+// non-overlapping, so a zero stride there would rest on undocumented behaviour.
 //
 // cuBLAS is column-major. A row-major (rows, cols) matrix with leading dimension ld is the
 // column-major (cols, rows) matrix with the same ld, so the row-major C = op(A) op(B) is
@@ -30,12 +36,8 @@ class Gemm {
 
   bool ready() const { return handle_ != nullptr; }
 
-  // c (M, N; ldc) = alpha · op(a) · op(b) + beta · c, op = transpose when trans_*.
-  void run(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
-           float alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
-           float beta, float* c, std::int64_t ldc, Operands type);
-
-  // `batch` such products, the i-th on a + i·stride_a, b + i·stride_b, c + i·stride_c
+  // `batch` products c (M, N; ldc) = alpha · op(a) · op(b) + beta · c, op = transpose
+  // when trans_*, the i-th on a + i·stride_a, b + i·stride_b, c + i·stride_c
   // (elements). A stride of 0 shares one operand across the batch (prefix keys).
   void run_batched(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
                    float alpha, const void* a, std::int64_t lda, std::int64_t stride_a,

@@ -1,8 +1,10 @@
 // libscion_cuda.so: the CUDA backend plugin (plugin_abi.h). Built only by nvcc, loaded by
 // scion at run time; everything CUDA lives behind this file's exported table.
 //
-// It answers the device query (devices, library versions) and makes the CUDA Backend
-// (cuda_backend.h): every op of runtime/backend.h, products on cuBLAS, the rest kernels.
+// It answers the device query (devices, library versions, UUIDs) and makes the CUDA
+// Backend (cuda_backend.h): every op of runtime/backend.h, products on cuBLASLt and
+// cuBLAS, the rest kernels. Built with NCCL, it also carries the NCCL collectives
+// (nccl_collectives.h) for data parallelism between GPUs.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -15,11 +17,10 @@
 #include "runtime/cuda/plugin_abi.h"
 #include "scion_config.h"
 
-#if SCION_HAVE_CUDNN
-#include <cudnn.h>
-#endif
 #if SCION_HAVE_NCCL
 #include <nccl.h>
+
+#include "runtime/cuda/nccl_collectives.h"
 #endif
 
 namespace {
@@ -60,9 +61,6 @@ void describe_libraries(char* out, size_t capacity) {
   cublasGetProperty(PATCH_LEVEL, &patch);
   std::string text = "CUDA runtime " + std::to_string(runtime_version) + ", cuBLAS " +
                      std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
-#if SCION_HAVE_CUDNN
-  text += ", cuDNN " + std::to_string(cudnnGetVersion());
-#endif
 #if SCION_HAVE_NCCL
   int nccl_version = 0;
   if (ncclGetVersion(&nccl_version) == ncclSuccess) text += ", NCCL " + std::to_string(nccl_version);
@@ -70,15 +68,16 @@ void describe_libraries(char* out, size_t capacity) {
   copy_out(text, out, capacity);
 }
 
-scion::runtime::Backend* create_backend(int precision, unsigned flags, char* error,
+scion::runtime::Backend* create_backend(int device, int precision, unsigned flags, char* error,
                                         size_t capacity) {
   if (precision != static_cast<int>(scion::runtime::Precision::kF32) &&
       precision != static_cast<int>(scion::runtime::Precision::kBF16)) {
     copy_out("unknown precision " + std::to_string(precision), error, capacity);
     return nullptr;
   }
-  if (const cudaError_t err = cudaSetDevice(0); err != cudaSuccess) {
-    copy_out(std::string("no CUDA device usable: ") + cudaGetErrorString(err), error, capacity);
+  if (const cudaError_t err = cudaSetDevice(device); err != cudaSuccess) {
+    copy_out("CUDA device " + std::to_string(device) + " is not usable: " + cudaGetErrorString(err), error,
+             capacity);
     return nullptr;
   }
   std::string why;
@@ -91,8 +90,43 @@ scion::runtime::Backend* create_backend(int precision, unsigned flags, char* err
   return backend.release();
 }
 
-constexpr ScionCudaPlugin kPlugin = {SCION_CUDA_PLUGIN_ABI_VERSION, describe_devices,
-                                     describe_libraries, create_backend};
+int device_uuid(int device, char* out, size_t capacity) {
+  cudaDeviceProp prop{};
+  if (const cudaError_t err = cudaGetDeviceProperties(&prop, device); err != cudaSuccess) {
+    copy_out(std::string("cudaGetDeviceProperties: ") + cudaGetErrorString(err), out, capacity);
+    return -1;
+  }
+  std::string hex;
+  for (const char byte : prop.uuid.bytes) {
+    char digits[3];
+    std::snprintf(digits, sizeof digits, "%02x", static_cast<unsigned char>(byte));
+    hex += digits;
+  }
+  copy_out(hex, out, capacity);
+  return 0;
+}
+
+#if SCION_HAVE_NCCL
+constexpr ScionCudaPlugin kPlugin = {SCION_CUDA_PLUGIN_ABI_VERSION,
+                                     describe_devices,
+                                     describe_libraries,
+                                     create_backend,
+                                     device_uuid,
+                                     scion::runtime::cuda::nccl_unique_id,
+                                     scion::runtime::cuda::nccl_init,
+                                     scion::runtime::cuda::nccl_all_reduce_sum,
+                                     scion::runtime::cuda::nccl_destroy};
+#else
+constexpr ScionCudaPlugin kPlugin = {SCION_CUDA_PLUGIN_ABI_VERSION,
+                                     describe_devices,
+                                     describe_libraries,
+                                     create_backend,
+                                     device_uuid,
+                                     nullptr,
+                                     nullptr,
+                                     nullptr,
+                                     nullptr};
+#endif
 
 }  // namespace
 

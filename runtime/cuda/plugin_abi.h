@@ -14,6 +14,12 @@
 // together; a plugin from another build or another compiler must not be loaded (the
 // version check catches a different table, not a different Backend class: the Backend
 // header's changes bump SCION_CUDA_PLUGIN_ABI_VERSION).
+//
+// Version 3 makes the backend on a chosen device (one GPU per rank of a data-parallel
+// job), names a device by its UUID (so the ranks can tell whether they share one), and
+// adds NCCL: a unique id made by rank 0 and sent to the others through MPI by scion
+// (runtime/comm/nccl_reducer.h), one communicator per rank, and the in-place sum of the
+// gradients on the devices.
 #pragma once
 
 #include <stddef.h>
@@ -22,11 +28,14 @@ namespace scion::runtime {
 class Backend;
 }
 
-#define SCION_CUDA_PLUGIN_ABI_VERSION 2
+#define SCION_CUDA_PLUGIN_ABI_VERSION 3
 #define SCION_CUDA_PLUGIN_ENTRY "scion_cuda_plugin"
 
 // create_backend's flags.
 #define SCION_CUDA_ALLOW_TF32 1u  // fp32 products may use TF32 tensor cores
+
+// The size of an NCCL unique id (NCCL_UNIQUE_ID_BYTES; the plugin checks that they agree).
+#define SCION_NCCL_ID_BYTES 128
 
 extern "C" {
 
@@ -37,13 +46,35 @@ struct ScionCudaPlugin {
   // number of devices, or -1 when CUDA is not usable; `out` then says why (no driver, ...).
   int (*describe_devices)(char* out, size_t capacity);
   // The libraries the plugin was linked against and their run-time versions
-  // ("CUDA runtime 13000, cuBLAS 130100, cuDNN 91400, NCCL 22704"), NUL-terminated.
+  // ("CUDA runtime 13000, cuBLAS 13.1.0, NCCL 22807"), NUL-terminated.
   void (*describe_libraries)(char* out, size_t capacity);
-  // A new CUDA backend on device 0 in `precision` (0 fp32, 1 bf16: runtime::Precision's
-  // values) with `flags` (SCION_CUDA_*), owned by the caller (delete it). Null when it
-  // cannot be made; `error` (at most `capacity` bytes, NUL-terminated) then says why.
-  scion::runtime::Backend* (*create_backend)(int precision, unsigned flags, char* error,
-                                             size_t capacity);
+  // A new CUDA backend on device `device` (0 .. count-1) in `precision` (0 fp32, 1 bf16:
+  // runtime::Precision's values) with `flags` (SCION_CUDA_*), owned by the caller (delete
+  // it). It makes `device` the calling thread's current device. Null when it cannot be
+  // made; `error` (at most `capacity` bytes, NUL-terminated) then says why.
+  scion::runtime::Backend* (*create_backend)(int device, int precision, unsigned flags,
+                                             char* error, size_t capacity);
+  // The UUID of `device` as 32 hex digits, NUL-terminated in `out`: 0, or -1 with `out`
+  // saying why.
+  int (*device_uuid)(int device, char* out, size_t capacity);
+
+  // NCCL. All four are null when the plugin was built without NCCL. Each returns 0, or -1
+  // with the reason in `error` (at most `capacity` bytes, NUL-terminated).
+  //
+  // A new unique id (ncclGetUniqueId) in `id` (SCION_NCCL_ID_BYTES bytes): rank 0 makes
+  // it, every rank passes it to nccl_init.
+  int (*nccl_unique_id)(unsigned char* id, char* error, size_t capacity);
+  // This rank's communicator of `ranks` on `device` (ncclCommInitRank; collective: every
+  // rank calls it with the same id), in *comm.
+  int (*nccl_init)(int device, const unsigned char* id, int ranks, int rank, void** comm,
+                   char* error, size_t capacity);
+  // Sums `runs` fp32 arrays of device memory over the ranks, in place, on the stream the
+  // backend's ops run on (one NCCL group), and waits for the sums: when it returns 0 the
+  // device holds them. Every rank calls it with the same counts in the same order.
+  int (*nccl_all_reduce_sum)(void* comm, float* const* data, const size_t* counts, size_t runs,
+                             char* error, size_t capacity);
+  // Ends the communicator (ncclCommDestroy); null is ignored.
+  void (*nccl_destroy)(void* comm);
 };
 
 // The plugin's one exported symbol, named by SCION_CUDA_PLUGIN_ENTRY.

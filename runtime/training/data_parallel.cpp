@@ -52,9 +52,22 @@ Status all_reduce_backend_values(Communicator& comm, Backend& backend, const Ten
 
 }  // namespace
 
-Status all_reduce_step(Communicator& comm, Backend& backend, const std::vector<TrainingJob*>& jobs,
-                       const std::vector<ShareGroup*>& shares, std::vector<double>& loss_sums) {
+Status all_reduce_step(Communicator& comm, Backend& backend, DeviceReducer* device,
+                       const std::vector<TrainingJob*>& jobs, const std::vector<ShareGroup*>& shares,
+                       std::vector<double>& loss_sums) {
   SCION_RETURN_IF_ERROR(comm.all_reduce_sum(std::span<double>(loss_sums)));
+  if (device != nullptr) {
+    std::vector<DeviceRun> runs;
+    for (TrainingJob* job : jobs) {
+      const Tensor& values = job->own_gradient_values();
+      runs.push_back({values.f32(), values.numel()});
+    }
+    for (ShareGroup* share : shares) {
+      const Tensor& values = share->gradient_values();
+      runs.push_back({values.f32(), values.numel()});
+    }
+    return device->all_reduce_sum(runs);
+  }
   for (TrainingJob* job : jobs)
     SCION_RETURN_IF_ERROR(all_reduce_backend_values(comm, backend, job->own_gradient_values()));
   for (ShareGroup* share : shares)

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "runtime/comm/communicator.h"
+#include "runtime/comm/nccl_reducer.h"
 #include "runtime/data/batcher.h"
 #include "runtime/training/share_group.h"
 #include "runtime/training/training_job.h"
@@ -33,10 +34,15 @@ data::Batch shard_rows(const data::Batch& batch, int rank, int size);
 std::int64_t counted_targets(const data::Batch& batch, bool classification);
 
 // Sums over the ranks, in place: `loss_sums` (one per job), every job's own gradients and
-// every ShareGroup's. The gradients are `backend`'s memory: each run is copied to the
-// host, summed by the communicator and copied back. Errors: the communicator's (a rank
-// gone).
-Status all_reduce_step(Communicator& comm, Backend& backend, const std::vector<TrainingJob*>& jobs,
-                       const std::vector<ShareGroup*>& shares, std::vector<double>& loss_sums);
+// every ShareGroup's. The losses are host values, summed by the communicator. The
+// gradients are `backend`'s memory: with a `device` reducer (NCCL between GPUs,
+// runtime/comm/nccl_reducer.h) they are summed on the devices in one call; without one,
+// each run is copied to the host, summed by the communicator and copied back. Either way
+// it is a plain sum: the mean over the batch comes from each segment's loss denominator
+// (above), not from a division after the sum. Errors: the communicator's or the
+// reducer's (a rank gone).
+Status all_reduce_step(Communicator& comm, Backend& backend, DeviceReducer* device,
+                       const std::vector<TrainingJob*>& jobs, const std::vector<ShareGroup*>& shares,
+                       std::vector<double>& loss_sums);
 
 }  // namespace scion::runtime

@@ -77,6 +77,23 @@ Status FamilyTrainer::run(const std::vector<TrainingJob*>& jobs, const TrainerCa
   }
 }
 
+Status FamilyTrainer::choose_gradient_path(const TrainerCallbacks& callbacks) {
+  if (gradient_path_chosen_) return Status::ok();
+  gradient_path_chosen_ = true;
+  // Collective even on the CPU, where it is one small all_gather: a rank on a GPU cannot
+  // know that another is not without asking.
+  std::string why_not;
+  Result<std::unique_ptr<DeviceReducer>> reducer = make_nccl_reducer(comm_, backend_, &why_not);
+  if (!reducer) return reducer.status();
+  device_reducer_ = std::move(*reducer);
+  if (!callbacks.on_note || backend_.device() != Device::kCuda) return Status::ok();
+  if (device_reducer_)
+    callbacks.on_note("the gradients are summed on the GPUs (" + device_reducer_->describe() + ")");
+  else
+    callbacks.on_note("the gradients are summed through the host (MPI), not NCCL: " + why_not);
+  return Status::ok();
+}
+
 Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
                            const TrainerCallbacks& callbacks) {
   const std::size_t n = active.size();
@@ -90,7 +107,11 @@ Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
   }
   for (ShareGroup* share : shares) share->zero_grad();
   SCION_RETURN_IF_ERROR(comm_.agree(forward_backward(active, loss_sum, tokens)));
-  if (comm_.size() > 1) SCION_RETURN_IF_ERROR(all_reduce_step(comm_, backend_, active, shares, loss_sum));
+  if (comm_.size() > 1) {
+    SCION_RETURN_IF_ERROR(choose_gradient_path(callbacks));
+    SCION_RETURN_IF_ERROR(
+        all_reduce_step(comm_, backend_, device_reducer_.get(), active, shares, loss_sum));
+  }
 
   // A job whose loss is not finite has diverged: its gradients are not finite either, so
   // it takes no update.

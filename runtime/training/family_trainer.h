@@ -34,10 +34,13 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/comm/communicator.h"
+#include "runtime/comm/nccl_reducer.h"
 #include "runtime/training/training_job.h"
 
 namespace scion::runtime {
@@ -57,6 +60,9 @@ struct TrainerCallbacks {
   std::function<Status(TrainingJob&)> on_job_finished;
   // When a job has diverged (TrainingJob::divergence() says how); once per job.
   std::function<Status(TrainingJob&)> on_job_diverged;
+  // Once per run with several ranks on GPUs: how the gradients are summed (NCCL between
+  // the GPUs, or through the host and why). Every rank calls it; optional.
+  std::function<void(const std::string&)> on_note;
 };
 
 struct TrainerOptions {
@@ -94,12 +100,18 @@ class FamilyTrainer {
   // parameters the update made non-finite. Returns the learning rates, by job.
   std::vector<float> apply_updates(const std::vector<TrainingJob*>& active,
                                    const std::vector<ShareGroup*>& shares);
+  // With several ranks, before the first step's sums: every rank together decides whether
+  // the gradients are summed by NCCL on the GPUs (device_reducer_) or through the host
+  // (runtime/comm/nccl_reducer.h), and says which through callbacks.on_note.
+  Status choose_gradient_path(const TrainerCallbacks& callbacks);
 
   Backend& backend_;
   SegmentedTransformer net_;
   TrainerOptions options_;
   SingleProcessCommunicator solo_;
   Communicator& comm_;
+  bool gradient_path_chosen_ = false;
+  std::unique_ptr<DeviceReducer> device_reducer_;  // null: the host path
 };
 
 }  // namespace scion::runtime

@@ -1,4 +1,5 @@
 // The cases of the backend op harness: every Backend operation at several shapes.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -135,6 +136,19 @@ void matmul_cases(std::vector<OpCase>& cases) {
         r.keep("out", out, n_of(s.N, s.OC), K::kProduct);
       }});
     }
+    // Operands one float past an allocation's start, as a layer's row range of a larger
+    // tensor is: 4-byte aligned only (the CUDA backend's cuBLASLt plans are keyed by
+    // alignment, lt_matmul.h).
+    cases.push_back({"matmul_forward", shape + " bias, 4-byte aligned", [=](OpRun& r) {
+      auto shifted = [&](const std::vector<float>& v) {
+        std::vector<float> padded(v.size() + 1, 0.0f);
+        std::copy(v.begin(), v.end(), padded.begin() + 1);
+        return r.upload(padded) + 1;
+      };
+      float* out = r.buffer(n_of(s.N, s.OC) + 1) + 1;
+      r.backend().matmul_forward(out, shifted(x), shifted(w), shifted(bias), s.N, s.C, s.OC);
+      r.keep("out", out, n_of(s.N, s.OC), K::kProduct);
+    }});
     cases.push_back({"matmul_forward_accumulate", shape + " scale=0.5", [=](OpRun& r) {
       float* out = r.upload(random_values(n_of(s.N, s.OC), 25));
       r.backend().matmul_forward_accumulate(out, r.upload(x), r.upload(w), 0.5f, s.N, s.C, s.OC);
