@@ -422,12 +422,12 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
     const std::string owner = ad.lora ? "base_model.model." : "base_model.";
     for (const char* part : {"weight", "bias"}) {
       const LoadedParameter& head = params.at("head." + model.name + "." + part);
-      out.tensors.push_back({owner + std::string(arch.head_module) + "." + part, head.shape,
-                             as_float32(head)});
+      out.tensors.push_back(
+          {owner + std::string(arch.head_module) + "." + part, head.shape, as_float32(head)});
       if (arch.pooler_module.empty()) continue;
       const LoadedParameter& pooler = params.at(std::string("pooler.") + part);
-      out.tensors.push_back({owner + std::string(arch.pooler_module) + "." + part,
-                             pooler.shape, as_float32(pooler)});
+      out.tensors.push_back(
+          {owner + std::string(arch.pooler_module) + "." + part, pooler.shape, as_float32(pooler)});
     }
   }
   out.config = peft_config(workspace, model);

@@ -1,8 +1,8 @@
 #include <string>
 
 #include "runtime/op_types.h"
-#include "runtime/transformer_pass.h"
 #include "runtime/text_positions.h"
+#include "runtime/transformer_pass.h"
 
 namespace scion::runtime::detail {
 

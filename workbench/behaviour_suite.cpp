@@ -10,8 +10,8 @@
 #include "runtime/data/dataset_reader.h"
 #include "runtime/evaluation/continuation_scorer.h"
 #include "runtime/evaluation/family_evaluator.h"
-#include "spec/spelling.h"
 #include "runtime/text_positions.h"
+#include "spec/spelling.h"
 
 namespace scion::workbench {
 

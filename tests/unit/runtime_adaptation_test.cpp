@@ -6,9 +6,9 @@
 #include <cstring>
 
 #include "runtime/optimizer.h"
+#include "runtime/parameter_table.h"
 #include "runtime/prefix_reparam.h"
 #include "runtime/text_positions.h"
-#include "runtime/parameter_table.h"
 #include "runtime/transformer.h"
 #include "runtime_family.h"
 #include "runtime_gradcheck.h"

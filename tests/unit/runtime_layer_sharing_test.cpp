@@ -6,8 +6,8 @@
 #include "runtime/layer_trie.h"
 #include "runtime/text_positions.h"
 #include "runtime/transformer.h"
-#include "spec/text_positions.h"
 #include "runtime_family.h"
+#include "spec/text_positions.h"
 
 using namespace scion;
 
@@ -147,8 +147,8 @@ namespace {
 // A probe, a prefix and the prefix's head-only descendant on a tiny BERT, imported from
 // Hugging Face (hf_model_type set) or native.
 test::Family prefix_family(bool imported) {
-  spec::Architecture arch = test::tiny_architecture(spec::ArchitectureKind::kEncoder,
-                                                    spec::NormPlacement::kPost);
+  spec::Architecture arch =
+      test::tiny_architecture(spec::ArchitectureKind::kEncoder, spec::NormPlacement::kPost);
   if (imported) arch.hf_model_type = "bert";
   test::Family f(arch);
   spec::Adaptation head;
@@ -167,11 +167,15 @@ std::vector<float> logits_alone(test::Family& f, const runtime::ModelWeights& w,
                                 const test::TinyBatch& data) {
   runtime::SegmentedTransformer net(f.backend());
   runtime::FamilyBatch alone;
-  alone.segments.push_back({.model = &w, .batch = kB, .length = kT, .tokens = data.tokens.data(),
+  alone.segments.push_back({.model = &w,
+                            .batch = kB,
+                            .length = kT,
+                            .tokens = data.tokens.data(),
                             .lengths = data.lengths.data()});
   auto out = net.forward(alone);
   REQUIRE(out.is_ok());
-  return std::vector<float>((*out)[0].logits.f32(), (*out)[0].logits.f32() + (*out)[0].logits.numel());
+  return std::vector<float>((*out)[0].logits.f32(),
+                            (*out)[0].logits.f32() + (*out)[0].logits.numel());
 }
 
 }  // namespace

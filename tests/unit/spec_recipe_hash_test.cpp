@@ -198,7 +198,8 @@ TEST_CASE("the prefix position rule is in the recipe of shifted prefix models on
     Model lora;
     lora.name = "lora";
     lora.from = "base";
-    lora.adaptation.lora = LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {}};
+    lora.adaptation.lora =
+        LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {}};
     ws.models = {base, prefix, lora};
     return std::pair{canonical_recipe(ws, ws.models[1]), canonical_recipe(ws, ws.models[2])};
   };
@@ -209,8 +210,8 @@ TEST_CASE("the prefix position rule is in the recipe of shifted prefix models on
     CHECK(lora.dump().find("text_positions") == std::string::npos);
   }
   // Native models and rotary positions (Llama) keep the recipes they had.
-  for (const auto& [type, positions] : {std::pair{"", PositionKind::kLearned},
-                                        std::pair{"llama", PositionKind::kRotary}}) {
+  for (const auto& [type, positions] :
+       {std::pair{"", PositionKind::kLearned}, std::pair{"llama", PositionKind::kRotary}}) {
     const auto [prefix, lora] = recipes(type, positions);
     INFO(type);
     CHECK(prefix["adapt"]["prefix"].size() == 3);  // virtual_tokens, layers, reparam_hidden
