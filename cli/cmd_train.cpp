@@ -49,8 +49,9 @@ CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* d
   cmd->add_option("--parallel", options.parallel,
                   "Under mpirun: data (every rank trains every group on its share of the rows; "
                   "the default: rank 0 alone writes the store), task (groups of different "
-                  "trunks on different ranks at once, each rank writing the store) or auto "
-                  "(task for a wave with at least as many trunks as ranks)")
+                  "trunks on different ranks at once, each rank writing the store; ranks of "
+                  "one machine only) or auto (task for a wave with at least as many trunks as "
+                  "ranks, on one machine; else data)")
       ->check(CLI::IsMember({"data", "task", "auto"}));
   cmd->footer(example);
   return cmd;

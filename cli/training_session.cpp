@@ -14,6 +14,7 @@
 #include "cli/progress_clock.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/memory_info.h"
+#include "workbench/rank_hosts.h"
 #include "workbench/rank_store.h"
 
 namespace scion::cli {
@@ -146,6 +147,20 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
   auto world = runtime::world_communicator();
   if (!world) return fail(world.status());
   runtime::Communicator& comm = **world;
+  // Ranks on several machines never all write the store (workbench/rank_hosts.h): auto
+  // runs data parallel there, and task is refused, on every rank alike.
+  workbench::TrainRequest placed = request;
+  if (comm.size() > 1 && request.parallel != workbench::Parallelism::kData) {
+    auto hosts = workbench::rank_hosts(comm);
+    if (!hosts) return fail(hosts.status());
+    auto parallel = workbench::parallelism_on_hosts(request.parallel, *hosts);
+    if (!parallel) return fail(parallel.status());
+    if (*parallel != request.parallel && comm.rank() == 0)
+      print_note(
+          "the ranks are on several machines: every wave runs data parallel (rank 0 alone "
+          "writes the store; docs/distributed.md, \"Several machines\")");
+    placed.parallel = *parallel;
+  }
   // Under mpirun (docs/distributed.md) rank 0 opens the store first. A task-parallel
   // wave's groups are stored by the rank that trains them, through the store's own
   // locking (lineage/store.h), so the others open it for writing too unless the job is
@@ -153,7 +168,7 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
   auto store = workbench::open_store_on_ranks(
       comm, [&] { return open_store(global, /*create=*/true); },
       [&] {
-        return request.parallel == workbench::Parallelism::kData
+        return placed.parallel == workbench::Parallelism::kData
                    ? open_store_read_only(global)
                    : open_store(global, /*create=*/false);
       });
@@ -163,7 +178,7 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   StderrObserver observer(verbosity);
-  workbench::TrainRequest quiet_aware = request;
+  workbench::TrainRequest quiet_aware = placed;
   quiet_aware.quiet = verbosity < 0;
   quiet_aware.device = global.compute_device;
   auto outcome = workbench::train(*ws, **store, quiet_aware, observer, &g_interrupted, &comm);

@@ -1,9 +1,11 @@
-// workbench::training_status (what a training command ends with) and
-// open_store_on_ranks (rank 0 opens the store for writing, the other ranks read-only).
+// workbench::training_status (what a training command ends with),
+// open_store_on_ranks (rank 0 opens the store for writing, the other ranks read-only) and
+// parallelism_on_hosts (task parallelism only on one machine).
 #include <catch2/catch.hpp>
 
 #include "lineage/store.h"
 #include "lineage_test_support.h"
+#include "workbench/rank_hosts.h"
 #include "workbench/rank_store.h"
 #include "workbench/training.h"
 
@@ -68,4 +70,21 @@ TEST_CASE("rank 0 opens the store for writing, the others to read", "[workbench]
   };
   CHECK(workbench::open_store_on_ranks(one, broken, reading).status().code() ==
         StatusCode::kIoError);
+}
+
+TEST_CASE("task parallelism, where every rank writes the store, stays on one machine",
+          "[workbench]") {
+  using workbench::Parallelism;
+  const std::vector<std::string> one = {"node1", "node1", "node1"};
+  for (Parallelism p : {Parallelism::kAuto, Parallelism::kData, Parallelism::kTask})
+    CHECK(workbench::parallelism_on_hosts(p, one).value() == p);
+  const std::vector<std::string> two = {"node1", "node1", "node2"};
+  CHECK(workbench::parallelism_on_hosts(Parallelism::kAuto, two).value() == Parallelism::kData);
+  CHECK(workbench::parallelism_on_hosts(Parallelism::kData, two).value() == Parallelism::kData);
+  const auto refused = workbench::parallelism_on_hosts(Parallelism::kTask, two);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(refused.status().message(),
+             Catch::Contains("2 machines (ranks 0,1 on node1; rank 2 on node2)") &&
+                 Catch::Contains("--parallel data"));
 }
