@@ -26,21 +26,21 @@ struct PeftArchitecture {
   std::string_view seq_cls_class;   // AutoModelForSequenceClassification's class
   std::string_view head_module;     // where scion's head goes; "" when it cannot
   std::string_view pooler_module;   // where the base's pooler goes with it; "" for none
-  std::string_view positions_note;  // why prefix tuning shifts positions; "" when it does not
 };
 
+// Prefix tuning: PEFT passes the virtual tokens as past_key_values, and transformers then
+// numbers the text's positions after them (BertEmbeddings, RobertaEmbeddings, GPT2Model;
+// Llama's rotary positions likewise), which is what scion runs on imported bases
+// (spec::prefix_shifts_positions).
 constexpr PeftArchitecture kArchitectures[] = {
     // BertForSequenceClassification: classifier(pooler(h[:, 0])).
-    {"bert", "encoder.layer.", "BertForSequenceClassification", "classifier", "",
-     "BertEmbeddings takes position ids from past_key_values_length on"},
+    {"bert", "encoder.layer.", "BertForSequenceClassification", "classifier", ""},
     // RobertaClassificationHead: out_proj(tanh(dense(h[:, 0]))), scion's pooler + head.
     {"roberta", "encoder.layer.", "RobertaForSequenceClassification", "classifier.out_proj",
-     "classifier.dense",
-     "RobertaEmbeddings numbers positions from padding_idx + 1 + past_key_values_length"},
+     "classifier.dense"},
     // GPT2ForSequenceClassification and LlamaForSequenceClassification: score, no bias.
-    {"gpt2", "h.", "GPT2ForSequenceClassification", "", "",
-     "GPT2Model numbers positions from past_length"},
-    {"llama", "model.layers.", "LlamaForSequenceClassification", "", "", ""},
+    {"gpt2", "h.", "GPT2ForSequenceClassification", "", ""},
+    {"llama", "model.layers.", "LlamaForSequenceClassification", "", ""},
 };
 
 const PeftArchitecture* peft_architecture(std::string_view model_type) {
@@ -162,15 +162,8 @@ bool is_causal_lm(const spec::Workspace& ws, const spec::Model& model) {
          ws.objective_of(model) == spec::Objective::kCausalLm;
 }
 
-Status check_prefix(const spec::Model& model, const spec::Architecture& a,
-                    const PeftArchitecture& arch) {
+Status check_prefix(const spec::Model& model, const spec::Architecture& a) {
   const spec::PrefixSpec& prefix = *model.adaptation.prefix;
-  if (!arch.positions_note.empty())
-    return refuse(model, "PEFT passes prefix tuning's virtual tokens as past_key_values, and "
-                         "then transformers numbers the text's learned positions after them (" +
-                             std::string(arch.positions_note) + "), while scion's text keeps "
-                             "positions 0, 1, ... beside its prefix; no adapter_config.json "
-                             "setting removes that shift, so the probabilities would differ");
   if (a.key_value_heads() != a.heads)
     return refuse(model, "scion's prefix holds keys and values for each of the " +
                              std::to_string(a.heads) + " query heads, but with grouped-query "
@@ -247,7 +240,7 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
                          "(classifiers export as SEQ_CLS, causal LMs on GPT-2 or Llama as "
                          "CAUSAL_LM)");
   }
-  if (ad.prefix) SCION_RETURN_IF_ERROR(check_prefix(model, a, *arch));
+  if (ad.prefix) SCION_RETURN_IF_ERROR(check_prefix(model, a));
   if (ad.prompt && head)
     return refuse(model, "PEFT prepends prompt tuning's virtual tokens before [CLS], so " +
                              std::string(arch->seq_cls_class) +
@@ -305,7 +298,9 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
       {"task_type", classifier ? "SEQ_CLS" : "CAUSAL_LM"},
       {"inference_mode", true},
   };
-  if (ad.prefix || ad.prompt) {  // PEFT's prompt-learning configs have no modules_to_save
+  // PEFT's prompt-learning configs have no modules_to_save: PeftModelForSequenceClassification
+  // adds classifier and score itself.
+  if (ad.prefix || ad.prompt) {
     config["peft_type"] = ad.prefix ? "PREFIX_TUNING" : "PROMPT_TUNING";
     config["num_virtual_tokens"] = ad.prefix ? ad.prefix->virtual_tokens : ad.prompt->virtual_tokens;
     config["token_dim"] = a.width;
@@ -457,16 +452,18 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   }
   // PEFT's SEQ_CLS model always wraps the classifier as a module to save: it holds the head
   // the model classifies with, its own or (a descendant of a descendant) its nearest
-  // ancestor's.
+  // ancestor's. LoRA's tuner wraps the transformers model (base_model.model.*); prompt
+  // learning holds it directly (base_model.*), as get_peft_model_state_dict writes either.
   if (const spec::Model* owner = classifying_head(workspace.ancestry(model))) {
+    const std::string root = ad.lora ? "base_model.model." : "base_model.";
     for (const char* part : {"weight", "bias"}) {
       const LoadedParameter& head = params.at("head." + owner->name + "." + part);
-      out.tensors.push_back({"base_model.model." + std::string(arch.head_module) + "." + part,
-                             head.shape, as_float32(head)});
+      out.tensors.push_back(
+          {root + std::string(arch.head_module) + "." + part, head.shape, as_float32(head)});
       if (arch.pooler_module.empty()) continue;
       const LoadedParameter& pooler = params.at(std::string("pooler.") + part);
-      out.tensors.push_back({"base_model.model." + std::string(arch.pooler_module) + "." + part,
-                             pooler.shape, as_float32(pooler)});
+      out.tensors.push_back(
+          {root + std::string(arch.pooler_module) + "." + part, pooler.shape, as_float32(pooler)});
     }
   }
   out.config = peft_config(workspace, model);

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "runtime/text_positions.h"
 #include "runtime/transformer_pass.h"
 
 namespace scion::runtime::detail {
@@ -242,8 +243,9 @@ void Pass::embeddings_backward() {
   for (std::size_t s = 0; s < segment_count(); ++s) {
     const ModelWeights& m = *seg(s).model;
     Plan::SegmentActs& sa = plan_.segments[s];
-    be_.embedding_backward(m.dtok_emb, m.dpos_emb, sa.P ? sa.dprompt : nullptr,
-                           demb + sa.row0 * C_, sa.tokens, sa.B, sa.T, sa.P, C_);
+    float* dpositions = m.dpos_emb ? m.dpos_emb + position_shift(m) * C_ : nullptr;
+    be_.embedding_backward(m.dtok_emb, dpositions, sa.P ? sa.dprompt : nullptr, demb + sa.row0 * C_,
+                           sa.tokens, sa.B, sa.T, sa.P, C_);
     std::int64_t row = 0;
     for (const PromptWeights& p : m.prompts) {
       if (p.dembeddings)

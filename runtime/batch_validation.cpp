@@ -4,6 +4,7 @@
 
 #include "runtime/batch_plan.h"
 #include "runtime/op_types.h"
+#include "runtime/text_positions.h"
 
 namespace scion::runtime::detail {
 namespace {
@@ -48,10 +49,12 @@ Status validate_batch(const FamilyBatch& batch) {
                               "' trains trunk parameters, so it must be batched alone");
     if (seg.batch <= 0 || seg.length <= 0)
       return invalid_argument("segment of model '" + m.name + "' is empty");
-    if (seg.length + m.prompt_tokens() > a.max_length)
+    if (seg.length + positions_before_text(m) > a.max_length)
       return invalid_argument("model '" + m.name + "': " + std::to_string(seg.length) +
                               " tokens + " + std::to_string(m.prompt_tokens()) +
-                              " prompt tokens exceed max_length " + std::to_string(a.max_length));
+                              " prompt tokens + " + std::to_string(position_shift(m)) +
+                              " prefix positions exceed max_length " +
+                              std::to_string(a.max_length));
     const std::int64_t n = static_cast<std::int64_t>(seg.batch) * seg.length;
     for (std::int64_t i = 0; i < n; ++i)
       if (seg.tokens[i] < 0 || seg.tokens[i] >= a.vocab_size)

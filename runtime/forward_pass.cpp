@@ -1,6 +1,7 @@
 #include <string>
 
 #include "runtime/op_types.h"
+#include "runtime/text_positions.h"
 #include "runtime/transformer_pass.h"
 
 namespace scion::runtime::detail {
@@ -80,8 +81,11 @@ void Pass::dropout_forward(float* x, float* mask, int block, int site, std::int6
 void Pass::embeddings_forward() {
   for (const Unit& u : plan_.stages.front()) {
     const Plan::SegmentActs& sa = plan_.segments[u.segment];
-    be_.embedding_forward(plan_.emb + u.row0 * C_, sa.tokens, trunk_.tok_emb,
-                          trunk_.pos_emb, sa.P ? sa.prompt : nullptr, sa.B, sa.T, sa.P, C_);
+    // A shifted text (runtime/text_positions.h) reads the position table from there.
+    const float* positions =
+        trunk_.pos_emb ? trunk_.pos_emb + position_shift(*seg(u.segment).model) * C_ : nullptr;
+    be_.embedding_forward(plan_.emb + u.row0 * C_, sa.tokens, trunk_.tok_emb, positions,
+                          sa.P ? sa.prompt : nullptr, sa.B, sa.T, sa.P, C_);
   }
   // BERT's token types: every token is type 0 (single texts), so row 0 goes everywhere.
   if (trunk_.type_emb)

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "runtime/text_positions.h"
+
 namespace scion::runtime::detail {
 namespace {
 
@@ -9,7 +11,8 @@ bool same_inputs(const Segment& a, const Segment& b) {
   if (a.batch != b.batch || a.length != b.length) return false;
   const ModelWeights& x = *a.model;
   const ModelWeights& y = *b.model;
-  if (x.prompts.size() != y.prompts.size()) return false;
+  // A text shifted behind a prefix adds other position rows (text_positions.h).
+  if (x.prompts.size() != y.prompts.size() || position_shift(x) != position_shift(y)) return false;
   for (std::size_t i = 0; i < x.prompts.size(); ++i)
     if (x.prompts[i].embeddings != y.prompts[i].embeddings || x.prompts[i].tokens != y.prompts[i].tokens)
       return false;

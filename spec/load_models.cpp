@@ -9,6 +9,7 @@
 #include "spec/hf_model_folder.h"
 #include "spec/keys.h"
 #include "spec/loader_parts.h"
+#include "spec/text_positions.h"
 
 namespace scion::spec::detail {
 namespace {
@@ -105,28 +106,37 @@ void settle_head_labels(SpecReader& r, ModelEntry& e, const std::vector<const Mo
   }
 }
 
-// Prompt virtual tokens take positions before the text, so the prompts of the model and
-// its ancestors plus the longest text its recipe feeds must fit the base's max_length.
+// Prompt virtual tokens take positions before the text, and so do prefix virtual tokens
+// where prefix tuning shifts the text's positions (spec/text_positions.h): those of the
+// model and its ancestors plus the longest text its recipe feeds must fit the base's
+// max_length.
 void check_prompt_room(SpecReader& r, const ModelEntry& e, const Architecture* arch,
                        const std::vector<const Model*>& ancestors) {
   const Model& m = e.model;
   if (arch == nullptr || !m.training) return;
-  int prompt = m.adaptation.prompt ? m.adaptation.prompt->virtual_tokens : 0;
-  for (const Model* a : ancestors)
-    if (a->adaptation.prompt) prompt += a->adaptation.prompt->virtual_tokens;
+  std::vector<const Model*> chain = ancestors;
+  chain.push_back(&m);
+  const bool prefix_counts = prefix_position_shift(*arch, chain) > 0;
+  int virtual_tokens = prefix_position_shift(*arch, chain);
+  for (const Model* a : chain)
+    if (a->adaptation.prompt) virtual_tokens += a->adaptation.prompt->virtual_tokens;
   const int length = m.training->max_length > 0 ? m.training->max_length : arch->max_length;
-  if (prompt == 0 || prompt + length <= arch->max_length) return;
+  if (virtual_tokens == 0 || virtual_tokens + length <= arch->max_length) return;
   const YamlNode* train = find(*e.node, "train");
   const YamlNode* max_length = find(*train, "max_length");
   const std::string path = join_path(join_path("models", m.name), "train");
-  const int room = arch->max_length - prompt;
+  const int room = arch->max_length - virtual_tokens;
+  const char* kinds = prefix_counts ? "prompt and prefix" : "prompt";
   r.error(max_length ? *max_length : *train, max_length ? join_path(path, "max_length") : path,
-          fmt::format("{} prompt virtual tokens plus train.max_length {}{} exceed the base's "
-                      "max_length {}",
-                      prompt, length, max_length ? "" : " (the base's, as it is not set)",
-                      arch->max_length),
+          fmt::format("{} {} virtual tokens plus train.max_length {}{} exceed the base's "
+                      "max_length {}{}",
+                      virtual_tokens, kinds, length,
+                      max_length ? "" : " (the base's, as it is not set)", arch->max_length,
+                      prefix_counts ? " (on this imported base the text's positions start "
+                                      "after the prefix, as in transformers)"
+                                    : ""),
           room >= 3 ? fmt::format("; set train.max_length to at most {}", room)
-                    : std::string("; use fewer prompt virtual tokens"));
+                    : fmt::format("; use fewer {} virtual tokens", kinds));
 }
 
 // A descendant without a head trains a language-model objective by default, which

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "spec/file_digest.h"
+#include "spec/text_positions.h"
 
 namespace scion::spec {
 namespace {
@@ -144,6 +145,10 @@ json own_recipe(const Workspace& ws, const Model& m) {
     const Model* parent = ws.find_model(m.from);
     recipe["parent_recipe"] = parent ? parent->recipe_hash : "";
     recipe["adapt"] = to_json(m.adaptation);
+    // Only on the bases where prefix tuning moves the text's positions (workspace.h), so
+    // that models trained before it did are out of date there and nowhere else.
+    if (m.adaptation.prefix && prefix_shifts_positions(ws.architecture_of(m)))
+      recipe["adapt"]["prefix"]["text_positions"] = "after_prefix";
   }
   if (m.training) recipe["train"] = to_json(*m.training, ws);
   return recipe;

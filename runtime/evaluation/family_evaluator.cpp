@@ -7,6 +7,7 @@
 #include "runtime/data/batcher.h"
 #include "runtime/data/tokenized_dataset.h"
 #include "runtime/evaluation/trunk_groups.h"
+#include "runtime/text_positions.h"
 
 namespace scion::runtime {
 
@@ -31,7 +32,7 @@ double log_softmax(std::span<const float> logits, std::size_t k) {
 std::size_t text_capacity(const EvaluatedModel& model) {
   const ModelWeights& w = *model.weights;
   return static_cast<std::size_t>(
-      std::max(0, data::content_capacity(false, w.arch.max_length - w.prompt_tokens())));
+      std::max(0, data::content_capacity(false, w.arch.max_length - positions_before_text(w))));
 }
 
 Result<std::vector<std::vector<Classification>>> FamilyEvaluator::classify(
@@ -51,9 +52,10 @@ Result<std::vector<std::vector<Classification>>> FamilyEvaluator::classify(
       return invalid_argument("model '" + model.weights->name + "' has " + std::to_string(K) +
                               " classes but " + std::to_string(model.labels.size()) +
                               " label names");
-    if (model.weights->arch.max_length - model.weights->prompt_tokens() < 3)
+    if (model.weights->arch.max_length - positions_before_text(*model.weights) < 3)
       return invalid_argument("model '" + model.weights->name +
-                              "': max_length leaves no room for text after its prompt tokens");
+                              "': max_length leaves no room for text after its prompt tokens "
+                              "and prefix positions");
     weights.push_back(model.weights);
   }
   // Models bound to the same trunk storage share batches.
@@ -92,7 +94,7 @@ Status FamilyEvaluator::classify_group(std::span<const EvaluatedModel> models,
     for (std::size_t m : members) {
       const ModelWeights& w = *models[m].weights;
       c.batches.push_back(data::make_classification_batch(
-          c.tokens, c.rows, {.max_length = w.arch.max_length - w.prompt_tokens()}));
+          c.tokens, c.rows, {.max_length = w.arch.max_length - positions_before_text(w)}));
       const data::Batch& b = c.batches.back();
       c.batch.segments.push_back({.model = &w,
                                   .batch = b.batch_size,

@@ -77,3 +77,45 @@ print(json.dumps({"missing": info["missing_keys"], "unexpected": info["unexpecte
                   "labels": [model.config.id2label[i] for i in range(len(model.config.id2label))],
                   "probs": classify(model, folder + "/tokenizer.json", texts)}))
 """
+
+# A PEFT prefix-tuning classifier adapter (PREFIX_TUNING, SEQ_CLS) on its base, each text
+# alone and all texts in one right-padded batch with an attention mask (PEFT puts ones in
+# front for the virtual tokens). Arguments as PEFT_CLASSIFIER. Prints the adapter's
+# unexpected keys and missing head keys, checking that prompt_embeddings and the head went
+# where PEFT runs them, and both sets of probabilities.
+PEFT_PREFIX_CLASSIFIER = _CLASSIFY + r"""
+from peft import PeftModel
+from peft.utils import set_peft_model_state_dict
+from safetensors.torch import load_file
+from transformers import AutoModelForSequenceClassification
+base, adapter, labels, texts = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
+model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=labels)
+model = PeftModel.from_pretrained(model, adapter).eval()
+weights = load_file(adapter + "/adapter_model.safetensors")
+result = set_peft_model_state_dict(model, weights)
+# prompt_embeddings goes to the prompt encoder (strictly), not to a module: the module load
+# reports it unexpected, so check the encoder holds it instead.
+unexpected = [k for k in result.unexpected_keys if k != "prompt_embeddings"]
+if not torch.equal(model.prompt_encoder["default"].embedding.weight, weights["prompt_embeddings"]):
+    unexpected.append("prompt_embeddings (not in the prompt encoder)")
+state = model.state_dict()
+for key, value in weights.items():
+    if key == "prompt_embeddings":
+        continue
+    runs = key.replace("classifier", "classifier.modules_to_save.default", 1)
+    if runs not in state or not torch.equal(state[runs], value):
+        unexpected.append(key + " (not in the head PEFT runs)")
+missing = [k for k in result.missing_keys if "modules_to_save" in k]
+tok = Tokenizer.from_file(base + "/tokenizer.json")
+tok.no_padding()
+tok.no_truncation()
+rows = [tok.encode(t).ids for t in texts]
+longest = max(len(r) for r in rows)
+pad = model.config.pad_token_id or 0
+ids = torch.tensor([r + [pad] * (longest - len(r)) for r in rows])
+mask = torch.tensor([[1] * len(r) + [0] * (longest - len(r)) for r in rows])
+with torch.no_grad():
+    batched = torch.softmax(model(input_ids=ids, attention_mask=mask).logits, -1).tolist()
+print(json.dumps({"unexpected": unexpected, "missing": missing,
+                  "probs": classify(model, base + "/tokenizer.json", texts), "batched": batched}))
+"""

@@ -3,7 +3,9 @@
 the tiny BERT fixture, trained by scion and exported, loads with
 PeftModel.from_pretrained(AutoModelForSequenceClassification.from_pretrained(BASE,
 num_labels=K), DIR) with no missing or unexpected adapter keys, and its probabilities
-equal `scion predict --json` within 1e-4. Then `--format huggingface` (a LoRA model, a
+equal `scion predict --json` within 1e-4. A prefix-tuned classifier (PREFIX_TUNING, the
+text's positions after the virtual tokens as transformers numbers them) does too, each text
+alone and in one padded batch, and answers alike co-batched with its siblings. Then `--format huggingface` (a LoRA model, a
 LoRA on a LoRA, a BitFit model) loads with AutoModelForSequenceClassification.from_pretrained
 with nothing missing and the same probabilities; what PEFT cannot hold is refused naming
 the format that can; and `scion import --peft` brings an exported adapter back as a new
@@ -17,7 +19,8 @@ import os
 import shutil
 
 from harness import SOURCE_ROOT, check, run, run_json, temp_dir
-from interop_python import HF_CLASSIFIER, PEFT_CLASSIFIER, interop_python, run_python
+from interop_python import (HF_CLASSIFIER, PEFT_CLASSIFIER, PEFT_PREFIX_CLASSIFIER, interop_python,
+                             run_python)
 
 PYTHON = interop_python(SOURCE_ROOT)
 FIXTURE = os.path.join(SOURCE_ROOT, "tests", "fixtures", "hf", "tiny-bert")
@@ -42,7 +45,11 @@ models:
   prefixed:
     from: bert
     adapt: {prefix: {virtual_tokens: 2}, head: {}}
-    train: *recipe
+    train: &shifted {data: reviews, steps: 15, batch_size: 6, max_length: 24, optimizer: {type: adamw, lr: 2.0e-2}, seed: 3}
+  prefix-top:
+    from: bert
+    adapt: {prefix: {virtual_tokens: 2, layers: [1]}, head: {}}
+    train: *shifted
   stacked:
     from: qv
     adapt: {lora: {rank: 2, alpha: 4, targets: [q, k, ffn_out]}}
@@ -99,8 +106,37 @@ for model in ("qv", "scattered"):
     # The trained adapter matters: the probabilities are not the untrained head's uniform ones.
     check(max(max(p) for p in scion_probs) > 0.4, f"{model}: probabilities look untrained: {scion_probs}")
 
-rc, out, err = run("export", "prefixed", "--format", "peft", "-o", os.path.join(work, "p"), cwd=work)
-check(rc == 2 and "prefix" in err and "PEFT" in err, f"prefix export: {rc} {err}")
+# ---- prefix tuning: PEFT's past_key_values, the text's positions after them -----------
+folder = os.path.join(work, "prefixed-peft")
+run_json("export", "prefixed", "--format", "peft", "-o", folder, cwd=work)
+with open(os.path.join(folder, "adapter_config.json")) as f:
+    config = json.load(f)
+check(config["peft_type"] == "PREFIX_TUNING" and config["task_type"] == "SEQ_CLS"
+      and config["num_virtual_tokens"] == 2 and not config["prefix_projection"], f"prefixed: {config}")
+ours = run_json("predict", "prefixed", *sum((["--text", t] for t in TEXTS), []), cwd=work)
+prefix_probs = [[p["probabilities"][label] for label in ("neg", "pos", "meh")] for p in ours["predictions"]]
+theirs = json.loads(run_python(PYTHON, PEFT_PREFIX_CLASSIFIER, os.path.join(work, "tiny-bert"), folder, "3",
+                               json.dumps(TEXTS)))
+check(not theirs["unexpected"], f"prefixed: PEFT found unexpected keys {theirs['unexpected']}")
+check(not theirs["missing"], f"prefixed: PEFT misses head keys {theirs['missing']}")
+for mode in ("probs", "batched"):
+    worst = max(abs(a - b) for s, p in zip(prefix_probs, theirs[mode]) for a, b in zip(s, p))
+    print(f"prefixed: largest probability difference scion vs PEFT ({mode}) = {worst:.2e}")
+    check(worst < TOLERANCE, f"prefixed ({mode}): scion {prefix_probs} vs PEFT {theirs[mode]}")
+check(max(max(p) for p in prefix_probs) > 0.4, f"prefixed: probabilities look untrained: {prefix_probs}")
+# Co-batched with siblings that do not shift their positions (and share the embeddings
+# among themselves), each model answers as it does alone.
+together = run_json("predict", "qv", "prefixed", "scattered", *sum((["--text", t] for t in TEXTS), []),
+                    cwd=work)
+alone = {m: run_json("predict", m, *sum((["--text", t] for t in TEXTS), []), cwd=work)["predictions"]
+         for m in ("qv", "scattered")}
+alone["prefixed"] = ours["predictions"]
+for p in together["predictions"]:
+    mine = next(q for q in alone[p["model"]] if q["text"] == p["text"])
+    worst = max(abs(p["probabilities"][k] - mine["probabilities"][k]) for k in mine["probabilities"])
+    check(worst < 1e-5, f"{p['model']} co-batched differs from alone by {worst}: {p} vs {mine}")
+rc, out, err = run("export", "prefix-top", "--format", "peft", "-o", os.path.join(work, "p"), cwd=work)
+check(rc == 2 and "some layers only" in err and "PEFT" in err, f"prefix on one layer: {rc} {err}")
 rc, out, err = run("export", "biased", "--format", "peft", "-o", os.path.join(work, "b"), cwd=work)
 check(rc == 2 and "BitFit" in err and "--format huggingface" in err, f"bitfit export: {rc} {err}")
 
@@ -216,4 +252,16 @@ rc, out, err = run("import", "--peft", os.path.join(work, "elsewhere"), "--as", 
 check(rc == 2 and "another base" in err, f"an adapter of another base: {rc} {err}")
 rc, out, err = run("fsck", cwd=work)
 check(rc == 0, f"fsck after import --peft: {out}{err}")
+
+# The prefix's positions come before the text's on this base, so a recipe must leave them
+# room in max_length (40 here): without train.max_length it does not.
+with open(os.path.join(work, "scion.yaml"), "a") as f:
+    f.write("""  prefix-long:
+    from: bert
+    adapt: {prefix: {virtual_tokens: 2}, head: {}}
+    train: *recipe
+""")
+rc, out, err = run("validate", cwd=work)
+check(rc == 2 and "2 prompt and prefix virtual tokens plus train.max_length 40" in out + err
+      and "set train.max_length to at most 38" in out + err, f"a prefix without room: {rc} {out}{err}")
 print("ok")

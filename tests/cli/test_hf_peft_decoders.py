@@ -7,8 +7,13 @@ with PeftModel.from_pretrained with no missing or unexpected adapter keys, and:
   - causal-LM descendants (CAUSAL_LM) of GPT-2 and Llama give the mean log-probability per
     token of `scion eval --data` (its mean NLL) within 1e-4, over the same token count: GPT-2 LoRA on q, v (one c_attn LoRA of
     rank 2r), on q, v, o, ffn_out (rank_pattern for c_attn), prompt tuning on GPT-2 and
-    Llama, LoRA on Llama's q_proj / v_proj and prefix tuning on a Llama without
-    grouped-query attention (built here with transformers);
+    Llama, LoRA on Llama's q_proj / v_proj, prefix tuning on GPT-2 (the text's learned
+    positions after the virtual tokens, as GPT2Model numbers them behind past_key_values)
+    and on a Llama without grouped-query attention (built here with transformers), the
+    prefixes also scored in one right-padded batch;
+  - a RoBERTa prefix classifier (PREFIX_TUNING, SEQ_CLS, the positions after
+    padding_idx + 1 + the virtual tokens) gives `scion predict`'s probabilities, each
+    text alone and in one padded batch;
   - the Llama bases themselves, from text through the CLI, give transformers' log-probs;
   - `scion import --peft` brings the Llama LoRA back with the same scores;
   - descendants of descendants (a RoBERTa LoRA on a LoRA classifier, GPT-2 prompt tuning
@@ -21,7 +26,8 @@ import os
 import shutil
 
 from harness import SOURCE_ROOT, check, run, run_json, temp_dir
-from interop_python import HF_CLASSIFIER, PEFT_CLASSIFIER, interop_python, run_python
+from interop_python import (HF_CLASSIFIER, PEFT_CLASSIFIER, PEFT_PREFIX_CLASSIFIER, interop_python,
+                             run_python)
 
 PYTHON = interop_python(SOURCE_ROOT)
 FIXTURES = os.path.join(SOURCE_ROOT, "tests", "fixtures", "hf")
@@ -45,6 +51,10 @@ models:
   roberta-lora:
     from: roberta
     adapt: {{lora: {{rank: 4, alpha: 8, targets: [q, v]}}, head: {{}}}}
+    train: {CLS}
+  roberta-prefix:
+    from: roberta
+    adapt: {{prefix: {{virtual_tokens: 3}}, head: {{}}}}
     train: {CLS}
   roberta-prompt:
     from: roberta
@@ -166,7 +176,20 @@ with torch.no_grad():
         logp = torch.log_softmax(logits.double(), -1)
         sums.append(sum(logp[j, t].item() for j, t in enumerate(ids)))
         counts.append(len(ids))
-print(json.dumps({"unexpected": unexpected, "missing": missing, "sums": sums, "counts": counts}))
+# The same rows in one right-padded batch with an attention mask (PEFT puts ones in front
+# for virtual tokens): right padding moves no real token's position.
+rows = [[bos] + tok.encode(t, add_special_tokens=False).ids[:-1] for t in texts]
+longest = max(len(r) for r in rows)
+ids = torch.tensor([r + [0] * (longest - len(r)) for r in rows])
+mask = torch.tensor([[1] * len(r) + [0] * (longest - len(r)) for r in rows])
+batched = []
+with torch.no_grad():
+    logp = torch.log_softmax(model(input_ids=ids, attention_mask=mask).logits[:, virtual:].double(), -1)
+    for b, text in enumerate(texts):
+        targets = tok.encode(text, add_special_tokens=False).ids
+        batched.append(sum(logp[b, j, t].item() for j, t in enumerate(targets)))
+print(json.dumps({"unexpected": unexpected, "missing": missing, "sums": sums, "counts": counts,
+                  "batched_sums": batched}))
 """
 
 
@@ -237,6 +260,10 @@ def compare_lm(model, base_folder, adapter):
     check(metrics["tokens"] == sum(theirs["counts"]),
           f"{model}: scion scored {metrics['tokens']} tokens, transformers {sum(theirs['counts'])}")
     check(difference < TOLERANCE, f"{model}: scion {ours} vs transformers {mean}")
+    batched = sum(theirs["batched_sums"]) / sum(theirs["counts"])
+    print(f"{model}: the same in one padded batch: transformers {batched:.6f}, "
+          f"difference {abs(ours - batched):.2e}")
+    check(abs(ours - batched) < TOLERANCE, f"{model}: scion {ours} vs transformers batched {batched}")
     return ours
 
 
@@ -259,6 +286,20 @@ check(not theirs["unexpected"] and not theirs["missing"], f"roberta-lora keys: {
 worst = max(abs(a - b) for s, p in zip(scion_probs, theirs["probs"]) for a, b in zip(s, p))
 print(f"roberta-lora: largest probability difference scion vs PEFT = {worst:.2e}")
 check(worst < TOLERANCE, f"roberta-lora: scion {scion_probs} vs PEFT {theirs['probs']}")
+
+# ---- RoBERTa: a prefix classifier ---------------------------------------------------
+folder, exported, config = export("roberta-prefix")
+check(config["peft_type"] == "PREFIX_TUNING" and config["task_type"] == "SEQ_CLS"
+      and config["num_virtual_tokens"] == 3, f"roberta-prefix config: {config}")
+ours = run_json("predict", "roberta-prefix", *sum((["--text", t] for t in TEXTS), []), cwd=work)
+prefix_probs = [[p["probabilities"][label] for label in ("neg", "pos")] for p in ours["predictions"]]
+theirs = json.loads(run_python(PYTHON, PEFT_PREFIX_CLASSIFIER, os.path.join(work, "tiny-roberta"), folder,
+                               "2", json.dumps(TEXTS)))
+check(not theirs["unexpected"] and not theirs["missing"], f"roberta-prefix keys: {theirs}")
+for mode in ("probs", "batched"):
+    worst = max(abs(a - b) for s, p in zip(prefix_probs, theirs[mode]) for a, b in zip(s, p))
+    print(f"roberta-prefix: largest probability difference scion vs PEFT ({mode}) = {worst:.2e}")
+    check(worst < TOLERANCE, f"roberta-prefix ({mode}): scion {prefix_probs} vs PEFT {theirs[mode]}")
 
 # ---- a Llama classifier from text: scion predict against transformers' LlamaModel ----------
 # scion frames the text <s> text </s> (tokenizer_config.json) and its head reads the last
@@ -300,7 +341,8 @@ base_scores = {"gpt2": compare_lm("gpt2", "tiny-gpt2", ""),
 cases = [("gpt2-qv", "tiny-gpt2", "LORA"), ("gpt2-mixed", "tiny-gpt2", "LORA"),
          ("gpt2-prompt", "tiny-gpt2", "PROMPT_TUNING"), ("mha-lora", "tiny-llama-mha", "LORA"),
          ("mha-prompt", "tiny-llama-mha", "PROMPT_TUNING"),
-         ("mha-prefix", "tiny-llama-mha", "PREFIX_TUNING")]
+         ("mha-prefix", "tiny-llama-mha", "PREFIX_TUNING"),
+         ("gpt2-prefix", "tiny-gpt2", "PREFIX_TUNING")]
 for model, base_folder, peft_type in cases:
     folder, exported, config = export(model)
     check(config["peft_type"] == peft_type and config["task_type"] == "CAUSAL_LM",
@@ -368,7 +410,6 @@ check(rc == 2 and "score" in err, f"gpt2-classifier as huggingface: {rc} {err}")
 
 # ---- refused with the reason --------------------------------------------------------------
 for model, words in (("gpt2-classifier", ["score", "bias"]),
-                     ("gpt2-prefix", ["positions", "past_key_values"]),
                      ("llama-gqa-prefix", ["grouped-query", "4", "2"]),
                      ("roberta-prompt", ["first virtual token"])):
     rc, out, err = run("export", model, "--format", "peft", "-o", os.path.join(work, model + "-x"),

@@ -6,8 +6,9 @@
 #include <cstring>
 
 #include "runtime/optimizer.h"
-#include "runtime/prefix_reparam.h"
 #include "runtime/parameter_table.h"
+#include "runtime/prefix_reparam.h"
+#include "runtime/text_positions.h"
 #include "runtime/transformer.h"
 #include "runtime_family.h"
 #include "runtime_gradcheck.h"
@@ -125,6 +126,24 @@ TEST_CASE("BERT architecture: gradients match finite differences") {
     f.add("lora", "base", ad);
     f.materialise();
     check_model_gradients(f, "lora", spec::Objective::kClassification);
+  }
+  SECTION("a prefix shifts the text's positions: pos_emb's gradient lands on shifted rows") {
+    Family f(bert_architecture());
+    spec::Adaptation ad;
+    ad.prefix = spec::PrefixSpec{.virtual_tokens = 3, .layers = {}, .reparam_hidden = 0};
+    ad.head = test::two_labels();
+    spec::Model& m = f.add("shifted", "base", ad);
+    m.unfreeze = {"pos_emb.*"};
+    f.materialise();
+    CHECK(position_shift(f.weights("shifted")) == 3);
+    check_model_gradients(f, "shifted", spec::Objective::kClassification);
+    // Rows before the shift take no gradient; the text's first row does.
+    const Tensor& dpos = *f.grads("shifted").binding().find("pos_emb.weight");
+    const int C = f.weights("shifted").arch.width;
+    for (int i = 0; i < 3 * C; ++i) CHECK(dpos.f32()[i] == 0.0f);
+    double first = 0;
+    for (int i = 3 * C; i < 4 * C; ++i) first += std::fabs(dpos.f32()[i]);
+    CHECK(first > 0);
   }
   SECTION("masked LM of the base") {
     Family f(bert_architecture());

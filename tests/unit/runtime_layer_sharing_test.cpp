@@ -3,8 +3,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "runtime/layer_trie.h"
+#include "runtime/text_positions.h"
 #include "runtime/transformer.h"
 #include "runtime_family.h"
+#include "spec/text_positions.h"
 
 using namespace scion;
 
@@ -137,6 +140,101 @@ TEST_CASE("the trie computes each shared layer application once") {
   CHECK(flops(all, false) == Approx(alone));
   CHECK(flops(all, true) < alone);
   CHECK(flops(all, true) > a.layers * block);
+}
+
+namespace {
+
+// A probe, a prefix and the prefix's head-only descendant on a tiny BERT, imported from
+// Hugging Face (hf_model_type set) or native.
+test::Family prefix_family(bool imported) {
+  spec::Architecture arch =
+      test::tiny_architecture(spec::ArchitectureKind::kEncoder, spec::NormPlacement::kPost);
+  if (imported) arch.hf_model_type = "bert";
+  test::Family f(arch);
+  spec::Adaptation head;
+  head.head = test::two_labels();
+  f.add("probe", "base", head);
+  spec::Adaptation prefix = head;
+  prefix.prefix = spec::PrefixSpec{.virtual_tokens = 2, .layers = {}, .reparam_hidden = 0};
+  f.add("prefix", "base", prefix);
+  f.add("prefix-probe", "prefix", head);
+  f.materialise();
+  f.randomise(5);
+  return f;
+}
+
+std::vector<float> logits_alone(test::Family& f, const runtime::ModelWeights& w,
+                                const test::TinyBatch& data) {
+  runtime::SegmentedTransformer net(f.backend());
+  runtime::FamilyBatch alone;
+  alone.segments.push_back({.model = &w,
+                            .batch = kB,
+                            .length = kT,
+                            .tokens = data.tokens.data(),
+                            .lengths = data.lengths.data()});
+  auto out = net.forward(alone);
+  REQUIRE(out.is_ok());
+  return std::vector<float>((*out)[0].logits.f32(),
+                            (*out)[0].logits.f32() + (*out)[0].logits.numel());
+}
+
+}  // namespace
+
+// On an imported BERT (learned positions) a prefix moves the text's positions after its
+// virtual tokens, as transformers does behind PEFT (spec/text_positions.h): such a
+// model's embeddings differ from a head-only sibling's, and sharing must not mix them up,
+// while its own head-only descendant (shifted alike) still shares them.
+TEST_CASE("a prefix that shifts positions keeps its embeddings from unshifted siblings") {
+  test::Family f = prefix_family(true);
+  const std::vector<std::string> names = {"probe", "prefix", "prefix-probe"};
+  const auto weights = resolve_all(f, names);
+  CHECK(runtime::position_shift(weights[0]) == 0);
+  CHECK(runtime::position_shift(weights[1]) == 2);
+  CHECK(runtime::position_shift(weights[2]) == 2);  // its parent's prefix runs in it
+  CHECK(spec::prefix_position_shift(f.workspace(), f.model("prefix-probe")) == 2);
+  const test::TinyBatch data(kB, kT, weights[0].arch.vocab_size, 2, 5);
+
+  runtime::SegmentedTransformer net(f.backend());
+  auto shared = net.forward(batch_of(weights, data, true));
+  REQUIRE(shared.is_ok());
+  const std::vector<runtime::SegmentResult> shared_results = *shared;  // copy: views of the arena
+  for (std::size_t m = 0; m < names.size(); ++m) {
+    const std::vector<float> alone = logits_alone(f, weights[m], data);
+    const runtime::Tensor& logits = shared_results[m].logits;
+    REQUIRE(logits.numel() == static_cast<std::int64_t>(alone.size()));
+    for (std::size_t i = 0; i < alone.size(); ++i) {
+      INFO(names[m] << " logit " << i);
+      CHECK(logits.f32()[i] == Approx(alone[i]).margin(1e-5));
+    }
+  }
+  // Three models, two embeddings: the prefix's descendant shares its parent's; the probe,
+  // with the same tokens but unshifted positions, has its own.
+  std::vector<int> final_unit;
+  const auto stages = runtime::detail::build_stages(batch_of(weights, data, true), final_unit);
+  REQUIRE(stages.front().size() == 2);
+  CHECK(stages.front()[0].segment == 0);
+  CHECK(stages.front()[1].segment == 1);
+
+  // The shift is real: the native twin (same values, text at positions 0, 1, ...) differs
+  // in the prefix model and agrees in the probe.
+  test::Family native = prefix_family(false);
+  const auto twins = resolve_all(native, names);
+  CHECK(runtime::position_shift(twins[1]) == 0);
+  auto largest_difference = [&](std::size_t m) {
+    const std::vector<float> a = logits_alone(f, weights[m], data);
+    const std::vector<float> b = logits_alone(native, twins[m], data);
+    double largest = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      largest = std::max(largest, static_cast<double>(std::fabs(a[i] - b[i])));
+    return largest;
+  };
+  CHECK(largest_difference(0) == 0.0);
+  CHECK(largest_difference(1) > 1e-3);
+}
+
+TEST_CASE("native models keep the text at position 0 beside a prefix") {
+  test::Family f = sharing_family();
+  CHECK(runtime::position_shift(resolve_all(f, {"prefix"})[0]) == 0);
 }
 
 TEST_CASE("sharing is refused where backward would need every segment's rows") {

@@ -178,3 +178,43 @@ TEST_CASE("recompute is read but changes no hash: it changes no trained value") 
   REQUIRE_FALSE(bad.errors.empty());
   CHECK(bad.errors.front().to_string().find("recompute") != std::string::npos);
 }
+
+// On an imported BERT, RoBERTa or GPT-2 base prefix tuning moves the text's positions
+// (spec/text_positions.h); the rule is folded into those prefix models' recipes only, so
+// that models trained before it are out of date there and every other hash is unchanged.
+TEST_CASE("the prefix position rule is in the recipe of shifted prefix models only") {
+  auto recipes = [](const std::string& model_type, PositionKind positions) {
+    Workspace ws;
+    Model base;
+    base.name = "base";
+    base.architecture = Architecture{};
+    base.architecture->layers = 2;
+    base.architecture->hf_model_type = model_type;
+    base.architecture->positions = positions;
+    Model prefix;
+    prefix.name = "prefix";
+    prefix.from = "base";
+    prefix.adaptation.prefix = PrefixSpec{.virtual_tokens = 2, .layers = {}, .reparam_hidden = 0};
+    Model lora;
+    lora.name = "lora";
+    lora.from = "base";
+    lora.adaptation.lora =
+        LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {}};
+    ws.models = {base, prefix, lora};
+    return std::pair{canonical_recipe(ws, ws.models[1]), canonical_recipe(ws, ws.models[2])};
+  };
+  for (const char* type : {"bert", "roberta", "gpt2"}) {
+    const auto [prefix, lora] = recipes(type, PositionKind::kLearned);
+    INFO(type);
+    CHECK(prefix["adapt"]["prefix"]["text_positions"] == "after_prefix");
+    CHECK(lora.dump().find("text_positions") == std::string::npos);
+  }
+  // Native models and rotary positions (Llama) keep the recipes they had.
+  for (const auto& [type, positions] :
+       {std::pair{"", PositionKind::kLearned}, std::pair{"llama", PositionKind::kRotary}}) {
+    const auto [prefix, lora] = recipes(type, positions);
+    INFO(type);
+    CHECK(prefix["adapt"]["prefix"].size() == 3);  // virtual_tokens, layers, reparam_hidden
+    CHECK(prefix.dump().find("text_positions") == std::string::npos);
+  }
+}
