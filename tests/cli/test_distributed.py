@@ -11,7 +11,6 @@ without MPI in the build."""
 import json
 import os
 import re
-import shutil
 import signal
 import sqlite3
 import struct
@@ -19,14 +18,10 @@ import subprocess
 import time
 
 from harness import SCION, check, run, run_json, spec_workspace
+from mpi_support import (MPI_ENV, MPI_OPTIONS, TWO_TRUNKS_MODELS, TWO_TRUNKS_SPEC, require_mpirun,
+                         stored_tensors)
 
-MPIRUN = shutil.which("mpirun")
-if MPIRUN is None:
-    print("skip: mpirun not found (install openmpi-bin)")
-    raise SystemExit(77)
-if not run_json("--version")["build"]["mpi"]:
-    print("skip: this scion was built without MPI")
-    raise SystemExit(77)
+MPIRUN = require_mpirun()
 
 SPEC = """datasets:
   reviews: {path: data/reviews.jsonl, labels: [negative, positive]}
@@ -69,14 +64,6 @@ def workspace(spec=SPEC):
     return spec_workspace(spec)
 
 
-# --oversubscribe: more ranks than this machine's cores; --allow-run-as-root: CI containers.
-MPI_OPTIONS = ["--oversubscribe", "--allow-run-as-root"]
-# PMIx's shared-memory store fails to lock in some containers ("PMIX ERROR ... ds21"),
-# making MPI_Init fail now and then; its hash store does not.
-# NO_COLOR: mpirun gives the ranks a terminal for stdout, where scion would paint.
-MPI_ENV = dict(os.environ, PMIX_MCA_gds="hash", OMP_NUM_THREADS="1", NO_COLOR="1")
-
-
 def mpirun(ranks, *args, cwd, timeout=600):
     command = [MPIRUN, "-np", str(ranks), *MPI_OPTIONS, SCION, *args]
     proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=MPI_ENV)
@@ -84,22 +71,11 @@ def mpirun(ranks, *args, cwd, timeout=600):
 
 
 def tensors(work, model):
-    """name -> list of floats, from `scion export`."""
-    path = os.path.join(work, model + ".safetensors")
-    rc, _, err = run("export", model, "-o", path, "--force", cwd=work)
-    check(rc == 0, f"export {model}: {err}")
-    with open(path, "rb") as f:
-        data = f.read()
-    size = int.from_bytes(data[:8], "little")
-    header = json.loads(data[8:8 + size])
-    body = data[8 + size:]
+    """name -> list of floats."""
     out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        check(info["dtype"] == "F32", f"{model}.{name} is {info['dtype']}")
-        out[name] = struct.unpack(f"<{(end - begin) // 4}f", body[begin:end])
+    for name, (dtype, raw) in stored_tensors(work, model).items():
+        check(dtype == "F32", f"{model}.{name} is {dtype}")
+        out[name] = struct.unpack(f"<{len(raw) // 4}f", raw)
     return out
 
 
@@ -184,25 +160,7 @@ check(rc == 0, f"the store is consistent after a failed rank: {out}{err}")
 # process stores, bit for bit (both with one thread). `scion test` and `scion eval` shard
 # their cases over the ranks and rank 0 gathers them: what they print and store equals
 # one process's run, with 2 and 3 ranks, and so does `scion run`'s test phase.
-TRUNKS_SPEC = """datasets:
-  reviews: {path: data/reviews.jsonl, labels: [negative, positive]}
-  critics: {path: data/critics.jsonl, labels: [negative, positive]}
-models:
-  left:
-    architecture: {type: encoder, layers: 2, width: 32, heads: 2, ffn_width: 64, max_length: 48}
-    train: {data: reviews, objective: classification, steps: 6, batch_size: 7, seed: 1}
-  left-lora:
-    from: left
-    adapt: {lora: {rank: 2, targets: [q, v]}, head: {}}
-    train: {data: critics, steps: 5, batch_size: 7, seed: 2}
-  right:
-    architecture: {type: encoder, layers: 1, width: 32, heads: 2, ffn_width: 64, max_length: 48}
-    train: {data: critics, objective: classification, steps: 6, batch_size: 5, seed: 3}
-  right-prefix:
-    from: right
-    adapt: {prefix: {virtual_tokens: 2}, head: {}}
-    train: {data: reviews, steps: 4, batch_size: 5, seed: 4}
-lexicons:
+TRUNKS_SPEC = TWO_TRUNKS_SPEC + """lexicons:
   noun: [movie, film, plot, story, script, ending]
   good: [great, wonderful, lovely, excellent, solid]
   bad: [awful, boring, terrible, dull, dreadful]
@@ -225,7 +183,7 @@ assertions:
     pattern: "^the \\\\w+ was (great|wonderful|lovely|excellent|solid)\\\\.$"
     labels: [positive]
 """
-TRUNK_MODELS = ["left", "left-lora", "right", "right-prefix"]
+TRUNK_MODELS = TWO_TRUNKS_MODELS
 ONE_THREAD = dict(MPI_ENV)
 
 

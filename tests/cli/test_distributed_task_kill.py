@@ -13,49 +13,22 @@ import re
 import shutil
 import signal
 import sqlite3
-import struct
 import subprocess
 import time
 
-from harness import SCION, check, run, run_json, spec_workspace
+from harness import SCION, check, run, spec_workspace
+from mpi_support import (MPI_ENV, MPI_OPTIONS, TWO_TRUNKS_MODELS, TWO_TRUNKS_SPEC, require_mpirun,
+                         stored_tensors)
 
-MPIRUN = shutil.which("mpirun")
-if MPIRUN is None:
-    print("skip: mpirun not found (install openmpi-bin)")
-    raise SystemExit(77)
-if not run_json("--version")["build"]["mpi"]:
-    print("skip: this scion was built without MPI")
-    raise SystemExit(77)
+MPIRUN = require_mpirun()
 
-MPI_OPTIONS = ["--oversubscribe", "--allow-run-as-root"]
-# As in test_distributed.py: PMIx's hash store (its shared-memory one fails to lock in some
-# containers), one thread a rank (so a rank's tensors are one process's bits), no colour.
-MPI_ENV = dict(os.environ, PMIX_MCA_gds="hash", OMP_NUM_THREADS="1", NO_COLOR="1")
 # Bounds on every wait: a rank left waiting for a dead one would otherwise stall CI. The
 # slow step is training on a machine shared with builds; a hang waits forever.
 START_TIMEOUT = 240  # until the victim's run is under way
 END_TIMEOUT = 120    # from the kill until mpirun has ended the job
 
-SPEC = """datasets:
-  reviews: {path: data/reviews.jsonl, labels: [negative, positive]}
-  critics: {path: data/critics.jsonl, labels: [negative, positive]}
-models:
-  left:
-    architecture: {type: encoder, layers: 2, width: 32, heads: 2, ffn_width: 64, max_length: 48}
-    train: {data: reviews, objective: classification, steps: 6, batch_size: 7, seed: 1}
-  left-lora:
-    from: left
-    adapt: {lora: {rank: 2, targets: [q, v]}, head: {}}
-    train: {data: critics, steps: 5, batch_size: 7, seed: 2}
-  right:
-    architecture: {type: encoder, layers: 1, width: 32, heads: 2, ffn_width: 64, max_length: 48}
-    train: {data: critics, objective: classification, steps: 6, batch_size: 5, seed: 3}
-  right-prefix:
-    from: right
-    adapt: {prefix: {virtual_tokens: 2}, head: {}}
-    train: {data: reviews, steps: 4, batch_size: 5, seed: 4}
-"""
-MODELS = ["left", "left-lora", "right", "right-prefix"]
+SPEC = TWO_TRUNKS_SPEC
+MODELS = TWO_TRUNKS_MODELS
 LONG = 100000  # steps: far longer than any test waits
 
 
@@ -72,17 +45,8 @@ def mpirun(*args, cwd, launch=(), env=MPI_ENV):
 
 
 def tensors(work, model):
-    """name -> the raw bytes of each stored tensor, from `scion export`."""
-    path = os.path.join(work, model + ".safetensors")
-    rc, _, err = run("export", model, "-o", path, "--force", cwd=work)
-    check(rc == 0, f"export {model}: {err}")
-    with open(path, "rb") as f:
-        data = f.read()
-    size = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + size])
-    body = data[8 + size:]
-    return {name: body[info["data_offsets"][0]:info["data_offsets"][1]]
-            for name, info in header.items() if name != "__metadata__"}
+    """name -> the raw bytes of each stored tensor."""
+    return {name: raw for name, (_, raw) in stored_tensors(work, model).items()}
 
 
 def runs(work):

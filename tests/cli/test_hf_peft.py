@@ -65,7 +65,7 @@ models:
   on-prefix:
     from: prefixed
     adapt: {lora: {rank: 2, alpha: 4, targets: [q]}}
-    train: *recipe
+    train: *shifted
 """
 
 
