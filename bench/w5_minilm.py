@@ -20,9 +20,9 @@ in fp32 and bf16 (--precision both, the default; or one of them):
 
 tokens/s: jobs × steps × batch × T over the training time (scion: the groups' seconds from
 `scion adapt --json`, setup of the group included, store writes not; peer: its timed steps).
---peer-steps runs (c) for fewer steps than (a) and (b) (its tokens/s is then over its own
-token count, and the run says so): PyTorch's bf16 autocast on a CPU without bf16
-instructions is tens of times slower than its fp32.
+--peer-bf16-steps runs (c) in bf16 for fewer steps than the rest (its tokens/s is then over
+its own token count, and the run says so): PyTorch's bf16 autocast on a CPU without bf16
+instructions is tens of times slower than its fp32. (c) in fp32 always runs --steps.
 Peak RSS: scion's from wait4() on each `scion adapt` process (the largest for (b)), the
 peer's its own ru_maxrss (interpreter and libraries included). The import time of the
 checkpoint is the wall time of `scion import FOLDER --as minilm` into an empty store
@@ -137,9 +137,9 @@ def main():
     ap.add_argument("--model", default=os.path.expanduser("~/.cache/scion/all-MiniLM-L6-v2"))
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--steps", type=int, default=50)
-    ap.add_argument("--peer-steps", type=int,
-                    help="steps per job of (c) only (default: --steps); a rate over fewer "
-                         "steps, for PyTorch's bf16 autocast on CPUs without bf16 "
+    ap.add_argument("--peer-bf16-steps", type=int,
+                    help="steps per job of (c) in bf16 only (default: --steps); a rate over "
+                         "fewer steps, for PyTorch's bf16 autocast on CPUs without bf16 "
                          "instructions, tens of times slower than its fp32")
     ap.add_argument("--max-length", type=int, default=128)
     ap.add_argument("--threads", type=int, default=2)
@@ -153,8 +153,8 @@ def main():
         args.python = default_peer_python()
     elif args.python == "none":
         args.python = None
-    if args.peer_steps is None:
-        args.peer_steps = args.steps
+    if args.peer_bf16_steps is None:
+        args.peer_bf16_steps = args.steps
 
     work = tempfile.mkdtemp(prefix="scion-w5-")
     try:
@@ -163,12 +163,17 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def peer_steps(args, precision):
+    """Steps per job of (c) in `precision`."""
+    return args.peer_bf16_steps if precision == "bf16" else args.steps
+
+
 def peer(args, work, env, precision):
     """(c) in a process of its own: (seconds of its timed steps, its peak RSS MiB, versions)."""
     out, _, _ = run_with_rss(
         [args.python, os.path.join(HERE, "peers", "w5_peft.py"), "--folder", args.model,
          "--data", os.path.join(work, "reviews.jsonl"), "--jobs", str(args.jobs),
-         "--steps", str(args.peer_steps), "--batch", str(BATCH), "--max-length",
+         "--steps", str(peer_steps(args, precision)), "--batch", str(BATCH), "--max-length",
          str(args.max_length), "--threads", str(args.threads), "--precision", precision], env)
     fields = dict(f.split("=", 1) for f in out.strip().splitlines()[-1].split())
     return float(fields["seconds"]), float(fields["peak_rss_mib"]), \
@@ -183,15 +188,17 @@ def run(args, work):
     write_spec(work, args.jobs, args.steps, args.max_length)
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     precisions = ["fp32", "bf16"] if args.precision == "both" else [args.precision]
-    tokens = {key: args.jobs * args.steps * BATCH * args.max_length for key in "ab"}
-    tokens["c"] = args.jobs * args.peer_steps * BATCH * args.max_length
+    tokens = {(precision, key): args.jobs * (peer_steps(args, precision) if key == "c" else
+                                             args.steps) * BATCH * args.max_length
+              for precision in precisions for key in "abc"}
 
     print(cpu_line(args.scion))
     print(f"load average before: {load_average()}")
     print(f"W5: {args.jobs} jobs x {args.steps} steps x batch {BATCH} x T {args.max_length} = "
-          f"{tokens['a']} tokens per configuration"
-          + (f" ((c): {args.peer_steps} steps, {tokens['c']} tokens)"
-             if args.peer_steps != args.steps and args.python else "")
+          f"{tokens[(precisions[0], 'a')]} tokens per configuration"
+          + (f" ((c) in bf16: {args.peer_bf16_steps} steps, {tokens[('bf16', 'c')]} tokens)"
+             if args.peer_bf16_steps != args.steps and "bf16" in precisions and args.python
+             else "")
           + f", {' and '.join(precisions)}, {args.threads} threads, {args.reps} reps")
     print(f"peer (c): {args.python or 'none (no Python with peft: left out)'}")
     results = {"import": []}
@@ -230,7 +237,7 @@ def run(args, work):
                 continue
             seconds = statistics.median(s for s, _ in samples)
             rss = statistics.median(r for _, r in samples)
-            rates[key] = tokens[key] / seconds
+            rates[key] = tokens[(precision, key)] / seconds
             print(f"{precision} ({key}) {names[key]}: {seconds:.2f} s, {rates[key]:,.0f} tokens/s, "
                   f"peak RSS {rss:,.0f} MiB  (per rep: "
                   f"{', '.join(f'{s:.2f}' for s, _ in samples)} s)")
