@@ -85,14 +85,7 @@ void print_summary_json(const workbench::TrainingOutcome& outcome) {
     models.push_back(m);
   }
   for (const workbench::GroupOutcome& g : outcome.groups)
-    groups.push_back({{"models", g.models},
-                      {"status", g.status},
-                      {"seconds", g.seconds},
-                      {"tokens_per_second", g.tokens_per_second},
-                      {"precision", g.precision},
-                      {"planned_bytes", g.planned_bytes},
-                      {"resident_before_bytes", g.resident_before_bytes},
-                      {"peak_resident_bytes", g.peak_resident_bytes}});
+    groups.push_back(workbench::group_outcome_json(g));
   print_json({{"models", models}, {"groups", groups}});
 }
 

@@ -668,17 +668,6 @@ ModelOutcome model_outcome_from(const nlohmann::json& j) {
   return o;
 }
 
-nlohmann::json outcome_json(const GroupOutcome& g) {
-  return {{"models", g.models},
-          {"status", g.status},
-          {"seconds", g.seconds},
-          {"tokens_per_second", g.tokens_per_second},
-          {"precision", g.precision},
-          {"planned_bytes", g.planned_bytes},
-          {"resident_before_bytes", g.resident_before_bytes},
-          {"peak_resident_bytes", g.peak_resident_bytes}};
-}
-
 GroupOutcome group_outcome_from(const nlohmann::json& j) {
   return {j.at("models").get<std::vector<std::string>>(),
           j.at("status").get<std::string>(),
@@ -703,7 +692,7 @@ Status Session::share_wave_outcomes(std::size_t models_before, std::size_t group
   for (std::size_t i = models_before; i < outcome_.models.size(); ++i)
     mine["models"].push_back(outcome_json(outcome_.models[i]));
   for (std::size_t i = groups_before; i < outcome_.groups.size(); ++i)
-    mine["groups"].push_back(outcome_json(outcome_.groups[i]));
+    mine["groups"].push_back(group_outcome_json(outcome_.groups[i]));
   for (std::size_t i = diverged_before; i < outcome_.diverged.size(); ++i)
     mine["diverged"].push_back(outcome_.diverged[i]);
   for (std::size_t i = checkpointed_before; i < outcome_.checkpointed.size(); ++i)
@@ -802,6 +791,17 @@ Status training_status(const TrainingOutcome& outcome) {
   if (outcome.status.is_ok() && !outcome.diverged.empty())
     return Status(StatusCode::kDiverged, outcome.diverged.back());
   return outcome.status;
+}
+
+nlohmann::json group_outcome_json(const GroupOutcome& g) {
+  return {{"models", g.models},
+          {"status", g.status},
+          {"seconds", g.seconds},
+          {"tokens_per_second", g.tokens_per_second},
+          {"precision", g.precision},
+          {"planned_bytes", g.planned_bytes},
+          {"resident_before_bytes", g.resident_before_bytes},
+          {"peak_resident_bytes", g.peak_resident_bytes}};
 }
 
 }  // namespace scion::workbench

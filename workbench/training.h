@@ -27,6 +27,7 @@
 #pragma once
 
 #include <atomic>
+#include <nlohmann/json_fwd.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -102,6 +103,9 @@ Result<TrainingOutcome> train(const spec::Workspace& ws, lineage::LineageStore& 
                               const TrainRequest& request, TrainingObserver& observer,
                               const std::atomic<bool>* interrupted,
                               runtime::Communicator* comm = nullptr);
+
+// A group's outcome as `--json` prints it (docs/json.md) and the ranks exchange it.
+nlohmann::json group_outcome_json(const GroupOutcome& g);
 
 // What a training command ends with: outcome.status, or, when that is ok and models
 // diverged, kDiverged with the last divergence's message (outcome.diverged holds all).
