@@ -106,26 +106,31 @@ const LtMatmul::Plan* LtMatmul::plan_for(const Key& key, const LtProduct& p, con
     check(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
     if (ok) {
       const std::uint64_t workspace = kWorkspaceBytes;
+      check(cublasLtMatmulPreferenceSetAttribute(
+                preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace),
+            "cublasLtMatmulPreferenceSetAttribute (MAX_WORKSPACE_BYTES)");
       const std::uint32_t align_a =
           static_cast<std::uint32_t>(std::get<11>(key));  // cuBLASLt's A: our b
       const std::uint32_t align_b =
           static_cast<std::uint32_t>(std::get<10>(key));  // cuBLASLt's B: our a
       const std::uint32_t align_c = static_cast<std::uint32_t>(std::get<12>(key));
-      check(cublasLtMatmulPreferenceSetAttribute(
-                preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace),
-            "cublasLtMatmulPreferenceSetAttribute (MAX_WORKSPACE_BYTES)");
-      check(cublasLtMatmulPreferenceSetAttribute(
-                preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof align_a),
-            "cublasLtMatmulPreferenceSetAttribute (MIN_ALIGNMENT_A_BYTES)");
-      check(cublasLtMatmulPreferenceSetAttribute(
-                preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof align_b),
-            "cublasLtMatmulPreferenceSetAttribute (MIN_ALIGNMENT_B_BYTES)");
-      check(cublasLtMatmulPreferenceSetAttribute(
-                preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof align_c),
-            "cublasLtMatmulPreferenceSetAttribute (MIN_ALIGNMENT_C_BYTES)");
-      check(cublasLtMatmulPreferenceSetAttribute(
-                preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof align_c),
-            "cublasLtMatmulPreferenceSetAttribute (MIN_ALIGNMENT_D_BYTES)");
+      struct Alignment {
+        cublasLtMatmulPreferenceAttributes_t attribute;
+        const std::uint32_t* bytes;
+        const char* what;
+      };
+      for (const Alignment& a :
+           {Alignment{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a,
+                      "cublasLtMatmulPreferenceSetAttribute (MIN_ALIGNMENT_A_BYTES)"},
+            Alignment{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b,
+                      "cublasLtMatmulPreferenceSetAttribute (MIN_ALIGNMENT_B_BYTES)"},
+            Alignment{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c,
+                      "cublasLtMatmulPreferenceSetAttribute (MIN_ALIGNMENT_C_BYTES)"},
+            Alignment{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c,
+                      "cublasLtMatmulPreferenceSetAttribute (MIN_ALIGNMENT_D_BYTES)"}})
+        check(cublasLtMatmulPreferenceSetAttribute(preference, a.attribute, a.bytes,
+                                                   sizeof *a.bytes),
+              a.what);
     }
     if (ok) {
       // The heuristic reads the bias pointer for its alignment (part of the key).
