@@ -4,6 +4,8 @@
 #include <initializer_list>
 #include <tuple>
 
+#include "runtime/kv_cache.h"
+
 namespace scion::runtime::detail {
 namespace {
 
@@ -69,7 +71,9 @@ std::string batch_signature(const FamilyBatch& batch) {
     add(seg.length);
     add(static_cast<int>(m.objective));
     add(m.has_classifier ? m.classifier.linear.out : 0);
-    add(m.prompt_tokens());
+    add(prompt_rows(seg));
+    add(seg.cache ? seg.cache->capacity() : 0);
+    add(seg.last_position_logits);
     for (const BlockWeights& b : m.blocks) {
       s += '/';
       for (const PrefixWeights& p : b.prefixes) add(p.tokens);
@@ -104,7 +108,7 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     Plan::SegmentActs& sa = plan.segments[s];
     sa.B = seg.batch;
     sa.T = seg.length;
-    sa.P = seg.model->prompt_tokens();
+    sa.P = prompt_rows(seg);
     sa.S = sa.P + sa.T;
     sa.row0 = plan.N;
     sa.rows = static_cast<std::int64_t>(sa.B) * sa.S;
@@ -199,7 +203,8 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     for (int l = 0; l < L; ++l) {
       const BlockWeights& bw = m.blocks[l];
       const std::string q = p + "blk." + std::to_string(l) + ".";
-      const int Pf = m.prefix_tokens(l);
+      // A cache holds the prefix rows itself (runtime/kv_cache.h).
+      const int Pf = seg.cache ? 0 : m.prefix_tokens(l);
       max_prefix = std::max(max_prefix, Pf);
       layout.add(q + "prefix_k", Pf * C, &sa.prefix_k[l]);
       layout.add(q + "prefix_v", Pf * C, &sa.prefix_v[l]);
@@ -238,7 +243,9 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     layout.add(p + "dbneck_pre", rows * max_hidden, &sa.dbneck_pre);
     layout.add(p + "dbneck_act", rows * max_hidden, &sa.dbneck_act);
     const bool classify = m.objective == spec::Objective::kClassification;
-    const std::int64_t logit_rows = classify ? sa.B : rows;
+    const bool last_only = !classify && seg.last_position_logits;
+    const std::int64_t logit_rows = classify || last_only ? sa.B : rows;
+    if (last_only) layout.add(p + "last_hidden", sa.B * C, &sa.last_hidden);
     const std::int64_t width = classify ? m.classifier.linear.out : V;
     if (classify) {
       layout.add(p + "pooled", sa.B * C, &sa.pooled);

@@ -63,6 +63,8 @@ namespace detail {
 struct BatchPlan;  // the arena layout of one batch shape (batch_plan.h)
 }
 
+class KvCache;  // runtime/kv_cache.h
+
 // The segment's tokens, lengths and targets are host memory; forward() copies them to the
 // backend.
 struct Segment {
@@ -84,7 +86,26 @@ struct Segment {
   // Data parallelism gives each rank a slice of a batch and here the whole batch's count,
   // so that the ranks' losses and gradients sum to the whole batch's mean.
   std::int64_t loss_denominator = 0;
+  // Incremental decoding (inference only, batch 1, no layer sharing): the keys and values
+  // of the positions this sequence has run so far, created for this segment's model
+  // (runtime/kv_cache.h). The tokens are the next positions: they attend to the cached
+  // rows and to each other (causally), their positions continue at cache->cached(), and
+  // forward() appends their keys and values and advances the cache. The model's prompt
+  // tokens run once, in the first forward over an empty cache. Null: no cache.
+  KvCache* cache = nullptr;
+  // LM inference: the logits of each sequence's last real position only, (B, 1, V),
+  // instead of every position's: what sampling the next token needs.
+  bool last_position_logits = false;
 };
+
+// Prompt-tuning rows forward() runs before `seg`'s tokens: the model's prompt tokens,
+// or none when its cache already holds them.
+int prompt_rows(const Segment& seg);
+// Keys and values block `block` attends to before `seg`'s own rows: the model's prefix
+// tokens, or every row of its cache.
+int keys_before(const Segment& seg, int block);
+// Where `seg`'s rows start among the positions of its sequence: after the cached ones.
+int first_position(const Segment& seg);
 
 struct FamilyBatch {
   std::vector<Segment> segments;
@@ -111,8 +132,8 @@ struct SegmentResult {
   float loss = 0.0f;          // sum over counted targets / denominator (Segment::loss_denominator)
   std::int64_t counted = 0;   // targets that were not ignored
   // Classification: (B, K). LM: (B, P+T, V) where the first P positions are the
-  // segment's prompt tokens. Backend memory (read it with copy_to_host), valid until the
-  // next forward().
+  // segment's prompt rows (prompt_rows()); (B, 1, V) with last_position_logits. Backend memory
+  // (read it with copy_to_host), valid until the next forward().
   Tensor logits;
 };
 
@@ -123,7 +144,9 @@ class SegmentedTransformer {
 
   // Errors (kInvalidArgument): an empty batch, segments whose models do not share the
   // same trunk storage, a trained trunk in a multi-segment batch, sequences longer than
-  // max_length (prompt tokens included), token ids or labels out of range.
+  // max_length (prompt tokens included), token ids or labels out of range; a cache in a
+  // batch that trains, has targets or shares layers, on a segment of more than one
+  // sequence, made for another model, or without room for the tokens.
   Result<std::vector<SegmentResult>> forward(const FamilyBatch& batch);
 
   // REQUIRES: the last forward() had targets on every segment and succeeded.
