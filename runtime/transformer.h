@@ -21,6 +21,10 @@
 // shape; it is rebuilt only when the shape changes, so a training loop with a fixed
 // batch shape allocates nothing per step.
 //
+// Incremental decoding: a segment with a key/value cache (Segment::cache, kv_cache.h) runs
+// only its next positions, attending to the cached ones; runtime/evaluation/
+// text_generator.h generates text that way.
+//
 // Scope: dropout applies to the embeddings and to each attention and FFN output (rate
 // Architecture::dropout) and to trained LoRA inputs; attention probabilities are not
 // dropped. The masked-LM head is the (tied or untied) output embedding applied directly
