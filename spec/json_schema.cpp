@@ -79,7 +79,9 @@ Json dataset_schema(SchemaBuilder& b) {
                        {"format", words<DatasetFormat>(keys::kDatasetFormats)},
                        {"text_field", type("string")},
                        {"label_field", type("string")},
-                       {"labels", strings()}},
+                       {"labels", strings()},
+                       {"prompt_field", type("string")},
+                       {"completion_field", type("string")}},
                       "a data file");
 }
 

@@ -18,8 +18,8 @@ namespace scion::spec::keys {
 inline constexpr std::string_view kSections[] = {"datasets", "models",     "share",
                                                  "tests",    "assertions", "lexicons"};
 
-inline constexpr std::string_view kDataset[] = {"path", "format", "text_field", "label_field",
-                                                "labels"};
+inline constexpr std::string_view kDataset[] = {
+    "path", "format", "text_field", "label_field", "labels", "prompt_field", "completion_field"};
 inline constexpr Choice<DatasetFormat> kDatasetFormats[] = {{"jsonl", DatasetFormat::kJsonl},
                                                             {"csv", DatasetFormat::kCsv},
                                                             {"tsv", DatasetFormat::kTsv},

@@ -77,11 +77,17 @@ json to_json(const Adaptation& ad) {
 
 json to_json(const Dataset& d) {
   // The name and path are left out: moving or renaming a file keeps its identity.
-  return {{"digest", d.digest},
-          {"format", static_cast<int>(d.format)},
-          {"text_field", d.text_field},
-          {"label_field", d.label_field},
-          {"labels", d.labels}};
+  json out = {{"digest", d.digest},
+              {"format", static_cast<int>(d.format)},
+              {"text_field", d.text_field},
+              {"label_field", d.label_field},
+              {"labels", d.labels}};
+  // Only where set, so that every recipe from before these keys keeps its hash.
+  if (d.has_completions()) {
+    out["prompt_field"] = d.prompt_field;
+    out["completion_field"] = d.completion_field;
+  }
+  return out;
 }
 
 json to_json(const TrainingSpec& t, const Workspace& ws) {

@@ -228,7 +228,14 @@ struct Dataset {
   std::string text_field = "text";   // ignored for kText
   std::string label_field = "label"; // empty: unlabelled
   std::vector<std::string> labels;   // label names, mapped to indices in this order
+  // A prompt/completion dataset (both set, or neither): each row's prompt and completion
+  // in these fields, for causal-LM training with the loss on the completion alone; the
+  // text and label fields are not read.
+  std::string prompt_field;
+  std::string completion_field;
   std::string digest;                // SHA-256 of the file's bytes, set by the loader
+
+  bool has_completions() const { return !completion_field.empty(); }
 };
 
 // ---- Sharing -----------------------------------------------------------------------------

@@ -3,8 +3,13 @@
 // Framing: encoder and classification rows are [CLS] content [SEP]; causal-LM rows are
 // [BOS] content [EOS] with inputs = all but the last token and targets = all but the first.
 // Content beyond content_capacity() is truncated from the end, keeping the closing
-// special. Rows are padded with the pad id to T = the longest row of the batch, or to
-// max_length when pad_to_max_length is set. Every array is row-major.
+// special. A prompt/completion row (TokenizedDataset::prompt_lengths) takes no loss on its
+// prompt: the targets that are prompt tokens are kIgnoreIndex, so the loss covers the
+// completion and the closing EOS alone; a row too long loses its prompt's first tokens
+// before anything else (the tokens nearest the completion stay, as ContinuationScorer
+// truncates an input), then, if still too long, its completion's last ones. Rows are padded with
+// the pad id to T = the longest row of the batch, or to max_length when pad_to_max_length is set.
+// Every array is row-major.
 //
 // Masked LM (BERT's rule): each content position (never [CLS]/[SEP]/padding) is chosen
 // with probability mask_probability; a row with content but no chosen position gets one

@@ -3,7 +3,9 @@
 //
 // Field names come from the spec (text_field, label_field). A dataset is labelled when its
 // spec lists labels; each label is then mapped by name to its position in that list (a
-// numeric or boolean JSON label is matched by its text, so 1 matches the label "1").
+// numeric or boolean JSON label is matched by its text, so 1 matches the label "1"). A
+// prompt/completion dataset (spec::Dataset::has_completions) reads prompt_field into each
+// example's text and completion_field into its completion instead, both strings.
 // Unlabelled datasets ignore label_field. Plain text has one example per non-blank line
 // and no labels; read_corpus() reads it whole for language-model pretraining (see
 // runtime/data/tokenized_dataset.h for cutting it into windows).
@@ -26,14 +28,16 @@ namespace scion::data {
 inline constexpr std::int32_t kNoLabel = -1;
 
 struct Example {
-  std::string text;
+  std::string text;               // the prompt, in a prompt/completion dataset
   std::int32_t label = kNoLabel;  // index into spec::Dataset::labels; kNoLabel if unlabelled
   int line = 0;                   // 1-based line where the example starts in its file
+  std::string completion;         // prompt/completion datasets only
 };
 
 struct ExampleSet {
   std::vector<Example> examples;
   bool labelled = false;
+  bool completions = false;  // a prompt/completion dataset
   // The row count recorded in the lineage store.
   std::int64_t rows() const { return static_cast<std::int64_t>(examples.size()); }
 };

@@ -17,6 +17,33 @@ std::optional<std::string> label_text(const nlohmann::json& value) {
   return std::nullopt;
 }
 
+// The string in `field` of `object` (`key` names the spec key that chose the field).
+Result<std::string> string_field(const nlohmann::json& object, const std::string& field,
+                                 const char* key, const std::string& where,
+                                 const spec::Dataset& dataset) {
+  auto value = object.find(field);
+  if (value == object.end() || value->is_null())
+    return spec_error(
+        fmt::format("{}: missing field '{}' (datasets.{}.{})", where, field, dataset.name, key));
+  if (!value->is_string())
+    return spec_error(
+        fmt::format("{}: field '{}' is a {}, expected a string", where, field, value->type_name()));
+  return value->get<std::string>();
+}
+
+// A prompt/completion record: the prompt as the example's text, and its completion.
+Result<Example> with_completion(const nlohmann::json& object, const std::string& where,
+                                const spec::Dataset& dataset, Example example) {
+  auto prompt = string_field(object, dataset.prompt_field, "prompt_field", where, dataset);
+  if (!prompt) return prompt.status();
+  auto completion =
+      string_field(object, dataset.completion_field, "completion_field", where, dataset);
+  if (!completion) return completion.status();
+  example.text = std::move(*prompt);
+  example.completion = std::move(*completion);
+  return example;
+}
+
 Result<Example> parse_object(std::string_view line_text, int line_number, const std::string& file,
                              const spec::Dataset& dataset, const LabelMap& labels) {
   const std::string where = fmt::format("{}:{}", file, line_number);
@@ -25,10 +52,10 @@ Result<Example> parse_object(std::string_view line_text, int line_number, const 
     object = nlohmann::json::parse(line_text);
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is the 1-based offset where parsing stopped: the column on this line.
-    return spec_error(
-        fmt::format("{}:{}: the line is not valid JSON; each line must be one "
-                    "JSON object like {{\"{}\": \"...\"}}",
-                    where, e.byte, dataset.text_field));
+    return spec_error(fmt::format(
+        "{}:{}: the line is not valid JSON; each line must be one "
+        "JSON object like {{\"{}\": \"...\"}}",
+        where, e.byte, dataset.has_completions() ? dataset.prompt_field : dataset.text_field));
   }
   if (!object.is_object())
     return spec_error(
@@ -37,6 +64,7 @@ Result<Example> parse_object(std::string_view line_text, int line_number, const 
                     where, object.type_name()));
   Example example;
   example.line = line_number;
+  if (dataset.has_completions()) return with_completion(object, where, dataset, example);
   auto text = object.find(dataset.text_field);
   if (text == object.end() || text->is_null())
     return spec_error(fmt::format("{}: missing field '{}' (datasets.{}.text_field)", where,
@@ -68,6 +96,7 @@ ExampleSet parse_jsonl(std::string_view contents, const std::string& file,
   const LabelMap labels(dataset);
   ExampleSet set;
   set.labelled = labels.labelled();
+  set.completions = dataset.has_completions();
   bool any_row = false;
   for (const Line& line : split_lines(contents)) {
     if (is_blank(line.text)) continue;

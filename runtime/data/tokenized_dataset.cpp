@@ -21,6 +21,11 @@ TokenizedDataset tokenize_examples(const ExampleSet& examples, const text::Token
   for (const Example& example : examples.examples) {
     data.rows.push_back(tokenizer.encode(example.text));
     if (examples.labelled) data.labels.push_back(example.label);
+    if (!examples.completions) continue;
+    std::vector<std::int32_t>& row = data.rows.back();
+    data.prompt_lengths.push_back(static_cast<std::int32_t>(row.size()));
+    const std::vector<std::int32_t> completion = tokenizer.encode(example.completion);
+    row.insert(row.end(), completion.begin(), completion.end());
   }
   return data;
 }

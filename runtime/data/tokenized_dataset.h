@@ -1,8 +1,11 @@
 // TokenizedDataset: the examples of a dataset as token ids, ready for batching.
 //
 // Rows hold the tokenizer's ids without special tokens; batching frames and truncates
-// them (runtime/data/batcher.h). Build one per (dataset, tokenizer) and share it, read
-// only, between every job and stream that trains on it (std::shared_ptr<const ...>).
+// them (runtime/data/batcher.h). A prompt/completion row is the prompt's ids followed by
+// the completion's, each text tokenised alone (as ContinuationScorer and TextGenerator
+// tokenise them), and records how many of its first ids are the prompt's. Build one per (dataset,
+// tokenizer) and share it, read only, between every job and stream that trains on it
+// (std::shared_ptr<const ...>).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,7 @@ namespace scion::data {
 struct TokenizedDataset {
   std::vector<std::vector<std::int32_t>> rows;  // token ids per example, no specials
   std::vector<std::int32_t> labels;             // per row; empty when unlabelled
+  std::vector<std::int32_t> prompt_lengths;     // per row: its prompt's ids; empty: no prompts
   text::SpecialTokens specials;                 // of the tokenizer that made the rows
   int vocab_size = 0;
 
@@ -24,7 +28,8 @@ struct TokenizedDataset {
   bool labelled() const { return !labels.empty(); }
 };
 
-// One row per example, labels copied when the set is labelled.
+// One row per example, labels copied when the set is labelled; a prompt/completion set's
+// rows are prompt + completion, with their prompt lengths.
 TokenizedDataset tokenize_examples(const ExampleSet& examples, const text::Tokenizer& tokenizer);
 
 // A continuous corpus for language-model pretraining, cut into consecutive windows of
