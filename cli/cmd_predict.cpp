@@ -6,6 +6,10 @@
 // The texts come from workbench/predict_input.h (lines or JSONL, a file or standard
 // input), the predictions from workbench/prediction.h; this file parses and prints. A text
 // longer than a model reads is classified by its first tokens, with a warning.
+// With --generate, causal language models continue the texts instead
+// (cli/cmd_predict_generate.cpp); this file holds the options of both.
+#include "cli/cmd_predict.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,13 +26,6 @@
 
 namespace scion::cli {
 namespace {
-
-struct PredictOptions {
-  std::vector<std::string> models;
-  workbench::PredictInputOptions input;
-  bool check_assertions = false;
-  int chunk_size = 64;
-};
 
 nlohmann::json prediction_json(const workbench::Prediction& p, bool with_violations) {
   const assertions::ModelOutput& o = p.output;
@@ -100,6 +97,16 @@ void print_predictions(const workbench::Predictions& result, bool check_assertio
 }
 
 int predict(const GlobalOptions& global, const PredictOptions& options) {
+  if (options.generate) {
+    if (options.check_assertions)
+      return fail(invalid_argument(
+          "--assert checks classifiers' predictions; it does not apply with --generate"));
+    return generate_text(global, options);
+  }
+  if (!options.generation_flags.empty())
+    return fail(invalid_argument(fmt::format(
+        "{} applies only with --generate (continuing prompts with a causal language model)",
+        fmt::join(options.generation_flags, ", "))));
   if (options.input.file == "-" && global.spec_file == workbench::kStdinSpec)
     return fail(invalid_argument(
         "-f - and --file - both read standard input; give one of them a file"));
@@ -137,6 +144,26 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
   return kExitOk;
 }
 
+constexpr const char* kGenerationFlags[] = {"--max-new-tokens", "--temperature", "--top-k",
+                                            "--top-p",          "--seed",        "--stop"};
+
+void add_generation_options(CLI::App& cmd, PredictOptions& options) {
+  runtime::GenerationOptions& g = options.generation;
+  cmd.add_flag("--generate", options.generate,
+               "Continue each text with causal language models instead of classifying it");
+  cmd.add_option("--max-new-tokens", g.max_new_tokens, "Most tokens to generate (default 32)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--temperature", g.sampling.temperature,
+                 "0: greedy (the default); above 0: sample, the logits divided by it");
+  cmd.add_option("--top-k", g.sampling.top_k,
+                 "Sample from the K most likely tokens only (default 0: all)");
+  cmd.add_option("--top-p", g.sampling.top_p,
+                 "Sample from the most likely tokens holding this probability mass (default 1)");
+  cmd.add_option("--seed", g.sampling.seed, "The seed of sampling (default 0)");
+  cmd.add_option("--stop", g.stop, "End a completion where this text appears (repeatable)")
+      ->option_text("TEXT");
+}
+
 }  // namespace
 
 void add_predict_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
@@ -158,17 +185,27 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global, CommandActi
       ->option_text("NAME");
   cmd->add_flag("--assert", options.check_assertions,
                 "Check the spec's model assertions on each prediction");
-  cmd->add_option("--chunk-size", options.chunk_size, "Texts per forward pass (default 64)")
+  cmd->add_option("--chunk-size", options.chunk_size,
+                  "Texts per forward pass, or sequences generated at once (default 64)")
       ->check(CLI::Range(1, 65536));
+  add_generation_options(*cmd, options);
   cmd->footer(
       "A text longer than a model reads is classified by its first tokens, with a warning;\n"
-      "an empty text is an error (exit 2).\n"
+      "an empty text is an error (exit 2). --generate continues each text (a prompt) with\n"
+      "causal language models instead: greedy by default, sampled with --temperature.\n"
       "Example: scion -C examples/sentiment predict review-lora --text \"a lovely film\" --assert\n"
       "         jq -c '{text: .review}' reviews.jsonl | scion predict review-lora --file - "
       "--format jsonl\n"
       "         scion -C examples/sentiment predict base review-lora product-lora --text \"the "
-      "kettle was solid\"");
-  cmd->callback([&global, &action] { action = [&global] { return predict(global, options); }; });
+      "kettle was solid\"\n"
+      "         scion -C examples/generation predict gpt2 gpt2-lora --generate --text \"the cat\" "
+      "--max-new-tokens 12");
+  cmd->callback([cmd, &global, &action] {
+    options.generation_flags.clear();
+    for (const char* flag : kGenerationFlags)
+      if (cmd->get_option(flag)->count() > 0) options.generation_flags.push_back(flag);
+    action = [&global] { return predict(global, options); };
+  });
 }
 
 }  // namespace scion::cli
