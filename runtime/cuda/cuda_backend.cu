@@ -175,7 +175,9 @@ class CudaBackend final : public Backend {
     void* scratch =
         dwte ? scratch_embedding_.get(bytes, log_, "cudaMalloc (embedding gradient)") : nullptr;
     if (dwte && scratch == nullptr) return;  // logged
-    cuda::embedding_backward(dwte, dwpe, dprompt, dout, inp, B, T, P, C, scratch, bytes, kStream);
+    log_.check(cuda::embedding_backward(dwte, dwpe, dprompt, dout, inp, B, T, P, C, scratch, bytes,
+                                        kStream),
+               "embedding_backward (token sort)");
     log_.launched("embedding_backward");
   }
 

@@ -71,10 +71,10 @@ std::size_t embedding_backward_scratch_bytes(int B, int T) {
   return 3 * aligned(static_cast<std::size_t>(n) * sizeof(std::int32_t)) + cub_sort_bytes(n);
 }
 
-void embedding_backward(float* dwte, float* dwpe, float* dprompt, const float* dout,
-                        const std::int32_t* inp, int B, int T, int P, int C, void* scratch,
-                        std::size_t scratch_bytes, cudaStream_t stream) {
-  if (C <= 0) return;
+cudaError_t embedding_backward(float* dwte, float* dwpe, float* dprompt, const float* dout,
+                               const std::int32_t* inp, int B, int T, int P, int C, void* scratch,
+                               std::size_t scratch_bytes, cudaStream_t stream) {
+  if (C <= 0) return cudaSuccess;
   const int S = P + T;
   // Positions (accumulated) and prompt rows (assigned): sums over the sequences.
   if (dwpe || dprompt)
@@ -86,15 +86,18 @@ void embedding_backward(float* dwte, float* dwpe, float* dprompt, const float* d
       if (dprompt && s < P) dprompt[i] = sum;
     });
   const int n = B * T;
-  if (!dwte || n <= 0) return;
-  if (scratch_bytes < embedding_backward_scratch_bytes(B, T)) return;  // the caller logs it
+  if (!dwte || n <= 0) return cudaSuccess;
+  if (scratch_bytes < embedding_backward_scratch_bytes(B, T)) return cudaErrorInvalidValue;
   const SortScratch sort = carve(scratch, n);
   std::int32_t* positions = sort.positions;
   for_each_index(n, stream,
                  [=] __device__(std::int64_t i) { positions[i] = static_cast<std::int32_t>(i); });
   std::size_t cub_bytes = sort.cub_bytes;
-  cub::DeviceRadixSort::SortPairs(sort.cub, cub_bytes, inp, sort.sorted_tokens, positions,
-                                  sort.sorted_positions, n, 0, 32, stream);
+  if (const cudaError_t err =
+          cub::DeviceRadixSort::SortPairs(sort.cub, cub_bytes, inp, sort.sorted_tokens, positions,
+                                          sort.sorted_positions, n, 0, 32, stream);
+      err != cudaSuccess)
+    return err;
   const std::int32_t* tokens = sort.sorted_tokens;
   const std::int32_t* rows = sort.sorted_positions;
   // One thread per (sorted index, channel); only the first index of each token's run sums.
@@ -111,6 +114,7 @@ void embedding_backward(float* dwte, float* dwpe, float* dprompt, const float* d
     }
     dwte[static_cast<std::int64_t>(token) * C + c] += sum;
   });
+  return cudaSuccess;
 }
 
 }  // namespace scion::runtime::cuda

@@ -25,11 +25,13 @@ namespace scion::runtime::cuda {
 // embedding.cu
 void embedding_forward(float* out, const std::int32_t* inp, const float* wte, const float* wpe,
                        const float* prompt, int B, int T, int P, int C, cudaStream_t stream);
-// Bytes of scratch embedding_backward needs.
+// Bytes of scratch embedding_backward needs. It returns the failure of its token sort
+// (CUB's, which reports instead of setting the launch error), or cudaErrorInvalidValue for
+// too little scratch; launch errors are the caller's to check, as everywhere.
 std::size_t embedding_backward_scratch_bytes(int B, int T);
-void embedding_backward(float* dwte, float* dwpe, float* dprompt, const float* dout,
-                        const std::int32_t* inp, int B, int T, int P, int C, void* scratch,
-                        std::size_t scratch_bytes, cudaStream_t stream);
+cudaError_t embedding_backward(float* dwte, float* dwpe, float* dprompt, const float* dout,
+                               const std::int32_t* inp, int B, int T, int P, int C, void* scratch,
+                               std::size_t scratch_bytes, cudaStream_t stream);
 
 // norms.cu
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
