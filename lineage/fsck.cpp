@@ -218,7 +218,8 @@ Status check_models(SqliteDb& db, FsckReport& report) {
   // The current version's recipe is the model's: both change in one transaction.
   auto versions = db.prepare(
       "SELECT m.name FROM models m LEFT JOIN versions v ON v.id = m.version_id "
-      "WHERE m.recipe_hash IS NOT v.recipe_hash OR v.model_id IS NOT m.id");
+      "WHERE (m.version_id IS NOT NULL OR m.recipe_hash IS NOT NULL) "
+      "AND (m.recipe_hash IS NOT v.recipe_hash OR v.model_id IS NOT m.id)");
   if (!versions.is_ok()) return versions.status();
   SCION_RETURN_IF_ERROR(versions->for_each_row([&](const Statement& row) {
     report.problems.push_back({"model '" + row.column_text(0) + "'",
