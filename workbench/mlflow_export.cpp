@@ -212,10 +212,13 @@ class MirrorWriter {
                     yaml_quoted("file://" + (run_dir / "artifacts").string()), end,
                     yaml_quoted(experiment_id_), run.id, yaml_quoted(run.name), run.id, run.start,
                     run.status, yaml_quoted("scion"))));
-    fs::create_directories(run_dir / "artifacts", ec);
-    if (ec)
-      return io_error(
-          fmt::format("cannot create '{}': {}", (run_dir / "artifacts").string(), ec.message()));
+    // MLflow reads a folder as a run only when all four are there, empty or not.
+    for (const char* folder : {"artifacts", "metrics", "params", "tags"}) {
+      fs::create_directories(run_dir / folder, ec);
+      if (ec)
+        return io_error(
+            fmt::format("cannot create '{}': {}", (run_dir / folder).string(), ec.message()));
+    }
     for (const auto& [key, value] : run.params)
       SCION_RETURN_IF_ERROR(write_file(run_dir / "params" / key, value));
     summary_.params += run.params.size();

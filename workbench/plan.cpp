@@ -275,7 +275,7 @@ Status first_states(const TrainRequest& request, StoreView& store,
 }
 
 // Models that share modules train as one unit: one of them running brings the others
-// (also those that would have been up to date or restored). Returns whether any changed.
+// (also those outside the request, up to date or restored). Returns whether any changed.
 bool bring_unit_partners(const spec::Workspace& ws, std::map<std::string, PlannedModel*>& by_name,
                          Plan& plan) {
   bool changed = false;
@@ -283,7 +283,7 @@ bool bring_unit_partners(const spec::Workspace& ws, std::map<std::string, Planne
     if (by_name.at(m.name)->state != ModelState::kRuns) continue;
     for (const spec::Model* partner : ws.training_unit(m)) {
       PlannedModel& p = *by_name.at(partner->name);
-      if (p.state == ModelState::kRuns || p.state == ModelState::kNotSelected) continue;
+      if (p.state == ModelState::kRuns) continue;
       p.state = ModelState::kRuns;
       p.restores_run.reset();
       p.reason = "shares modules with '" + m.name + "'";

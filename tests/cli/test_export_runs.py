@@ -38,8 +38,8 @@ tree = {m["model"]: m for m in run_json("lineage", "tree", cwd=work)["models"]}
 check(len(runs) == 3 and len(tests) == 3, f"three training and three test runs: {store_runs}")
 check(summary["runs_exported"] == summary["new_runs"] == len(runs) + len(tests) + 1,
       f"exports every run and the evaluation: {summary}")
-# The tensors each model introduced: trunk's and trunk-lora's (BitFit introduces none).
-check(summary["artifacts"] == 2, f"each model's own tensors as an artifact: {summary}")
+# The tensors each model introduced (BitFit's retrained biases are its own).
+check(summary["artifacts"] == 3, f"each model's own tensors as an artifact: {summary}")
 
 
 def meta(path):
@@ -100,7 +100,7 @@ for model, folder, tags, m in (v for v in by_store_run.values() if v[2]["scion.k
           and params.get("train.data.format") == "jsonl" and params.get("name") == model,
           f"the recipe as params: {params}")
     artifact = os.path.join(folder, "artifacts", model + ".safetensors")
-    check(os.path.exists(artifact) == (model != "trunk-bitfit"), f"{model}'s own tensors as an artifact")
+    check(os.path.getsize(artifact) > 0, f"{model}'s own tensors as an artifact")
 
 # Metrics: every point of `lineage metrics`, as "<timestamp> <value> <step>" lines, each at
 # the time its step ended (within the run).
@@ -146,7 +146,7 @@ os.makedirs(other)
 with open(os.path.join(other, "notes.txt"), "w") as f:
     f.write("mine")
 rc, _, err = run("export-runs", "--format", "mlflow", other, cwd=work)
-check(rc == 2 and "not an MLflow tracking folder" in err, f"export into another folder: {rc} {err}")
+check(rc == 2 and "neither empty nor an MLflow tracking folder" in err, f"export into another folder: {rc} {err}")
 
 if with_mlflow:
     script = """
@@ -174,7 +174,7 @@ print(json.dumps(out))
     training = [r for r in seen if r["kind"] in ("train", "adapt")]
     for r in training:
         check(r["status"] == "FINISHED" and r["params"].get("train.optimizer.lr") == "0.003" and r["loss"]
-              and (r["model"] + ".safetensors" in r["artifacts"]) == (r["model"] != "trunk-bitfit"),
+              and r["model"] + ".safetensors" in r["artifacts"],
               f"MLflow's view of {r['model']}: {r}")
         times = [t for _, _, t in r["loss"]]
         check(times == sorted(times), f"per-step timestamps in order: {times}")

@@ -81,7 +81,13 @@ check("group of 2 (2 running) step" in err and "tokens/s" in err and "ETA" in er
       f"the co-batched group reports its steps:\n{err}")
 group_lines = [line for line in err.splitlines() if "group of 2" in line]
 check(len(group_lines) >= 16, f"one line per group step with -v: {len(group_lines)}")
-first = {r["model"]: r for r in runs() if r["kind"] in ("train", "adapt")}
+rc, out, err = run("--json", "adapt", "--force", "a", "b", cwd=work)
+events = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+steps = [e for e in events if e["event"] == "group_step"]
+check(rc == 0 and len(steps) == 20 and steps[-1]["step"] == 20 and steps[-1]["total_steps"] == 20
+      and set(steps[-1]["losses"]) == {"a", "b"} and steps[-1]["tokens_per_second"] > 0
+      and steps[1]["eta_s"] is not None, f"--json: one group_step event per step: {steps[-1:]}")
+first = {r["model"]: r for r in reversed(runs()) if r["kind"] in ("train", "adapt")}  # newest
 tests_first = [r for r in runs() if r["kind"] == "test"]
 check(len(tests_first) == 4 and all(r["cases"] and r["cases"] > 0 and r["duration_s"] > 0
                                     for r in tests_first),
