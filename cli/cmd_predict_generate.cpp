@@ -17,10 +17,11 @@
 namespace scion::cli {
 namespace {
 
-nlohmann::json generation_json(const workbench::GeneratedText& g) {
+nlohmann::json generation_json(const workbench::GeneratedText& g,
+                               const std::vector<workbench::PredictText>& prompts) {
   const runtime::Generation& out = g.generation;
   return {{"model", g.model},
-          {"prompt", g.prompt->text},
+          {"prompt", prompts[g.prompt].text},
           {"completion", out.text},
           {"finish_reason", runtime::finish_reason_name(out.finish)},
           {"prompt_token_ids", out.prompt_tokens},
@@ -37,14 +38,15 @@ nlohmann::json options_json(const runtime::GenerationOptions& o) {
 }
 
 // "  model  "completion"  (eos, 5 tokens)"
-void print_generations(const workbench::Generations& result) {
+void print_generations(const workbench::Generations& result,
+                       const std::vector<workbench::PredictText>& prompts) {
   const bool tty = stdout_is_tty();
   std::size_t width = 0;
   for (const std::string& model : result.models) width = std::max(width, model.size());
   for (std::size_t i = 0; i < result.generations.size(); ++i) {
     const workbench::GeneratedText& g = result.generations[i];
     if (i % result.models.size() == 0)
-      std::cout << paint(nlohmann::json(g.prompt->text).dump(), Color::kDim, tty) << "\n";
+      std::cout << paint(nlohmann::json(prompts[g.prompt].text).dump(), Color::kDim, tty) << "\n";
     const runtime::Generation& out = g.generation;
     std::cout << fmt::format("  {:<{}}  ", g.model, width)
               << paint(nlohmann::json(out.text).dump(), Color::kBold, tty)
@@ -70,26 +72,24 @@ int generate_text(const GlobalOptions& global, const PredictOptions& options) {
   workbench::GenerateRequest request{
       .models = options.models, .prompts = std::move(*prompts), .options = options.generation};
   request.options.chunk_size = options.chunk_size;
-  // Refuse a model that cannot generate before opening the store.
-  if (auto models = workbench::generating_models(*ws, request); !models)
-    return fail(models.status());
+  if (Status s = runtime::check_generation(request.options); !s.is_ok()) return fail(s);
   auto store = open_store_read_only(global);
   if (!store) return fail(store.status());
   auto backend = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
   if (!backend) return fail(backend.status());
-  auto result = workbench::generate(*ws, **store, **backend, request);
+  auto result = workbench::generate_versions(*ws, **store, **backend, request);
   if (!result) return fail(result.status());
   if (Status s = runtime::check_backend(**backend, "scion predict --generate"); !s.is_ok())
     return fail(s);
   if (global.json) {
     nlohmann::json generations = nlohmann::json::array();
     for (const workbench::GeneratedText& g : result->generations)
-      generations.push_back(generation_json(g));
+      generations.push_back(generation_json(g, request.prompts));
     print_json({{"models", result->models},
                 {"options", options_json(request.options)},
                 {"generations", generations}});
   } else {
-    print_generations(*result);
+    print_generations(*result, request.prompts);
   }
   return kExitOk;
 }

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
+#include <utility>
 
 #include "workbench/model_lookup.h"
 #include "workbench/stored_family.h"
+#include "workbench/version_rounds.h"
 
 namespace scion::workbench {
 namespace {
@@ -59,9 +62,43 @@ Result<Generations> generate(const spec::Workspace& ws, lineage::LineageStore& s
   if (!outputs) return outputs.status();
   for (std::size_t q = 0; q < prompts.size(); ++q)
     for (std::size_t m = 0; m < scored.size(); ++m)
-      result.generations.push_back(
-          {result.models[m], &request.prompts[q], std::move((*outputs)[m][q])});
+      result.generations.push_back({result.models[m], q, std::move((*outputs)[m][q])});
   return result;
+}
+
+Result<Generations> generate_versions(const spec::Workspace& ws, lineage::LineageStore& store,
+                                      runtime::Backend& backend, const GenerateRequest& request) {
+  auto rounds = version_rounds(ws, store, request.models);
+  if (!rounds) return rounds.status();
+  std::vector<Generations> parts;
+  for (const VersionRound& round : *rounds) {
+    if (round.models.empty()) continue;  // every model named another version
+    GenerateRequest part = request;
+    part.models = round.models;
+    auto result = generate(round.workspace, store, backend, part);
+    if (!result) return result.status();
+    for (std::string& m : result->models) m = round.labels.at(m);
+    for (GeneratedText& g : result->generations) g.model = round.labels.at(g.model);
+    parts.push_back(std::move(*result));
+  }
+  // Models in the order named; prompt by prompt, then model by model, as one round gives them.
+  const auto named_at = [&](const std::string& label) {
+    return std::find(request.models.begin(), request.models.end(), label) - request.models.begin();
+  };
+  Generations merged;
+  for (Generations& part : parts)
+    merged.models.insert(merged.models.end(), part.models.begin(), part.models.end());
+  std::stable_sort(
+      merged.models.begin(), merged.models.end(),
+      [&](const std::string& a, const std::string& b) { return named_at(a) < named_at(b); });
+  for (Generations& part : parts)
+    for (GeneratedText& g : part.generations) merged.generations.push_back(std::move(g));
+  std::stable_sort(merged.generations.begin(), merged.generations.end(),
+                   [&](const GeneratedText& a, const GeneratedText& b) {
+                     return std::pair(a.prompt, named_at(a.model)) <
+                            std::pair(b.prompt, named_at(b.model));
+                   });
+  return merged;
 }
 
 }  // namespace scion::workbench

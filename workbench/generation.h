@@ -25,7 +25,7 @@ struct GenerateRequest {
 
 struct GeneratedText {
   std::string model;
-  const PredictText* prompt = nullptr;  // into the request's prompts
+  std::size_t prompt = 0;  // index into the request's prompts
   runtime::Generation generation;
 };
 
@@ -46,5 +46,12 @@ Result<std::vector<const spec::Model*>> generating_models(const spec::Workspace&
 // model's logits are not finite (its stored parameters are not).
 Result<Generations> generate(const spec::Workspace& ws, lineage::LineageStore& store,
                              runtime::Backend& backend, const GenerateRequest& request);
+
+// `scion predict --generate` with models named as MODEL, MODEL@N or MODEL@<prefix>: one
+// generate() per version round (workbench/version_rounds.h; the models of one round
+// generate co-batched), merged prompt by prompt in the order the models were named;
+// models and generations carry the names as given. Errors: version_rounds' and generate's.
+Result<Generations> generate_versions(const spec::Workspace& ws, lineage::LineageStore& store,
+                                      runtime::Backend& backend, const GenerateRequest& request);
 
 }  // namespace scion::workbench

@@ -173,6 +173,24 @@ completion_tokens = sum(len(c.encode()) for _, c in PAIRS)
 check(metrics["tokens"] == completion_tokens and metrics["rows"] == len(PAIRS),
       f"eval scores the completions' tokens: {metrics}")
 
+# ---- versions: MODEL@N generates the version run N made, under that name ------------------
+before = generate(["lora"], "--max-new-tokens", "6")
+with open(os.path.join(work, "scion.yaml")) as f:
+    spec = f.read()
+with open(os.path.join(work, "scion.yaml"), "w") as f:
+    f.write(spec.replace(RECIPE % ("pairs-csv", 20, "2.0e-2", 2), RECIPE % ("pairs-csv", 30, "2.0e-2", 2)))
+rc, out, err = run("run", "lora", cwd=work, timeout=600)
+check(rc == 0, f"run lora again: {out}{err}")
+versions = run_json("lineage", "versions", "lora", cwd=work)
+old = min(v["run"] for v in versions["versions"])
+both = generate([f"lora@{old}", "lora"], "--max-new-tokens", "6")
+check(both["models"] == [f"lora@{old}", "lora"], f"models as named: {both['models']}")
+check([(g["prompt"], g["model"]) for g in both["generations"]]
+      == [(p, m) for p in PROMPTS for m in (f"lora@{old}", "lora")], "prompt by prompt, as named")
+for g in before["generations"]:
+    check({**g, "model": f"lora@{old}"} == completions(both)[(f"lora@{old}", g["prompt"])],
+          f"lora@{old} generates as lora did before it retrained: {g}")
+
 # ---- refused ----------------------------------------------------------------------------------
 for args, words in (
     (["predict", "base", "--text", "a", "--temperature", "0.5"],
