@@ -99,8 +99,9 @@ Status check_parameters(LineageStore& store, FsckReport& report) {
     if (!row.is_ok()) return row.status();
     if (!*row) break;
     ++report.parameters_checked;
-    const std::string version =
-        stmt->column_int(7) != 0 ? "" : "@" + short_digest(stmt->column_text(6));
+    // Built with append, not `"@" + ...`: GCC 12 at -O3 reports a false -Wrestrict on the latter.
+    std::string version;
+    if (stmt->column_int(7) == 0) version.append("@").append(short_digest(stmt->column_text(6)));
     const std::string subject =
         "model '" + stmt->column_text(0) + version + "' parameter '" + stmt->column_text(1) + "'";
     if (stmt->column_is_null(5)) {
