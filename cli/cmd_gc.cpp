@@ -1,5 +1,5 @@
-// `scion gc [--dry-run]`: remove tensors no model refers to any more, and checkpoints
-// that can no longer be resumed.
+// `scion gc [--dry-run] [--force-orphans]`: remove tensors no model refers to any more, and
+// checkpoints that can no longer be resumed (lineage/fsck.h says which object files go).
 #include <iostream>
 
 #include "cli/cmd_lineage_support.h"
@@ -24,10 +24,16 @@ Result<std::vector<workbench::CheckpointFile>> collect_checkpoints(const GlobalO
   return workbench::remove_stale_checkpoints(store, workspace ? &*workspace : nullptr, dry_run);
 }
 
-int run_gc(const GlobalOptions& global, bool dry_run) {
+struct GcOptions {
+  bool dry_run = false;
+  bool force_orphans = false;  // also remove object files no run of the store wrote
+};
+
+int run_gc(const GlobalOptions& global, const GcOptions& options) {
+  const bool dry_run = options.dry_run;
   auto store = open_store(global, /*create=*/false);
   if (!store.is_ok()) return fail(store.status());
-  auto report = lineage::collect_garbage(**store, dry_run);
+  auto report = lineage::collect_garbage(**store, dry_run, options.force_orphans);
   if (!report.is_ok()) return fail(report.status());
   auto checkpoints = collect_checkpoints(global, **store, dry_run);
   if (!checkpoints.is_ok()) return fail(checkpoints.status());
@@ -40,7 +46,9 @@ int run_gc(const GlobalOptions& global, bool dry_run) {
                 {"removed_objects", report->removed_objects},
                 {"removed_files", report->removed_files},
                 {"removed_checkpoints", removed_checkpoints},
-                {"bytes_freed", report->bytes_freed}});
+                {"bytes_freed", report->bytes_freed},
+                {"kept_orphans", report->kept_orphans},
+                {"orphan_bytes", report->orphan_bytes}});
     return kExitOk;
   }
   if (global.verbosity > 0) {
@@ -53,6 +61,15 @@ int run_gc(const GlobalOptions& global, bool dry_run) {
   for (const workbench::CheckpointFile& c : *checkpoints)
     std::cout << (dry_run ? "would remove " : "removed ") << "checkpoint " << c.path.string()
               << ": " << c.stale << '\n';
+  if (!report->kept_orphans.empty()) {
+    if (global.verbosity > 0)
+      for (const auto& file : report->kept_orphans) std::cout << "kept   " << file << '\n';
+    print_warning("kept " + std::to_string(report->kept_orphans.size()) + " object file(s) (" +
+                  human_bytes(report->orphan_bytes) +
+                  ") that lineage.db does not record and no run in the store wrote: its record "
+                  "of them may be lost (an older backup restored?). Restore lineage.db, or "
+                  "remove them with `scion gc --force-orphans`");
+  }
   return kExitOk;
 }
 
@@ -61,11 +78,17 @@ int run_gc(const GlobalOptions& global, bool dry_run) {
 void add_gc_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
   CLI::App* cmd = app.add_subcommand(
       "gc", "Remove stored tensors no model refers to and checkpoints that cannot be resumed");
-  auto dry_run = std::make_shared<bool>(false);
-  cmd->add_flag("--dry-run,-n", *dry_run, "List what would be removed; change nothing");
-  cmd->footer("Example: scion gc --dry-run -v");
-  cmd->callback([&global, &action, dry_run] {
-    action = [&global, dry_run] { return run_gc(global, *dry_run); };
+  auto options = std::make_shared<GcOptions>();
+  cmd->add_flag("--dry-run,-n", options->dry_run, "List what would be removed; change nothing");
+  cmd->add_flag("--force-orphans", options->force_orphans,
+                "Also remove object files that no run in the store wrote (kept otherwise)");
+  cmd->footer(
+      "Object files that lineage.db does not record are removed when a run of the store\n"
+      "wrote them (an interrupted write); any other is an orphan, kept unless\n"
+      "--force-orphans: the database may have lost its record of it.\n"
+      "Example: scion gc --dry-run -v");
+  cmd->callback([&global, &action, options] {
+    action = [&global, options] { return run_gc(global, *options); };
   });
 }
 
