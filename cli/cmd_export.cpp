@@ -20,6 +20,7 @@
 #include "workbench/hf_export.h"
 #include "workbench/model_lookup.h"
 #include "workbench/peft_export.h"
+#include "workbench/staged_folder.h"
 
 namespace scion::cli {
 
@@ -88,7 +89,9 @@ int run_export_peft(const GlobalOptions& global, const ExportOptions& opts) {
   auto exported =
       workbench::peft_export(loaded->workspace, *loaded->model, loaded->params, opts.output);
   if (!exported.is_ok()) return fail(exported.status());
-  Status written = workbench::write_peft_export(loaded->store->env(), opts.output, *exported);
+  Status written = workbench::write_folder_atomically(opts.output, [&](const auto& staging) {
+    return workbench::write_peft_export(loaded->store->env(), staging, *exported);
+  });
   if (!written.is_ok()) return fail(written);
   const nlohmann::json& config = exported->adapter.config;
   const std::string peft_type = config["peft_type"].get<std::string>();
@@ -121,7 +124,9 @@ int run_export_huggingface(const GlobalOptions& global, const ExportOptions& opt
   if (!loaded.is_ok()) return fail(loaded.status());
   auto folder = workbench::hf_model_folder(loaded->workspace, *loaded->model, loaded->params);
   if (!folder.is_ok()) return fail(folder.status());
-  Status written = workbench::write_hf_model_folder(loaded->store->env(), opts.output, *folder);
+  Status written = workbench::write_folder_atomically(opts.output, [&](const auto& staging) {
+    return workbench::write_hf_model_folder(loaded->store->env(), staging, *folder);
+  });
   if (!written.is_ok()) return fail(written);
   const std::string architecture = folder->config["architectures"][0].get<std::string>();
   if (global.json) {
@@ -144,7 +149,7 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
   const bool to_stdout = opts.output == "-";
   if (to_stdout && global.json)
     return fail(invalid_argument("-o - and --json both write to stdout; give -o a file"));
-  auto output = to_stdout ? Result<std::filesystem::path>(workbench::stdout_staging_file())
+  auto output = to_stdout ? Result<std::filesystem::path>(std::filesystem::path())
                           : checked_output_path(opts.output, global.store_path(), opts.force, "-o");
   if (!output.is_ok()) return fail(output.status());
   // Export only reads the store: it works on a store the user may not write.
@@ -152,12 +157,12 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
   if (!store.is_ok()) return fail(store.status());
   if (auto model = workbench::find_stored_model(**store, opts.model); !model.is_ok())
     return fail(model.status());
+  if (to_stdout) {
+    auto streamed = workbench::stream_checkpoint(**store, opts.model, opts.own_only, std::cout);
+    return streamed.is_ok() ? kExitOk : fail(streamed.status());
+  }
   auto exported = workbench::export_checkpoint(**store, opts.model, opts.own_only, *output);
   if (!exported.is_ok()) return fail(exported.status());
-  if (to_stdout) {
-    Status moved = workbench::move_file_to_stream(*output, std::cout);
-    return moved.is_ok() ? kExitOk : fail(moved);
-  }
   if (global.json) {
     print_json({{"model", opts.model},
                 {"file", opts.output},
