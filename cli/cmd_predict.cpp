@@ -58,13 +58,14 @@ void print_prediction(const std::string& lead, const std::string& tail, const st
   const assertions::ModelOutput& o = p.output;
   std::vector<std::string> probabilities;
   for (std::size_t k = 0; k < o.labels.size(); ++k)
-    probabilities.push_back(fmt::format("{} {:.3f}", o.labels[k], o.probabilities[k]));
-  std::cout << lead << paint(assertions::predicted_label(o), Color::kBold, tty) << "  ("
-            << fmt::format("{}", fmt::join(probabilities, ", ")) << ")" << tail << "\n";
+    probabilities.push_back(
+        fmt::format("{} {:.3f}", terminal_text(o.labels[k]), o.probabilities[k]));
+  std::cout << lead << paint(terminal_text(assertions::predicted_label(o)), Color::kBold, tty)
+            << "  (" << fmt::format("{}", fmt::join(probabilities, ", ")) << ")" << tail << "\n";
   for (const workbench::PredictionViolation& f : p.violations)
     std::cout << indent << paint("violation", Color::kYellow, tty) << " " << f.assertion
               << fmt::format(" (severity {:.3f})", f.severity)
-              << (f.perturbed.empty() ? "" : " on \"" + f.perturbed + "\"") << "\n";
+              << (f.perturbed.empty() ? "" : " on \"" + terminal_text(f.perturbed) + "\"") << "\n";
 }
 
 // Warns about each text longer than a model reads: it is classified by its first tokens.
@@ -86,12 +87,12 @@ void print_predictions(const workbench::Predictions& result, bool check_assertio
   for (std::size_t i = 0; i < result.predictions.size(); ++i) {
     const workbench::Prediction& p = result.predictions[i];
     // One model: a line per text. Several: the text, then a line per model.
-    if (several && i % result.models.size() == 0) std::cout << p.text << "\n";
+    if (several && i % result.models.size() == 0) std::cout << terminal_text(p.text) << "\n";
     if (several)
       print_prediction(fmt::format("  {:<{}}  ", p.model, width), "", std::string(width + 6, ' '),
                        p, tty);
     else
-      print_prediction("", "  " + p.text, "  ", p, tty);
+      print_prediction("", "  " + terminal_text(p.text), "  ", p, tty);
   }
   if (check_assertions)
     std::cout << fmt::format("{} assertion violation{} ({} assertion{} checked)\n",
@@ -159,7 +160,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global, CommandActi
   cmd->add_flag("--assert", options.check_assertions,
                 "Check the spec's model assertions on each prediction");
   cmd->add_option("--chunk-size", options.chunk_size, "Texts per forward pass (default 64)")
-      ->check(CLI::Range(1, 65536));
+      ->check(whole_number(1, 65536));
   cmd->footer(
       "A text longer than a model reads is classified by its first tokens, with a warning;\n"
       "an empty text is an error (exit 2).\n"
