@@ -130,10 +130,11 @@ Result<std::unique_ptr<SqliteDb>> open_for_reading(Env& env, const fs::path& dir
   auto version = (*db)->query_int("PRAGMA user_version");
   return Status(StatusCode::kVersionMismatch,
                 "the store '" + db_path.string() + "' has schema version " +
-                    (version.is_ok() ? std::to_string(*version) : "?") +
-                    ", older than this scion's " + std::to_string(kSchemaVersion) +
-                    ", and reading commands never change it; upgrade it once with a command " +
-                    "that writes the store (`scion gc --dry-run` upgrades it and removes " +
+                    (version.is_ok() ? std::to_string(*version) : "?") + ", not this scion's " +
+                    std::to_string(kSchemaVersion) +
+                    ": an older scion wrote it, or its creation or upgrade stopped part way (a " +
+                    "full disk?). Reading commands never change a store; upgrade it once with " +
+                    "a command that writes it (`scion gc --dry-run` upgrades it and removes " +
                     "nothing), then read it again");
 }
 
