@@ -182,6 +182,19 @@ check(runs_of(work, "qv-back") == 0, "nothing of the NaN adapter was stored")
 rc, out, err = run("import", "--peft", "qv-peft", "--as", "qv-back", "--allow-nonfinite", cwd=work)
 check(rc == 0 and "NaN or infinite" in err, f"--allow-nonfinite imports with a warning: {rc}\n{err}")
 
+# ---- item 3: a damaged parameter row goes into no export format ----------------------------
+db = sqlite3.connect(os.path.join(work, ".scion", "lineage.db"))
+db.execute("UPDATE parameters SET dtype = 'F16' WHERE name LIKE '%lora.qv.a' AND "
+           "model_id = (SELECT id FROM models WHERE name = 'qv')")
+db.commit()
+db.close()
+for fmt, target in (("peft", "qv-peft-damaged"), ("huggingface", "qv-hf-damaged"),
+                    ("safetensors", "qv-damaged.safetensors")):
+    rc, out, err = run("export", "qv", "--format", fmt, "-o", target, cwd=work)
+    check(rc == 3 and "does not fit its object" in err and "scion fsck" in err,
+          f"export --format {fmt} of a damaged row: exit {rc}\n{err}")
+    check(not os.path.exists(os.path.join(work, target)), f"export --format {fmt} wrote nothing")
+
 # ---- item 12: a huge step count names its bound ---------------------------------------------
 with open(os.path.join(work, "scion.yaml")) as f:
     spec = f.read()
