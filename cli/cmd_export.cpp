@@ -149,9 +149,12 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
   const bool to_stdout = opts.output == "-";
   if (to_stdout && global.json)
     return fail(invalid_argument("-o - and --json both write to stdout; give -o a file"));
-  auto output = to_stdout ? Result<std::filesystem::path>(std::filesystem::path())
-                          : checked_output_path(opts.output, global.store_path(), opts.force, "-o");
-  if (!output.is_ok()) return fail(output.status());
+  std::filesystem::path output;  // none for -o -, which streams
+  if (!to_stdout) {
+    auto checked = checked_output_path(opts.output, global.store_path(), opts.force, "-o");
+    if (!checked.is_ok()) return fail(checked.status());
+    output = *checked;
+  }
   // Export only reads the store: it works on a store the user may not write.
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
@@ -161,7 +164,7 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
     auto streamed = workbench::stream_checkpoint(**store, opts.model, opts.own_only, std::cout);
     return streamed.is_ok() ? kExitOk : fail(streamed.status());
   }
-  auto exported = workbench::export_checkpoint(**store, opts.model, opts.own_only, *output);
+  auto exported = workbench::export_checkpoint(**store, opts.model, opts.own_only, output);
   if (!exported.is_ok()) return fail(exported.status());
   if (global.json) {
     print_json({{"model", opts.model},
