@@ -55,13 +55,14 @@ void print_prediction(const std::string& lead, const std::string& tail, const st
   const assertions::ModelOutput& o = p.output;
   std::vector<std::string> probabilities;
   for (std::size_t k = 0; k < o.labels.size(); ++k)
-    probabilities.push_back(fmt::format("{} {:.3f}", o.labels[k], o.probabilities[k]));
-  std::cout << lead << paint(assertions::predicted_label(o), Color::kBold, tty) << "  ("
-            << fmt::format("{}", fmt::join(probabilities, ", ")) << ")" << tail << "\n";
+    probabilities.push_back(
+        fmt::format("{} {:.3f}", terminal_text(o.labels[k]), o.probabilities[k]));
+  std::cout << lead << paint(terminal_text(assertions::predicted_label(o)), Color::kBold, tty)
+            << "  (" << fmt::format("{}", fmt::join(probabilities, ", ")) << ")" << tail << "\n";
   for (const workbench::PredictionViolation& f : p.violations)
     std::cout << indent << paint("violation", Color::kYellow, tty) << " " << f.assertion
               << fmt::format(" (severity {:.3f})", f.severity)
-              << (f.perturbed.empty() ? "" : " on \"" + f.perturbed + "\"") << "\n";
+              << (f.perturbed.empty() ? "" : " on \"" + terminal_text(f.perturbed) + "\"") << "\n";
 }
 
 // Warns about each text longer than a model reads: it is classified by its first tokens.
@@ -83,12 +84,12 @@ void print_predictions(const workbench::Predictions& result, bool check_assertio
   for (std::size_t i = 0; i < result.predictions.size(); ++i) {
     const workbench::Prediction& p = result.predictions[i];
     // One model: a line per text. Several: the text, then a line per model.
-    if (several && i % result.models.size() == 0) std::cout << p.text << "\n";
+    if (several && i % result.models.size() == 0) std::cout << terminal_text(p.text) << "\n";
     if (several)
       print_prediction(fmt::format("  {:<{}}  ", p.model, width), "", std::string(width + 6, ' '),
                        p, tty);
     else
-      print_prediction("", "  " + p.text, "  ", p, tty);
+      print_prediction("", "  " + terminal_text(p.text), "  ", p, tty);
   }
   if (check_assertions)
     std::cout << fmt::format("{} assertion violation{} ({} assertion{} checked)\n",
@@ -151,7 +152,7 @@ void add_generation_options(CLI::App& cmd, PredictOptions& options) {
   cmd.add_flag("--generate", options.generate,
                "Continue each text with causal language models instead of classifying it");
   cmd.add_option("--max-new-tokens", g.max_new_tokens, "Most tokens to generate (default 32)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(whole_number(1, 1 << 20));
   cmd.add_option("--temperature", g.sampling.temperature,
                  "0: greedy (the default); above 0: sample, the logits divided by it");
   cmd.add_option("--top-k", g.sampling.top_k,
@@ -187,7 +188,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global, CommandActi
                 "Check the spec's model assertions on each prediction");
   cmd->add_option("--chunk-size", options.chunk_size,
                   "Texts per forward pass, or sequences generated at once (default 64)")
-      ->check(CLI::Range(1, 65536));
+      ->check(whole_number(1, 65536));
   add_generation_options(*cmd, options);
   cmd->footer(
       "A text longer than a model reads is classified by its first tokens, with a warning;\n"

@@ -246,4 +246,27 @@ void set_recipe_hashes(Workspace& ws) {
   }
 }
 
+std::string workspace_digest(const Workspace& ws) {
+  nlohmann::json doc = nlohmann::json::object();
+  for (const Model& m : ws.models) doc["models"][m.name] = m.recipe_hash;
+  for (const Dataset& d : ws.datasets)
+    doc["datasets"][d.name] = {{"digest", d.digest},
+                               {"format", dataset_format_name(d.format)},
+                               {"text_field", d.text_field},
+                               {"label_field", d.label_field},
+                               {"labels", d.labels}};
+  for (const Share& s : ws.shares)
+    doc["shares"][s.name] = {{"models", s.models}, {"modules", s.modules}};
+  for (const TestSpec& t : ws.tests)
+    doc["tests"][t.name] = {{"type", t.type},
+                            {"capability", t.capability},
+                            {"models", t.models},
+                            {"max_failure_rate", t.max_failure_rate},
+                            {"body", t.body}};
+  for (const AssertionSpec& a : ws.assertions)
+    doc["assertions"][a.name] = {{"kind", a.kind}, {"models", a.models}, {"body", a.body}};
+  doc["lexicons"] = ws.lexicons;
+  return sha256_hex(doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 }  // namespace scion::spec
