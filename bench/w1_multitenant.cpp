@@ -30,7 +30,7 @@
 //
 // Usage: w1_multitenant [--reps N] [--threads N] [--jobs N] [--steps N] [--batch N]
 //                       [--rows-per-pass N] [--peer bench/peers/w1_torch.py] [--scaling]
-//                       [--precision fp32|bf16] [--fp32-matmul openblas|onednn]
+//                       [--precision fp32|bf16] [--fp32-matmul auto|openblas|onednn]
 //                       [--optimizer adamw|sgd]
 
 #include <algorithm>
@@ -93,7 +93,7 @@ struct Options {
   bool scaling = false;
   std::string peer;
   std::string precision = "fp32";
-  std::string fp32_matmul = "openblas";
+  std::string fp32_matmul = "auto";
   // sgd: plain SGD (no momentum, no decay), an update of -lr x the gradient
   std::string optimizer = "adamw";
   TrainerOptions trainer;
@@ -236,7 +236,7 @@ Options parse(int argc, char** argv) {
       "usage: w1_multitenant [--reps N] [--threads N] [--jobs N] [--steps N] [--batch N]\n"
       "                      [--rows-per-pass N]\n"
       "                      [--peer bench/peers/w1_torch.py] [--scaling]\n"
-      "                      [--precision fp32|bf16] [--fp32-matmul openblas|onednn]\n"
+      "                      [--precision fp32|bf16] [--fp32-matmul auto|openblas|onednn]\n"
       "                      [--optimizer adamw|sgd]")
       .number("reps", o.reps)
       .number("threads", o.threads)

@@ -47,7 +47,7 @@ struct Options {
   int layers = 12;
   std::string peer;
   std::string precision = "fp32";
-  std::string fp32_matmul = "openblas";
+  std::string fp32_matmul = "auto";
 };
 
 double seconds_since(Clock::time_point start) {
@@ -82,8 +82,9 @@ double sgemm_gflops(int threads) {
 Options parse(int argc, char** argv) {
   Options o;
   bench::BenchOptions(
-      "usage: w3_trunk_training [--steps N] [--threads N] [--layers N] [--peer bench/peers/w3_torch.py]\n"
-      "                         [--precision fp32|bf16] [--fp32-matmul openblas|onednn]")
+      "usage: w3_trunk_training [--steps N] [--threads N] [--layers N] [--peer "
+      "bench/peers/w3_torch.py]\n"
+      "                         [--precision fp32|bf16] [--fp32-matmul auto|openblas|onednn]")
       .number("steps", o.steps)
       .number("threads", o.threads)
       .number("layers", o.layers)
