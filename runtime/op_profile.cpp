@@ -37,6 +37,21 @@ OpProfile::OpProfile() : start_(std::chrono::steady_clock::now()) {
     tally_at_start_[l] = cpu::product_tally(static_cast<cpu::ProductLibrary>(l));
 }
 
+void OpProfile::begin(OpClass op_class) {
+  open_.push_back({op_class, std::chrono::steady_clock::now(), 0.0});
+}
+
+void OpProfile::end() {
+  const Open done = open_.back();
+  open_.pop_back();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - done.start).count();
+  Entry& e = entries_[static_cast<int>(done.op_class)];
+  e.seconds += seconds - done.nested_seconds;
+  ++e.calls;
+  if (!open_.empty()) open_.back().nested_seconds += seconds;
+}
+
 double OpProfile::elapsed_seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }

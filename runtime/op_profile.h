@@ -5,10 +5,12 @@
 // Backend operations are timed by ProfilingBackend (profiling_backend.h), which wraps the
 // backend a group trains on; the trainer times building batches (data), the workbench
 // times writing the store and setting groups up. Each timing is wall time on the calling
-// thread around one call. On the CPU a call returns when its work is done, so the times
-// add up to the run; a device backend (CUDA) runs its operations asynchronously, so there
-// they are the host's time to issue each call, and the work lands wherever the host
-// next waits (a copy to the host): the profile says so rather than pretending.
+// thread around one call, exclusive: time a nested timing takes (the backend's copies
+// while setting up, say) counts to the nested class only, so the classes never count a
+// second twice and their sum is at most the run's wall time. On the CPU a call returns when its
+// work is done, so the times add up to the run; a device backend (CUDA) runs its operations
+// asynchronously, so there they are the host's time to issue each call, and the work lands wherever
+// the host next waits (a copy to the host): the profile says so rather than pretending.
 //
 // Products also report what the CPU backend's libraries did (cpu/product_tally.h): calls
 // and FLOPs per library, so an achieved rate per run can be read off.
@@ -20,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/cpu/product_tally.h"
 
@@ -52,11 +55,9 @@ class OpProfile {
   // Starts the run's clock and takes the product tallies' starting values.
   OpProfile();
 
-  void add(OpClass op_class, double seconds) {
-    Entry& e = entries_[static_cast<int>(op_class)];
-    e.seconds += seconds;
-    ++e.calls;
-  }
+  // A timing of `op_class` starts and ends; they nest (see above).
+  void begin(OpClass op_class);
+  void end();
   const Entry& entry(OpClass op_class) const { return entries_[static_cast<int>(op_class)]; }
   // Seconds since the profile was made.
   double elapsed_seconds() const;
@@ -67,32 +68,31 @@ class OpProfile {
   bool asynchronous = false;
 
  private:
+  struct Open {
+    OpClass op_class;
+    std::chrono::steady_clock::time_point start;
+    double nested_seconds;
+  };
   std::chrono::steady_clock::time_point start_;
+  std::vector<Open> open_;
   std::array<Entry, kOpClasses> entries_{};
   std::array<cpu::ProductTally, cpu::kProductLibraries> tally_at_start_{};
 };
 
-// Adds the time from its construction to its destruction to `profile` (may be null).
+// Times its scope as `op_class` in `profile` (which may be null: then nothing).
 class ScopedOpTimer {
  public:
-  ScopedOpTimer(OpProfile* profile, OpClass op_class)
-      : profile_(profile),
-        op_class_(op_class),
-        start_(profile ? std::chrono::steady_clock::now()
-                       : std::chrono::steady_clock::time_point{}) {}
+  ScopedOpTimer(OpProfile* profile, OpClass op_class) : profile_(profile) {
+    if (profile_) profile_->begin(op_class);
+  }
   ~ScopedOpTimer() {
-    if (profile_)
-      profile_->add(
-          op_class_,
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+    if (profile_) profile_->end();
   }
   ScopedOpTimer(const ScopedOpTimer&) = delete;
   ScopedOpTimer& operator=(const ScopedOpTimer&) = delete;
 
  private:
   OpProfile* profile_;
-  OpClass op_class_;
-  std::chrono::steady_clock::time_point start_;
 };
 
 }  // namespace scion::runtime
