@@ -56,6 +56,13 @@ class Backend {
 
   // nullptr when the memory cannot be had; callers must check (Arena::create does).
   virtual void* allocate(std::size_t bytes) = 0;
+  // allocate() with every byte zero. The CPU backend maps large blocks fresh from the
+  // kernel, already zero, instead of writing them twice (arenas: Arena::create).
+  virtual void* allocate_zeroed(std::size_t bytes) {
+    void* data = allocate(bytes);
+    if (data) fill_zero(data, bytes);
+    return data;
+  }
   virtual void deallocate(void* data) = 0;
   virtual void fill_zero(void* data, std::size_t bytes) = 0;
   // True when the host may read this backend's memory in place (the CPU backend's): the

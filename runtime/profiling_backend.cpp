@@ -26,6 +26,10 @@ class ProfilingBackend final : public Backend {
     ScopedOpTimer timer(&profile_, OpClass::kTransfers);
     inner_->deallocate(data);
   }
+  void* allocate_zeroed(std::size_t bytes) override {
+    ScopedOpTimer timer(&profile_, OpClass::kTransfers);
+    return inner_->allocate_zeroed(bytes);
+  }
   void fill_zero(void* data, std::size_t bytes) override {
     ScopedOpTimer timer(&profile_, OpClass::kTransfers);
     inner_->fill_zero(data, bytes);

@@ -27,15 +27,16 @@
 #include "runtime/cpu/gelu.h"
 #include "runtime/cpu/grouped_kv.h"
 #include "runtime/cpu/head_products.h"
+#include "runtime/cpu/host_memory.h"
 #include "runtime/cpu/layernorm.h"
-#include "runtime/cpu/rmsnorm.h"
-#include "runtime/cpu/rope.h"
-#include "runtime/cpu/swiglu.h"
 #include "runtime/cpu/matmul.h"
 #include "runtime/cpu/matmul_choice.h"
 #include "runtime/cpu/onednn_gemm.h"
 #include "runtime/cpu/optimizer_kernels.h"
 #include "runtime/cpu/pooling.h"
+#include "runtime/cpu/rmsnorm.h"
+#include "runtime/cpu/rope.h"
+#include "runtime/cpu/swiglu.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
@@ -58,12 +59,10 @@ class CpuBackend final : public Backend {
   Precision precision() const override { return options_.precision; }
   Precision attention_precision() const override { return options_.precision; }
 
-  void* allocate(std::size_t bytes) override {
-    if (bytes > std::numeric_limits<std::size_t>::max() - 63) return nullptr;  // rounding would wrap
-    return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-  }
-  void deallocate(void* data) override { std::free(data); }
-  void fill_zero(void* data, std::size_t bytes) override { std::memset(data, 0, bytes); }
+  void* allocate(std::size_t bytes) override { return memory_.allocate(bytes, false); }
+  void* allocate_zeroed(std::size_t bytes) override { return memory_.allocate(bytes, true); }
+  void deallocate(void* data) override { memory_.deallocate(data); }
+  void fill_zero(void* data, std::size_t bytes) override { cpu::fill_zero(data, bytes); }
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
     std::memcpy(dst, src, bytes);
   }
@@ -254,6 +253,7 @@ class CpuBackend final : public Backend {
 
   CpuBackendOptions options_;
   cpu::HeadProducts heads_;
+  cpu::HostMemory memory_;
 };
 
 }  // namespace
