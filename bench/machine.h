@@ -4,6 +4,8 @@
 // product runs on here (runtime/cpu/matmul_choice.h) with how that was decided.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -40,6 +42,16 @@ inline std::string cpu_isa_flags() {
   return found.empty() ? "none of avx2/avx512" : found;
 }
 
+// The OpenMP wait the scion command uses (cli/main.cpp, choose_openmp_wait_policy: a short
+// spin, GOMP_SPINCOUNT=1000, unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set), so that a
+// bench measures scion's kernels as the command runs them: libgomp reads it as it loads,
+// so the program starts itself again once with it. Call first in main.
+inline void use_scions_openmp_wait(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;
+  if (setenv("GOMP_SPINCOUNT", "1000", 1) != 0) return;
+  execv("/proc/self/exe", argv);  // returns only when it fails: go on with the default
+}
+
 inline void print_machine(const char* workload) {
   const runtime::cpu::OnednnInfo info = runtime::cpu::onednn_info();
   const runtime::cpu::MatmulChoice& choice = runtime::cpu::fp32_matmul_choice();
@@ -62,6 +74,10 @@ inline void print_machine(const char* workload) {
                   chosen.openblas_gflops);
   }
   std::printf("; %s\n", choice.how.c_str());
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const char* spin = std::getenv("GOMP_SPINCOUNT");
+  std::printf("%s openmp: OMP_WAIT_POLICY=%s GOMP_SPINCOUNT=%s\n", workload, policy ? policy : "",
+              spin ? spin : "");
 }
 
 // The backend options of `--precision fp32|bf16` and `--fp32-matmul auto|openblas|onednn`

@@ -390,6 +390,7 @@ bool run_checks(const Options& opt, const spec::Workspace& ws,
 }  // namespace
 
 int main(int argc, char** argv) {
+  scion::bench::use_scions_openmp_wait(argv);
   const Options opt = parse(argc, argv);
   auto backend = make_cpu_backend(bench::backend_options(opt.threads, opt.precision, opt.fp32_matmul));
   bench::print_machine("w1");

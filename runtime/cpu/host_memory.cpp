@@ -3,7 +3,6 @@
 #include <omp.h>
 #include <sys/mman.h>
 
-#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -11,27 +10,11 @@
 namespace scion::runtime::cpu {
 namespace {
 
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kPage = 4096;
 // Below this many bytes one thread zeroes faster than waking the team.
 constexpr std::size_t kParallelZero = std::size_t{1} << 20;
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
-
-// A mapping of `length` bytes (a multiple of kHugePage) starting on a kHugePage boundary:
-// map one huge page more than asked and unmap the unaligned ends.
-void* map_aligned(std::size_t length) {
-  void* raw = mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (raw == MAP_FAILED) return nullptr;
-  const auto start = reinterpret_cast<std::uintptr_t>(raw);
-  const std::uintptr_t aligned = round_up(start, kHugePage);
-  if (aligned > start) munmap(raw, aligned - start);
-  const std::uintptr_t end = aligned + length, raw_end = start + length + kHugePage;
-  if (raw_end > end) munmap(reinterpret_cast<void*>(end), raw_end - end);
-  void* block = reinterpret_cast<void*>(aligned);
-  madvise(block, length, MADV_HUGEPAGE);  // advice only: refused, the block keeps 4 KiB pages
-  return block;
-}
 
 }  // namespace
 
@@ -40,11 +23,13 @@ HostMemory::~HostMemory() {
 }
 
 void* HostMemory::allocate(std::size_t bytes, bool zeroed) {
-  if (bytes > std::numeric_limits<std::size_t>::max() - 2 * kHugePage) return nullptr;
+  if (bytes > std::numeric_limits<std::size_t>::max() - kPage) return nullptr;
   if (bytes >= kMappedBlock) {
-    const std::size_t length = round_up(bytes, kHugePage);
-    void* block = map_aligned(length);
-    if (block) mapped_[block] = length;
+    const std::size_t length = round_up(bytes, kPage);
+    void* block = mmap(nullptr, length, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (block == MAP_FAILED) return nullptr;
+    mapped_[block] = length;
     return block;  // a fresh mapping reads as zero
   }
   void* data = std::aligned_alloc(64, round_up(bytes == 0 ? 1 : bytes, 64));

@@ -1,14 +1,14 @@
 // The CPU backend's memory.
 //
-// Blocks of kMappedBlock bytes or more are mapped straight from the kernel, 2 MiB aligned
-// and marked for transparent huge pages (madvise(MADV_HUGEPAGE): Linux's default THP mode
-// on Debian is "madvise", so without asking a process gets 4 KiB pages). Such a block is
-// zero when mapped, so allocate(bytes, zeroed = true) writes nothing, and the first touch
-// of each 2 MiB faults once instead of 512 times: a W3 training's 2.8 GiB of arenas take
-// about 1,400 page faults instead of 700,000, and its products and optimizer miss the TLB
-// less. Where the kernel has no huge page to give, the block simply has 4 KiB pages.
-// Smaller blocks come from aligned_alloc, 64-byte aligned. Not thread-safe (as the
-// backend that owns it).
+// Blocks of kMappedBlock bytes or more are mapped straight from the kernel. Such a block is
+// zero when mapped, so allocate(bytes, zeroed = true) writes nothing: an arena is not
+// zeroed by a memset on one thread and then written again, and its pages fault in where
+// the kernels first write them, on every thread of the team. (Transparent huge pages,
+// madvise(MADV_HUGEPAGE), were measured and left out: with Debian's defrag setting a
+// fault on such a block compacts memory first, and W3's set-up and first step took 30%
+// more CPU time (21.4 s against 16.0 s) for a few percent on later steps; bench/README.md,
+// "Time to the first step".) Smaller blocks come from aligned_alloc, 64-byte aligned. Not
+// thread-safe (as the backend that owns it).
 #pragma once
 
 #include <cstddef>
