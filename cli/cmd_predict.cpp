@@ -17,10 +17,10 @@
 #include <map>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "runtime/compute_device.h"
 #include "workbench/checked_workspace.h"
 #include "workbench/prediction.h"
 
@@ -71,8 +71,9 @@ void warn_truncated(const std::vector<workbench::Truncation>& truncated) {
     std::vector<std::string> readers;
     for (const auto& [model, kept] : t.readers)
       readers.push_back(fmt::format("'{}' reads its first {}", model, kept));
-    print_warning(fmt::format("{} is {} tokens, longer than the model reads: {}; the rest is ignored",
-                              t.origin, t.tokens, fmt::join(readers, ", ")));
+    print_warning(
+        fmt::format("{} is {} tokens, longer than the model reads: {}; the rest is ignored",
+                    t.origin, t.tokens, fmt::join(readers, ", ")));
   }
 }
 
@@ -109,28 +110,28 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
         "{} applies only with --generate (continuing prompts with a causal language model)",
         fmt::join(options.generation_flags, ", "))));
   if (options.input.file == "-" && global.spec_file == workbench::kStdinSpec)
-    return fail(invalid_argument(
-        "-f - and --file - both read standard input; give one of them a file"));
+    return fail(
+        invalid_argument("-f - and --file - both read standard input; give one of them a file"));
   auto texts = workbench::read_predict_texts(options.input, std::cin);
   if (!texts) return fail(texts.status());
   if (texts->empty())
     return fail(invalid_argument("nothing to predict: give --text TEXT or --file FILE"));
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  auto store = open_store_read_only(global);
-  if (!store) return fail(store.status());
+  auto context = workbench::Context::open(context_options(global, workbench::StoreAccess::kRead));
+  if (!context) return fail(context.status());
 
   const workbench::PredictRequest request{.models = options.models,
                                           .texts = std::move(*texts),
                                           .check_assertions = options.check_assertions,
                                           .chunk_size = options.chunk_size};
-  auto backend = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
+  auto backend = (*context)->backend();
   if (!backend) return fail(backend.status());
   std::vector<std::string> notes;
-  auto result = workbench::predict_versions(*ws, **store, **backend, request, notes);
+  auto result = workbench::predict_versions(*ws, (*context)->store(), **backend, request, notes);
   for (const std::string& note : notes) print_note(note);
   if (!result) return fail(result.status());
-  if (Status s = runtime::check_backend(**backend, "scion predict"); !s.is_ok()) return fail(s);
+  if (Status s = (*context)->check_backends("scion predict"); !s.is_ok()) return fail(s);
   if (global.verbosity >= 0) warn_truncated(result->truncated);
 
   if (global.json) {

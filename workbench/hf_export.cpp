@@ -46,10 +46,10 @@ const HfTaskModel* task_model(std::string_view model_type) {
 }
 
 Status refuse(const spec::Model& model, const std::string& why) {
-  return invalid_argument(fmt::format(
-      "model '{}' cannot be exported as a Hugging Face model folder: {}; export its "
-      "parameters with the default format (safetensors) instead",
-      model.name, why));
+  return invalid_argument(
+      fmt::format("model '{}' cannot be exported as a Hugging Face model folder: {}; export its "
+                  "parameters with the default format (safetensors) instead",
+                  model.name, why));
 }
 
 std::vector<float> as_float32(const lineage::LoadedParameter& p) {
@@ -140,6 +140,32 @@ Result<nlohmann::json> read_json(const std::filesystem::path& path) {
   return parsed;
 }
 
+// The classification head `owner` trained (and the pooler, where the task model has one)
+// as `task` names them, and its labels in `config` (id2label, label2id, problem_type).
+void add_classification_head(const HfTaskModel& task, const spec::Model& owner,
+                             const lineage::LoadedParameters& params, nlohmann::json& config,
+                             HfModelFolder& out) {
+  for (const char* part : {"weight", "bias"}) {
+    const lineage::LoadedParameter& p = params.at("head." + owner.name + "." + part);
+    const std::string hf = std::string(task.classifier) + "." + part;
+    out.shapes[hf] = p.shape;
+    out.tensors[hf] = as_float32(p);
+    if (task.pooler.empty()) continue;
+    const lineage::LoadedParameter& pooler = params.at(std::string("pooler.") + part);
+    out.shapes[std::string(task.pooler) + "." + part] = pooler.shape;
+    out.tensors[std::string(task.pooler) + "." + part] = as_float32(pooler);
+  }
+  const std::vector<std::string>& labels = owner.adaptation.head->labels;
+  nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
+  for (std::size_t k = 0; k < labels.size(); ++k) {
+    id2label[std::to_string(k)] = labels[k];
+    label2id[labels[k]] = k;
+  }
+  config["id2label"] = id2label;
+  config["label2id"] = label2id;
+  config["problem_type"] = "single_label_classification";
+}
+
 Status write_bytes(lineage::Env& env, const std::filesystem::path& path, const std::string& text) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(text.data()),
                                          text.size());
@@ -162,14 +188,15 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
                              "' is not an imported Hugging Face model folder (import: FOLDER)");
   const HfTaskModel* task = task_model(arch.hf_model_type);
   if (!task)
-    return refuse(model, "there is no task-model layout for model_type '" +
-                             arch.hf_model_type + "' yet");
+    return refuse(model,
+                  "there is no task-model layout for model_type '" + arch.hf_model_type + "' yet");
   for (const spec::Model* m : merged) {
     const spec::Adaptation& ad = m->adaptation;
     if (ad.prefix || ad.prompt || ad.bottleneck)
       return refuse(model, "'" + m->name + "' has " +
-                               (ad.prefix ? "prefix tuning" : ad.prompt ? "prompt tuning"
-                                                                        : "a bottleneck adapter") +
+                               (ad.prefix   ? "prefix tuning"
+                                : ad.prompt ? "prompt tuning"
+                                            : "a bottleneck adapter") +
                                ", which a plain Hugging Face model cannot hold");
   }
   const spec::Model* owner = head_owner(chain);
@@ -202,33 +229,14 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
   const nlohmann::json pad = config->value("pad_token_id", nlohmann::json());
   const int padding_idx = pad.is_number_integer() ? pad.get<int>() : 1;
   add_trunk_tensors(arch.hf_model_type, *task, params, trunk, padding_idx, out);
-  if (owner) {
-    for (const char* part : {"weight", "bias"}) {
-      const lineage::LoadedParameter& p = params.at("head." + owner->name + "." + part);
-      const std::string hf = std::string(task->classifier) + "." + part;
-      out.shapes[hf] = p.shape;
-      out.tensors[hf] = as_float32(p);
-      if (task->pooler.empty()) continue;
-      const lineage::LoadedParameter& pooler = params.at(std::string("pooler.") + part);
-      out.shapes[std::string(task->pooler) + "." + part] = pooler.shape;
-      out.tensors[std::string(task->pooler) + "." + part] = as_float32(pooler);
-    }
-    const std::vector<std::string>& labels = owner->adaptation.head->labels;
-    nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
-    for (std::size_t k = 0; k < labels.size(); ++k) {
-      id2label[std::to_string(k)] = labels[k];
-      label2id[labels[k]] = k;
-    }
-    (*config)["id2label"] = id2label;
-    (*config)["label2id"] = label2id;
-    (*config)["problem_type"] = "single_label_classification";
-  }
+  if (owner) add_classification_head(*task, *owner, params, *config, out);
   (*config)["architectures"] = {task->class_name};
   (*config)["torch_dtype"] = "float32";
   out.config = std::move(*config);
   for (const char* file : {"tokenizer.json", "vocab.txt", "tokenizer_config.json",
                            "special_tokens_map.json", "merges.txt", "vocab.json"})
-    if (std::filesystem::is_regular_file(folder / file)) out.tokenizer_files.push_back(folder / file);
+    if (std::filesystem::is_regular_file(folder / file))
+      out.tokenizer_files.push_back(folder / file);
   return out;
 }
 
