@@ -70,6 +70,10 @@ class LineageStore {
   }
   // Ends a run as finished, failed or interrupted, with an optional message (the error).
   Status finish_run(std::int64_t run_id, RunStatus status, const std::string& message = "");
+  // Records which validation's parameters a keep_best training run stores: `kept` under
+  // the run's hyperparameters ("kept": {step, metric, value, last_step, last_value}) and
+  // `message` in words. Called before commit_model, which then marks the run finished.
+  Status record_kept(std::int64_t run_id, const nlohmann::json& kept, const std::string& message);
 
   // Stores `parameters` as the model's complete parameter set and marks `run_id`
   // finished: objects first, then one transaction (model row, parameters, run status).

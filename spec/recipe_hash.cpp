@@ -66,10 +66,12 @@ json to_json(const Adaptation& ad) {
     out["bottleneck"] = {{"reduction", ad.bottleneck->reduction},
                          {"placement", static_cast<int>(ad.bottleneck->placement)},
                          {"layers", ad.bottleneck->layers}};
-  if (ad.head)
-    out["head"] = {{"task", ad.head->task},
+  if (ad.head) {
+    out["head"] = {{"task", head_task_name(ad.head->task)},
                    {"labels", ad.head->labels},
                    {"pooling", static_cast<int>(ad.head->pooling)}};
+    if (ad.head->threshold) out["head"]["threshold"] = *ad.head->threshold;
+  }
   if (ad.bitfit) out["bitfit"] = true;
   if (ad.full) out["full"] = true;
   return out;
@@ -77,11 +79,15 @@ json to_json(const Adaptation& ad) {
 
 json to_json(const Dataset& d) {
   // The name and path are left out: moving or renaming a file keeps its identity.
-  return {{"digest", d.digest},
-          {"format", static_cast<int>(d.format)},
-          {"text_field", d.text_field},
-          {"label_field", d.label_field},
-          {"labels", d.labels}};
+  json out = {{"digest", d.digest},
+              {"format", static_cast<int>(d.format)},
+              {"text_field", d.text_field},
+              {"label_field", d.label_field},
+              {"labels", d.labels}};
+  // Only when set, so that the recipes of single texts with named labels keep their hashes.
+  if (!d.text_pair_field.empty()) out["text_pair_field"] = d.text_pair_field;
+  if (d.label_type != LabelType::kSingle) out["label_type"] = label_type_name(d.label_type);
+  return out;
 }
 
 json to_json(const TrainingSpec& t, const Workspace& ws) {
@@ -115,6 +121,16 @@ json to_json(const TrainingSpec& t, const Workspace& ws) {
   // Only when not the default, so that fp32 recipes keep the hashes they had before
   // precision existed (and stay up to date in existing stores).
   if (t.precision != Precision::kF32) recipe["precision"] = precision_name(t.precision);
+  // Likewise the keys that came with the tasks beyond single-label classification.
+  if (!t.validation.empty()) {
+    const Dataset* dev = ws.find_dataset(t.validation);
+    recipe["validation"] = dev ? to_json(*dev) : json();
+  }
+  if (!t.keep_best.empty()) recipe["keep_best"] = t.keep_best;
+  if (t.class_weights.kind == ClassWeightsSpec::Kind::kBalanced)
+    recipe["class_weights"] = "balanced";
+  else if (t.class_weights.kind == ClassWeightsSpec::Kind::kExplicit)
+    recipe["class_weights"] = t.class_weights.values;
   return recipe;
 }
 

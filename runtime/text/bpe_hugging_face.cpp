@@ -215,6 +215,65 @@ Status read_post_processor(const json& node, const std::string& file, const std:
   return Status::ok();
 }
 
+// The ids of a template's special token, by its name in special_tokens.
+Result<std::vector<std::int32_t>> template_ids(const json& specials, const json& item,
+                                               const std::string& file, const std::string& key) {
+  const std::string name = item.contains("SpecialToken")
+                               ? item["SpecialToken"].value("id", std::string())
+                               : std::string();
+  const json& entry = specials.value(name, json());
+  if (name.empty() || !entry.is_object() || !entry.value("ids", json()).is_array())
+    return spec_error(
+        fmt::format("{}: {} names '{}', which is not in its special_tokens", file, key, name));
+  std::vector<std::int32_t> ids;
+  for (const json& id : entry["ids"]) ids.push_back(id.get<std::int32_t>());
+  return ids;
+}
+
+// How the post-processor frames a sentence pair (PairFraming), found in a Sequence of
+// processors too; false when it says nothing about pairs.
+Result<bool> read_pair_framing(const json& node, const std::string& file, PairFraming& pair) {
+  const std::string type = component_type(node);
+  if (type == "Sequence") {
+    for (const json& item : node.value("processors", json::array())) {
+      auto found = read_pair_framing(item, file, pair);
+      if (!found || *found) return found;
+    }
+    return false;
+  }
+  if (type == "RobertaProcessing" || type == "BertProcessing") {
+    const std::int32_t cls = node["cls"][1].get<std::int32_t>();
+    const std::int32_t sep = node["sep"][1].get<std::int32_t>();
+    const bool roberta = type == "RobertaProcessing";
+    pair = {.open = {cls},
+            .middle = roberta ? std::vector{sep, sep} : std::vector{sep},
+            .close = {sep},
+            .second_type = roberta ? 0 : 1};
+    return true;
+  }
+  if (type != "TemplateProcessing" || !node.value("pair", json()).is_array()) return false;
+  const json& specials = node.value("special_tokens", json::object());
+  PairFraming read{.second_type = 0};
+  int sequences = 0;
+  for (const json& item : node["pair"]) {
+    if (item.contains("Sequence")) {
+      if (++sequences == 2) read.second_type = item["Sequence"].value("type_id", 0);
+      continue;
+    }
+    auto ids = template_ids(specials, item, file, "post_processor.pair");
+    if (!ids) return ids.status();
+    std::vector<std::int32_t>& part = sequences == 0   ? read.open
+                                      : sequences == 1 ? read.middle
+                                                       : read.close;
+    part.insert(part.end(), ids->begin(), ids->end());
+  }
+  if (sequences != 2)
+    return spec_error(
+        fmt::format("{}: post_processor.pair holds {} sequences; a pair has two", file, sequences));
+  pair = read;
+  return true;
+}
+
 // The token a tokenizer_config.json entry names: "text" or {"content": "text", ...}.
 std::string config_token(const json& config, const char* key) {
   const json& v = config.value(key, json());
@@ -381,6 +440,9 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::load_hugging_face(
   if (s.pad == kNoToken) s.pad = s.sep;
   s.mask = id_of(config_token(config, "mask_token"));
   s.unk = tok->unk_;
+  tok->pair_ = {.open = {s.cls}, .middle = {s.sep}, .close = {s.sep}, .second_type = 0};
+  auto pair = read_pair_framing(root.value("post_processor", json()), file, tok->pair_);
+  if (!pair) return pair.status();
   return tok;
 }
 
