@@ -22,15 +22,15 @@
 namespace scion::assertions {
 
 struct ModelOutput {
-  spec::HeadTask task = spec::HeadTask::kClassification;
   std::vector<std::string> labels;
   std::vector<float> probabilities;
+  std::map<std::string, double> continuation_logprobs;
+  std::map<std::string, std::size_t> continuation_tokens;
+  spec::HeadTask task = spec::HeadTask::kClassification;
   std::vector<float> values;
   float threshold = 0.5f;
   std::vector<std::string> words;
   std::vector<std::vector<float>> word_probabilities;
-  std::map<std::string, double> continuation_logprobs;
-  std::map<std::string, std::size_t> continuation_tokens;
 
   // Any head model's output (the name predates the other tasks).
   bool is_classifier() const { return !probabilities.empty() || !values.empty() || !words.empty(); }

@@ -58,6 +58,34 @@ std::optional<std::string> task_problem(const spec::Workspace& ws, const Checked
   return unsupported(checked, ws.head_task_of(model));
 }
 
+// The head labels a test or assertion names: a test's expected labels and direction
+// label, an allowed_outputs assertion's labels.
+std::vector<std::string> named_labels(const assertions::BehaviouralTest& test) {
+  std::vector<std::string> labels;
+  using Kind = assertions::Expectation::Kind;
+  if (test.expect.kind == Kind::kLabel || test.expect.kind == Kind::kNotLabel)
+    labels = test.expect.labels;
+  if (test.direction && test.direction->quantity == assertions::Direction::Quantity::kLabel)
+    labels.push_back(test.direction->label);
+  return labels;
+}
+std::vector<std::string> named_labels(const assertions::ModelAssertion& assertion) {
+  return assertion.allowed_labels();
+}
+
+// Whether `model`'s head has every label the test or assertion names: one without
+// `models:` runs on the models whose heads it can read (a sentiment test skips a
+// multi-label model of topics beside the classifiers); one that names a model is judged
+// on it, and a label it lacks is an error there.
+template <class Checked>
+bool has_named_labels(const spec::Workspace& ws, const Checked& checked, const spec::Model& model) {
+  const auto labels = classifier_labels(ws, model);
+  if (!labels) return true;
+  for (const std::string& label : named_labels(checked))
+    if (std::find(labels->begin(), labels->end(), label) == labels->end()) return false;
+  return true;
+}
+
 // A `models:` entry whose head the test or assertion cannot judge, as a spec error.
 template <class Checked>
 Status check_tasks(const spec::Workspace& ws, const std::string& origin, const char* what,
@@ -236,14 +264,15 @@ bool applies(const spec::Workspace& ws, const assertions::BehaviouralTest& test,
              const std::string& model) {
   const spec::Model& m = *ws.find_model(model);
   return covers(test.models, model) && model_kind(ws, m) == kind_of(test) &&
-         !task_problem(ws, test, m);
+         !task_problem(ws, test, m) && (!test.models.empty() || has_named_labels(ws, test, m));
 }
 
 bool applies(const spec::Workspace& ws, const assertions::ModelAssertion& assertion,
              const std::string& model) {
   const spec::Model& m = *ws.find_model(model);
   return covers(assertion.models(), model) && model_kind(ws, m) == kind_of(assertion) &&
-         !task_problem(ws, assertion, m);
+         !task_problem(ws, assertion, m) &&
+         (!assertion.models().empty() || has_named_labels(ws, assertion, m));
 }
 
 std::size_t TextIndex::add(const std::string& text) {
@@ -358,9 +387,9 @@ Result<FamilyOutputs> evaluate_models(const StoredFamily& family, runtime::Backe
 }
 
 assertions::ModelOutput model_output(runtime::HeadOutput output) {
-  return {.task = output.task,
-          .labels = std::move(output.labels),
+  return {.labels = std::move(output.labels),
           .probabilities = std::move(output.probabilities),
+          .task = output.task,
           .values = std::move(output.values),
           .threshold = output.threshold,
           .words = std::move(output.words),

@@ -38,15 +38,15 @@ Result<FamilyOutputs> decode_outputs(const std::string& bytes) {
       std::map<std::string, assertions::ModelOutput>& of_model = outputs.of(model);
       for (const nlohmann::json& e : entries)
         of_model[e.at("input").get<std::string>()] = {
-            .task = static_cast<spec::HeadTask>(e.at("task").get<int>()),
             .labels = e.at("labels").get<std::vector<std::string>>(),
             .probabilities = e.at("probabilities").get<std::vector<float>>(),
+            .continuation_logprobs = e.at("logprobs").get<std::map<std::string, double>>(),
+            .continuation_tokens = e.at("tokens").get<std::map<std::string, std::size_t>>(),
+            .task = static_cast<spec::HeadTask>(e.at("task").get<int>()),
             .values = e.at("values").get<std::vector<float>>(),
             .threshold = e.at("threshold").get<float>(),
             .words = e.at("words").get<std::vector<std::string>>(),
-            .word_probabilities = e.at("word_probabilities").get<std::vector<std::vector<float>>>(),
-            .continuation_logprobs = e.at("logprobs").get<std::map<std::string, double>>(),
-            .continuation_tokens = e.at("tokens").get<std::map<std::string, std::size_t>>()};
+            .word_probabilities = e.at("word_probabilities").get<std::vector<std::vector<float>>>()};
     }
     return outputs;
   } catch (const nlohmann::json::exception& e) {
