@@ -224,4 +224,10 @@ with open(os.path.join(work, "scion.yaml"), "a") as f:
 rc, out, err = run("validate", cwd=work)
 check(rc == 2 and "regression head" in out + err and "wrong-task" in out + err,
       f"a label test on a regression head: {rc} {out}{err}")
+with open(os.path.join(work, "scion.yaml"), "w") as f:
+    f.write(SPEC.replace("head: {task: regression, pooling: mean}",
+                         "head: {task: regression, labels: [low, high], pooling: mean}"))
+rc, out, err = run("validate", cwd=work)
+check(rc == 2 and "'count' has a regression head of 2 outputs ([low, high]), but the rows of "
+      "dataset 'counts' hold 1 target value" in out + err, f"outputs against targets: {rc} {out}{err}")
 print("ok")
