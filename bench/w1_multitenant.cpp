@@ -28,8 +28,14 @@
 // --optimizer sgd trains with plain SGD (no momentum, no weight decay) instead of AdamW:
 // an update proportional to the gradient, which shows what AdamW's normalisation adds.
 //
-// Usage: w1_multitenant [--reps N] [--threads N] [--jobs N] [--steps N] [--batch N]
-//                       [--rows-per-pass N] [--peer bench/peers/w1_torch.py] [--scaling]
+// --device cuda runs every configuration on the GPU (bench/device.h; the PyTorch peer stays
+// on the CPU, so --peer is refused there). Every timed run ends with a wait for the device.
+// The bit-for-bit checks hold there too: a job's products have the same shapes (so the
+// same cuBLASLt algorithms) in the configurations they compare, and no kernel uses atomics.
+//
+// Usage: w1_multitenant [--device cpu|cuda] [--reps N] [--threads N] [--jobs N] [--steps N]
+//                       [--batch N] [--rows-per-pass N] [--peer bench/peers/w1_torch.py]
+//                       [--scaling]
 //                       [--precision fp32|bf16] [--fp32-matmul openblas|onednn]
 //                       [--optimizer adamw|sgd]
 
@@ -45,6 +51,7 @@
 #include <vector>
 
 #include "bench/bench_options.h"
+#include "bench/device.h"
 #include "bench/machine.h"
 #include "bench/peer_process.h"
 #include "runtime/backend.h"
@@ -85,6 +92,7 @@ const double kGammaF32 =
     kLongestSum * std::ldexp(1.0, -24) / (1 - kLongestSum * std::ldexp(1.0, -24));
 
 struct Options {
+  std::string device = "cpu";
   int reps = 3;
   int threads = 2;
   int jobs = 8;
@@ -210,6 +218,8 @@ RunResult train(const spec::Workspace& ws,
     result.tokens += r.tokens;
     return Status::ok();
   };
+  const Tensor& any = trunk_params.views().begin()->second;
+  bench::wait_for_device(backend, any);
   const auto start = Clock::now();
   for (const auto& group : groups) {
     FamilyTrainer trainer(backend, options);
@@ -219,7 +229,12 @@ RunResult train(const spec::Workspace& ws,
       std::exit(3);
     }
   }
+  bench::wait_for_device(backend, any);
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (const std::string error = backend.error(); !error.empty()) {
+    std::fprintf(stderr, "error: the backend failed: %s\n", error.c_str());
+    std::exit(3);
+  }
   for (auto& job : jobs)
     for (const ParameterSpec& p : job->table()) {
       if (!p.trainable) continue;
@@ -233,11 +248,13 @@ RunResult train(const spec::Workspace& ws,
 Options parse(int argc, char** argv) {
   Options o;
   bench::BenchOptions(
-      "usage: w1_multitenant [--reps N] [--threads N] [--jobs N] [--steps N] [--batch N]\n"
+      "usage: w1_multitenant [--device cpu|cuda] [--reps N] [--threads N] [--jobs N] [--steps N]\n"
+      "                      [--batch N]\n"
       "                      [--rows-per-pass N]\n"
       "                      [--peer bench/peers/w1_torch.py] [--scaling]\n"
       "                      [--precision fp32|bf16] [--fp32-matmul openblas|onednn]\n"
       "                      [--optimizer adamw|sgd]")
+      .text("device", o.device)
       .number("reps", o.reps)
       .number("threads", o.threads)
       .number("jobs", o.jobs)
@@ -250,6 +267,12 @@ Options parse(int argc, char** argv) {
       .text("optimizer", o.optimizer)
       .flag("scaling", o.scaling)
       .parse(argc, argv);
+  if (o.device == "cuda" && !o.peer.empty()) {
+    std::fprintf(
+        stderr,
+        "error: --peer runs the PyTorch peer on the CPU; leave it out with --device cuda\n");
+    std::exit(2);
+  }
   if (o.optimizer != "adamw" && o.optimizer != "sgd") {
     std::fprintf(stderr, "error: --optimizer takes adamw or sgd, not '%s'\n", o.optimizer.c_str());
     std::exit(2);
@@ -353,7 +376,7 @@ bool run_checks(const Options& opt, const spec::Workspace& ws,
   double tolerance = kGammaF32;
   std::string why = "gamma_1024 in fp32";
   if (opt.precision == "bf16") {
-    auto fp32 = make_cpu_backend(bench::backend_options(opt.threads, "fp32", opt.fp32_matmul));
+    auto fp32 = bench::make_backend(opt.device, opt.threads, "fp32", opt.fp32_matmul);
     const RunResult fp32_seq1 = train(one_step, datasets, false, opt.trainer, *fp32);
     tolerance = worst_relative(fp32_seq1.gradients, seq1.gradients).first;
     why = "bf16 alone vs fp32 alone";
@@ -371,9 +394,10 @@ bool run_checks(const Options& opt, const spec::Workspace& ws,
 
 int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
-  auto backend = make_cpu_backend(bench::backend_options(opt.threads, opt.precision, opt.fp32_matmul));
-  bench::print_machine("w1");
-  std::printf("w1 precision=%s fp32_matmul=%s\n", opt.precision.c_str(), opt.fp32_matmul.c_str());
+  auto backend = bench::make_backend(opt.device, opt.threads, opt.precision, opt.fp32_matmul);
+  bench::print_device("w1", opt.device);
+  std::printf("w1 device=%s precision=%s fp32_matmul=%s\n", opt.device.c_str(),
+              opt.precision.c_str(), opt.device == "cuda" ? "-" : opt.fp32_matmul.c_str());
   if (opt.scaling) return run_scaling(opt, *backend);
 
   const spec::Workspace ws = make_workspace(opt.jobs, opt.steps, opt.batch, opt.optimizer);

@@ -1,18 +1,25 @@
-// W3 — trunk training efficiency on the CPU (see BENCHMARKS.md).
+// W3 — trunk training efficiency (see BENCHMARKS.md), on the CPU or (--device cuda) a GPU.
 //
-// Encoder L=12, d=768, h=12, f=3072, V=256, T=128, batch 16, pre-norm, tied embeddings,
-// masked-LM loss; every parameter trainable; AdamW. One step = forward + backward +
-// optimizer update. Reports the median of the timed steps, the achieved GFLOP/s
-// (6 × parameters × tokens + attention), the OpenBLAS sgemm peak on a 2048³ product
-// measured in the same run (median of one product before each timed step), their ratio, and — when --peer names the PyTorch eager peer
-// script — the peer's median step time on the same shapes and threads. The peer runs as
-// a child process in serve mode and its steps alternate with scion's (scion step, peer
-// step, ...), so on a shared, noisy machine both see the same load over time.
+// Encoder L=12, d=768, h=12, f=3072, V=256, pre-norm, tied embeddings, masked-LM loss;
+// every parameter trainable; AdamW. T=128, batch 16 on the CPU; T=512, batch 64 on a GPU
+// (--length, --batch change them). One step = forward + backward + optimizer update.
+// Reports the median of the timed steps and the achieved GFLOP/s (6 × parameters × tokens
+// + attention), then:
+//   - on the CPU, the OpenBLAS sgemm peak on a 2048³ product measured in the same run
+//     (median of one product before each timed step) and their ratio, and — when --peer
+//     names the PyTorch eager peer script — the peer's median step time on the same shapes
+//     and threads. The peer runs as a child process in serve mode and its steps alternate
+//     with scion's (scion step, peer step, ...), so on a shared, noisy machine both see the
+//     same load over time;
+//   - on a GPU, the MFU: achieved FLOP/s over a stated peak (--peak-tflops; by default the
+//     H100/H200 SXM dense figures, 989 TFLOP/s bf16 (BENCHMARKS.md) and 67 TFLOP/s fp32
+//     without tensor cores). Each phase ends with a wait for the device, so the times are
+//     the device's, not the queueing's.
 //
-// Usage: w3_trunk_training [--steps N] [--threads N] [--layers N] [--peer bench/peers/w3_torch.py]
+// Usage: w3_trunk_training [--device cpu|cuda] [--steps N] [--threads N] [--layers N]
+//                          [--batch N] [--length N] [--peak-tflops X]
+//                          [--peer bench/peers/w3_torch.py]
 #include <cblas.h>
-
-#include "runtime/cpu/gemm.h"
 
 #include <algorithm>
 #include <chrono>
@@ -24,9 +31,11 @@
 #include <vector>
 
 #include "bench/bench_options.h"
+#include "bench/device.h"
 #include "bench/machine.h"
 #include "bench/peer_process.h"
 #include "runtime/backend.h"
+#include "runtime/cpu/gemm.h"
 #include "runtime/model_weights.h"
 #include "runtime/optimizer.h"
 #include "runtime/parameter_binding.h"
@@ -42,9 +51,13 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 struct Options {
+  std::string device = "cpu";
   int steps = 3;
   int threads = 2;
   int layers = 12;
+  int batch = 0;            // 0: 16 on the CPU, 64 on a GPU
+  int length = 0;           // 0: 128 on the CPU, 512 on a GPU
+  std::string peak_tflops;  // empty: the H100/H200 SXM figure of the precision
   std::string peer;
   std::string precision = "fp32";
   std::string fp32_matmul = "openblas";
@@ -82,8 +95,14 @@ double sgemm_gflops(int threads) {
 Options parse(int argc, char** argv) {
   Options o;
   bench::BenchOptions(
-      "usage: w3_trunk_training [--steps N] [--threads N] [--layers N] [--peer bench/peers/w3_torch.py]\n"
+      "usage: w3_trunk_training [--device cpu|cuda] [--steps N] [--threads N] [--layers N]\n"
+      "                         [--batch N] [--length N] [--peak-tflops X]\n"
+      "                         [--peer bench/peers/w3_torch.py]\n"
       "                         [--precision fp32|bf16] [--fp32-matmul openblas|onednn]")
+      .text("device", o.device)
+      .number("batch", o.batch)
+      .number("length", o.length)
+      .text("peak-tflops", o.peak_tflops)
       .number("steps", o.steps)
       .number("threads", o.threads)
       .number("layers", o.layers)
@@ -91,16 +110,40 @@ Options parse(int argc, char** argv) {
       .text("precision", o.precision)
       .text("fp32-matmul", o.fp32_matmul)
       .parse(argc, argv);
+  const bool gpu = o.device == "cuda";
+  if (o.batch == 0) o.batch = gpu ? 64 : 16;
+  if (o.length == 0) o.length = gpu ? 512 : 128;
+  if (gpu && !o.peer.empty()) {
+    std::fprintf(
+        stderr,
+        "error: --peer runs the PyTorch peer on the CPU; leave it out with --device cuda\n");
+    std::exit(2);
+  }
   return o;
+}
+
+// The peak the MFU is stated against, TFLOP/s: --peak-tflops, else H100/H200 SXM dense.
+double gpu_peak_tflops(const Options& o) {
+  if (o.peak_tflops.empty()) return o.precision == "bf16" ? 989.0 : 67.0;
+  char* end = nullptr;
+  const double peak = std::strtod(o.peak_tflops.c_str(), &end);
+  if (*end != '\0' || !(peak > 0)) {
+    std::fprintf(stderr, "error: --peak-tflops takes a positive number, not '%s'\n",
+                 o.peak_tflops.c_str());
+    std::exit(2);
+  }
+  return peak;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
-  auto backend = make_cpu_backend(bench::backend_options(opt.threads, opt.precision, opt.fp32_matmul));
-  bench::print_machine("w3");
-  std::printf("w3 precision=%s fp32_matmul=%s\n", opt.precision.c_str(), opt.fp32_matmul.c_str());
+  const bool gpu = opt.device == "cuda";
+  auto backend = bench::make_backend(opt.device, opt.threads, opt.precision, opt.fp32_matmul);
+  bench::print_device("w3", opt.device);
+  std::printf("w3 device=%s precision=%s fp32_matmul=%s batch=%d length=%d\n", opt.device.c_str(),
+              opt.precision.c_str(), gpu ? "-" : opt.fp32_matmul.c_str(), opt.batch, opt.length);
   spec::Workspace ws;
   spec::Model base;
   base.name = "w3";
@@ -110,11 +153,11 @@ int main(int argc, char** argv) {
   a.heads = 12;
   a.ffn_width = 3072;
   a.vocab_size = 256;
-  a.max_length = 128;
+  a.max_length = opt.length;
   base.architecture = a;
   ws.models.push_back(base);
   const spec::Model& model = ws.models[0];
-  const int B = 16, T = 128;
+  const int B = opt.batch, T = opt.length;
 
   ParameterStore store(*backend);
   const ParameterBinding params = store.add_model(ws, model).value();
@@ -142,7 +185,7 @@ int main(int argc, char** argv) {
   SegmentedTransformer net(*backend);
   const FamilyBatch batch{{{&*weights, B, T, tokens.data(), nullptr, targets.data(), 0}}, true};
 
-  sgemm_gflops(opt.threads);  // warm-up
+  if (!gpu) sgemm_gflops(opt.threads);  // warm-up
   std::unique_ptr<scion::bench::PeerProcess> peer;
   if (!opt.peer.empty()) {
     peer = std::make_unique<scion::bench::PeerProcess>(
@@ -154,8 +197,10 @@ int main(int argc, char** argv) {
   }
   std::vector<double> times, forward_times, backward_times, update_times, peer_times, peaks;
   float loss = 0;
+  const Tensor& any = optimizer.tensors().front().param;
   for (int step = 0; step <= opt.steps; ++step) {  // step 0 warms up (plans the arena)
-    if (step > 0) peaks.push_back(sgemm_gflops(opt.threads));
+    if (step > 0 && !gpu) peaks.push_back(sgemm_gflops(opt.threads));
+    bench::wait_for_device(*backend, any);
     const auto start = Clock::now();
     auto out = net.forward(batch);
     if (!out.is_ok()) {
@@ -163,11 +208,18 @@ int main(int argc, char** argv) {
       return 3;
     }
     loss = out->at(0).loss;
+    bench::wait_for_device(*backend, any);
     const double forward_s = seconds_since(start);
     grads.zero();
     if (!net.backward().is_ok()) return 3;
+    bench::wait_for_device(*backend, any);
     const double backward_s = seconds_since(start) - forward_s;
     optimizer.step(1e-4f);
+    bench::wait_for_device(*backend, any);
+    if (const std::string error = backend->error(); !error.empty()) {
+      std::fprintf(stderr, "error: the backend failed: %s\n", error.c_str());
+      return 3;
+    }
     if (step == 0) continue;
     times.push_back(seconds_since(start));
     forward_times.push_back(forward_s);
@@ -176,7 +228,6 @@ int main(int argc, char** argv) {
     if (peer) peer_times.push_back(peer->request("step", "step_seconds"));
   }
   const double step_s = median(times);
-  const double peak = median(peaks);
   const double tokens_per_step = static_cast<double>(B) * T;
   const double flops = 6.0 * parameter_count * tokens_per_step +
                        12.0 * a.layers * B * static_cast<double>(T) * T * a.width;
@@ -185,7 +236,18 @@ int main(int argc, char** argv) {
               a.layers, static_cast<long long>(parameter_count), opt.threads, step_s, loss, gflops);
   std::printf("w3 scion breakdown: forward=%.3f s backward=%.3f s (incl. zeroing grads) adamw=%.3f s\n",
               median(forward_times), median(backward_times), median(update_times));
-  std::printf("w3 sgemm_2048_peak_gflops=%.1f fraction_of_peak=%.3f\n", peak, gflops / peak);
+  if (gpu) {
+    const double peak_tflops = gpu_peak_tflops(opt);
+    std::printf("w3 gpu peak_tflops=%.1f (%s) mfu=%.3f\n", peak_tflops,
+                opt.peak_tflops.empty()
+                    ? (opt.precision == "bf16" ? "H100/H200 SXM dense bf16"
+                                               : "H100/H200 SXM fp32, no tensor cores")
+                    : "--peak-tflops",
+                gflops / (peak_tflops * 1e3));
+  } else {
+    const double peak = median(peaks);
+    std::printf("w3 sgemm_2048_peak_gflops=%.1f fraction_of_peak=%.3f\n", peak, gflops / peak);
+  }
   if (peer) {
     const double peer_s = median(peer_times);
     if (peer_s > 0)

@@ -18,6 +18,8 @@
 #include "runtime/compute_device.h"
 #include "workbench/dataset_eval.h"
 #include "workbench/model_lookup.h"
+#include "workbench/model_version.h"
+#include "workbench/version_rounds.h"
 
 namespace scion::cli {
 namespace {
@@ -120,15 +122,11 @@ void print_language_model(const nlohmann::json& m) {
 int eval(const GlobalOptions& global, const EvalOptions& options) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  std::vector<std::string> models;
-  std::set<std::string> seen;
-  for (const std::string& name : options.models) {
-    auto found = workbench::find_spec_model(*ws, name);
-    if (!found) return fail(found.status());
-    if (seen.insert(name).second) models.push_back(name);  // a model named twice runs once
-  }
-  auto data = workbench::eval_data(*ws, options.data, models, options.fields);
-  if (!data) return fail(data.status());
+  for (const std::string& name : options.models)  // a misspelt name before any store work
+    if (auto ref = workbench::parse_model_ref(name); !ref)
+      return fail(ref.status());
+    else if (auto found = workbench::find_spec_model(*ws, ref->model); !found)
+      return fail(found.status());
   // Under mpirun every rank scores a share of the examples; rank 0 alone computes the
   // metrics, records and prints (docs/distributed.md).
   auto world = runtime::world_communicator();
@@ -136,15 +134,60 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
   runtime::Communicator& comm = **world;
   auto store = open_store_on_ranks(global, comm, options.record);
   if (!store) return fail(store.status());
+  // One pass per version the models are named at (workbench/version_rounds.h).
+  auto rounds = workbench::version_rounds(*ws, **store, options.models);
+  if (!rounds) return fail(rounds.status());
+  // A file's rows are read with every round's head labels, as their one task needs.
+  std::vector<std::string> labels;
+  std::optional<spec::LabelType> label_type;
+  for (const workbench::VersionRound& round : *rounds) {
+    for (const std::string& label : workbench::head_labels(round.workspace, round.models))
+      if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
+    auto type = workbench::eval_label_type(round.workspace, round.models);
+    if (!type) return fail(type.status());
+    if (label_type && *type && *label_type != **type)
+      return fail(invalid_argument(
+          "the models' heads are of different tasks, and a file's labels are read one way; "
+          "evaluate them with separate `scion eval` commands"));
+    if (*type) label_type = *type;
+  }
+  auto data = workbench::eval_data(*ws, options.data, labels,
+                                   label_type.value_or(spec::LabelType::kSingle), options.fields);
+  if (!data) return fail(data.status());
 
   auto made = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
   if (!made) return fail(made.status());
   std::unique_ptr<runtime::Backend> backend = std::move(*made);
-  workbench::StoredFamily family(*ws, **store, *backend);
-  const Status loaded = family.load(models);
-  auto results = workbench::evaluate_on_data(*ws, family, *backend, models, *data,
-                                             options.chunk_size, &comm, loaded);
-  if (!results) return fail(results.status());
+  std::vector<workbench::ModelEvaluation> all;
+  std::vector<std::string> named;  // each result's model as named on the command line
+  for (const workbench::VersionRound& round : *rounds) {
+    workbench::StoredFamily family(round.workspace, **store, *backend);
+    const Status loaded = family.load(round.models);
+    auto results = workbench::evaluate_on_data(round.workspace, family, *backend, round.models,
+                                               *data, options.chunk_size, &comm, loaded);
+    if (!results) return fail(results.status());
+    for (workbench::ModelEvaluation& r : *results) {
+      named.push_back(round.labels.at(r.model));
+      all.push_back(std::move(r));
+    }
+  }
+  // In the order named, whichever round each ran in.
+  std::vector<std::size_t> order(all.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto named_at = [&](std::size_t i) {
+    return std::find(options.models.begin(), options.models.end(), named[i]) -
+           options.models.begin();
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return named_at(a) < named_at(b); });
+  std::vector<workbench::ModelEvaluation> sorted;
+  std::vector<std::string> sorted_names;
+  for (std::size_t i : order) {
+    sorted.push_back(std::move(all[i]));
+    sorted_names.push_back(named[i]);
+  }
+  named = std::move(sorted_names);
+  const std::vector<workbench::ModelEvaluation>* results = &sorted;
   if (Status s = runtime::check_backend(*backend, "scion eval"); !s.is_ok()) return fail(s);
   if (comm.rank() != 0) return kExitOk;  // its share is with rank 0, which reports
 
@@ -171,9 +214,10 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
   const bool tty = stdout_is_tty();
   std::cout << fmt::format("data {} ({} rows, sha256 {})\n", data->name, data->examples.rows(),
                            data->digest.substr(0, 16));
-  for (const workbench::ModelEvaluation& r : *results) {
+  for (std::size_t i = 0; i < results->size(); ++i) {
+    const workbench::ModelEvaluation& r = (*results)[i];
     std::cout << '\n'
-              << paint(r.model, Color::kBold, tty) << "  [" << workbench::kind_name(r.kind)
+              << paint(named[i], Color::kBold, tty) << "  [" << workbench::kind_name(r.kind)
               << ", version " << r.model_version.substr(0, 12) << "]\n";
     if (r.kind == workbench::ModelKind::kClassifier)
       print_head(r.metrics);
@@ -190,7 +234,8 @@ void add_eval_command(CLI::App& app, const GlobalOptions& global, CommandAction&
   static EvalOptions options;
   CLI::App* cmd = app.add_subcommand(
       "eval", "Score trained models on a dataset (accuracy, F1, RMSE, perplexity)");
-  cmd->add_option("MODEL", options.models, "The models (all run in one shared-trunk pass)")
+  cmd->add_option("MODEL", options.models,
+                  "The models (one shared-trunk pass; MODEL@N or MODEL@<hash>: a stored version)")
       ->required();
   cmd->add_option("--data", options.data,
                   "A dataset of the spec, or a .jsonl/.csv/.tsv/.txt file")

@@ -19,6 +19,7 @@
 #include "workbench/checkpoint_export.h"
 #include "workbench/hf_export.h"
 #include "workbench/model_lookup.h"
+#include "workbench/model_version.h"
 #include "workbench/peft_export.h"
 
 namespace scion::cli {
@@ -47,7 +48,8 @@ Status check_output_folder(const GlobalOptions& global, const ExportOptions& opt
   return checked.is_ok() ? Status::ok() : checked.status();
 }
 
-// The spec's model, up to date in the store, with its parameters.
+// The spec's model at the version named (MODEL: the spec's recipe, which must be stored;
+// MODEL@N, MODEL@<prefix>: that version, in the spec as it was for it), with its parameters.
 struct StoredExport {
   spec::Workspace workspace;
   const spec::Model* model = nullptr;
@@ -55,24 +57,41 @@ struct StoredExport {
   lineage::LoadedParameters params;
 };
 
-Result<StoredExport> load_for_export(const GlobalOptions& global, const std::string& name) {
+Result<StoredExport> load_for_export(const GlobalOptions& global, const std::string& named) {
   StoredExport out;
+  auto ref = workbench::parse_model_ref(named);
+  if (!ref.is_ok()) return ref.status();
+  const std::string& name = ref->model;
   auto workspace = load_workspace_or_report(global);
   if (!workspace.is_ok()) return workspace.status();
   out.workspace = std::move(*workspace);
-  auto model = workbench::find_spec_model(out.workspace, name, "");
-  if (!model.is_ok()) return model.status();
-  out.model = *model;
+  if (auto model = workbench::find_spec_model(out.workspace, name, ""); !model.is_ok())
+    return model.status();
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return store.status();
   out.store = std::move(*store);
-  auto stored = workbench::find_stored_model(*out.store, name);
-  if (!stored.is_ok()) return stored.status();
-  if (stored->recipe_hash != out.model->recipe_hash)
-    return invalid_argument("model '" + name +
-                            "' is out of date: the store holds parameters of another recipe; "
-                            "run `scion run " + name + "` first");
-  auto params = out.store->load_parameters(name);
+  std::string recipe_hash = out.workspace.find_model(name)->recipe_hash;
+  if (!ref->version.empty()) {
+    auto version = workbench::resolve_version(*out.store, *ref);
+    if (!version.is_ok()) return version.status();
+    auto at = workbench::workspace_at(out.workspace, *out.store, *version);
+    if (!at.is_ok()) return at.status();
+    out.workspace = std::move(*at);
+    recipe_hash = version->recipe_hash;
+  } else {
+    if (auto stored = workbench::find_stored_model(*out.store, name); !stored.is_ok())
+      return stored.status();
+    auto kept = out.store->find_version(name, recipe_hash);
+    if (!kept.is_ok()) return kept.status();
+    if (!kept->has_value())
+      return invalid_argument("model '" + name +
+                              "' is out of date: the store holds parameters of another recipe; "
+                              "run `scion run " +
+                              name + "` first, or name a stored version (" + name +
+                              "@N; `scion lineage versions " + name + "`)");
+  }
+  out.model = out.workspace.find_model(name);
+  auto params = out.store->load_parameters(name, recipe_hash);
   if (!params.is_ok()) return params.status();
   out.params = std::move(*params);
   return out;
@@ -150,9 +169,9 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
   // Export only reads the store: it works on a store the user may not write.
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
-  if (auto model = workbench::find_stored_model(**store, opts.model); !model.is_ok())
-    return fail(model.status());
-  auto exported = workbench::export_checkpoint(**store, opts.model, opts.own_only, *output);
+  auto version = workbench::resolve_version(**store, opts.model);
+  if (!version.is_ok()) return fail(version.status());
+  auto exported = workbench::export_checkpoint(**store, *version, opts.own_only, *output);
   if (!exported.is_ok()) return fail(exported.status());
   if (to_stdout) {
     Status moved = workbench::move_file_to_stream(*output, std::cout);
@@ -177,7 +196,9 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
 void add_export_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
   auto opts = std::make_shared<ExportOptions>();
   CLI::App* cmd = app.add_subcommand("export", "Write a model's parameters to a safetensors file");
-  cmd->add_option("MODEL", opts->model, "The model to export")->required();
+  cmd->add_option("MODEL", opts->model,
+                  "The model to export (MODEL@N or MODEL@<hash prefix>: that stored version)")
+      ->required();
   cmd->add_option("-o,--output", opts->output,
                   "The safetensors file to write (- for stdout; a folder with --format peft "
                   "or huggingface)")

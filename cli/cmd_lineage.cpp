@@ -24,6 +24,8 @@ void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global
                                   CommandAction& action);
 void add_lineage_metrics_subcommand(CLI::App& lineage, const GlobalOptions& global,
                                     CommandAction& action);
+void add_lineage_versions_subcommand(CLI::App& lineage, const GlobalOptions& global,
+                                     CommandAction& action);
 
 namespace {
 
@@ -157,24 +159,69 @@ int run_tree(const GlobalOptions& global, const std::string& root) {
   return kExitOk;
 }
 
+// A recipe value for one line: long strings (hashes, paths) cut to 12 characters.
+std::string short_value(const nlohmann::json& value) {
+  if (value.is_null()) return "(none)";
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    return text.size() > 16 ? text.substr(0, 12) + "…" : text;
+  }
+  return value.dump();
+}
+
+// What a run's line says below it: the recipe fields a new version changed, the version a
+// restore brought back, the cases a test run judged.
+std::string run_detail(const lineage::RunRecord& r,
+                       const std::vector<workbench::RecipeDifference>* changed) {
+  if (r.kind == lineage::RunKind::kRestore) {
+    const auto& from = r.hyperparameters;
+    return from.contains("restored_run")
+               ? "restored the version of run #" + from["restored_run"].dump() + ", no training"
+               : "restored a stored version, no training";
+  }
+  if (r.kind == lineage::RunKind::kTest)
+    return r.cases ? std::to_string(*r.cases) + " cases judged" : "";
+  if (!changed || changed->empty()) return "";
+  std::string out = "changed";
+  for (const workbench::RecipeDifference& d : *changed)
+    out += (out == "changed" ? " " : ", ") + d.field + " " + short_value(d.a) + " -> " +
+           short_value(d.b);
+  return out;
+}
+
 int run_log(const GlobalOptions& global, const std::string& model, std::int64_t limit) {
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
   if (!model.empty())
     if (auto found = workbench::find_stored_model(**store, model); !found.is_ok())
       return fail(found.status());
-  auto runs = (*store)->runs(model, limit);
+  // Every run, for what each version changed from the one before; then the newest `limit`.
+  auto runs = (*store)->runs(model, 0);
   if (!runs.is_ok()) return fail(runs.status());
+  const auto changes = workbench::recipe_changes(*runs);
+  if (limit > 0 && static_cast<std::int64_t>(runs->size()) > limit) runs->resize(limit);
+  const auto changed_by = [&](const lineage::RunRecord& r) {
+    auto it = changes.find(r.id);
+    return it == changes.end() ? nullptr : &it->second;
+  };
   if (global.json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& r : *runs) out.push_back(run_to_json(r));
+    for (const auto& r : *runs) {
+      out.push_back(run_to_json(r));
+      if (const auto* changed = changed_by(r)) {
+        nlohmann::json fields = nlohmann::json::array();
+        for (const workbench::RecipeDifference& d : *changed)
+          fields.push_back({{"field", d.field}, {"from", d.a}, {"to", d.b}});
+        out.back()["changed"] = fields;
+      }
+    }
     print_json({{"runs", out}});
     return kExitOk;
   }
   const bool tty = stdout_is_tty();
   std::cout << std::left << std::setw(7) << "RUN" << std::setw(20) << "MODEL" << std::setw(8)
-            << "KIND" << std::setw(13) << "STATUS" << std::setw(26) << "STARTED" << std::setw(10)
-            << "DURATION" << std::setw(8) << "STEPS"
+            << "KIND" << std::setw(13) << "STATUS" << std::setw(14) << "RECIPE" << std::setw(26)
+            << "STARTED" << std::setw(10) << "DURATION" << std::setw(8) << "STEPS"
             << "FINAL LOSS\n";
   for (const auto& r : *runs) {
     const std::string status = lineage::run_status_name(r.status);
@@ -189,9 +236,11 @@ int run_log(const GlobalOptions& global, const std::string& model, std::int64_t 
     std::cout << std::left << std::setw(7) << ("#" + std::to_string(r.id)) << std::setw(20)
               << r.model << std::setw(8) << lineage::run_kind_name(r.kind)
               << paint(status, color, tty)
-              << std::string(13 - std::min<std::size_t>(12, status.size()), ' ') << std::setw(26)
-              << r.started_at << std::setw(10) << human_duration(r.duration_s) << std::setw(8)
-              << r.steps << loss.str() << '\n';
+              << std::string(13 - std::min<std::size_t>(12, status.size()), ' ') << std::setw(14)
+              << r.recipe_hash.substr(0, 12) << std::setw(26) << r.started_at << std::setw(10)
+              << human_duration(r.duration_s) << std::setw(8) << r.steps << loss.str() << '\n';
+    if (const std::string detail = run_detail(r, changed_by(r)); !detail.empty())
+      std::cout << "       " << paint(detail, Color::kDim, tty) << '\n';
   }
   if (runs->empty())
     std::cout << "no runs recorded" << (model.empty() ? "" : " for '" + model + "'") << '\n';
@@ -261,8 +310,11 @@ void add_lineage_command(CLI::App& app, const GlobalOptions& global, CommandActi
 
   auto show_model = std::make_shared<std::string>();
   CLI::App* show = cmd->add_subcommand("show", "One model: ancestry, recipes, data, runs, sharing");
-  show->add_option("MODEL", *show_model, "The model")->required();
-  show->footer("Example: scion lineage show sst2-negation --json");
+  show->add_option("MODEL", *show_model, "The model (MODEL@N or MODEL@<hash>: that version)")
+      ->required();
+  show->footer(
+      "Example: scion lineage show sst2-negation --json\n"
+      "         scion lineage show sst2-negation@12");
   show->callback([&global, &action, show_model] {
     action = [&global, show_model] { return run_lineage_show(global, *show_model); };
   });
@@ -270,7 +322,8 @@ void add_lineage_command(CLI::App& app, const GlobalOptions& global, CommandActi
   auto log_model = std::make_shared<std::string>();
   auto log_limit = std::make_shared<std::int64_t>(20);
   auto log_all = std::make_shared<bool>(false);
-  CLI::App* log = cmd->add_subcommand("log", "Runs, newest first: status, duration, final loss");
+  CLI::App* log = cmd->add_subcommand(
+      "log", "Runs, newest first: recipe hash, what each version changed, status, final loss");
   log->add_option("MODEL", *log_model, "Only this model's runs");
   log->add_option("-n,--limit", *log_limit, "At most N runs (default 20)")->option_text("N");
   log->add_flag("--all", *log_all, "Every run");
@@ -284,9 +337,12 @@ void add_lineage_command(CLI::App& app, const GlobalOptions& global, CommandActi
   auto diff_a = std::make_shared<std::string>(), diff_b = std::make_shared<std::string>();
   CLI::App* diff =
       cmd->add_subcommand("diff", "Parameters and recipe fields that differ between two models");
-  diff->add_option("A", *diff_a, "First model")->required();
-  diff->add_option("B", *diff_b, "Second model")->required();
-  diff->footer("Example: scion lineage diff sst2 sst2-negation");
+  diff->add_option("A", *diff_a, "First model (MODEL@N or MODEL@<hash>: that version)")->required();
+  diff->add_option("B", *diff_b, "Second model (MODEL@N or MODEL@<hash>: that version)")
+      ->required();
+  diff->footer(
+      "Example: scion lineage diff sst2 sst2-negation\n"
+      "         scion lineage diff sst2-negation@12 sst2-negation");
   diff->callback([&global, &action, diff_a, diff_b] {
     action = [&global, diff_a, diff_b] { return run_lineage_diff(global, *diff_a, *diff_b); };
   });
@@ -301,6 +357,7 @@ void add_lineage_command(CLI::App& app, const GlobalOptions& global, CommandActi
     action = [&global, format] { return run_export_graph(global, *format); };
   });
 
+  add_lineage_versions_subcommand(*cmd, global, action);
   add_lineage_blame_subcommand(*cmd, global, action);
   add_lineage_metrics_subcommand(*cmd, global, action);
 }

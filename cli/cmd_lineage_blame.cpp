@@ -18,6 +18,7 @@
 #include "runtime/compute_device.h"
 #include "workbench/blame.h"
 #include "workbench/model_lookup.h"
+#include "workbench/model_version.h"
 
 namespace scion::cli {
 namespace {
@@ -164,7 +165,9 @@ void print_report(const workbench::BlameReport& report, bool all) {
 int blame(const GlobalOptions& global, const BlameOptions& options) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  if (auto found = workbench::find_spec_model(*ws, options.request.model); !found)
+  if (auto ref = workbench::parse_model_ref(options.request.model); !ref)
+    return fail(ref.status());
+  else if (auto found = workbench::find_spec_model(*ws, ref->model); !found)
     return fail(found.status());
   auto store = open_store_read_only(global);
   if (!store) return fail(store.status());
@@ -189,7 +192,9 @@ void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global
   auto case_number = std::make_shared<std::int64_t>(-1);
   CLI::App* cmd = lineage.add_subcommand(
       "blame", "For each failing test case of MODEL, the ancestor where the failure first appears");
-  cmd->add_option("MODEL", options->request.model, "The model")->required();
+  cmd->add_option("MODEL", options->request.model,
+                  "The model (MODEL@N or MODEL@<hash>: that version)")
+      ->required();
   cmd->add_option("--test", options->request.test,
                   "Only this test (default: every test of the model)");
   cmd->add_option("--case", *case_number, "Only case N of the test(s)")

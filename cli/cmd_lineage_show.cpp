@@ -52,7 +52,10 @@ json step_json(const workbench::AncestryStep& step) {
 }
 
 json show_json(const workbench::ModelShow& show) {
-  json doc = {{"model", show.model}, {"ancestry", json::array()}};
+  json doc = {{"model", show.model},
+              {"version", show.version.empty() ? json() : json(show.version)},
+              {"current", show.current},
+              {"ancestry", json::array()}};
   for (const workbench::AncestryStep& step : show.ancestry) doc["ancestry"].push_back(step_json(step));
   auto runs_json = [](const std::vector<workbench::RunWithValidation>& runs) {
     json out = json::array();
@@ -126,13 +129,19 @@ void print_evaluations(const json& evaluations) {
       std::cout << (m["pseudo"].get<bool>() ? "pseudo-perplexity " : "perplexity ")
                 << m["perplexity"].get<double>();
     std::cout << "  version " << e["model_version"].get<std::string>().substr(0, 12)
-              << (e["current"].get<bool>() ? "" : " (an older version)") << '\n';
+              << (e["current"].get<bool>() ? "" : " (another version)") << '\n';
   }
   if (evaluations.empty()) std::cout << "  none (scion eval MODEL --data NAME)\n";
 }
 
 void print_show(const json& doc, bool tty) {
-  std::cout << paint("model " + doc["model"].get<std::string>(), Color::kBold, tty) << '\n';
+  std::cout << paint("model " + (doc["version"].is_null() ? doc["model"] : doc["version"])
+                                    .get<std::string>(),
+                     Color::kBold, tty)
+            << (doc["current"].get<bool>() ? ""
+                                           : "  (an older version; `scion lineage versions " +
+                                                 doc["model"].get<std::string>() + "` lists them)")
+            << '\n';
   std::cout << "ancestry:";
   for (const auto& step : doc["ancestry"])
     std::cout << (step == doc["ancestry"][0] ? " " : " <- ") << step["model"].get<std::string>();

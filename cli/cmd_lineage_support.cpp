@@ -84,6 +84,7 @@ nlohmann::json run_to_json(const lineage::RunRecord& r) {
   out["dataset_digest"] = r.dataset_digest ? nlohmann::json(*r.dataset_digest) : nlohmann::json();
   out["final_loss"] = r.final_loss ? nlohmann::json(*r.final_loss) : nlohmann::json();
   out["pid"] = r.pid ? nlohmann::json(*r.pid) : nlohmann::json();
+  out["cases"] = r.cases ? nlohmann::json(*r.cases) : nlohmann::json();
   return out;
 }
 

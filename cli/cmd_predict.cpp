@@ -189,12 +189,11 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
                                           .texts = std::move(*texts),
                                           .check_assertions = options.check_assertions,
                                           .chunk_size = options.chunk_size};
-  auto setup = workbench::prepare_predictions(*ws, request);
-  if (!setup) return fail(setup.status());
-  for (const std::string& note : setup->notes) print_note(note);
   auto backend = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
   if (!backend) return fail(backend.status());
-  auto result = workbench::predict(*ws, **store, **backend, *setup, request);
+  std::vector<std::string> notes;
+  auto result = workbench::predict_versions(*ws, **store, **backend, request, notes);
+  for (const std::string& note : notes) print_note(note);
   if (!result) return fail(result.status());
   if (Status s = runtime::check_backend(**backend, "scion predict"); !s.is_ok()) return fail(s);
   if (global.verbosity >= 0) warn_truncated(result->truncated);
@@ -216,7 +215,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global, CommandActi
   static PredictOptions options;
   CLI::App* cmd = app.add_subcommand(
       "predict", "Labels, values or tags of trained head models (any task), per text or pair");
-  cmd->add_option("MODEL", options.models, "The models (several answer in one shared pass)")
+  cmd->add_option("MODEL", options.models,
+                  "The models (one shared pass; MODEL@N or MODEL@<hash>: a stored version)")
       ->required();
   cmd->add_option("--text", options.input.texts, "A text to classify (repeatable)");
   cmd->add_option("--pair", options.input.pairs,

@@ -1,5 +1,6 @@
-// `scion report [-o FILE]`: the family as one self-contained HTML page (tree, test matrix,
-// violations, blame, training curves, recipes). Gathering: workbench/family_report_builder.h;
+// `scion report [-o FILE] [MODEL@N ...]`: the family as one self-contained HTML page (tree,
+// test matrix, violations, blame, training curves, recipes), each model at its current
+// version or at the version named. Gathering: workbench/family_report_builder.h;
 // rendering: report/html_report.h.
 #include <filesystem>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "lineage/env.h"
 #include "report/html_report.h"
 #include "workbench/family_report_builder.h"
+#include "workbench/model_version.h"
 
 namespace scion::cli {
 namespace {
@@ -20,10 +22,12 @@ namespace {
 struct ReportOptions {
   std::string output = "report.html";
   bool force = false;
+  std::vector<std::string> versions;  // MODEL@N, MODEL@<prefix>: shown at that version
 };
 
 // The report's values from the spec (when valid) and the store (when there is one).
-Result<report::FamilyReport> gather(const GlobalOptions& global) {
+Result<report::FamilyReport> gather(const GlobalOptions& global,
+                                    const std::vector<std::string>& versions) {
   workbench::ReportHeading heading{
       .title = std::filesystem::absolute(global.spec_file).parent_path().filename().string(),
       .scion_version = SCION_VERSION};
@@ -35,7 +39,14 @@ Result<report::FamilyReport> gather(const GlobalOptions& global) {
     store = std::move(*opened);
   else if (opened.status().code() != StatusCode::kNotFound || !ws)
     return opened.status();
-  return workbench::build_family_report(store.get(), ws ? &*ws : nullptr, heading);
+  std::map<std::string, std::string> pinned;
+  for (const std::string& named : versions) {
+    if (!store) return not_found("no store yet, so no version of '" + named + "' to show");
+    auto version = workbench::resolve_version(*store, named);
+    if (!version.is_ok()) return version.status();
+    pinned[version->model] = version->recipe_hash;
+  }
+  return workbench::build_family_report(store.get(), ws ? &*ws : nullptr, heading, pinned);
 }
 
 int run_report(const GlobalOptions& global, const ReportOptions& opts) {
@@ -46,7 +57,7 @@ int run_report(const GlobalOptions& global, const ReportOptions& opts) {
     if (!checked.is_ok()) return fail(checked.status());
     target = *checked;
   }
-  auto report = gather(global);
+  auto report = gather(global, opts.versions);
   if (!report.is_ok()) return fail(report.status());
   const std::string html = report::render_html(*report);
   if (to_stdout) {
@@ -80,12 +91,16 @@ void add_report_command(CLI::App& app, const GlobalOptions& global, CommandActio
                   "The HTML file to write (default report.html; - for stdout)")
       ->option_text("FILE");
   cmd->add_flag("--force", opts->force, "Replace FILE when it exists");
+  cmd->add_option("MODEL", opts->versions,
+                  "Show these models at these stored versions (MODEL@N or MODEL@<hash prefix>) "
+                  "instead of their current ones");
   cmd->footer(
       "The page needs no network: styles and pictures (SVG) are inline, no scripts.\n"
       "It shows the family tree, the behavioural-test matrix as a heat map (each cell links\n"
       "to its failing cases), the top assertion violations, blame from stored results,\n"
       "training and validation curves, and each model's recipe.\n"
-      "Example: scion report -o family.html && xdg-open family.html");
+      "Example: scion report -o family.html && xdg-open family.html\n"
+      "         scion report -o before.html review-lora@12");
   cmd->callback(
       [&global, &action, opts] { action = [&global, opts] { return run_report(global, *opts); }; });
 }

@@ -147,7 +147,9 @@ void TestSession::report() {
                           {"exceeded", workbench::exceeded(r)},
                           {"examples", examples},
                           {"previous_failure_rate",
-                           j.previous_rate ? nlohmann::json(*j.previous_rate) : nlohmann::json()}};
+                           j.previous_rate ? nlohmann::json(*j.previous_rate) : nlohmann::json()},
+                          {"run", j.run > 0 ? nlohmann::json(j.run) : nlohmann::json()},
+                          {"reused", j.reused}};
       if (!j.note.empty()) t["note"] = j.note;
       if (!j.scores.is_null()) t["scores"] = j.scores;
       tests.push_back(t);
@@ -227,6 +229,13 @@ void TestSession::report() {
   }
   std::size_t failing = 0;
   for (const JudgedTest& j : run_.judged) failing += workbench::exceeded(j.result) ? 1 : 0;
+  if (run_.reused > 0)
+    std::cout << "\n"
+              << paint(fmt::format("{} of {} results read from the store (same model version, "
+                                   "test, lexicons); --rerun judges them again",
+                                   run_.reused, run_.judged.size()),
+                       Color::kDim, tty)
+              << "\n";
   std::cout << "\n"
             << (failing ? paint(fmt::format("{} of {} test results exceed their max_failure_rate",
                                             failing, run_.judged.size()),
@@ -295,6 +304,7 @@ int TestSession::run() {
                                    .examples = options_.examples,
                                    .only_tested = options_.only_tested,
                                    .record = options_.record,
+                                   .rerun = options_.rerun,
                                    .comm = &comm_});
   if (!run) return fail(run.status());
   if (Status s = runtime::check_backend(*backend, "scion test"); !s.is_ok()) return fail(s);
@@ -341,19 +351,26 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
       ->check(CLI::Range(1, 65536));
   cmd->add_flag("--no-record{false}", options.record,
                 "Store nothing: the store is only read (it may be another user's, read-only)");
+  cmd->add_flag("--rerun", options.rerun,
+                "Judge every test again, also those whose result the store holds for the same "
+                "model version, test definition and lexicons");
   cmd->add_option("--examples", options.examples,
                   "Failing examples shown per test and model (default 3)")
       ->check(CLI::Range(0, 1000));
   cmd->add_option("--compare", options.compare,
-                  "Compare the stored results of two test runs instead of testing: the cases "
-                  "whose outcome differs (A, B: MODEL or MODEL@RUN)")
+                  "Compare the stored results of two model versions instead of testing: the "
+                  "cases whose outcome differs (A, B: MODEL, MODEL@N or MODEL@<hash prefix>)")
       ->expected(2)
       ->option_text("A B");
   cmd->footer(
-      "Exit status 1 when a test exceeds its max_failure_rate.\n"
-      "--compare A B runs nothing: each side is a model's newest test run or MODEL@RUN\n"
-      "(a test run id from 'scion lineage log MODEL'); it lists the cases that pass on one\n"
-      "side and fail on the other, and exits 0.\n"
+      "Exit status 1 when a test exceeds its max_failure_rate. A result the store holds\n"
+      "for the same model version, test definition, lexicons and test semantics is read\n"
+      "back, not judged again (--rerun judges everything); a run judging nothing new\n"
+      "records no test run.\n"
+      "--compare A B runs nothing: each side is a model version (MODEL: the current one;\n"
+      "MODEL@N: the version run N made, restored or tested, or test run N itself;\n"
+      "MODEL@<hash prefix>) and its newest stored result of each test; it lists the cases\n"
+      "that pass on one side and fail on the other, and exits 0.\n"
       "Examples: scion -C examples/sentiment test --junit report.xml\n"
       "          scion test --compare review-lora review-prefix");
   cmd->callback([&global, &action] {

@@ -18,6 +18,7 @@ struct TestOptions {
   int examples = 3;                 // failing examples shown per test and model
   bool only_tested = false;         // skip named models no test or assertion applies to (for `run`)
   bool record = true;               // store the results; false: read the store only (--no-record)
+  bool rerun = false;               // judge every test again, stored results or not (--rerun)
   std::vector<std::string> compare;  // --compare A B: compare two stored test runs instead
 };
 

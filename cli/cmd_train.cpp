@@ -105,13 +105,19 @@ void add_adapt_command(CLI::App& app, const GlobalOptions& global, CommandAction
 
 void add_run_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
   static TrainOptions options;
+  static bool rerun = false;
   CLI::App* cmd = add_training_subcommand(
       app, "run",
-      "Do everything out of date in dependency order: train bases, adapt descendants, then test",
-      "Ends with `scion test` on the trained models (exit status 1 when a test fails);\n"
-      "with --json only the training summary is printed: run `scion test --json` after it.\n"
+      "Do everything out of date in dependency order: import, restore, train, adapt, then test",
+      "Imports the bases the spec declares with `import:`, restores stored versions of\n"
+      "recipes that came back, trains and adapts the rest, then ends with `scion test`\n"
+      "on the tested models (exit status 1 when a test fails), which judges only what the\n"
+      "store holds no result of. With --json only the training summary is printed: run\n"
+      "`scion test --json` after it.\n"
       "Example: scion -C examples/sentiment run",
       options);
+  cmd->add_flag("--rerun", rerun,
+                "Judge every test again, also those whose result the store already holds");
   cmd->callback([&global, &action] {
     action = [&global] {
       const int trained = run_training(global, request_for(workbench::TrainScope::kAll, options));
@@ -122,6 +128,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, CommandAction& 
       TestOptions tests;
       tests.models = options.models;
       tests.only_tested = true;
+      tests.rerun = rerun;
       return run_behavioural_tests(global, tests);
     };
   });

@@ -39,29 +39,18 @@ void add_report_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_init_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_schema_command(CLI::App&, const GlobalOptions&, CommandAction&);
 void add_export_runs_command(CLI::App&, const GlobalOptions&, CommandAction&);
+void add_tag_command(CLI::App&, const GlobalOptions&, CommandAction&);
 
 namespace {
 
 // Subcommands, in the order `scion --help` lists them.
 const std::vector<AddCommand>& all_commands() {
   static const std::vector<AddCommand> commands = {
-      add_init_command,
-      add_validate_command,
-      add_plan_command,
-      add_train_command,
-      add_adapt_command,
-      add_run_command,
-      add_test_command,
-      add_predict_command,
-      add_eval_command,
-      add_lineage_command,
-      add_report_command,
-      add_import_command,
-      add_export_command,
-      add_export_runs_command,
-      add_fsck_command,
-      add_gc_command,
-      add_schema_command,
+      add_init_command,   add_validate_command,    add_plan_command,   add_train_command,
+      add_adapt_command,  add_run_command,         add_test_command,   add_predict_command,
+      add_eval_command,   add_lineage_command,     add_report_command, add_import_command,
+      add_export_command, add_export_runs_command, add_fsck_command,   add_gc_command,
+      add_tag_command,    add_schema_command,
   };
   return commands;
 }

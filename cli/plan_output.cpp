@@ -49,7 +49,9 @@ std::string join(const std::vector<std::string>& words, const char* separator) {
 std::string state_line(const PlannedModel& p) {
   std::string line = fmt::format("{}: {}", workbench::model_state_name(p.state), p.reason);
   if (p.state == ModelState::kNotSelected) line = "not selected";
-  if (p.steps > 0)
+  if (p.state == ModelState::kRestores)
+    line += " (0 steps: no training)";
+  else if (p.steps > 0)
     line += fmt::format("; {} steps, ~{}", with_commas(p.steps), flops_text(p.flops));
   return line;
 }
@@ -140,7 +142,8 @@ void print_cobatch(const Plan& plan) {
 // "3 run, 2 up to date, 1 blocked" over the models with a state.
 std::string state_counts(const Plan& plan) {
   std::vector<std::string> parts;
-  for (ModelState state : {ModelState::kRuns, ModelState::kUpToDate, ModelState::kBlocked}) {
+  for (ModelState state : {ModelState::kImports, ModelState::kRestores, ModelState::kRuns,
+                           ModelState::kUpToDate, ModelState::kBlocked}) {
     const auto n = std::count_if(plan.models.begin(), plan.models.end(),
                                  [&](const PlannedModel& m) { return m.state == state; });
     if (n > 0) parts.push_back(fmt::format("{} {}", n, workbench::model_state_name(state)));
@@ -148,7 +151,25 @@ std::string state_counts(const Plan& plan) {
   return join(parts, ", ");
 }
 
+// The steps before the training groups: imports, then restores, parents first.
+void print_preparation(const Plan& plan) {
+  for (ModelState state : {ModelState::kImports, ModelState::kRestores}) {
+    std::vector<std::string> lines;
+    for (const PlannedModel& m : plan.models)
+      if (m.state == state) lines.push_back(m.name + " (" + m.reason + ")");
+    if (lines.empty()) continue;
+    std::cout << "\n"
+              << (state == ModelState::kImports ? "imports" : "restores")
+              << " (before any group trains; "
+              << (state == ModelState::kImports ? "the checkpoint's digest is checked"
+                                                : "a stored version made current: no training")
+              << "):\n";
+    for (const std::string& line : lines) std::cout << "  " << line << '\n';
+  }
+}
+
 void print_groups(const Plan& plan) {
+  print_preparation(plan);
   std::cout << "\ntraining groups (`scion run` "
             << (plan.store_exists ? "against the store " + plan.store_path
                                   : std::string("with no store yet"))
@@ -211,6 +232,7 @@ nlohmann::json model_json(const PlannedModel& p) {
           {"memory_bytes", memory},
           {"state", workbench::model_state_name(p.state)},
           {"reason", p.state == ModelState::kBlocked ? p.blocker.message() : p.reason},
+          {"restores_run", p.restores_run ? nlohmann::json(*p.restores_run) : nlohmann::json()},
           {"steps", p.steps},
           {"flops", p.flops}};
 }

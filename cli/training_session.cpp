@@ -23,36 +23,64 @@ namespace {
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 
-// Prints what training says as it goes on stderr; -q leaves it out.
+// Prints what training says as it goes on stderr; -q leaves it out. With --json, the
+// progress is JSON events, one object per line (docs/json.md, "Progress events").
 class StderrObserver : public workbench::TrainingObserver {
  public:
-  explicit StderrObserver(int verbosity) : verbosity_(verbosity) {}
+  StderrObserver(int verbosity, bool json) : verbosity_(verbosity), json_(json) {}
 
   void note(const std::string& message) override { print_note(message); }
   void warning(const std::string& message) override { print_warning(message); }
   void group_started(const std::vector<std::string>& models) override {
     if (verbosity_ < 0) return;
+    if (json_) return event({{"event", "group_started"}, {"models", models}});
     std::cerr << paint(models.size() > 1 ? "co-batched group" : "training", Color::kBold,
                        stderr_is_tty())
               << ": " << fmt::format("{}", fmt::join(models, ", ")) << "\n";
   }
   void resuming(const std::string& model, std::int64_t step) override {
-    if (verbosity_ >= 0) std::cerr << "  resuming " << model << " at step " << step << "\n";
+    if (verbosity_ < 0) return;
+    if (json_) return event({{"event", "resuming"}, {"model", model}, {"step", step}});
+    std::cerr << "  resuming " << model << " at step " << step << "\n";
   }
   void step(const runtime::StepReport& r, std::size_t group_size) override;
+  void group_step(const workbench::GroupProgress& progress) override;
+  void prepared(const workbench::ModelOutcome& outcome) override;
 
  private:
+  static void event(const nlohmann::json& e) { std::cerr << e.dump() << "\n" << std::flush; }
+  // Ends a group line rewritten in place, so that what follows starts on a line of its own.
+  void end_group_line() {
+    if (group_line_width_ > 0) std::cerr << "\n";
+    group_line_width_ = 0;
+  }
+
   int verbosity_;
+  bool json_;
   ProgressClock progress_clock_;
+  std::size_t group_line_width_ = 0;  // a group's progress line is on the terminal
 };
 
 void StderrObserver::step(const runtime::StepReport& r, std::size_t group_size) {
   if (verbosity_ < 0) return;
   // In place on a terminal, whatever NO_COLOR says: "\r" is no colour, and works on a
   // dumb terminal too.
-  const bool tty = stderr_is_terminal();
+  const bool tty = stderr_is_terminal() && !json_;
   const runtime::TrainingJob& job = *r.job;
   const bool last = r.step >= job.total_steps() || job.stopped_early();
+  // On a terminal, one line per job is rewritten in place for a single job; otherwise
+  // log every validation and the last step, so logs stay short. A group's steps have a
+  // line of their own (group_step).
+  const bool in_place = tty && group_size == 1 && !last && !r.validation;
+  if (!in_place && !r.validation && !last && verbosity_ <= 0) return;
+  if (json_) {
+    nlohmann::json e = {{"event", "step"}, {"model", job.model().name},
+                        {"step", r.step},  {"total_steps", job.total_steps()},
+                        {"loss", r.loss},  {"lr", r.lr}};
+    if (r.validation)  // val_loss and the task's other metrics (docs/spec.md)
+      for (const auto& [name, value] : r.validation->metrics) e[name] = value;
+    return event(e);
+  }
   std::string line = fmt::format("  {:<20} step {:>5}/{:<5} loss {:.4f}  lr {:.2e}",
                                  job.model().name, r.step, job.total_steps(), r.loss, r.lr);
   if (r.validation) {
@@ -68,20 +96,83 @@ void StderrObserver::step(const runtime::StepReport& r, std::size_t group_size) 
           break;
         }
   }
-  // On a terminal, one line per job is rewritten in place for a single job; otherwise
-  // log every validation and the last step, so logs stay short.
-  if (tty && group_size == 1 && !last && !r.validation) {
-    std::cerr << "\r" << line << "  "
-              << progress_clock_.annotate(&job, r.step, job.total_steps()) << std::flush;
-  } else if (r.validation || last || verbosity_ > 0) {
-    std::cerr << (tty && group_size == 1 ? "\r" : "") << line << "\n";
+  if (in_place) {
+    std::cerr << "\r" << line << "  " << progress_clock_.annotate(&job, r.step, job.total_steps())
+              << std::flush;
+    return;
   }
+  end_group_line();
+  std::cerr << (tty && group_size == 1 ? "\r" : "") << line << "\n";
+}
+
+// One line per step of a co-batched group: in place on a terminal; in a log, about 20
+// lines over the group's steps and its last step.
+void StderrObserver::group_step(const workbench::GroupProgress& p) {
+  if (verbosity_ < 0) return;
+  const std::optional<double>& eta = p.eta_seconds;
+  if (json_) {
+    nlohmann::json losses = nlohmann::json::object();
+    for (std::size_t i = 0; i < p.models.size(); ++i)
+      losses[p.models[i]] = p.losses[i] ? nlohmann::json(*p.losses[i]) : nlohmann::json();
+    return event({{"event", "group_step"},
+                  {"models", p.models},
+                  {"step", p.step},
+                  {"total_steps", p.total_steps},
+                  {"running", p.running},
+                  {"losses", losses},
+                  {"mean_loss", p.mean_loss},
+                  {"tokens_per_second", p.tokens_per_second},
+                  {"elapsed_s", p.elapsed_seconds},
+                  {"eta_s", eta ? nlohmann::json(*eta) : nlohmann::json()}});
+  }
+  const bool tty = stderr_is_terminal();
+  const bool last = p.step >= p.total_steps;
+  const std::int64_t every = std::max<std::int64_t>(1, p.total_steps / 20);
+  if (!tty && !last && p.step % every != 0 && verbosity_ <= 0) return;
+  std::string losses;
+  if (p.models.size() <= 4) {
+    for (std::size_t i = 0; i < p.models.size(); ++i)
+      if (p.losses[i]) losses += fmt::format("{} {:.4f}  ", p.models[i], *p.losses[i]);
+  }
+  const std::string line = fmt::format(
+      "  group of {} ({} running) step {:>5}/{:<5} {}mean loss {:.4f}  {:.0f} tokens/s  {} "
+      "elapsed, ETA {}",
+      p.models.size(), p.running, p.step, p.total_steps, losses, p.mean_loss, p.tokens_per_second,
+      clock_time(p.elapsed_seconds), eta ? clock_time(*eta) : "-");
+  if (!tty) {
+    std::cerr << line << "\n";
+    return;
+  }
+  std::cerr << "\r" << line
+            << std::string(group_line_width_ > line.size() ? group_line_width_ - line.size() : 0,
+                           ' ')
+            << std::flush;
+  group_line_width_ = line.size();
+  if (last) end_group_line();
+}
+
+void StderrObserver::prepared(const workbench::ModelOutcome& o) {
+  if (verbosity_ < 0) return;
+  if (json_)
+    return event(
+        {{"event", o.status},
+         {"model", o.name},
+         {"run", o.run_id},
+         {"restored_run", o.restored_run ? nlohmann::json(*o.restored_run) : nlohmann::json()}});
+  end_group_line();
+  std::cerr << paint(o.status, Color::kBold, stderr_is_tty()) << ": " << o.name << " (run "
+            << o.run_id
+            << (o.restored_run
+                    ? fmt::format(", the version run {} made; no training", *o.restored_run)
+                    : std::string())
+            << ")\n";
 }
 
 void print_summary_json(const workbench::TrainingOutcome& outcome) {
   nlohmann::json models = nlohmann::json::array(), groups = nlohmann::json::array();
   for (const workbench::ModelOutcome& o : outcome.models) {
     nlohmann::json m = {{"model", o.name}, {"status", o.status}};
+    if (o.restored_run) m["restored_run"] = *o.restored_run;
     if (o.run_id) {
       m["run"] = o.run_id;
       m["steps"] = o.steps;
@@ -120,11 +211,16 @@ void print_summary(const workbench::TrainingOutcome& outcome) {
     std::string detail;
     if (o.run_id)
       detail = fmt::format("run {}, {} steps, loss {:.4f}", o.run_id, o.steps, o.final_loss);
+    if (o.status == "restored")
+      detail = fmt::format("run {}, 0 steps: the version run {} made", o.run_id,
+                           o.restored_run ? std::to_string(*o.restored_run) : "?");
+    if (o.status == "imported") detail = fmt::format("run {}, 0 steps", o.run_id);
     if (o.resumed_from > 0) detail += fmt::format(" (resumed at step {})", o.resumed_from);
     if (o.val_loss) detail += fmt::format(", val_loss {:.4f}", *o.val_loss);
     if (o.val_accuracy) detail += fmt::format(", val_acc {:.3f}", *o.val_accuracy);
     if (o.kept) detail += "; " + workbench::kept_message(*o.kept);
-    const Color color = o.status == "trained"      ? Color::kGreen
+    const Color color = o.status == "trained" || o.status == "restored" || o.status == "imported"
+                            ? Color::kGreen
                         : o.status == "up to date" ? Color::kDim
                                                    : Color::kRed;
     std::cout << fmt::format("  {:<20} {}", o.name, paint(o.status, color, tty))
@@ -182,7 +278,7 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
   const int verbosity = comm.rank() == 0 ? global.verbosity : std::min(global.verbosity, -1);
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
-  StderrObserver observer(verbosity);
+  StderrObserver observer(verbosity, global.json);
   workbench::TrainRequest quiet_aware = placed;
   quiet_aware.quiet = verbosity < 0;
   quiet_aware.device = global.compute_device;

@@ -27,6 +27,7 @@ void print_version(bool json, const std::string& device) {
   if (json) {
     nlohmann::json backend = {{"built", cuda.built}, {"loaded", cuda.loaded}, {"devices", cuda.devices}};
     if (!cuda.plugin_path.empty()) backend["plugin"] = cuda.plugin_path;
+    if (cuda.built) backend["plugin_search"] = cuda.plugin_candidates;
     if (!cuda.libraries.empty()) backend["libraries"] = cuda.libraries;
     if (!cuda.why_no_device.empty()) backend["why_no_device"] = cuda.why_no_device;
     print_json({{"version", SCION_VERSION}, {"build", build}, {"cpu", cpu},
@@ -45,8 +46,10 @@ void print_version(bool json, const std::string& device) {
             << "\n";
   if (cuda.loaded)
     std::cout << "cuda backend: loaded " << cuda.plugin_path << " (" << cuda.libraries << ")\n";
+  else if (!cuda.plugin_path.empty())
+    std::cout << "cuda backend: not loaded from " << cuda.plugin_path << "\n";
   else
-    std::cout << "cuda backend: not loaded\n";
+    std::cout << "cuda backend: not loaded (no plugin found)\n";
   for (const std::string& line : cuda.devices) std::cout << "device: " << line << "\n";
   if (!cuda.why_no_device.empty()) std::cout << "device: none: " << cuda.why_no_device << "\n";
   std::cout << "compute: " << describe_device_choice(device) << "\n";

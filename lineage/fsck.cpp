@@ -87,17 +87,22 @@ Status check_objects(LineageStore& store, FsckReport& report, std::set<std::stri
 }
 
 Status check_parameters(LineageStore& store, FsckReport& report) {
+  // Every version's parameters, the current ones and the older ones a revert restores.
   auto stmt = store.db().prepare(
-      "SELECT m.name, p.name, p.digest, p.dtype, p.shape, o.size FROM parameters p "
-      "JOIN models m ON m.id = p.model_id LEFT JOIN objects o ON o.digest = p.digest");
+      "SELECT m.name, p.name, p.digest, p.dtype, p.shape, o.size, v.recipe_hash, "
+      "coalesce(m.version_id = v.id, 0) FROM version_parameters p "
+      "JOIN versions v ON v.id = p.version_id JOIN models m ON m.id = v.model_id "
+      "LEFT JOIN objects o ON o.digest = p.digest");
   if (!stmt.is_ok()) return stmt.status();
   for (;;) {
     auto row = stmt->step();
     if (!row.is_ok()) return row.status();
     if (!*row) break;
     ++report.parameters_checked;
+    const std::string version =
+        stmt->column_int(7) != 0 ? "" : "@" + short_digest(stmt->column_text(6));
     const std::string subject =
-        "model '" + stmt->column_text(0) + "' parameter '" + stmt->column_text(1) + "'";
+        "model '" + stmt->column_text(0) + version + "' parameter '" + stmt->column_text(1) + "'";
     if (stmt->column_is_null(5)) {
       report.problems.push_back({subject, "refers to object " + short_digest(stmt->column_text(2)) +
                                               ", which the store does not have"});
@@ -210,6 +215,18 @@ Status check_models(SqliteDb& db, FsckReport& report) {
                                  "is recorded as trained but has no parameters; retrain it "
                                  "(`scion run --force " + link.name + "`) or import it again"});
   }));
+  // The current version's recipe is the model's: both change in one transaction.
+  auto versions = db.prepare(
+      "SELECT m.name FROM models m LEFT JOIN versions v ON v.id = m.version_id "
+      "WHERE (m.version_id IS NOT NULL OR m.recipe_hash IS NOT NULL) "
+      "AND (m.recipe_hash IS NOT v.recipe_hash OR v.model_id IS NOT m.id)");
+  if (!versions.is_ok()) return versions.status();
+  SCION_RETURN_IF_ERROR(versions->for_each_row([&](const Statement& row) {
+    report.problems.push_back({"model '" + row.column_text(0) + "'",
+                               "its recipe hash is not that of its current version; retrain it "
+                               "(`scion run --force " +
+                                   row.column_text(0) + "`)"});
+  }));
   for (const auto& [id, model] : models) {
     std::set<std::int64_t> seen{id};
     std::string chain = model.name;
@@ -266,15 +283,67 @@ Result<FsckReport> check_store(LineageStore& store) {
   return report;
 }
 
-Result<GcReport> collect_garbage(LineageStore& store, bool dry_run, std::int64_t temp_age_seconds) {
+namespace {
+
+// The versions `--keep N` keeps: every model's current one, every member of a tagged spec
+// version or of the N most recently seen ones, and the parent versions they were made from.
+constexpr const char* kKeptVersions = R"sql(
+  WITH RECURSIVE kept(id) AS (
+    SELECT version_id FROM models WHERE version_id IS NOT NULL
+    UNION SELECT s.version_id FROM spec_version_members s
+          WHERE s.spec_version_id IN (SELECT spec_version_id FROM tags)
+             OR s.spec_version_id IN (SELECT id FROM spec_versions
+                                      ORDER BY last_seen DESC, id DESC LIMIT ?1)
+    UNION SELECT v.parent_version_id FROM versions v JOIN kept k ON v.id = k.id
+          WHERE v.parent_version_id IS NOT NULL)
+)sql";
+
+// REQUIRES: a transaction is open. Deletes the versions the policy does not keep (their
+// parameters go with them) and the untagged spec versions older than the N newest.
+Status remove_versions(LineageStore& store, std::int64_t keep, GcReport& report) {
+  auto doomed = store.db().prepare(
+      std::string(kKeptVersions) +
+      "SELECT v.id, m.name, v.recipe_hash, v.run_id FROM versions v JOIN models m ON m.id = "
+      "v.model_id WHERE v.id NOT IN (SELECT id FROM kept) ORDER BY m.name, v.created_at");
+  if (!doomed.is_ok()) return doomed.status();
+  doomed->bind(1, keep);
+  std::vector<std::int64_t> ids;
+  SCION_RETURN_IF_ERROR(doomed->for_each_row([&](const Statement& row) {
+    ids.push_back(row.column_int(0));
+    GcReport::RemovedVersion removed{.model = row.column_text(1),
+                                     .recipe_hash = row.column_text(2)};
+    if (!row.column_is_null(3)) removed.run = row.column_int(3);
+    report.removed_versions.push_back(std::move(removed));
+  }));
+  auto remove = store.db().prepare("DELETE FROM versions WHERE id = ?");
+  if (!remove.is_ok()) return remove.status();
+  for (std::int64_t id : ids) {
+    remove->reset();
+    SCION_RETURN_IF_ERROR(remove->bind(1, id).run());
+  }
+  auto forget = store.db().prepare(
+      "DELETE FROM spec_versions WHERE id NOT IN (SELECT spec_version_id FROM tags) AND id NOT IN "
+      "(SELECT id FROM spec_versions ORDER BY last_seen DESC, id DESC LIMIT ?)");
+  if (!forget.is_ok()) return forget.status();
+  return forget->bind(1, keep).run();
+}
+
+}  // namespace
+
+Result<GcReport> collect_garbage(LineageStore& store, bool dry_run, const GcPolicy& policy,
+                                 std::int64_t temp_age_seconds) {
   GcReport report;
   report.dry_run = dry_run;
   auto tx = Transaction::begin(store.db());
   if (!tx.is_ok()) return tx.status();
+  // A dry run deletes the versions too, inside the transaction it never commits, so that
+  // the objects only they referred to are listed.
+  if (policy.keep_spec_versions)
+    SCION_RETURN_IF_ERROR(remove_versions(store, *policy.keep_spec_versions, report));
 
   auto unreferenced = store.db().prepare(
       "SELECT digest, size, inline_bytes IS NULL FROM objects o "
-      "WHERE NOT EXISTS (SELECT 1 FROM parameters p WHERE p.digest = o.digest)");
+      "WHERE NOT EXISTS (SELECT 1 FROM version_parameters p WHERE p.digest = o.digest)");
   if (!unreferenced.is_ok()) return unreferenced.status();
   std::vector<std::string> file_objects;
   for (;;) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,16 +35,31 @@ struct FsckReport {
 Result<FsckReport> check_store(LineageStore& store);
 
 struct GcReport {
-  std::vector<std::string> removed_objects;  // digests no parameter referred to
-  std::vector<std::string> removed_files;    // paths under objects/ with no object row
+  struct RemovedVersion {
+    std::string model, recipe_hash;
+    std::optional<std::int64_t> run;  // the run that made it
+  };
+  std::vector<RemovedVersion> removed_versions;  // those the policy did not keep
+  std::vector<std::string> removed_objects;      // digests no parameter referred to
+  std::vector<std::string> removed_files;        // paths under objects/ with no object row
   std::int64_t bytes_freed = 0;
   bool dry_run = false;
 };
 
-// Removes objects no parameter refers to, object files without a row, and temporary
-// files older than `temp_age_seconds` (younger ones may belong to a write in progress).
-// Holds the store's write lock throughout, so writers never reference a removed object.
-Result<GcReport> collect_garbage(LineageStore& store, bool dry_run,
+// Which versions of models gc keeps (docs/store.md, "fsck and gc"). Without
+// keep_spec_versions every version is kept. With N, gc keeps each model's current
+// version, the versions of every tagged spec version and of the N most recently seen
+// spec versions, and the parent versions those were made from; it removes the other
+// versions and the untagged spec versions older than the N newest.
+struct GcPolicy {
+  std::optional<std::int64_t> keep_spec_versions;
+};
+
+// Removes the versions `policy` does not keep, then objects no version's parameter refers
+// to, object files without a row, and temporary files older than `temp_age_seconds`
+// (younger ones may belong to a write in progress). Holds the store's write lock
+// throughout, so writers never reference a removed object.
+Result<GcReport> collect_garbage(LineageStore& store, bool dry_run, const GcPolicy& policy = {},
                                  std::int64_t temp_age_seconds = 3600);
 
 }  // namespace scion::lineage

@@ -12,6 +12,8 @@ const char* run_kind_name(RunKind kind) {
       return "test";
     case RunKind::kImport:
       return "import";
+    case RunKind::kRestore:
+      return "restore";
   }
   return "?";
 }
@@ -35,7 +37,8 @@ const char* run_status_name(RunStatus status) {
 }
 
 std::optional<RunKind> parse_run_kind(std::string_view name) {
-  for (RunKind k : {RunKind::kTrain, RunKind::kAdapt, RunKind::kTest, RunKind::kImport}) {
+  for (RunKind k :
+       {RunKind::kTrain, RunKind::kAdapt, RunKind::kTest, RunKind::kImport, RunKind::kRestore}) {
     if (name == run_kind_name(k)) return k;
   }
   return std::nullopt;

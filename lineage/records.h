@@ -24,6 +24,7 @@ struct ModelRecord {
   std::string recipe_hash;  // the spec's recipe hash for the parameters being written
   nlohmann::json adaptation = nlohmann::json::object();    // method(s) and their parameters
   nlohmann::json architecture = nlohmann::json::object();  // the base's architecture
+  std::vector<std::string> data_digests;  // SHA-256 of each training data file it read
 };
 
 // One parameter tensor to store. `bytes` is borrowed for the duration of the call.
@@ -60,7 +61,8 @@ struct DatasetRecord {
   std::string format;  // jsonl | csv | tsv | text
 };
 
-enum class RunKind { kTrain, kAdapt, kTest, kImport };
+// kRestore: a stored version made current again (its recipe came back), no training.
+enum class RunKind { kTrain, kAdapt, kTest, kImport, kRestore };
 // kDiverged: training stopped on a non-finite loss or parameter; kAbandoned: the run's
 // process ended without saying how (killed), noticed by a later writer.
 enum class RunStatus { kRunning, kFinished, kFailed, kInterrupted, kDiverged, kAbandoned };
@@ -75,6 +77,7 @@ struct RunStart {
   std::optional<std::string> dataset_digest;  // must be recorded with record_dataset first
   std::uint64_t seed = 0;
   nlohmann::json hyperparameters = nlohmann::json::object();
+  std::string started_at;  // ISO 8601 UTC; empty: now (a test run passes when it began)
 };
 
 struct StepMetrics {
@@ -82,6 +85,7 @@ struct StepMetrics {
   std::optional<double> loss;
   std::optional<double> lr;
   std::map<std::string, double> validation;  // e.g. val_loss, val_accuracy
+  std::string recorded_at;                   // ISO 8601 UTC when the step ended; empty: not known
 };
 
 struct TestCaseResult {
@@ -160,9 +164,56 @@ struct RunRecord {
   std::string scion_version;
   nlohmann::json hyperparameters;
   std::string message;
-  std::int64_t steps = 0;            // the last step recorded: the training step the run
-                                     // reached (a resumed run counts from its start)
-  std::optional<double> final_loss;  // loss at the last recorded step
+  std::int64_t steps = 0;             // the last step recorded: the training step the run
+                                      // reached (a resumed run counts from its start)
+  std::optional<double> final_loss;   // loss at the last recorded step
+  std::optional<std::int64_t> cases;  // a test run: the cases it judged
+};
+
+// One version of a model: its parameters for one recipe hash, kept after the model moves
+// on, so that a recipe that comes back is restored instead of trained.
+struct StoredVersion {
+  std::int64_t id = 0;
+  std::string model;
+  std::string recipe_hash;
+  std::string parent;                             // the parent model; empty for a base
+  std::optional<std::string> parent_recipe_hash;  // the parent's version it was made from
+  std::optional<std::int64_t> run;                // the train, adapt or import run that made it
+  std::vector<std::string> data_digests;          // its training data, by content
+  nlohmann::json adaptation, architecture;
+  std::string created_at;
+  bool current = false;              // the model's current version
+  std::int64_t parameter_count = 0;  // tensors
+};
+
+// What a test or assertion judged on one model version, keyed for reuse: the same key
+// means the same result, so `scion test` reads it instead of running it again.
+struct TestOutcomeKey {
+  std::string kind;  // "test" | "assertion"
+  std::string name;
+  std::string model;
+  std::string model_version;
+  std::string definition_digest;
+  nlohmann::json lexicon_digests = nlohmann::json::object();  // lexicon name -> digest
+  std::int64_t semantics_version = 0;
+};
+struct TestOutcome {
+  TestOutcomeKey key;
+  std::int64_t run = 0;                // the test run that judged it
+  std::int64_t cases = 0, failed = 0;  // an assertion: inputs watched, violations
+  std::int64_t inherited = 0;          // passing cases whose failure the parent shares
+};
+
+// A spec version: the models a spec named, each at the recipe it asked for, as recorded by
+// the commands that store models. `scion gc --keep N` keeps the versions of the N most
+// recently seen; a tag keeps its spec version's for good.
+struct SpecVersion {
+  std::int64_t id = 0;
+  std::string digest;
+  std::string spec_path;
+  std::string first_seen, last_seen;
+  std::vector<std::string> tags;
+  std::map<std::string, std::string> members;  // model -> recipe hash, where stored
 };
 
 }  // namespace scion::lineage

@@ -149,6 +149,140 @@ CREATE TABLE eval_results (
 ) STRICT;
 CREATE INDEX eval_results_model ON eval_results(model_id, model_version, evaluated_at DESC);
 )sql",
+    // 4: every version of a model is kept. A version is a model's parameters for one recipe
+    // hash; the model row points at its current version, and `parameters` becomes a view
+    // of the current versions' parameters, so moving the pointer restores an older version
+    // without copying a tensor. Runs may restore a version ('restore') and test runs count
+    // their cases; test_outcomes keys each test's result for reuse; spec_versions and tags
+    // name what `scion gc --keep` keeps.
+    R"sql(
+CREATE TABLE runs_v4 (
+  id              INTEGER PRIMARY KEY,
+  model_id        INTEGER NOT NULL REFERENCES models(id),
+  kind            TEXT NOT NULL CHECK (kind IN ('train', 'adapt', 'test', 'import', 'restore')),
+  status          TEXT NOT NULL CHECK (status IN ('running', 'finished', 'failed', 'interrupted',
+                                                  'diverged', 'abandoned')),
+  recipe_hash     TEXT NOT NULL,
+  dataset_digest  TEXT REFERENCES datasets(digest),
+  started_at      TEXT NOT NULL,
+  finished_at     TEXT,
+  seed            INTEGER NOT NULL,
+  host            TEXT NOT NULL,
+  scion_version   TEXT NOT NULL,
+  hyperparameters TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(hyperparameters)),
+  message         TEXT NOT NULL DEFAULT '',
+  pid             INTEGER,
+  cases           INTEGER           -- a test run: the cases it judged; NULL for other kinds
+) STRICT;
+INSERT INTO runs_v4 (id, model_id, kind, status, recipe_hash, dataset_digest, started_at,
+                     finished_at, seed, host, scion_version, hyperparameters, message, pid, cases)
+  SELECT r.id, r.model_id, r.kind, r.status, r.recipe_hash, r.dataset_digest, r.started_at,
+         r.finished_at, r.seed, r.host, r.scion_version, r.hyperparameters, r.message, r.pid,
+         CASE WHEN r.kind = 'test'
+              THEN (SELECT count(*) FROM test_results t WHERE t.run_id = r.id) END
+  FROM runs r;
+DROP TABLE runs;
+ALTER TABLE runs_v4 RENAME TO runs;
+CREATE INDEX runs_model_started ON runs(model_id, started_at DESC, id DESC);
+CREATE INDEX runs_started ON runs(started_at DESC, id DESC);
+
+CREATE TABLE versions (
+  id                INTEGER PRIMARY KEY,
+  model_id          INTEGER NOT NULL REFERENCES models(id) ON DELETE CASCADE,
+  recipe_hash       TEXT NOT NULL,
+  parent_version_id INTEGER REFERENCES versions(id) ON DELETE SET NULL,
+  run_id            INTEGER REFERENCES runs(id),  -- the train, adapt or import run that made it
+  data_digests      TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(data_digests)),
+  adaptation        TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(adaptation)),
+  architecture      TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(architecture)),
+  created_at        TEXT NOT NULL,
+  UNIQUE (model_id, recipe_hash)
+) STRICT;
+CREATE INDEX versions_parent ON versions(parent_version_id);
+
+CREATE TABLE version_parameters (
+  version_id    INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
+  name          TEXT NOT NULL,
+  digest        TEXT NOT NULL REFERENCES objects(digest),
+  dtype         TEXT NOT NULL CHECK (dtype IN ('F32', 'F16', 'BF16')),
+  shape         TEXT NOT NULL CHECK (json_valid(shape)),
+  trainable     INTEGER NOT NULL CHECK (trainable IN (0, 1)),
+  introduced_by TEXT NOT NULL,
+  PRIMARY KEY (version_id, name)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX version_parameters_digest ON version_parameters(digest);
+
+ALTER TABLE models ADD COLUMN version_id INTEGER REFERENCES versions(id);
+
+-- Each model's stored parameters become its first version, made by the newest finished
+-- run of that recipe; older parameters were replaced before this version and are gone.
+INSERT INTO versions (model_id, recipe_hash, run_id, adaptation, architecture, created_at)
+  SELECT m.id, m.recipe_hash,
+         (SELECT r.id FROM runs r
+          WHERE r.model_id = m.id AND r.status = 'finished' AND r.recipe_hash = m.recipe_hash
+            AND r.kind IN ('train', 'adapt', 'import')
+          ORDER BY r.started_at DESC, r.id DESC LIMIT 1),
+         m.adaptation, m.architecture, m.updated_at
+  FROM models m WHERE m.recipe_hash IS NOT NULL;
+UPDATE versions SET data_digests = coalesce(
+  (SELECT json_array(r.dataset_digest) FROM runs r
+   WHERE r.id = versions.run_id AND r.dataset_digest IS NOT NULL), '[]');
+UPDATE models SET version_id =
+  (SELECT v.id FROM versions v WHERE v.model_id = models.id AND v.recipe_hash = models.recipe_hash);
+-- The parent's version it was made from, where the parent still holds it.
+UPDATE versions SET parent_version_id =
+  (SELECT pv.id FROM models c JOIN versions pv ON pv.model_id = c.parent_id
+   JOIN runs r ON r.id = versions.run_id
+   WHERE c.id = versions.model_id
+     AND pv.recipe_hash = json_extract(r.hyperparameters, '$.parent_recipe'));
+INSERT INTO version_parameters (version_id, name, digest, dtype, shape, trainable, introduced_by)
+  SELECT m.version_id, p.name, p.digest, p.dtype, p.shape, p.trainable, p.introduced_by
+  FROM parameters p JOIN models m ON m.id = p.model_id WHERE m.version_id IS NOT NULL;
+DROP TABLE parameters;
+CREATE VIEW parameters AS
+  SELECT m.id AS model_id, vp.name, vp.digest, vp.dtype, vp.shape, vp.trainable, vp.introduced_by
+  FROM models m JOIN version_parameters vp ON vp.version_id = m.version_id;
+
+-- When each step was recorded, for per-step timestamps (MLflow); NULL before version 4.
+ALTER TABLE run_metrics ADD COLUMN recorded_at TEXT;
+
+CREATE TABLE test_outcomes (
+  run_id            INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  kind              TEXT NOT NULL CHECK (kind IN ('test', 'assertion')),
+  name              TEXT NOT NULL,  -- the test's or assertion's name in the spec
+  model_id          INTEGER NOT NULL REFERENCES models(id) ON DELETE CASCADE,
+  model_version     TEXT NOT NULL,
+  definition_digest TEXT NOT NULL,
+  lexicon_digests   TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(lexicon_digests)),
+  semantics_version INTEGER NOT NULL,
+  cases             INTEGER NOT NULL CHECK (cases >= 0),
+  failed            INTEGER NOT NULL CHECK (failed >= 0),
+  inherited         INTEGER NOT NULL DEFAULT 0 CHECK (inherited >= 0),  -- regression: parent
+  PRIMARY KEY (run_id, kind, name)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX test_outcomes_key ON test_outcomes(model_id, model_version, kind, name);
+
+CREATE TABLE spec_versions (
+  id         INTEGER PRIMARY KEY,
+  digest     TEXT NOT NULL UNIQUE,  -- SHA-256 of the spec's models and their recipe hashes
+  spec_path  TEXT NOT NULL,
+  first_seen TEXT NOT NULL,
+  last_seen  TEXT NOT NULL
+) STRICT;
+CREATE INDEX spec_versions_seen ON spec_versions(last_seen DESC, id DESC);
+
+CREATE TABLE spec_version_members (
+  spec_version_id INTEGER NOT NULL REFERENCES spec_versions(id) ON DELETE CASCADE,
+  version_id      INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
+  PRIMARY KEY (spec_version_id, version_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE tags (
+  name            TEXT PRIMARY KEY,
+  spec_version_id INTEGER NOT NULL REFERENCES spec_versions(id),
+  created_at      TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+)sql",
 };
 
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));

@@ -14,7 +14,7 @@ namespace scion::lineage {
 
 // 'S','C','I','N' as a big-endian 32-bit integer: how `file` and sqlite3 recognise the store.
 inline constexpr std::int32_t kApplicationId = 0x5343494e;
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // REQUIRES: no transaction open on `db`.
 Status migrate(SqliteDb& db);

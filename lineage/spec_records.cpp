@@ -159,6 +159,9 @@ ModelRecord model_record_for(const spec::Workspace& workspace, const spec::Model
   record.recipe_hash = model.recipe_hash;
   record.adaptation = adaptation_json(model.adaptation);
   record.architecture = architecture_json(workspace.architecture_of(model));
+  if (model.training)
+    if (const spec::Dataset* data = workspace.find_dataset(model.training->dataset))
+      record.data_digests.push_back(data->digest);
   return record;
 }
 

@@ -56,6 +56,10 @@ Statement& Statement::bind_optional(int index, const std::optional<std::string>&
   return value ? bind(index, std::string_view(*value)) : bind_null(index);
 }
 
+Statement& Statement::bind_optional(int index, const std::optional<std::int64_t>& value) {
+  return value ? bind(index, *value) : bind_null(index);
+}
+
 Result<bool> Statement::step() {
   if (bind_rc_ != SQLITE_OK) return db_->error(bind_rc_, "binding a query parameter");
   int rc = sqlite3_step(stmt_);

@@ -40,6 +40,7 @@ class Statement {
   Statement& bind_blob(int index, std::span<const std::byte> value);
   Statement& bind_null(int index);
   Statement& bind_optional(int index, const std::optional<std::string>& value);
+  Statement& bind_optional(int index, const std::optional<std::int64_t>& value);
 
   // Steps once: true with a row available, false when done.
   Result<bool> step();

@@ -287,7 +287,7 @@ Result<std::int64_t> LineageStore::start_run(const ModelRecord& model, const Run
       .bind(2, run_kind_name(run.kind))
       .bind(3, std::string_view(run.recipe_hash))
       .bind_optional(4, run.dataset_digest)
-      .bind(5, std::string_view(utc_now()))
+      .bind(5, std::string_view(run.started_at.empty() ? utc_now() : run.started_at))
       .bind(6, static_cast<std::int64_t>(run.seed))
       .bind(7, std::string_view(host_name()))
       .bind(8, SCION_VERSION)
@@ -310,9 +310,9 @@ Status LineageStore::append_metrics(std::int64_t run_id, std::span<const StepMet
   auto tx = Transaction::begin(*db_);
   if (!tx.is_ok()) return tx.status();
   auto stmt = db_->prepare(
-      "INSERT INTO run_metrics (run_id, step, loss, lr, validation) VALUES (?, ?, ?, ?, ?) "
-      "ON CONFLICT (run_id, step) DO UPDATE SET loss = excluded.loss, lr = excluded.lr, "
-      "validation = excluded.validation");
+      "INSERT INTO run_metrics (run_id, step, loss, lr, validation, recorded_at) "
+      "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, step) DO UPDATE SET loss = excluded.loss, "
+      "lr = excluded.lr, validation = excluded.validation, recorded_at = excluded.recorded_at");
   if (!stmt.is_ok()) return stmt.status();
   for (const StepMetrics& step : metrics) {
     nlohmann::json validation = nlohmann::json::object();
@@ -331,6 +331,11 @@ Status LineageStore::append_metrics(std::int64_t run_id, std::span<const StepMet
       stmt->bind_null(4);
     }
     stmt->bind(5, std::string_view(validation_text));
+    if (step.recorded_at.empty()) {
+      stmt->bind_null(6);
+    } else {
+      stmt->bind(6, std::string_view(step.recorded_at));
+    }
     Status status = stmt->run();
     if (!status.is_ok() && status.code() == StatusCode::kInternal) {
       return not_found("cannot append metrics: run " + std::to_string(run_id) +
@@ -341,13 +346,16 @@ Status LineageStore::append_metrics(std::int64_t run_id, std::span<const StepMet
   return (*tx)->commit();
 }
 
-Status LineageStore::finish_run(std::int64_t run_id, RunStatus status, const std::string& message) {
-  auto stmt = db_->prepare("UPDATE runs SET status = ?, finished_at = ?, message = ? WHERE id = ?");
+Status LineageStore::finish_run(std::int64_t run_id, RunStatus status, const std::string& message,
+                                std::optional<std::int64_t> cases) {
+  auto stmt = db_->prepare(
+      "UPDATE runs SET status = ?, finished_at = ?, message = ?, cases = ? WHERE id = ?");
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, run_status_name(status))
       .bind(2, std::string_view(utc_now()))
       .bind(3, std::string_view(message))
-      .bind(4, run_id);
+      .bind_optional(4, cases)
+      .bind(5, run_id);
   SCION_RETURN_IF_ERROR(stmt->run());
   if (sqlite3_changes(db_->handle()) != 1) {
     return not_found("run " + std::to_string(run_id) + " is not in the store");
@@ -415,18 +423,20 @@ Status LineageStore::commit_model(std::int64_t run_id, const ModelRecord& model,
   if (!tx.is_ok()) return tx.status();
   auto id = upsert_model(model);
   if (!id.is_ok()) return id.status();
-  auto clear = db_->prepare("DELETE FROM parameters WHERE model_id = ?");
+  auto version = upsert_version(*id, run_id, model);
+  if (!version.is_ok()) return version.status();
+  auto clear = db_->prepare("DELETE FROM version_parameters WHERE version_id = ?");
   if (!clear.is_ok()) return clear.status();
-  SCION_RETURN_IF_ERROR(clear->bind(1, *id).run());
+  SCION_RETURN_IF_ERROR(clear->bind(1, *version).run());
   auto insert = db_->prepare(
-      "INSERT INTO parameters (model_id, name, digest, dtype, shape, trainable, introduced_by) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?)");
+      "INSERT INTO version_parameters (version_id, name, digest, dtype, shape, trainable, "
+      "introduced_by) VALUES (?, ?, ?, ?, ?, ?, ?)");
   if (!insert.is_ok()) return insert.status();
   for (std::size_t i = 0; i < parameters.size(); ++i) {
     const ParameterWrite& p = parameters[i];
     SCION_RETURN_IF_ERROR(insert_object(digests[i], p.bytes));
     insert->reset();
-    insert->bind(1, *id)
+    insert->bind(1, *version)
         .bind(2, std::string_view(p.name))
         .bind(3, std::string_view(digests[i]))
         .bind(4, dtype_name(p.dtype))
@@ -435,9 +445,10 @@ Status LineageStore::commit_model(std::int64_t run_id, const ModelRecord& model,
         .bind(7, std::string_view(p.introduced_by.empty() ? model.name : p.introduced_by));
     SCION_RETURN_IF_ERROR(insert->run());
   }
-  auto recipe = db_->prepare("UPDATE models SET recipe_hash = ? WHERE id = ?");
-  if (!recipe.is_ok()) return recipe.status();
-  SCION_RETURN_IF_ERROR(recipe->bind(1, std::string_view(model.recipe_hash)).bind(2, *id).run());
+  auto current = db_->prepare("UPDATE models SET recipe_hash = ?, version_id = ? WHERE id = ?");
+  if (!current.is_ok()) return current.status();
+  SCION_RETURN_IF_ERROR(
+      current->bind(1, std::string_view(model.recipe_hash)).bind(2, *version).bind(3, *id).run());
   auto run = db_->prepare(
       "UPDATE runs SET status = 'finished', finished_at = ?, recipe_hash = ? "
       "WHERE id = ? AND model_id = ?");
@@ -452,6 +463,87 @@ Status LineageStore::commit_model(std::int64_t run_id, const ModelRecord& model,
                      "' is not in the store; start it with start_run first");
   }
   return (*tx)->commit();
+}
+
+// REQUIRES: a transaction is open. The version of `model.recipe_hash` made by `run_id`,
+// from the parent's current version: inserted, or (the same recipe trained again, as with
+// --force) updated in place, so every version keeps its id.
+Result<std::int64_t> LineageStore::upsert_version(std::int64_t model_id, std::int64_t run_id,
+                                                  const ModelRecord& model) {
+  auto stmt = db_->prepare(
+      "INSERT INTO versions (model_id, recipe_hash, parent_version_id, run_id, data_digests, "
+      "adaptation, architecture, created_at) VALUES (?1, ?2, (SELECT p.version_id FROM models c "
+      "JOIN models p ON p.id = c.parent_id WHERE c.id = ?1), ?3, ?4, ?5, ?6, ?7) "
+      "ON CONFLICT (model_id, recipe_hash) DO UPDATE SET parent_version_id = "
+      "excluded.parent_version_id, run_id = excluded.run_id, data_digests = "
+      "excluded.data_digests, adaptation = excluded.adaptation, architecture = "
+      "excluded.architecture, created_at = excluded.created_at");
+  if (!stmt.is_ok()) return stmt.status();
+  SCION_RETURN_IF_ERROR(stmt->bind(1, model_id)
+                            .bind(2, std::string_view(model.recipe_hash))
+                            .bind(3, run_id)
+                            .bind(4, std::string_view(nlohmann::json(model.data_digests).dump()))
+                            .bind(5, std::string_view(model.adaptation.dump()))
+                            .bind(6, std::string_view(model.architecture.dump()))
+                            .bind(7, std::string_view(utc_now()))
+                            .run());
+  auto id = db_->prepare("SELECT id FROM versions WHERE model_id = ? AND recipe_hash = ?");
+  if (!id.is_ok()) return id.status();
+  id->bind(1, model_id).bind(2, std::string_view(model.recipe_hash));
+  auto row = id->step();
+  if (!row.is_ok()) return row.status();
+  if (!*row) return corruption("the version of '" + model.name + "' just written is gone");
+  return id->column_int(0);
+}
+
+Result<std::int64_t> LineageStore::restore_version(const ModelRecord& model) {
+  auto tx = Transaction::begin(*db_);
+  if (!tx.is_ok()) return tx.status();
+  auto id = model_id(model.name);
+  if (!id.is_ok()) return id.status();
+  auto version = db_->prepare(
+      "SELECT id, run_id, adaptation, architecture FROM versions "
+      "WHERE model_id = ? AND recipe_hash = ?");
+  if (!version.is_ok()) return version.status();
+  version->bind(1, *id).bind(2, std::string_view(model.recipe_hash));
+  auto row = version->step();
+  if (!row.is_ok()) return row.status();
+  if (!*row)
+    return not_found("the store holds no version of '" + model.name + "' for recipe " +
+                     model.recipe_hash.substr(0, 12) + "; train it with `scion run`");
+  const std::int64_t version_id = version->column_int(0);
+  nlohmann::json restored = nlohmann::json::object();
+  if (!version->column_is_null(1)) restored["restored_run"] = version->column_int(1);
+  const std::string adaptation = version->column_text(2), architecture = version->column_text(3);
+  const std::string now = utc_now();
+  auto run = db_->prepare(
+      "INSERT INTO runs (model_id, kind, status, recipe_hash, started_at, finished_at, seed, "
+      "host, scion_version, hyperparameters, pid) VALUES (?, 'restore', 'finished', ?, ?, ?, 0, "
+      "?, ?, ?, ?)");
+  if (!run.is_ok()) return run.status();
+  SCION_RETURN_IF_ERROR(run->bind(1, *id)
+                            .bind(2, std::string_view(model.recipe_hash))
+                            .bind(3, std::string_view(now))
+                            .bind(4, std::string_view(now))
+                            .bind(5, std::string_view(host_name()))
+                            .bind(6, SCION_VERSION)
+                            .bind(7, std::string_view(restored.dump()))
+                            .bind(8, static_cast<std::int64_t>(::getpid()))
+                            .run());
+  const std::int64_t run_id = db_->last_insert_rowid();
+  auto move = db_->prepare(
+      "UPDATE models SET recipe_hash = ?, version_id = ?, adaptation = ?, architecture = ?, "
+      "updated_at = ? WHERE id = ?");
+  if (!move.is_ok()) return move.status();
+  SCION_RETURN_IF_ERROR(move->bind(1, std::string_view(model.recipe_hash))
+                            .bind(2, version_id)
+                            .bind(3, std::string_view(adaptation))
+                            .bind(4, std::string_view(architecture))
+                            .bind(5, std::string_view(now))
+                            .bind(6, *id)
+                            .run());
+  SCION_RETURN_IF_ERROR((*tx)->commit());
+  return run_id;
 }
 
 Status LineageStore::record_test_results(const std::vector<TestCaseResult>& results) {

@@ -68,33 +68,80 @@ class LineageStore {
   Status append_metrics(std::int64_t run_id, const StepMetrics& metrics) {
     return append_metrics(run_id, std::span(&metrics, 1));
   }
-  // Ends a run as finished, failed or interrupted, with an optional message (the error).
-  Status finish_run(std::int64_t run_id, RunStatus status, const std::string& message = "");
+  // Ends a run as finished, failed or interrupted, with an optional message (the error)
+  // and, for a test run, the number of cases it judged.
+  Status finish_run(std::int64_t run_id, RunStatus status, const std::string& message = "",
+                    std::optional<std::int64_t> cases = std::nullopt);
   // Records which validation's parameters a keep_best training run stores: `kept` under
   // the run's hyperparameters ("kept": {step, metric, value, last_step, last_value}) and
   // `message` in words. Called before commit_model, which then marks the run finished.
   Status record_kept(std::int64_t run_id, const nlohmann::json& kept, const std::string& message);
 
-  // Stores `parameters` as the model's complete parameter set and marks `run_id`
-  // finished: objects first, then one transaction (model row, parameters, run status).
+  // Stores `parameters` as the model's complete parameter set for `model.recipe_hash`, its
+  // version of that recipe (replacing an earlier one of the same recipe), makes that
+  // version current and marks `run_id` finished: objects first, then one transaction
+  // (model row, version, its parameters, run status). The version records the parent's
+  // current version as the one it was made from.
   Status commit_model(std::int64_t run_id, const ModelRecord& model,
                       const std::vector<ParameterWrite>& parameters);
 
+  // Makes the stored version of `model.name` for `model.recipe_hash` current again, and
+  // records that as a finished run of kind restore: one transaction, no tensor copied.
+  // Returns the run's id. Errors: kNotFound when the store holds no such version.
+  Result<std::int64_t> restore_version(const ModelRecord& model);
+
+  // Records that the spec at `spec_path` names the models of `members` (model -> recipe
+  // hash) and when: the spec version whose digest (of the members, sorted) they make is
+  // seen now, with every member the store holds a version of. Returns its id.
+  Result<std::int64_t> record_spec_version(const std::string& spec_path,
+                                           const std::map<std::string, std::string>& members);
+  // Names the spec version of `members` `tag` (recording it first; replacing an earlier
+  // tag of that name). A tag's spec version is kept by `scion gc` whatever --keep says.
+  Status tag_spec_version(const std::string& tag, const std::string& spec_path,
+                          const std::map<std::string, std::string>& members);
+  // Removes a tag; kNotFound when there is none of that name.
+  Status delete_tag(const std::string& tag);
+
   Status record_test_results(const std::vector<TestCaseResult>& results);
+  // Records what each test and assertion judged under its key (TestOutcome::run set).
+  Status record_test_outcomes(const std::vector<TestOutcome>& outcomes);
   Status record_assertion_violations(const std::vector<AssertionViolation>& violations);
   // Records each result in ONE transaction, stamped with the time and this scion's version.
   Status record_eval_results(const std::vector<EvalResult>& results);
 
   // ---- Reading -------------------------------------------------------------------------
 
-  // name -> tensor for every stored parameter of `model`; large tensors are mmapped.
+  // name -> tensor for every stored parameter of `model`'s current version (or of its
+  // version for `recipe_hash`); large tensors are mmapped.
   Result<LoadedParameters> load_parameters(const std::string& model);
+  Result<LoadedParameters> load_parameters(const std::string& model,
+                                           const std::string& recipe_hash);
 
   Result<std::vector<StoredModel>> models();  // parents before children, then by name
   Result<std::optional<StoredModel>> find_model(const std::string& name);
   Result<std::vector<StoredParameter>> parameters(const std::string& model);
-  // The parameters of `model` whose object is gone: no objects row, or no object file.
+  // The parameters of `model`'s version for `recipe_hash`.
+  Result<std::vector<StoredParameter>> parameters(const std::string& model,
+                                                  const std::string& recipe_hash);
+  // Every stored version of `model`, newest first (kNotFound: no such model).
+  Result<std::vector<StoredVersion>> versions(const std::string& model);
+  // `model`'s version for `recipe_hash`; nullopt when the store holds none.
+  Result<std::optional<StoredVersion>> find_version(const std::string& model,
+                                                    const std::string& recipe_hash);
+  // `model` as it was at its version for `recipe_hash`: that version's parent, recipe,
+  // adaptation, architecture and tensor counts. REQUIRES: find_version() finds it.
+  Result<StoredModel> model_at(const std::string& model, const std::string& recipe_hash);
+  // The newest outcome recorded under `key` (whatever its run), if any.
+  Result<std::optional<TestOutcome>> find_test_outcome(const TestOutcomeKey& key);
+  // Every test outcome recorded by test run `run`.
+  Result<std::vector<TestOutcome>> test_outcomes(std::int64_t run);
+  // Spec versions, most recently seen first, with their tags and members.
+  Result<std::vector<SpecVersion>> spec_versions();
+  // The parameters of `model` (its current version, or its version for `recipe_hash`)
+  // whose object is gone: no objects row, or no object file.
   Result<std::vector<StoredParameter>> missing_objects(const std::string& model);
+  Result<std::vector<StoredParameter>> missing_objects(const std::string& model,
+                                                       const std::string& recipe_hash);
   // Other models holding identical tensors (by digest): model name -> tensor count.
   Result<std::map<std::string, std::int64_t>> sharing(const std::string& model);
   // Newest first; `model` empty: every model. limit <= 0: no limit.
@@ -114,6 +161,11 @@ class LineageStore {
                const StoreOptions& options);
   Result<std::int64_t> model_id(const std::string& name);
   Result<std::int64_t> upsert_model(const ModelRecord& model);
+  Result<std::int64_t> upsert_version(std::int64_t model_id, std::int64_t run_id,
+                                      const ModelRecord& model);
+  Result<LoadedParameters> load_rows(const std::string& model, Statement& rows);
+  Result<std::int64_t> upsert_spec_version(const std::string& spec_path,
+                                           const std::map<std::string, std::string>& members);
   Status insert_object(const std::string& digest, std::span<const std::byte> bytes);
   Result<LoadedParameter> load_object(const std::string& name, const std::string& digest);
   Status mark_abandoned_runs();

@@ -5,13 +5,11 @@
 
 #include "lineage/digest.h"
 #include "lineage/store.h"
+#include "lineage/store_rows.h"
 
 namespace scion::lineage {
 
-namespace {
-
-// The schema only guarantees valid JSON; a damaged shape reads as empty (fsck names it).
-std::vector<std::int64_t> parse_shape(const std::string& text) {
+std::vector<std::int64_t> shape_column(const std::string& text) {
   nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
   std::vector<std::int64_t> shape;
   if (!value.is_array()) return shape;
@@ -22,7 +20,7 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
   return shape;
 }
 
-nlohmann::json parse_json(const std::string& text) {
+nlohmann::json json_column(const std::string& text) {
   nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
   return value.is_discarded() ? nlohmann::json::object() : value;
 }
@@ -31,6 +29,8 @@ std::optional<std::string> optional_text(const Statement& stmt, int column) {
   if (stmt.column_is_null(column)) return std::nullopt;
   return stmt.column_text(column);
 }
+
+namespace {
 
 // Children after their parents; siblings by name.
 std::vector<StoredModel> parents_first(std::vector<StoredModel> models) {
@@ -96,14 +96,32 @@ Result<LoadedParameters> LineageStore::load_parameters(const std::string& model)
       "WHERE model_id = ? ORDER BY name");
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, *id);
+  return load_rows(model, *stmt);
+}
+
+Result<LoadedParameters> LineageStore::load_parameters(const std::string& model,
+                                                       const std::string& recipe_hash) {
+  auto id = model_id(model);
+  if (!id.is_ok()) return id.status();
+  auto stmt = db_->prepare(
+      "SELECT p.name, p.digest, p.dtype, p.shape, p.trainable, p.introduced_by "
+      "FROM version_parameters p JOIN versions v ON v.id = p.version_id "
+      "WHERE v.model_id = ? AND v.recipe_hash = ? ORDER BY p.name");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, *id).bind(2, std::string_view(recipe_hash));
+  return load_rows(model, *stmt);
+}
+
+// `rows`: name, digest, dtype, shape, trainable, introduced_by of one model's parameters.
+Result<LoadedParameters> LineageStore::load_rows(const std::string& model, Statement& stmt) {
   struct Row {
     std::string name, digest, dtype, shape, introduced_by;
     bool trainable;
   };
   std::vector<Row> rows;
-  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
-    rows.push_back({row.column_text(0), row.column_text(1), row.column_text(2),
-                    row.column_text(3), row.column_text(5), row.column_int(4) != 0});
+  SCION_RETURN_IF_ERROR(stmt.for_each_row([&](const Statement& row) {
+    rows.push_back({row.column_text(0), row.column_text(1), row.column_text(2), row.column_text(3),
+                    row.column_text(5), row.column_int(4) != 0});
   }));
   if (rows.empty()) {
     return not_found("model '" + model + "' has no stored parameters; train or import it first");
@@ -118,7 +136,7 @@ Result<LoadedParameters> LineageStore::load_parameters(const std::string& model)
     }
     LoadedParameter p = by_digest[r.digest];
     p.dtype = parse_dtype(r.dtype).value_or(DType::kF32);  // the schema admits only known names
-    p.shape = parse_shape(r.shape);
+    p.shape = shape_column(r.shape);
     p.digest = r.digest;
     p.trainable = r.trainable;
     p.introduced_by = r.introduced_by;
@@ -144,8 +162,8 @@ Result<std::vector<StoredModel>> LineageStore::models() {
     m.name = row.column_text(0);
     m.parent = row.column_text(1);
     m.recipe_hash = optional_text(row, 2);
-    m.adaptation = parse_json(row.column_text(3));
-    m.architecture = parse_json(row.column_text(4));
+    m.adaptation = json_column(row.column_text(3));
+    m.architecture = json_column(row.column_text(4));
     m.created_at = row.column_text(5);
     m.updated_at = row.column_text(6);
     m.parameter_count = row.column_int(7);
@@ -178,20 +196,51 @@ Result<std::vector<StoredParameter>> LineageStore::parameters(const std::string&
   SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
     out.push_back({row.column_text(0), row.column_text(1),
                    parse_dtype(row.column_text(2)).value_or(DType::kF32),
-                   parse_shape(row.column_text(3)), row.column_int(4) != 0,
-                   row.column_text(5), row.column_int(6)});
+                   shape_column(row.column_text(3)), row.column_int(4) != 0, row.column_text(5),
+                   row.column_int(6)});
+  }));
+  return out;
+}
+
+Result<std::vector<StoredParameter>> LineageStore::parameters(const std::string& model,
+                                                              const std::string& recipe_hash) {
+  auto id = model_id(model);
+  if (!id.is_ok()) return id.status();
+  auto stmt = db_->prepare(
+      "SELECT p.name, p.digest, p.dtype, p.shape, p.trainable, p.introduced_by, o.size "
+      "FROM version_parameters p JOIN versions v ON v.id = p.version_id "
+      "JOIN objects o ON o.digest = p.digest WHERE v.model_id = ? AND v.recipe_hash = ? "
+      "ORDER BY p.name");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, *id).bind(2, std::string_view(recipe_hash));
+  std::vector<StoredParameter> out;
+  SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
+    out.push_back({row.column_text(0), row.column_text(1),
+                   parse_dtype(row.column_text(2)).value_or(DType::kF32),
+                   shape_column(row.column_text(3)), row.column_int(4) != 0, row.column_text(5),
+                   row.column_int(6)});
   }));
   return out;
 }
 
 Result<std::vector<StoredParameter>> LineageStore::missing_objects(const std::string& model) {
+  auto stored = find_model(model);
+  if (!stored.is_ok()) return stored.status();
+  if (!stored->has_value() || !(*stored)->recipe_hash) return std::vector<StoredParameter>{};
+  return missing_objects(model, *(*stored)->recipe_hash);
+}
+
+Result<std::vector<StoredParameter>> LineageStore::missing_objects(const std::string& model,
+                                                                   const std::string& recipe_hash) {
   auto id = model_id(model);
   if (!id.is_ok()) return id.status();
   auto stmt = db_->prepare(
-      "SELECT p.name, p.digest, o.digest IS NULL, o.inline_bytes IS NULL FROM parameters p "
-      "LEFT JOIN objects o ON o.digest = p.digest WHERE p.model_id = ? ORDER BY p.name");
+      "SELECT p.name, p.digest, o.digest IS NULL, o.inline_bytes IS NULL "
+      "FROM version_parameters p JOIN versions v ON v.id = p.version_id "
+      "LEFT JOIN objects o ON o.digest = p.digest WHERE v.model_id = ? AND v.recipe_hash = ? "
+      "ORDER BY p.name");
   if (!stmt.is_ok()) return stmt.status();
-  stmt->bind(1, *id);
+  stmt->bind(1, *id).bind(2, std::string_view(recipe_hash));
   std::vector<StoredParameter> out;
   SCION_RETURN_IF_ERROR(stmt->for_each_row([&](const Statement& row) {
     const std::string digest = row.column_text(1);
@@ -239,7 +288,7 @@ Result<std::vector<RunRecord>> LineageStore::runs(const std::string& model, std:
            (SELECT coalesce(max(x.step), 0) FROM run_metrics x WHERE x.run_id = r.id),
            (SELECT x.loss FROM run_metrics x WHERE x.run_id = r.id AND x.loss IS NOT NULL
             ORDER BY x.step DESC LIMIT 1),
-           r.pid
+           r.pid, r.cases
     FROM runs r JOIN models m ON m.id = r.model_id)sql";
   sql += id ? " WHERE r.model_id = ?1" : " WHERE ?1 IS NULL";
   sql += " ORDER BY r.started_at DESC, r.id DESC LIMIT ?2";
@@ -266,11 +315,12 @@ Result<std::vector<RunRecord>> LineageStore::runs(const std::string& model, std:
     r.seed = row.column_int(9);
     r.host = row.column_text(10);
     r.scion_version = row.column_text(11);
-    r.hyperparameters = parse_json(row.column_text(12));
+    r.hyperparameters = json_column(row.column_text(12));
     r.message = row.column_text(13);
     r.steps = row.column_int(14);
     if (!row.column_is_null(15)) r.final_loss = row.column_double(15);
     if (!row.column_is_null(16)) r.pid = row.column_int(16);
+    if (!row.column_is_null(17)) r.cases = row.column_int(17);
     out.push_back(std::move(r));
   }));
   return out;
@@ -278,7 +328,8 @@ Result<std::vector<RunRecord>> LineageStore::runs(const std::string& model, std:
 
 Result<std::vector<StepMetrics>> LineageStore::run_metrics(std::int64_t run_id) {
   auto stmt = db_->prepare(
-      "SELECT step, loss, lr, validation FROM run_metrics WHERE run_id = ? ORDER BY step");
+      "SELECT step, loss, lr, validation, recorded_at FROM run_metrics WHERE run_id = ? "
+      "ORDER BY step");
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, run_id);
   std::vector<StepMetrics> out;
@@ -287,10 +338,11 @@ Result<std::vector<StepMetrics>> LineageStore::run_metrics(std::int64_t run_id) 
     m.step = row.column_int(0);
     if (!row.column_is_null(1)) m.loss = row.column_double(1);
     if (!row.column_is_null(2)) m.lr = row.column_double(2);
-    const nlohmann::json validation = parse_json(row.column_text(3));
+    const nlohmann::json validation = json_column(row.column_text(3));
     for (const auto& [name, value] : validation.items()) {
       if (value.is_number()) m.validation[name] = value.get<double>();
     }
+    if (!row.column_is_null(4)) m.recorded_at = row.column_text(4);
     out.push_back(std::move(m));
   }));
   return out;
@@ -356,7 +408,7 @@ Result<std::vector<AssertionViolation>> LineageStore::assertion_violations(
     if (!row.column_is_null(1)) v.run_id = row.column_int(1);
     v.assertion = row.column_text(2);
     v.input = row.column_text(3);
-    v.detail = parse_json(row.column_text(4));
+    v.detail = json_column(row.column_text(4));
     out.push_back(std::move(v));
   }));
   return out;
@@ -381,7 +433,7 @@ Result<std::vector<EvalResult>> LineageStore::eval_results(const std::string& mo
     r.dataset_digest = row.column_text(2);
     r.rows = row.column_int(3);
     r.kind = row.column_text(4);
-    r.metrics = parse_json(row.column_text(5));
+    r.metrics = json_column(row.column_text(5));
     r.evaluated_at = row.column_text(6);
     r.scion_version = row.column_text(7);
     out.push_back(std::move(r));

@@ -11,6 +11,8 @@
 // Every operation has the signature of the CPU kernel of the same name in runtime/cpu/
 // (outputs first, then saved-for-backward, then inputs/weights, then sizes; parameter
 // gradients accumulate, activation gradients assign unless a GradMode says otherwise).
+// squared_norm_into and clip_to_global_norm take doubles of backend memory (sums of
+// squares); every other pointer to a real value is fp32.
 // A backend implements every operation; there is no per-operation fallback to the CPU
 // (docs/architecture.md, "Backends", says why). tests/backend/ runs every operation of
 // any backend against the CPU reference. Backends are stateless apart from their thread
@@ -112,6 +114,15 @@ class Backend {
   virtual void add_inplace(float* dst, const float* src, float scale, std::int64_t N) = 0;
   virtual void scale_inplace(float* x, float scale, std::int64_t N) = 0;
   virtual double squared_norm(const float* x, std::int64_t N) = 0;
+  // Gradient clipping with one host read per step (runtime/optimizer.h) instead of one per
+  // tensor. squared_norm_into writes what squared_norm returns into *sum, a double of
+  // backend memory, without waiting for it. clip_to_global_norm reads count such sums on
+  // the backend, norm = global_norm(squared_norms, count) (op_types.h), and when
+  // norm > max_norm multiplies x by max_norm / (norm + kClipEpsilon) as scale_inplace
+  // does; otherwise x is left alone.
+  virtual void squared_norm_into(double* sum, const float* x, std::int64_t N) = 0;
+  virtual void clip_to_global_norm(float* x, std::int64_t N, const double* squared_norms, int count,
+                                   float max_norm) = 0;
 
   // Returns the number of rows whose target is not ignored.
   virtual std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,

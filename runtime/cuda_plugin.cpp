@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -14,19 +15,30 @@
 namespace scion::runtime {
 namespace {
 
-// Whether this process runs from the build tree (as the tests do) rather than installed:
-// libcamera finds its IPA modules the same way.
-bool running_from_build_tree() {
+constexpr const char* kPluginFile = "libscion_cuda.so";
+
+// The files the plugin is looked for in, in order (cuda_plugin.h): only $SCION_CUDA_PLUGIN
+// when it is set, else paths relative to this executable's folder (as an $ORIGIN rpath
+// would be), then the configured install path. Paths relative to the executable keep a
+// moved or copied build folder, or a relocated installation, on its own plugin.
+std::vector<std::string> plugin_candidates() {
+  if (const char* path = std::getenv("SCION_CUDA_PLUGIN"); path != nullptr && *path != '\0')
+    return {path};
+  std::vector<std::string> candidates;
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return false;
-  const std::string build_root = SCION_BUILD_ROOT;
-  return exe.string().rfind(build_root + "/", 0) == 0;
-}
-
-std::string plugin_path() {
-  if (const char* path = std::getenv("SCION_CUDA_PLUGIN"); path != nullptr && *path != '\0') return path;
-  return running_from_build_tree() ? SCION_CUDA_PLUGIN_BUILD_PATH : SCION_CUDA_PLUGIN_INSTALL_PATH;
+  if (!ec) {
+    const std::filesystem::path folder = exe.parent_path();
+    candidates.push_back((folder / kPluginFile).string());
+    candidates.push_back((folder / SCION_CUDA_PLUGIN_FROM_BUILD_EXE).lexically_normal().string());
+    if (const std::string from_bindir = SCION_CUDA_PLUGIN_FROM_BINDIR; !from_bindir.empty())
+      candidates.push_back((folder / from_bindir).lexically_normal().string());
+  }
+  candidates.push_back(SCION_CUDA_PLUGIN_INSTALL_PATH);
+  std::vector<std::string> unique;
+  for (const std::string& c : candidates)
+    if (std::find(unique.begin(), unique.end(), c) == unique.end()) unique.push_back(c);
+  return unique;
 }
 
 // The plugin's table once open_plugin() accepted it (ABI version checked), else null.
@@ -48,7 +60,24 @@ CudaBackendInfo open_plugin() {
                          "with -Dcuda=enabled)";
     return info;
   }
-  info.plugin_path = plugin_path();
+  info.plugin_candidates = plugin_candidates();
+  // The first candidate that exists is the one: a broken plugin there is reported, not
+  // passed over for another build's.
+  for (const std::string& candidate : info.plugin_candidates) {
+    std::error_code ec;
+    if (std::filesystem::exists(candidate, ec)) {
+      info.plugin_path = candidate;
+      break;
+    }
+  }
+  if (info.plugin_path.empty()) {
+    std::string tried;
+    for (const std::string& candidate : info.plugin_candidates)
+      tried += (tried.empty() ? "" : ", ") + candidate;
+    info.why_no_device = "the CUDA backend plugin was not found (looked for " + tried +
+                         "; set SCION_CUDA_PLUGIN to its path)";
+    return info;
+  }
   // Never closed: the plugin lives as long as the process, like any linked library.
   void* handle = dlopen(info.plugin_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -102,14 +131,16 @@ const ScionCudaPlugin* loaded_cuda_plugin() {
   return loaded_plugin;
 }
 
-Result<std::unique_ptr<Backend>> make_cuda_backend(Precision precision, bool allow_tf32) {
+Result<std::unique_ptr<Backend>> make_cuda_backend(Precision precision,
+                                                   const CudaBackendOptions& options) {
   const CudaBackendInfo& info = cuda_backend_info();
   if (info.devices.empty() || loaded_plugin == nullptr)
     return Status(StatusCode::kUnavailable, "no CUDA device to run on: " + info.why_no_device);
   const int device = cuda_device_for_this_process();
   char error[1024] = "";
-  Backend* backend = loaded_plugin->create_backend(device, static_cast<int>(precision),
-                                                   allow_tf32 ? SCION_CUDA_ALLOW_TF32 : 0u,
+  const unsigned flags = (options.allow_tf32 ? SCION_CUDA_ALLOW_TF32 : 0u) |
+                         (options.products_on_cublas ? SCION_CUDA_PRODUCTS_ON_CUBLAS : 0u);
+  Backend* backend = loaded_plugin->create_backend(device, static_cast<int>(precision), flags,
                                                    error, sizeof error);
   if (backend == nullptr)
     return Status(StatusCode::kUnavailable,

@@ -11,8 +11,13 @@
 //
 // PoolMode: how sequence pooling makes one vector per sequence (the first real token, the
 // mean of the real tokens, or the last real token).
+//
+// global_norm: the gradient-clipping norm from per-tensor sums of squares, the one
+// arithmetic the optimizer (runtime/optimizer.h) and every backend's clip_to_global_norm
+// use, so that the host's value and the backend's decision agree bit for bit.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace scion::runtime {
@@ -26,5 +31,16 @@ inline constexpr std::int32_t kIgnoreIndex = -100;
 
 // The layer-norm epsilon of the built-in architectures; imported ones carry their own.
 inline constexpr float kLayerNormEps = 1e-5f;
+
+// sqrt(Σ squared_norms[i]), summed in index order in double, then rounded to float.
+inline float global_norm(const double* squared_norms, int count) {
+  double sum = 0.0;
+  for (int i = 0; i < count; ++i) sum += squared_norms[i];
+  return static_cast<float>(std::sqrt(sum));
+}
+
+// Clipping to max_norm scales by max_norm / (norm + kClipEpsilon) (torch's epsilon in
+// clip_grad_norm_), when norm > max_norm.
+inline constexpr float kClipEpsilon = 1e-6f;
 
 }  // namespace scion::runtime

@@ -30,29 +30,18 @@ std::vector<TrainableTensor> trainable_tensors(const std::vector<ParameterSpec>&
   return out;
 }
 
-float global_grad_norm(Backend& backend, const std::vector<TrainableTensor>& tensors) {
-  double sum = 0.0;
-  for (const TrainableTensor& t : tensors) sum += backend.squared_norm(t.grad.f32(), t.grad.numel());
-  return static_cast<float>(std::sqrt(sum));
-}
-
-float clip_grad_norm(Backend& backend, const std::vector<TrainableTensor>& tensors,
-                     float max_norm) {
-  const float norm = global_grad_norm(backend, tensors);
-  if (norm > max_norm) {
-    const float scale = max_norm / (norm + 1e-6f);  // torch's epsilon
-    for (const TrainableTensor& t : tensors) backend.scale_inplace(t.grad.f32(), scale, t.grad.numel());
-  }
-  return norm;
-}
-
 Result<std::unique_ptr<Optimizer>> Optimizer::create(Backend& backend, const spec::OptimizerSpec& spec,
                                                      std::vector<TrainableTensor> tensors,
                                                      const std::string& owner) {
   auto state = Arena::create(state_table(spec.kind, tensors), backend,
                              "the optimizer state of " + owner);
   if (!state) return state.status();
-  return std::unique_ptr<Optimizer>(new Optimizer(backend, spec, std::move(tensors), std::move(*state)));
+  const auto doubles = static_cast<std::int64_t>(2 * tensors.size());
+  auto norms = Arena::create({{"squared_norms", {2 * doubles}, DType::kF32}}, backend,
+                             "the gradient norms of " + owner);
+  if (!norms) return norms.status();
+  return std::unique_ptr<Optimizer>(
+      new Optimizer(backend, spec, std::move(tensors), std::move(*state), std::move(*norms)));
 }
 
 float Optimizer::step(float lr, int micro_batches) {
@@ -60,7 +49,16 @@ float Optimizer::step(float lr, int micro_batches) {
   if (micro_batches > 1)
     for (const TrainableTensor& t : tensors_)
       backend_.scale_inplace(t.grad.f32(), 1.0f / static_cast<float>(micro_batches), t.grad.numel());
-  const float norm = spec_.grad_clip > 0 ? clip_grad_norm(backend_, tensors_, spec_.grad_clip) : 0.0f;
+  const int n = static_cast<int>(tensors_.size());
+  const bool clip = spec_.grad_clip > 0;
+  if (clip) {
+    for (int i = 0; i < n; ++i)
+      backend_.squared_norm_into(squared_norms() + i, tensors_[i].grad.f32(),
+                                 tensors_[i].grad.numel());
+    for (const TrainableTensor& t : tensors_)
+      backend_.clip_to_global_norm(t.grad.f32(), t.grad.numel(), squared_norms(), n,
+                                   spec_.grad_clip);
+  }
   for (const TrainableTensor& t : tensors_) {
     if (spec_.kind == spec::OptimizerKind::kAdamW) {
       backend_.adamw_update(t.param.f32(), t.grad.f32(), state_.view("m." + t.name).f32(),
@@ -71,14 +69,27 @@ float Optimizer::step(float lr, int micro_batches) {
                           t.param.numel(), lr, spec_.momentum, spec_.weight_decay);
     }
   }
-  return norm;
+  read_norms();
+  return clip ? global_norm(host_norms_.data(), n) : 0.0f;
 }
 
-std::optional<std::string> Optimizer::first_non_finite_parameter() const {
+void Optimizer::read_norms() {
+  const std::size_t n = tensors_.size();
+  if (n == 0) return;
+  for (std::size_t i = 0; i < n; ++i)
+    backend_.squared_norm_into(squared_norms() + n + i, tensors_[i].param.f32(),
+                               tensors_[i].param.numel());
+  backend_.copy_to_host(host_norms_.data(), squared_norms(), host_norms_.size() * sizeof(double));
+  parameters_read_ = true;
+}
+
+std::optional<std::string> Optimizer::first_non_finite_parameter() {
+  if (!parameters_read_) read_norms();
   // A NaN or an infinity anywhere makes the sum of squares NaN or infinite, and finite
-  // floats cannot overflow it (it is summed in double): one pass per tensor, on any backend.
-  for (const TrainableTensor& t : tensors_)
-    if (!std::isfinite(backend_.squared_norm(t.param.f32(), t.param.numel()))) return t.name;
+  // floats cannot overflow it (it is summed in double).
+  const std::size_t n = tensors_.size();
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(host_norms_[n + i])) return tensors_[i].name;
   return std::nullopt;
 }
 
@@ -99,6 +110,7 @@ Status Optimizer::restore(int steps, const std::map<std::string, std::span<const
     backend_.copy_to_device(tensor.data, it->second.data(), tensor.bytes());
   }
   step_ = steps;
+  parameters_read_ = false;
   return Status::ok();
 }
 

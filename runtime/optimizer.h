@@ -6,6 +6,16 @@
 // of a co-batched group has its own Optimizer over its own tensors, learning rate and
 // step count, so jobs never touch each other's parameters. Parameters not in the list
 // (frozen ones) are never written. Not thread-safe.
+//
+// One host read per step. On a device every value read by the host waits for the device,
+// so a step must not read per tensor. Each step the backend writes every gradient's and
+// (after the update) every parameter's sum of squares into one buffer of backend memory
+// (Backend::squared_norm_into), clips on the backend from those sums
+// (Backend::clip_to_global_norm), and the host reads the buffer once, at the end of the
+// step: the gradient norm step() returns and the finite check of
+// first_non_finite_parameter() both come from that one read. On the CPU the arithmetic is
+// the same as summing squared_norm() per tensor on the host and scaling there: the same
+// bits.
 #pragma once
 
 #include <cstddef>
@@ -38,14 +48,6 @@ std::vector<TrainableTensor> trainable_tensors(const std::vector<ParameterSpec>&
                                                const ParameterBinding& params,
                                                const ParameterBinding& grads);
 
-// sqrt(Σ grad²) over every tensor.
-float global_grad_norm(Backend& backend, const std::vector<TrainableTensor>& tensors);
-
-// Scales every gradient by max_norm / norm when the global norm exceeds max_norm
-// (as torch.nn.utils.clip_grad_norm_). Returns the norm before clipping.
-float clip_grad_norm(Backend& backend, const std::vector<TrainableTensor>& tensors,
-                     float max_norm);
-
 class Optimizer {
  public:
   // spec.kind picks AdamW or SGD; spec.lr is a default for step() callers that have no
@@ -56,12 +58,16 @@ class Optimizer {
                                                    const std::string& owner);
 
   // Divides every gradient by `micro_batches` (a step's gradient is the mean over its
-  // micro-batches), clips (when spec.grad_clip > 0) and applies one update with learning
-  // rate `lr`. Returns the gradient norm before clipping (0 when clipping is off).
+  // micro-batches), clips (when spec.grad_clip > 0: every gradient scaled by
+  // grad_clip / (norm + 1e-6) when the global norm exceeds grad_clip, as
+  // torch.nn.utils.clip_grad_norm_) and applies one update with learning rate `lr`. Reads
+  // the host once (see above). Returns the gradient norm before clipping (0 when clipping
+  // is off).
   float step(float lr, int micro_batches = 1);
   int steps_taken() const { return step_; }
-  // The first parameter holding a NaN or an infinity; nullopt when all are finite.
-  std::optional<std::string> first_non_finite_parameter() const;
+  // The first parameter holding a NaN or an infinity; nullopt when all are finite. After
+  // a step, from that step's read; otherwise (no step yet, or after restore) it reads once.
+  std::optional<std::string> first_non_finite_parameter();
   const std::vector<TrainableTensor>& tensors() const { return tensors_; }
 
   // What a checkpoint must hold to continue exactly: each parameter ("param.<name>") and
@@ -76,13 +82,26 @@ class Optimizer {
 
  private:
   Optimizer(Backend& backend, const spec::OptimizerSpec& spec, std::vector<TrainableTensor> tensors,
-            Arena state)
-      : backend_(backend), spec_(spec), tensors_(std::move(tensors)), state_(std::move(state)) {}
+            Arena state, Arena norms)
+      : backend_(backend),
+        spec_(spec),
+        tensors_(std::move(tensors)),
+        state_(std::move(state)),
+        norms_(std::move(norms)),
+        host_norms_(2 * tensors_.size(), 0.0) {}
+
+  // The sums of squares in backend memory: gradients' at [0, n), parameters' at [n, 2n).
+  double* squared_norms() const { return static_cast<double*>(norms_.view("squared_norms").data); }
+  // Writes every parameter's sum of squares after the gradients' and reads all 2n back.
+  void read_norms();
 
   Backend& backend_;
   spec::OptimizerSpec spec_;
   std::vector<TrainableTensor> tensors_;
   Arena state_;  // AdamW: m.<name>, v.<name>; SGD: velocity.<name>
+  Arena norms_;  // 2n doubles, held as one fp32 view of 4n floats (Arena has no fp64)
+  std::vector<double> host_norms_;  // the last read of norms_
+  bool parameters_read_ = false;    // host_norms_ holds the current parameters' sums
   int step_ = 0;
 };
 

@@ -172,6 +172,51 @@ json own_recipe(const Workspace& ws, const Model& m) {
 
 }  // namespace
 
+std::optional<Adaptation> adaptation_from_recipe(const json& adapt) {
+  if (!adapt.is_object()) return std::nullopt;
+  Adaptation ad;
+  try {
+    if (adapt.contains("lora")) {
+      const json& l = adapt["lora"];
+      ad.lora = LoraSpec{.rank = l.at("rank").get<int>(),
+                         .alpha = l.at("alpha").get<float>(),
+                         .dropout = l.at("dropout").get<float>(),
+                         .targets = l.at("targets").get<std::vector<std::string>>(),
+                         .layers = l.at("layers").get<std::vector<int>>()};
+    }
+    if (adapt.contains("prefix")) {
+      const json& p = adapt["prefix"];
+      ad.prefix = PrefixSpec{.virtual_tokens = p.at("virtual_tokens").get<int>(),
+                             .layers = p.at("layers").get<std::vector<int>>(),
+                             .reparam_hidden = p.at("reparam_hidden").get<int>()};
+    }
+    if (adapt.contains("prompt")) {
+      const json& p = adapt["prompt"];
+      ad.prompt = PromptSpec{.virtual_tokens = p.at("virtual_tokens").get<int>(),
+                             .init = static_cast<PromptInit>(p.at("init").get<int>()),
+                             .init_text = p.at("text").get<std::string>()};
+    }
+    if (adapt.contains("bottleneck")) {
+      const json& b = adapt["bottleneck"];
+      ad.bottleneck = BottleneckSpec{
+          .reduction = b.at("reduction").get<int>(),
+          .placement = static_cast<BottleneckPlacement>(b.at("placement").get<int>()),
+          .layers = b.at("layers").get<std::vector<int>>()};
+    }
+    if (adapt.contains("head")) {
+      const json& h = adapt["head"];
+      ad.head = HeadSpec{.task = h.at("task").get<std::string>(),
+                         .labels = h.at("labels").get<std::vector<std::string>>(),
+                         .pooling = static_cast<Pooling>(h.at("pooling").get<int>())};
+    }
+    if (adapt.contains("bitfit")) ad.bitfit = BitfitSpec{};
+    if (adapt.contains("full")) ad.full = FullSpec{};
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+  return ad;
+}
+
 json canonical_recipe(const Workspace& ws, const Model& m) {
   json recipe = own_recipe(ws, m);
   // The shared modules depend on every model of the unit: its partners' recipes are part

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "spec/workspace.h"
@@ -23,6 +24,11 @@ namespace scion::spec {
 // their recipe_hash, and the workspace passed validation.
 nlohmann::json canonical_recipe(const Workspace& workspace, const Model& model);
 std::string recipe_hash(const Workspace& workspace, const Model& model);
+
+// The adaptation a canonical recipe's "adapt" section describes (the inverse of how
+// canonical_recipe writes it), for running an older version of a model whose spec has
+// moved on. nullopt when `adapt` is not such a section.
+std::optional<Adaptation> adaptation_from_recipe(const nlohmann::json& adapt);
 
 // Sets every model's recipe_hash, each after the parents of its training unit.
 // REQUIRES: the workspace passed validation (no cycle through `from` and `share`).

@@ -8,6 +8,7 @@
 #include "assertions/judge.h"
 #include "lineage/spec_records.h"
 #include "workbench/model_lookup.h"
+#include "workbench/model_version.h"
 #include "workbench/stored_family.h"
 
 namespace scion::workbench {
@@ -121,9 +122,24 @@ Result<TestBlame> blame_test(const CompiledTest& test, const std::vector<std::st
   return blamed;
 }
 
-Result<BlameReport> blame(const spec::Workspace& ws, lineage::LineageStore& store,
+Result<BlameReport> blame(const spec::Workspace& spec_ws, lineage::LineageStore& store,
                           runtime::Backend& backend, const BlameRequest& request) {
-  auto found = find_spec_model(ws, request.model);
+  auto ref = parse_model_ref(request.model);
+  if (!ref) return ref.status();
+  // MODEL@...: the chain of that version, in the spec as it was for it.
+  spec::Workspace versioned;
+  const spec::Workspace* in = &spec_ws;
+  if (!ref->version.empty()) {
+    if (auto in_spec = find_spec_model(spec_ws, ref->model); !in_spec) return in_spec.status();
+    auto version = resolve_version(store, *ref);
+    if (!version) return version.status();
+    auto at = workspace_at(spec_ws, store, *version);
+    if (!at) return at.status();
+    versioned = std::move(*at);
+    in = &versioned;
+  }
+  const spec::Workspace& ws = *in;
+  auto found = find_spec_model(ws, ref->model);
   if (!found) return found.status();
   const spec::Model& model = **found;
   auto suite = compile_suite(ws);

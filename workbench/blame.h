@@ -31,8 +31,8 @@
 namespace scion::workbench {
 
 struct BlameRequest {
-  std::string model;
-  std::string test;                         // empty: every test that applies to the model
+  std::string model;  // MODEL, or MODEL@N / MODEL@<prefix>: that version's chain
+  std::string test;   // empty: every test that applies to the model
   std::optional<std::int64_t> case_number;  // only this case
   int chunk_size = 64;                      // texts per co-batched forward pass
 };

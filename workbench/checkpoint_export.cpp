@@ -14,23 +14,19 @@ namespace scion::workbench {
 namespace {
 
 Result<std::map<std::string, std::string>> lineage_metadata(lineage::LineageStore& store,
-                                                            const std::string& model,
+                                                            const ResolvedVersion& version,
                                                             bool own_only) {
-  auto models = store.models();
-  if (!models.is_ok()) return models.status();
-  std::map<std::string, const lineage::StoredModel*> by_name;
-  for (const auto& m : *models) by_name[m.name] = &m;
+  auto ancestry = version_ancestry(store, version);
+  if (!ancestry.is_ok()) return ancestry.status();
   nlohmann::json chain = nlohmann::json::array();
-  for (const lineage::StoredModel* m = by_name.at(model); m != nullptr;
-       m = m->parent.empty() ? nullptr : by_name.at(m->parent)) {
+  for (const lineage::StoredModel& m : *ancestry)
     chain.push_back(
-        {{"name", m->name},
-         {"recipe_hash", m->recipe_hash ? nlohmann::json(*m->recipe_hash) : nlohmann::json()},
-         {"adaptation", m->adaptation}});
-  }
-  const lineage::StoredModel& self = *by_name.at(model);
+        {{"name", m.name},
+         {"recipe_hash", m.recipe_hash ? nlohmann::json(*m.recipe_hash) : nlohmann::json()},
+         {"adaptation", m.adaptation}});
+  const lineage::StoredModel& self = ancestry->front();
   return std::map<std::string, std::string>{{"format", "pt"},
-                                            {"scion.model", model},
+                                            {"scion.model", self.name},
                                             {"scion.parent", self.parent},
                                             {"scion.recipe_hash", self.recipe_hash.value_or("")},
                                             {"scion.architecture", self.architecture.dump()},
@@ -41,11 +37,13 @@ Result<std::map<std::string, std::string>> lineage_metadata(lineage::LineageStor
 
 }  // namespace
 
-Result<CheckpointExport> export_checkpoint(lineage::LineageStore& store, const std::string& model,
-                                           bool own_only, const std::filesystem::path& file) {
-  auto params = store.load_parameters(model);
+Result<CheckpointExport> export_checkpoint(lineage::LineageStore& store,
+                                           const ResolvedVersion& version, bool own_only,
+                                           const std::filesystem::path& file) {
+  const std::string& model = version.model;
+  auto params = store.load_parameters(model, version.recipe_hash);
   if (!params.is_ok()) return params.status();
-  auto metadata = lineage_metadata(store, model, own_only);
+  auto metadata = lineage_metadata(store, version, own_only);
   if (!metadata.is_ok()) return metadata.status();
   std::vector<lineage::SafetensorsTensor> tensors;
   CheckpointExport out;

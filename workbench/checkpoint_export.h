@@ -15,6 +15,7 @@
 #include <string>
 
 #include "lineage/store.h"
+#include "workbench/model_version.h"
 
 namespace scion::workbench {
 
@@ -23,10 +24,12 @@ struct CheckpointExport {
   std::int64_t bytes = 0;
 };
 
-// REQUIRES: `model` is in the store (find_stored_model). Errors: kNotFound when own_only
-// and the model introduced no parameters; the store's and the writer's errors.
-Result<CheckpointExport> export_checkpoint(lineage::LineageStore& store, const std::string& model,
-                                           bool own_only, const std::filesystem::path& file);
+// `version`: the model's current version or an older one (workbench/model_version.h); the
+// lineage is that of the versions it was made from. Errors: kNotFound when own_only and
+// the model introduced no parameters; the store's and the writer's errors.
+Result<CheckpointExport> export_checkpoint(lineage::LineageStore& store,
+                                           const ResolvedVersion& version, bool own_only,
+                                           const std::filesystem::path& file);
 
 // Where `-o -` stages the checkpoint: a file of this process in the temporary folder.
 std::filesystem::path stdout_staging_file();

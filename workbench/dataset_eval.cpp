@@ -328,8 +328,8 @@ nlohmann::json to_json(const PerplexityMetrics& m) {
           {"pseudo", m.pseudo}};
 }
 
-Result<spec::LabelType> eval_label_type(const spec::Workspace& ws,
-                                        const std::vector<std::string>& models) {
+Result<std::optional<spec::LabelType>> eval_label_type(const spec::Workspace& ws,
+                                                       const std::vector<std::string>& models) {
   std::optional<spec::HeadTask> task;
   std::string first;
   for (const std::string& name : models) {
@@ -344,11 +344,13 @@ Result<spec::LabelType> eval_label_type(const spec::Workspace& ws,
     if (!task) first = name;
     task = t;
   }
-  return task ? label_type_of(*task) : spec::LabelType::kSingle;
+  if (!task) return std::optional<spec::LabelType>();
+  return std::optional<spec::LabelType>(label_type_of(*task));
 }
 
 Result<EvalData> eval_data(const spec::Workspace& ws, const std::string& name_or_file,
-                           const std::vector<std::string>& models, const EvalFields& fields) {
+                           const std::vector<std::string>& labels, spec::LabelType label_type,
+                           const EvalFields& fields) {
   EvalData out;
   out.name = name_or_file;
   if (const spec::Dataset* d = ws.find_dataset(name_or_file)) {
@@ -357,9 +359,7 @@ Result<EvalData> eval_data(const spec::Workspace& ws, const std::string& name_or
     if (!fields.pair.empty()) out.dataset.text_pair_field = fields.pair;
     if (!fields.label.empty()) out.dataset.label_field = fields.label;
   } else if (std::filesystem::is_regular_file(name_or_file)) {
-    auto type = eval_label_type(ws, models);
-    if (!type) return type.status();
-    auto d = dataset_of_file(name_or_file, head_labels(ws, models), fields, *type);
+    auto d = dataset_of_file(name_or_file, labels, fields, label_type);
     if (!d) return d.status();
     out.dataset = std::move(*d);
   } else {

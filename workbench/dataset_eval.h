@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -84,17 +85,20 @@ std::vector<std::string> head_labels(const spec::Workspace& ws,
                                      const std::vector<std::string>& models);
 
 // The label type a data file's rows are read with for `models`: the one their heads' task
-// trains on (single for language models alone). Errors: kInvalidArgument when the head
+// trains on; nullopt for language models alone. Errors: kInvalidArgument when the head
 // models have different tasks (evaluate each task on its own data).
-Result<spec::LabelType> eval_label_type(const spec::Workspace& ws,
-                                        const std::vector<std::string>& models);
+Result<std::optional<spec::LabelType>> eval_label_type(const spec::Workspace& ws,
+                                                       const std::vector<std::string>& models);
 
-// The examples for `models`. Errors: kNotFound naming the spec's datasets when
+// The examples to evaluate on, a file's rows read with `labels` (the head models' labels,
+// head_labels) as `label_type` says. Errors: kNotFound naming the spec's datasets when
 // `name_or_file` is neither a dataset nor a file, kSpecError for an unknown extension and
-// for bad rows (file:line), kInvalidArgument for an empty dataset, for head models of
-// different tasks on a file, and for fields given for a plain-text file.
+// for bad rows (file:line), kInvalidArgument for an empty dataset and for fields given for
+// a plain-text file.
 Result<EvalData> eval_data(const spec::Workspace& ws, const std::string& name_or_file,
-                           const std::vector<std::string>& models, const EvalFields& fields = {});
+                           const std::vector<std::string>& labels,
+                           spec::LabelType label_type = spec::LabelType::kSingle,
+                           const EvalFields& fields = {});
 
 struct ModelEvaluation {
   std::string model;

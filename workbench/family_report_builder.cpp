@@ -14,22 +14,14 @@ namespace {
 
 using nlohmann::json;
 
-// A model's results in its newest (and previous) finished test run.
-struct TestRuns {
-  std::optional<std::int64_t> newest, previous;
-};
-
-TestRuns test_runs(const std::vector<lineage::RunRecord>& runs) {  // runs: newest first
-  TestRuns out;
-  for (const lineage::RunRecord& r : runs) {
-    if (r.kind != lineage::RunKind::kTest || r.status != lineage::RunStatus::kFinished) continue;
-    if (!out.newest)
-      out.newest = r.id;
-    else {
-      out.previous = r.id;
-      break;
-    }
-  }
+// The finished test runs of `version`, newest first. `runs`: newest first.
+std::vector<std::int64_t> version_test_runs(const std::vector<lineage::RunRecord>& runs,
+                                            const std::string& version) {
+  std::vector<std::int64_t> out;
+  for (const lineage::RunRecord& r : runs)
+    if (r.kind == lineage::RunKind::kTest && r.status == lineage::RunStatus::kFinished &&
+        r.recipe_hash == version)
+      out.push_back(r.id);
   return out;
 }
 
@@ -57,7 +49,7 @@ std::vector<std::pair<std::string, std::string>> recipe_fields(const json& adapt
 }
 
 Status add_model(lineage::LineageStore* store, const spec::Workspace* ws, const FamilyNode& node,
-                 report::FamilyReport& report) {
+                 const std::map<std::string, std::string>& pinned, report::FamilyReport& report) {
   report::ReportModel m{
       .name = node.name, .parent = node.parent, .method = node.method, .status = node.status};
   json adaptation = json::object(), training = json::object();
@@ -66,7 +58,13 @@ Status add_model(lineage::LineageStore* store, const spec::Workspace* ws, const 
       adaptation =
           lineage::recipe_in_spec_words(lineage::model_record_for(*ws, *in_spec).adaptation);
   if (node.stored && store) {
-    const lineage::StoredModel& s = *node.stored;
+    lineage::StoredModel s = *node.stored;
+    if (auto pin = pinned.find(node.name); pin != pinned.end()) {
+      auto at = store->model_at(node.name, pin->second);
+      if (!at.is_ok()) return at.status();
+      s = std::move(*at);
+      m.status = "version " + pin->second.substr(0, 12) + " (named)";
+    }
     if (s.recipe_hash) {
       m.parameters = s.parameter_count;
       m.own_parameters = s.own_count;
@@ -95,30 +93,43 @@ Status add_model(lineage::LineageStore* store, const spec::Workspace* ws, const 
 using CaseKey = std::pair<std::string, std::int64_t>;  // (test, case index)
 using RunResults = std::map<CaseKey, const lineage::TestCaseResult*>;
 
-// The matrix cells, violations and newest-run results of one stored model.
+// The matrix cells, violations and results of version `version` of one stored model: each
+// test's newest stored result of that version (tests reuse stored results, so one test
+// run may judge only some of them), and each cell's previous rate from the test's newest
+// result before it.
 Status add_test_results(lineage::LineageStore& store, const spec::Workspace* ws,
-                        const std::string& model, report::FamilyReport& report,
-                        std::vector<lineage::TestCaseResult>& rows, RunResults& newest_results) {
+                        const std::string& model, const std::string& version,
+                        report::FamilyReport& report, std::vector<lineage::TestCaseResult>& rows,
+                        RunResults& newest_results) {
   auto runs = store.runs(model, 0);
   if (!runs.is_ok()) return runs.status();
-  const TestRuns test = test_runs(*runs);
-  if (!test.newest) return Status::ok();
+  const std::vector<std::int64_t> tested = version_test_runs(*runs, version);
+  if (tested.empty()) return Status::ok();
   auto stored = store.test_results(model, "");
   if (!stored.is_ok()) return stored.status();
   rows = std::move(*stored);
+  std::map<std::string, std::int64_t> newest;  // test -> run judging it for `version`
+  for (const lineage::TestCaseResult& r : rows)
+    if (r.run_id && r.model_version == version)
+      newest[r.test] = std::max(newest[r.test], *r.run_id);
+  std::map<std::string, std::int64_t> before;  // test -> the newest run before that one
+  for (const lineage::TestCaseResult& r : rows)
+    if (r.run_id && newest.count(r.test) && *r.run_id < newest[r.test])
+      before[r.test] = std::max(before[r.test], *r.run_id);
   std::map<std::string, report::MatrixCell> cells;
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> previous;  // test -> (failed, cases)
   for (const lineage::TestCaseResult& r : rows) {
-    if (r.run_id == test.previous) {
+    if (!r.run_id || !newest.count(r.test)) continue;
+    if (before.count(r.test) && *r.run_id == before[r.test]) {
       previous[r.test].second++;
       previous[r.test].first += r.passed ? 0 : 1;
     }
-    if (r.run_id != test.newest) continue;
+    if (*r.run_id != newest[r.test]) continue;
     newest_results[{r.test, r.case_index}] = &r;
     report::MatrixCell& c = cells[r.test];
     c.test = r.test;
     c.model = model;
-    c.run = *test.newest;
+    c.run = newest[r.test];
     c.cases++;
     if (r.passed) continue;
     c.failures++;
@@ -137,15 +148,26 @@ Status add_test_results(lineage::LineageStore& store, const spec::Workspace* ws,
     report.matrix.push_back(std::move(cell));
   }
 
-  auto violations = store.assertion_violations(model, "");
+  // Each assertion's newest check of the version: the newest test run whose outcomes name
+  // it (runs of stores older than outcomes: the newest test run of the version).
+  std::map<std::string, std::int64_t> checked;
+  for (std::int64_t run : tested) {
+    auto outcomes = store.test_outcomes(run);
+    if (!outcomes.is_ok()) return outcomes.status();
+    for (const lineage::TestOutcome& o : *outcomes)
+      if (o.key.kind == "assertion") checked.try_emplace(o.key.name, run);
+  }
+  auto violations = store.assertion_violations(model, version);
   if (!violations.is_ok()) return violations.status();
   std::map<std::string, report::ViolationGroup> groups;
   for (const lineage::AssertionViolation& v : *violations) {
-    if (v.run_id != test.newest) continue;
+    const auto it = checked.find(v.assertion);
+    const std::int64_t run = it != checked.end() ? it->second : tested.front();
+    if (v.run_id != run) continue;
     report::ViolationGroup& g = groups[v.assertion];
     g.assertion = v.assertion;
     g.model = model;
-    g.run = *test.newest;
+    g.run = run;
     g.count++;
     const double severity = v.detail.value("severity", 0.0);
     g.max_severity = std::max(g.max_severity, severity);
@@ -163,15 +185,13 @@ Status add_test_results(lineage::LineageStore& store, const spec::Workspace* ws,
 
 // For each failing cell: the model up its ancestry in which each failing case first
 // appears, from the newest stored results of every ancestor.
-// `scion eval` results of `model`, each marked current when it scored the stored version.
+// `scion eval` results of `model`, each marked current when it scored the version shown.
 Status add_evaluations(lineage::LineageStore& store, const std::string& model,
-                       report::FamilyReport& report) {
+                       const std::string& version, report::FamilyReport& report) {
   auto evaluations = store.eval_results(model, "");
   if (!evaluations.is_ok()) return evaluations.status();
-  auto stored = find_stored_model(store, model);
-  if (!stored.is_ok()) return stored.status();
   for (lineage::EvalResult& e : *evaluations) {
-    const bool current = stored->recipe_hash == e.model_version;
+    const bool current = version == e.model_version;
     report.evaluations.push_back({.result = std::move(e), .current = current});
   }
   return Status::ok();
@@ -217,7 +237,8 @@ void add_blame(const std::map<std::string, std::string>& parent_of,
 
 Result<report::FamilyReport> build_family_report(lineage::LineageStore* store,
                                                  const spec::Workspace* ws,
-                                                 const ReportHeading& heading) {
+                                                 const ReportHeading& heading,
+                                                 const std::map<std::string, std::string>& pinned) {
   report::FamilyReport report;
   report.title = heading.title;
   report.spec_note = heading.spec_note;
@@ -233,13 +254,18 @@ Result<report::FamilyReport> build_family_report(lineage::LineageStore* store,
   std::map<std::string, std::vector<lineage::TestCaseResult>> rows;  // owns what results point to
   std::map<std::string, RunResults> results;
   for (const FamilyNode& node : nodes) {
-    SCION_RETURN_IF_ERROR(add_model(store, ws, node, report));
+    SCION_RETURN_IF_ERROR(add_model(store, ws, node, pinned, report));
     parent_of[node.name] = node.parent;
     results[node.name];
-    if (store && node.stored) {
-      SCION_RETURN_IF_ERROR(add_test_results(*store, ws, node.name, report,
+    const auto pin = pinned.find(node.name);
+    const std::string version = pin != pinned.end() ? pin->second
+                                : node.stored && node.stored->recipe_hash
+                                    ? *node.stored->recipe_hash
+                                    : "";
+    if (store && node.stored && !version.empty()) {
+      SCION_RETURN_IF_ERROR(add_test_results(*store, ws, node.name, version, report,
                                              rows[node.name], results[node.name]));
-      SCION_RETURN_IF_ERROR(add_evaluations(*store, node.name, report));
+      SCION_RETURN_IF_ERROR(add_evaluations(*store, node.name, version, report));
     }
   }
   std::set<std::string> listed;

@@ -10,6 +10,7 @@
 #include "lineage/safetensors.h"
 #include "lineage/spec_records.h"
 #include "workbench/model_lookup.h"
+#include "workbench/model_version.h"
 
 namespace scion::workbench {
 
@@ -156,8 +157,9 @@ Result<std::vector<FamilyNode>> subtree(const std::vector<FamilyNode>& nodes,
 std::optional<lineage::RunRecord> recipe_run(const std::vector<lineage::RunRecord>& runs,
                                              const lineage::StoredModel& m) {
   if (!m.recipe_hash) return std::nullopt;
-  for (const auto& r : runs) {  // newest first
-    if (r.status == lineage::RunStatus::kFinished && r.kind != lineage::RunKind::kTest &&
+  for (const auto& r : runs) {  // newest first; test and restore runs make no parameters
+    if (r.status == lineage::RunStatus::kFinished &&
+        (is_training(r.kind) || r.kind == lineage::RunKind::kImport) &&
         r.recipe_hash == *m.recipe_hash)
       return r;
   }
@@ -284,22 +286,27 @@ Result<std::map<std::string, nlohmann::json>> recipe_fields(lineage::LineageStor
 
 }  // namespace
 
-Result<ModelShow> show_model(lineage::LineageStore& store, const std::string& model) {
-  if (auto found = find_stored_model(store, model); !found.is_ok()) return found.status();
-  auto models = store.models();
-  if (!models.is_ok()) return models.status();
-  std::map<std::string, const lineage::StoredModel*> by_name;
-  for (const auto& m : *models) by_name[m.name] = &m;
+Result<ModelShow> show_model(lineage::LineageStore& store, const std::string& named) {
+  auto ref = parse_model_ref(named);
+  if (!ref.is_ok()) return ref.status();
+  auto version = resolve_version(store, *ref);
+  if (!version.is_ok()) return version.status();
+  const std::string& model = version->model;
+  const bool pinned = !ref->version.empty();  // MODEL@...: that version's runs only
+  auto chain = version_ancestry(store, *version);
+  if (!chain.is_ok()) return chain.status();
   ModelShow show{.model = model};
-  for (const lineage::StoredModel* m = by_name[model]; m != nullptr;
-       m = m->parent.empty() ? nullptr : by_name[m->parent]) {
-    auto step = ancestry_step(store, *m);
+  show.version = pinned ? named : "";
+  show.current = version->current;
+  for (const lineage::StoredModel& m : *chain) {
+    auto step = ancestry_step(store, m);
     if (!step.is_ok()) return step.status();
     show.ancestry.push_back(std::move(*step));
   }
   auto runs = store.runs(model, 0);
   if (!runs.is_ok()) return runs.status();
   for (const auto& r : *runs) {
+    if (pinned && r.recipe_hash != version->recipe_hash) continue;
     RunWithValidation run{.run = r};
     auto metrics = store.run_metrics(r.id);
     if (!metrics.is_ok()) return metrics.status();
@@ -310,25 +317,31 @@ Result<ModelShow> show_model(lineage::LineageStore& store, const std::string& mo
     }
     (r.kind == lineage::RunKind::kTest ? show.test_runs : show.runs).push_back(std::move(run));
   }
-  auto shares = store.sharing(model);
-  if (!shares.is_ok()) return shares.status();
-  show.shares = std::move(*shares);
-  auto evaluations = store.eval_results(model, "");
+  if (version->current) {
+    auto shares = store.sharing(model);
+    if (!shares.is_ok()) return shares.status();
+    show.shares = std::move(*shares);
+  }
+  auto evaluations = store.eval_results(model, pinned ? version->recipe_hash : "");
   if (!evaluations.is_ok()) return evaluations.status();
   show.evaluations = std::move(*evaluations);
-  show.recipe_hash = by_name[model]->recipe_hash;
+  show.recipe_hash = version->recipe_hash;
   return show;
 }
 
 Result<ModelDiff> diff_models(lineage::LineageStore& store, const std::string& a,
                               const std::string& b) {
-  auto model_a = find_stored_model(store, a);
+  auto version_a = resolve_version(store, a);
+  if (!version_a.is_ok()) return version_a.status();
+  auto version_b = resolve_version(store, b);
+  if (!version_b.is_ok()) return version_b.status();
+  auto model_a = store.model_at(version_a->model, version_a->recipe_hash);
   if (!model_a.is_ok()) return model_a.status();
-  auto model_b = find_stored_model(store, b);
+  auto model_b = store.model_at(version_b->model, version_b->recipe_hash);
   if (!model_b.is_ok()) return model_b.status();
-  auto params_a = store.parameters(a);
+  auto params_a = store.parameters(version_a->model, version_a->recipe_hash);
   if (!params_a.is_ok()) return params_a.status();
-  auto params_b = store.parameters(b);
+  auto params_b = store.parameters(version_b->model, version_b->recipe_hash);
   if (!params_b.is_ok()) return params_b.status();
   ModelDiff diff;
   std::map<std::string, const lineage::StoredParameter*> in_b;
@@ -357,6 +370,34 @@ Result<ModelDiff> diff_models(lineage::LineageStore& store, const std::string& a
     if (va != vb) diff.recipe.push_back({k, va, vb});
   }
   return diff;
+}
+
+std::map<std::int64_t, std::vector<RecipeDifference>> recipe_changes(
+    const std::vector<lineage::RunRecord>& runs) {
+  const auto makes_version = [](const lineage::RunRecord& r) {
+    return is_training(r.kind) || r.kind == lineage::RunKind::kImport;
+  };
+  std::map<std::int64_t, std::vector<RecipeDifference>> changes;
+  std::map<std::string, std::map<std::string, nlohmann::json>> previous;  // by model
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {                // oldest first
+    const lineage::RunRecord& r = *it;
+    if (!makes_version(r)) continue;
+    std::map<std::string, nlohmann::json> fields;
+    flatten(lineage::recipe_in_spec_words(r.hyperparameters), "", fields);
+    std::vector<RecipeDifference>& changed = changes[r.id];
+    if (auto before = previous.find(r.model); before != previous.end()) {
+      std::set<std::string> keys;
+      for (const auto& [k, v] : fields) keys.insert(k);
+      for (const auto& [k, v] : before->second) keys.insert(k);
+      for (const std::string& k : keys) {
+        nlohmann::json was = before->second.count(k) ? before->second.at(k) : nlohmann::json();
+        nlohmann::json now = fields.count(k) ? fields.at(k) : nlohmann::json();
+        if (was != now) changed.push_back({k, was, now});
+      }
+    }
+    if (r.status == lineage::RunStatus::kFinished) previous[r.model] = std::move(fields);
+  }
+  return changes;
 }
 
 }  // namespace scion::workbench

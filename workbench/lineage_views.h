@@ -59,7 +59,7 @@ Result<std::vector<FamilyNode>> subtree(const std::vector<FamilyNode>& nodes,
                                         const std::string& root);
 
 // The run that made a model's stored parameters: the newest finished train, adapt or
-// import run of its stored recipe (test runs finish too, but record no recipe).
+// import run of its stored recipe (test and restore runs finish too, but make nothing).
 // `runs`: the model's runs, newest first.
 std::optional<lineage::RunRecord> recipe_run(const std::vector<lineage::RunRecord>& runs,
                                              const lineage::StoredModel& model);
@@ -85,7 +85,8 @@ Result<std::map<std::string, double>> last_validation(lineage::LineageStore& sto
 Result<lineage::RunRecord> metrics_run(lineage::LineageStore& store,
                                        const lineage::StoredModel& model, std::int64_t wanted);
 
-// `scion lineage show MODEL`.
+// `scion lineage show MODEL` (or MODEL@N, MODEL@<prefix>: that version's ancestry, recipe,
+// evaluations and the runs of its recipe).
 struct AncestryStep {
   lineage::StoredModel model;
   std::vector<lineage::DatasetRecord> datasets;
@@ -98,6 +99,8 @@ struct RunWithValidation {
 };
 struct ModelShow {
   std::string model;
+  std::string version;                 // as named (MODEL@N, MODEL@<prefix>); empty: the current one
+  bool current = true;                 // the model's current version
   std::vector<AncestryStep> ancestry;  // the model first, up to its base
   std::vector<RunWithValidation> runs, test_runs;  // newest first
   std::map<std::string, std::int64_t> shares;      // other model -> identical tensors
@@ -116,7 +119,15 @@ struct ModelDiff {
   std::vector<std::string> shared, differ, only_in_a, only_in_b;  // parameter names
   std::vector<RecipeDifference> recipe;                           // by field name
 };
+// Either side may be an older version (`A@N`, `A@<prefix>`; workbench/model_version.h).
 Result<ModelDiff> diff_models(lineage::LineageStore& store, const std::string& a,
                               const std::string& b);
+
+// `scion lineage log`: for each run that made a version (train, adapt, import), the recipe
+// fields (in the spec's words: "train.optimizer.lr", "adapt.lora.alpha") that differ from
+// the version of the same model the newest finished such run before it made. A model's
+// first version changes nothing. `runs`: newest first, of any models.
+std::map<std::int64_t, std::vector<RecipeDifference>> recipe_changes(
+    const std::vector<lineage::RunRecord>& runs);
 
 }  // namespace scion::workbench

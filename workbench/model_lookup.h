@@ -4,7 +4,6 @@
 // suggestion ("no model 'news-lroa' in the store — did you mean 'news-lora'?").
 #pragma once
 
-#include <optional>
 #include <span>
 #include <string>
 

@@ -144,6 +144,22 @@ class StoreView {
     if (auto it = why_.find(model.name); it != why_.end()) return it->second;
     return "not in the store";
   }
+  // The stored version of the model's current recipe that is not its current version, with
+  // every object present; nullopt when there is none.
+  Result<std::optional<lineage::StoredVersion>> restorable(const spec::Model& model) {
+    using None = std::optional<lineage::StoredVersion>;
+    if (store_ == nullptr) return None();
+    auto stored = store_->find_model(model.name);
+    if (!stored) return stored.status();
+    if (!stored->has_value()) return None();
+    auto version = store_->find_version(model.name, model.recipe_hash);
+    if (!version) return version.status();
+    if (!version->has_value() || (*version)->current) return None();
+    auto missing = store_->missing_objects(model.name, model.recipe_hash);
+    if (!missing) return missing.status();
+    if (!missing->empty()) return None();
+    return version;
+  }
   bool has_checkpoint(const spec::Model& model) const {
     return store_ != nullptr &&
            std::filesystem::exists(store_->dir() / "checkpoints" /
@@ -184,8 +200,8 @@ Status parent_missing(const spec::Workspace& ws, const spec::Model& model) {
   const spec::Model& parent = *ws.find_model(model.from);
   if (!parent.import_path.empty())
     return invalid_argument("'" + model.name + "' needs its parent '" + parent.name +
-                            "' imported first: run `scion import " + parent.import_path + " --as " +
-                            parent.name + "`");
+                            "' imported first: run `scion run` (it imports it), or `scion import " +
+                            parent.import_path + " --as " + parent.name + "`");
   return invalid_argument("'" + model.name + "' needs its parent '" + parent.name +
                           "' trained first: run `scion run`, or `scion " +
                           (parent.is_base() ? "train " : "adapt ") + parent.name + "`");
@@ -211,60 +227,116 @@ Result<std::vector<const spec::Model*>> chosen_models(const spec::Workspace& ws,
   return chosen;
 }
 
-// Decides each model's state: up to date, runs (and why), blocked, or not selected.
-Status decide_states(const spec::Workspace& ws, const TrainRequest& request, StoreView& store,
-                     Plan& plan) {
-  auto chosen = chosen_models(ws, request);
-  if (!chosen) return chosen.status();
-  std::map<std::string, PlannedModel*> by_name;
-  for (PlannedModel& p : plan.models) by_name[p.name] = &p;
-  std::set<const spec::Model*> pending;
-  for (const spec::Model* m : *chosen) {
+// "restores the version of run 12" (or of recipe 3fa9c2e1b0d4, from a store older than
+// versions, which did not record the run).
+std::string restore_reason(const lineage::StoredVersion& version) {
+  if (version.run) return fmt::format("the version of run {} comes back", *version.run);
+  return "the version of recipe " + version.recipe_hash.substr(0, 12) + " comes back";
+}
+
+// The state of each chosen model from the store alone: up to date, restores (a stored
+// version of its recipe), imports, or runs. `versions` gets each restorable version.
+Status first_states(const TrainRequest& request, StoreView& store,
+                    const std::vector<const spec::Model*>& chosen,
+                    std::map<std::string, PlannedModel*>& by_name,
+                    std::map<std::string, lineage::StoredVersion>& versions) {
+  for (const spec::Model* m : chosen) {
     PlannedModel& p = *by_name.at(m->name);
     auto fresh = store.up_to_date(*m);
     if (!fresh) return fresh.status();
-    if (!m->training) {
-      if (*fresh || m->import_path.empty()) {
-        p.state = ModelState::kUpToDate;
-        p.reason = "imported";
-      } else {
-        p.state = ModelState::kBlocked;
-        p.reason = "not imported";
-        p.blocker = invalid_argument("base '" + m->name +
-                                     "' is imported, not trained: run `scion import " +
-                                     m->import_path + " --as " + m->name + "` first");
-      }
-      continue;
-    }
     // An interrupted `--force` run leaves a checkpoint of a model that is still up to
     // date with its earlier parameters: --resume means to finish that run.
-    const bool resumable = request.resume && store.has_checkpoint(*m);
+    const bool resumable = m->training && request.resume && store.has_checkpoint(*m);
     p.state = ModelState::kUpToDate;
-    p.reason = "stored";
-    if (*fresh && !request.force && !resumable) continue;
-    pending.insert(m);
+    p.reason = m->training ? "stored" : "imported";
+    if ((*fresh || (!m->training && m->import_path.empty())) && !request.force && !resumable)
+      continue;
+    if (!*fresh && !resumable && !request.force) {
+      auto version = store.restorable(*m);
+      if (!version) return version.status();
+      if (version->has_value()) {
+        p.state = ModelState::kRestores;
+        p.restores_run = (*version)->run;
+        p.reason = restore_reason(**version);
+        versions.emplace(m->name, **version);
+        continue;
+      }
+    }
+    if (!m->training) {
+      if (*fresh) continue;  // an imported base is never imported again by --force
+      p.state = ModelState::kImports;
+      p.reason = "from " + m->import_path;
+      continue;
+    }
     p.state = ModelState::kRuns;
     p.reason = !*fresh ? store.why_out_of_date(*m) : request.force ? "--force" : "--resume";
   }
-  // Models that share modules train as one unit: one of them pending brings the others.
-  for (const spec::Model* m : std::vector<const spec::Model*>(pending.begin(), pending.end()))
-    for (const spec::Model* partner : ws.training_unit(*m))
-      if (pending.insert(partner).second) {
-        by_name.at(partner->name)->state = ModelState::kRuns;
-        by_name.at(partner->name)->reason = "shares modules with '" + m->name + "'";
-        plan.notes.push_back("'" + partner->name + "' trains too: it shares modules with '" +
-                             m->name + "'");
-      }
-  // A model runs once its parent is stored or runs before it; spec order puts parents first.
+  return Status::ok();
+}
+
+// Models that share modules train as one unit: one of them running brings the others
+// (also those outside the request, up to date or restored). Returns whether any changed.
+bool bring_unit_partners(const spec::Workspace& ws, std::map<std::string, PlannedModel*>& by_name,
+                         Plan& plan) {
+  bool changed = false;
+  for (const spec::Model& m : ws.models) {
+    if (by_name.at(m.name)->state != ModelState::kRuns) continue;
+    for (const spec::Model* partner : ws.training_unit(m)) {
+      PlannedModel& p = *by_name.at(partner->name);
+      if (p.state == ModelState::kRuns) continue;
+      p.state = ModelState::kRuns;
+      p.restores_run.reset();
+      p.reason = "shares modules with '" + m.name + "'";
+      plan.notes.push_back("'" + partner->name + "' trains too: it shares modules with '" + m.name +
+                           "'");
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+// A restored version is right only when its parent ends the plan at the version it was
+// made from: a parent that trains or is imported makes new parameters, so the descendant
+// trains too. Returns whether any changed.
+bool retrain_orphaned_restores(const spec::Workspace& ws,
+                               std::map<std::string, PlannedModel*>& by_name,
+                               const std::map<std::string, lineage::StoredVersion>& versions) {
+  bool changed = false;
+  for (const spec::Model& m : ws.models) {  // parents first
+    PlannedModel& p = *by_name.at(m.name);
+    if (p.state != ModelState::kRestores || m.is_base()) continue;
+    const PlannedModel& parent = *by_name.at(m.from);
+    const lineage::StoredVersion& version = versions.at(m.name);
+    const bool parent_new =
+        parent.state == ModelState::kRuns || parent.state == ModelState::kImports;
+    const bool made_from_it = version.parent_recipe_hash == ws.find_model(m.from)->recipe_hash;
+    if (!parent_new && made_from_it) continue;
+    p.state = m.training ? ModelState::kRuns : ModelState::kImports;
+    p.restores_run.reset();
+    p.reason = parent_new ? "its parent '" + m.from + "' is made anew"
+                          : "its stored version was made from another version of '" + m.from + "'";
+    changed = true;
+  }
+  return changed;
+}
+
+// A model that restores, imports or runs needs its parent stored at its current recipe,
+// or restored, imported or trained before it; otherwise it is blocked.
+Status block_orphans(const spec::Workspace& ws, StoreView& store,
+                     std::map<std::string, PlannedModel*>& by_name) {
   for (const spec::Model& m : ws.models) {
     PlannedModel& p = *by_name.at(m.name);
-    if (p.state != ModelState::kRuns || m.is_base()) continue;
+    if (m.is_base()) continue;
+    if (p.state != ModelState::kRuns && p.state != ModelState::kRestores) continue;
     const PlannedModel& parent = *by_name.at(m.from);
-    if (parent.state == ModelState::kRuns) continue;
+    if (parent.state == ModelState::kRuns || parent.state == ModelState::kRestores ||
+        parent.state == ModelState::kImports)
+      continue;
     auto fresh = store.up_to_date(*ws.find_model(m.from));
     if (!fresh) return fresh.status();
     if (*fresh) continue;
     p.state = ModelState::kBlocked;
+    p.restores_run.reset();
     p.reason = parent.state == ModelState::kBlocked ? "waits for blocked '" + m.from + "'"
                                                     : "parent '" + m.from + "' not stored";
     p.blocker = parent.state == ModelState::kBlocked && !parent.blocker.is_ok()
@@ -272,6 +344,24 @@ Status decide_states(const spec::Workspace& ws, const TrainRequest& request, Sto
                     : parent_missing(ws, m);
   }
   return Status::ok();
+}
+
+// Decides each model's state: up to date, restores, imports, runs (and why), blocked, or
+// not selected.
+Status decide_states(const spec::Workspace& ws, const TrainRequest& request, StoreView& store,
+                     Plan& plan) {
+  auto chosen = chosen_models(ws, request);
+  if (!chosen) return chosen.status();
+  std::map<std::string, PlannedModel*> by_name;
+  for (PlannedModel& p : plan.models) by_name[p.name] = &p;
+  std::map<std::string, lineage::StoredVersion> versions;
+  SCION_RETURN_IF_ERROR(first_states(request, store, *chosen, by_name, versions));
+  // Each round can only turn restores and up-to-date models into runs: it ends.
+  for (bool changed = true; changed;) {
+    changed = bring_unit_partners(ws, by_name, plan);
+    changed = retrain_orphaned_restores(ws, by_name, versions) || changed;
+  }
+  return block_orphans(ws, store, by_name);
 }
 
 // Shares declared between models of `group`.
@@ -316,6 +406,10 @@ const char* model_state_name(ModelState state) {
   switch (state) {
     case ModelState::kUpToDate:
       return "up to date";
+    case ModelState::kRestores:
+      return "restores";
+    case ModelState::kImports:
+      return "imports";
     case ModelState::kRuns:
       return "runs";
     case ModelState::kBlocked:

@@ -4,13 +4,16 @@
 // nothing is stored yet) and decides, for every model: whether it is up to date (its
 // recipe hash stored with every object of its parameters), must run (and why), is
 // blocked (an imported base not imported, a parent not stored), or was not asked for.
-// The models that run are ordered in waves (a model after its parent) and each wave cut
-// into co-batched groups (workbench/training_groups.h), each with its memory estimate and
-// estimated FLOPs, checked against the memory available now and an explicit budget.
-// `scion plan` prints this value; workbench::train() (workbench/training.h) makes the
-// same plan and executes exactly its groups, so there is one planner.
-// Pure apart from reading the store, the data files (to count an epoch's steps) and the
-// machine's available memory; thread-compatible.
+// A model whose recipe the store already holds a version of (the recipe changed and came
+// back) is restored, not trained, when its parent ends the plan at the version it was
+// made from; a restore is a pointer move (LineageStore::restore_version). An imported base
+// not yet imported (or whose checkpoint changed) is imported first, from the `import:`
+// path, its digest checked. The models that run are ordered in waves (a model after its parent) and
+// each wave cut into co-batched groups (workbench/training_groups.h), each with its memory estimate
+// and estimated FLOPs, checked against the memory available now and an explicit budget. `scion
+// plan` prints this value; workbench::train() (workbench/training.h) makes the same plan and
+// executes exactly its groups, so there is one planner. Pure apart from reading the store, the data
+// files (to count an epoch's steps) and the machine's available memory; thread-compatible.
 #pragma once
 
 #include <cstdint>
@@ -30,11 +33,14 @@ namespace scion::workbench {
 
 enum class ModelState {
   kUpToDate,     // stored for its current recipe (an imported base: imported)
+  kRestores,     // a stored version of its current recipe becomes current again: no training
+  kImports,      // an imported base whose checkpoint is imported first (`import:` in the spec)
   kRuns,         // trains in one of the plan's groups
   kBlocked,      // would run, but cannot: `blocker` says why and what to do
   kNotSelected,  // outside the request's scope or model list
 };
-const char* model_state_name(ModelState state);  // "up to date", "runs", "blocked", "not selected"
+// "up to date", "restores", "imports", "runs", "blocked", "not selected"
+const char* model_state_name(ModelState state);
 
 // One model: what it is (from the spec) and what the plan does with it.
 struct PlannedModel {
@@ -54,6 +60,9 @@ struct PlannedModel {
   std::int64_t steps = 0;                // optimizer steps of its recipe; 0: not trained
   double flops = 0;                      // estimated FLOPs of training it (training_flops)
   ModelState state = ModelState::kNotSelected;
+  // kRestores: the run that made the version restored (nullopt: a version whose run is
+  // unknown, from a store older than versions).
+  std::optional<std::int64_t> restores_run;
   std::string reason;  // why it runs, is up to date or is blocked, in a few words
   Status blocker;      // kBlocked: the error `scion run` stops with
 };

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "runtime/evaluation/family_evaluator.h"
 #include "workbench/stored_family.h"
+#include "workbench/version_rounds.h"
 
 namespace scion::workbench {
 namespace {
@@ -150,6 +152,56 @@ Result<Predictions> predict(const spec::Workspace& ws, lineage::LineageStore& st
                                     .violations = std::move(*violations)});
     }
   return result;
+}
+
+Result<Predictions> predict_versions(const spec::Workspace& ws, lineage::LineageStore& store,
+                                     runtime::Backend& backend, const PredictRequest& request,
+                                     std::vector<std::string>& notes) {
+  auto rounds = version_rounds(ws, store, request.models);
+  if (!rounds) return rounds.status();
+  std::vector<Predictions> parts;
+  for (const VersionRound& round : *rounds) {
+    PredictRequest part = request;
+    part.models = round.models;
+    auto setup = prepare_predictions(round.workspace, part);
+    if (!setup) return setup.status();
+    notes.insert(notes.end(), setup->notes.begin(), setup->notes.end());
+    auto result = predict(round.workspace, store, backend, *setup, part);
+    if (!result) return result.status();
+    for (std::string& m : result->models) m = round.labels.at(m);
+    for (Prediction& p : result->predictions) p.model = round.labels.at(p.model);
+    for (Truncation& t : result->truncated)
+      for (auto& [model, kept] : t.readers) model = round.labels.at(model);
+    parts.push_back(std::move(*result));
+  }
+  Predictions merged;
+  for (Predictions& part : parts) {
+    merged.models.insert(merged.models.end(), part.models.begin(), part.models.end());
+    merged.truncated.insert(merged.truncated.end(), part.truncated.begin(), part.truncated.end());
+    merged.checks += part.checks;
+    merged.violations += part.violations;
+  }
+  // Models in the order named; text by text, then model by model, as one round gives them.
+  const auto named_at = [&](const std::string& label) {
+    return std::find(request.models.begin(), request.models.end(), label) - request.models.begin();
+  };
+  const auto in_named_order = [&](const auto& a, const auto& b) {
+    return named_at(a) < named_at(b);
+  };
+  std::stable_sort(merged.models.begin(), merged.models.end(), in_named_order);
+  for (std::size_t text = 0; text < request.texts.size(); ++text) {
+    const std::size_t first = merged.predictions.size();
+    for (Predictions& part : parts) {
+      const std::size_t n = part.models.size();
+      for (std::size_t i = text * n; i < (text + 1) * n; ++i)
+        merged.predictions.push_back(std::move(part.predictions[i]));
+    }
+    std::stable_sort(merged.predictions.begin() + static_cast<std::ptrdiff_t>(first),
+                     merged.predictions.end(), [&](const Prediction& a, const Prediction& b) {
+                       return named_at(a.model) < named_at(b.model);
+                     });
+  }
+  return merged;
 }
 
 }  // namespace scion::workbench

@@ -86,6 +86,14 @@ Result<Predictions> predict(const spec::Workspace& ws, lineage::LineageStore& st
                             runtime::Backend& backend, const PredictionSetup& setup,
                             const PredictRequest& request);
 
+// `scion predict` with models named as MODEL, MODEL@N or MODEL@<prefix>: one
+// prepare_predictions + predict per version round (workbench/version_rounds.h), merged
+// text by text; models, predictions and truncations carry the names as given. `notes`
+// gets every round's notes, also when an error follows.
+Result<Predictions> predict_versions(const spec::Workspace& ws, lineage::LineageStore& store,
+                                     runtime::Backend& backend, const PredictRequest& request,
+                                     std::vector<std::string>& notes);
+
 // The assertions `p` violates on `input`, from evaluated outputs (of `p`'s model, and of
 // its parent and the perturbed input, its first text perturbed, where an assertion needs
 // them).

@@ -61,11 +61,19 @@ Status StoredFamily::load_one(const spec::Model& model) {
   if (!stored) return stored.status();
   if (!stored->has_value() || !(*stored)->recipe_hash)
     return invalid_argument("model '" + model.name + "' is not trained: run `scion run` first");
-  if (*(*stored)->recipe_hash != model.recipe_hash)
-    return invalid_argument("model '" + model.name +
-                            "' is out of date (its recipe changed since it was trained): run "
-                            "`scion run` first");
-  auto values = store_.load_parameters(model.name);
+  // The version of the workspace's recipe: the current one, or an older one kept in the
+  // store (a spec reverted before `scion run`, or a workspace_at() of an older version).
+  const bool current = *(*stored)->recipe_hash == model.recipe_hash;
+  if (!current) {
+    auto version = store_.find_version(model.name, model.recipe_hash);
+    if (!version) return version.status();
+    if (!version->has_value())
+      return invalid_argument("model '" + model.name +
+                              "' is out of date (its recipe changed since it was trained): run "
+                              "`scion run` first");
+  }
+  auto values = current ? store_.load_parameters(model.name)
+                        : store_.load_parameters(model.name, model.recipe_hash);
   if (!values) return values.status();
   // Only what this model introduced or retrains is loaded; the rest is shared with the
   // ancestor that introduced it and was loaded with that ancestor. A loaded value equal

@@ -5,7 +5,7 @@
 // children). Every parameter is held once: the frozen trunk and an ancestor's frozen
 // adapters are shared by all descendants that run them, so the models of one base can be
 // evaluated co-batched (runtime/evaluation/family_evaluator.h). A model is loadable only
-// when the store holds parameters for its current recipe (the spec's recipe hash);
+// when the store holds a version of its recipe (the workspace's recipe hash: current or kept);
 // otherwise the error says to run `scion run`.
 //
 // Kinds: a model whose objective (spec::Workspace::objective_of) is classification is a

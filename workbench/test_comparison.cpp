@@ -3,24 +3,32 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include <algorithm>
 #include <map>
 #include <tuple>
 
 #include "workbench/model_lookup.h"
+#include "workbench/model_version.h"
 
 namespace scion::workbench {
 namespace {
 
 using CaseKey = std::tuple<std::string, std::int64_t, std::string>;  // test, case, input
 
+// The side's cases: those of its one test run, or, for a version, each test's newest
+// stored result of it (a result reused by later runs stays where it was judged).
 Result<std::map<CaseKey, lineage::TestCaseResult>> cases_of(lineage::LineageStore& store,
                                                             const ComparedSide& side) {
   auto rows = store.test_results(side.model, side.model_version);
   if (!rows) return rows.status();
+  std::map<std::string, std::int64_t> newest;  // test -> run
+  for (const lineage::TestCaseResult& r : *rows)
+    if (r.run_id) newest[r.test] = std::max(newest[r.test], *r.run_id);
   std::map<CaseKey, lineage::TestCaseResult> cases;
-  for (lineage::TestCaseResult& r : *rows)
-    if (r.run_id == side.run) cases.emplace(CaseKey{r.test, r.case_index, r.input}, std::move(r));
+  for (lineage::TestCaseResult& r : *rows) {
+    const bool wanted = side.single_run ? r.run_id == side.run : r.run_id == newest[r.test];
+    if (wanted) cases.emplace(CaseKey{r.test, r.case_index, r.input}, std::move(r));
+  }
   return cases;
 }
 
@@ -35,38 +43,36 @@ std::string test_run_list(const std::vector<lineage::RunRecord>& runs) {
 }  // namespace
 
 Result<ComparedSide> resolve_compared_side(lineage::LineageStore& store, const std::string& named) {
-  const std::size_t at = named.find('@');
-  ComparedSide side;
-  side.model = named.substr(0, at);
-  std::optional<std::int64_t> wanted;
-  if (at != std::string::npos) {
-    const std::string run = named.substr(at + 1);
-    std::int64_t id = 0;
-    const auto [end, ec] = std::from_chars(run.data(), run.data() + run.size(), id);
-    if (ec != std::errc() || end != run.data() + run.size() || id <= 0)
-      return invalid_argument(fmt::format(
-          "'{}' is not MODEL or MODEL@RUN with RUN a test run id (see 'scion lineage log {}')",
-          named, side.model));
-    wanted = id;
-  }
-  auto model = find_stored_model(store, side.model);
-  if (!model) return model.status();
-  auto runs = store.runs(side.model, 0);  // newest first
+  auto ref = parse_model_ref(named);
+  if (!ref) return ref.status();
+  if (auto model = find_stored_model(store, ref->model); !model) return model.status();
+  auto runs = store.runs(ref->model, 0);  // newest first
   if (!runs) return runs.status();
-  for (const lineage::RunRecord& r : *runs) {
-    const bool finished_test =
-        r.kind == lineage::RunKind::kTest && r.status == lineage::RunStatus::kFinished;
-    if (finished_test && (!wanted || r.id == *wanted)) {
+  ComparedSide side{.model = ref->model};
+  // MODEL@N with N a finished test run: that run alone.
+  for (const lineage::RunRecord& r : *runs)
+    if (!ref->version.empty() && std::to_string(r.id) == ref->version &&
+        r.kind == lineage::RunKind::kTest && r.status == lineage::RunStatus::kFinished) {
       side.run = r.id;
       side.model_version = r.recipe_hash;
+      side.single_run = true;
       return side;
     }
-  }
-  if (!wanted)
-    return not_found(fmt::format("'{}' has no test run in the store; run 'scion test {}' first",
-                                 side.model, side.model));
-  return not_found(fmt::format("run {} is not a finished test run of '{}' (its test runs: {})",
-                               *wanted, side.model, test_run_list(*runs)));
+  auto version = resolve_version(store, *ref);
+  if (!version) return version.status();
+  side.model_version = version->recipe_hash;
+  for (const lineage::RunRecord& r : *runs)
+    if (r.kind == lineage::RunKind::kTest && r.status == lineage::RunStatus::kFinished &&
+        r.recipe_hash == side.model_version) {
+      side.run = r.id;  // the newest: what `lineage show` lists first
+      return side;
+    }
+  return not_found(fmt::format(
+      "'{}' ({}) has no stored test results; run 'scion test {}' on it first (its test runs: "
+      "{})",
+      named,
+      version->current ? "its current version" : "version " + side.model_version.substr(0, 12),
+      ref->model, test_run_list(*runs)));
 }
 
 Result<TestComparison> compare_test_runs(lineage::LineageStore& store, const ComparedSide& a,

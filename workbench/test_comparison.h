@@ -1,11 +1,14 @@
 // `scion test --compare A B`: the behavioural-test cases whose outcome differs between two
 // stored test runs, of two models or of two versions of one model.
 //
-// A side is named `MODEL` (the model's newest finished test run) or `MODEL@RUN` (its test
-// run RUN, an id `scion lineage log MODEL` lists), so `news-lora@12 news-lora` compares an
-// older version of news-lora with the newest. Nothing runs: the stored results of
-// `scion test` are compared. Cases are matched by test, case index and input, so a case
-// whose input changed between the runs (an edited template) counts as only in one side.
+// A side is a model version (workbench/model_version.h): `MODEL` (its current version),
+// `MODEL@N` (test run N of the model alone; or the version run N made or restored) or
+// `MODEL@<hash prefix>`, so `news-lora@12 news-lora` compares an older version of
+// news-lora with the current one. A version's cases are each test's newest stored result
+// of it, wherever it was judged (tests reuse stored results: workbench/test_run.h).
+// Nothing runs: the stored results of `scion test` are compared. Cases are matched by
+// test, case index and input, so a case whose input changed between the runs (an edited
+// template) counts as only in one side.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +21,9 @@ namespace scion::workbench {
 
 struct ComparedSide {
   std::string model;
-  std::int64_t run = 0;       // the test run compared
-  std::string model_version;  // the recipe hash the run tested
+  std::int64_t run = 0;       // the test run named, or the version's newest test run
+  std::string model_version;  // the recipe hash compared
+  bool single_run = false;    // MODEL@N named test run N: only its cases
 };
 
 struct OutcomeDifference {
@@ -38,9 +42,9 @@ struct TestComparison {
   std::size_t only_in_a = 0, only_in_b = 0;
 };
 
-// Reads "MODEL" or "MODEL@RUN" against the store: invalid_argument for a malformed name,
-// not_found for an unknown model, a run that is not a finished test run of it, or a model
-// with no test run yet (the message says to run `scion test MODEL`).
+// Reads "MODEL", "MODEL@N" or "MODEL@<prefix>" against the store: invalid_argument for a
+// malformed name, not_found for an unknown model or version, or a version with no stored
+// test results (the message says to run `scion test MODEL`).
 Result<ComparedSide> resolve_compared_side(lineage::LineageStore& store, const std::string& named);
 
 Result<TestComparison> compare_test_runs(lineage::LineageStore& store, const ComparedSide& a,

@@ -7,6 +7,7 @@
 #include "workbench/model_lookup.h"
 #include "workbench/sharded_evaluation.h"
 #include "workbench/stored_family.h"
+#include "workbench/test_keys.h"
 
 namespace scion::workbench {
 namespace {
@@ -58,7 +59,25 @@ nlohmann::json violation_detail(const assertions::ModelAssertion& a,
   return detail;
 }
 
-// One run: the models it tests, the outputs of one pass, and what it finds.
+// A test or assertion on one model, with the key its result is stored under and, when the
+// store already holds a result for that key (and --rerun is not given), that result.
+struct TestPair {
+  const CompiledTest* test = nullptr;
+  std::string model;
+  const spec::Model* parent = nullptr;  // regression: parent, when comparable
+  lineage::TestOutcomeKey key;
+  std::optional<lineage::TestOutcome> stored;
+};
+struct AssertionPair {
+  const assertions::ModelAssertion* assertion = nullptr;
+  std::string model;
+  const spec::Model* parent = nullptr;
+  lineage::TestOutcomeKey key;
+  std::optional<lineage::TestOutcome> stored;
+};
+
+// One run: the models it tests, which results the store holds, the outputs of one pass
+// over what it does not, and what it finds.
 class TestRunner {
  public:
   TestRunner(const spec::Workspace& ws, lineage::LineageStore& store, runtime::Backend& backend,
@@ -74,23 +93,35 @@ class TestRunner {
 
  private:
   Status select_models();
+  void collect_monitored();
+  Status key_pairs();
   Status plan_and_evaluate();
   Status judge_tests();
+  Status reuse_test(const TestPair& pair, JudgedTest& judged);
   Status check_assertions();
+  Status check_assertion(const AssertionPair& pair);
+  Status reuse_violations(const AssertionPair& pair);
+  Status previous_rates();
   Status record();
   const spec::Model* comparable_parent(const std::string& model) const;
   std::string no_parent_reason(const std::string& model) const;
   bool tested(const std::string& model) const;
+  const std::string& version_of(const std::string& model) const {
+    return ws_.find_model(model)->recipe_hash;
+  }
 
   const spec::Workspace& ws_;
   lineage::LineageStore& store_;
   runtime::Backend& backend_;
   const BehaviourSuite& suite_;
   const TestRunRequest& request_;
+  const std::string started_at_ = lineage::utc_now();
   StoredFamily family_;
   EvaluationPlan plan_;
   // The inputs assertions watch: every input of the tests of each kind, sorted.
   std::map<ModelKind, std::vector<std::string>> monitored_;
+  std::vector<TestPair> tests_;            // test-major, then model
+  std::vector<AssertionPair> assertions_;  // assertion-major, then model
   FamilyOutputs outputs_;
   TestRun run_;
 };
@@ -134,48 +165,96 @@ Status TestRunner::select_models() {
   return Status::ok();
 }
 
-// Collects every text a selected classifier (or a parent a comparison needs) must see and
-// every (input, continuation) pair a language model must score, loads those parents, and
-// evaluates all of them in one pass.
-Status TestRunner::plan_and_evaluate() {
-  std::set<std::string> needed(run_.models.begin(), run_.models.end());
+void TestRunner::collect_monitored() {
   std::set<ModelKind> kinds;
-  for (const std::string& m : needed) kinds.insert(model_kind(ws_, *ws_.find_model(m)));
-  for (const CompiledTest& t : suite_.tests) {
-    const ModelKind kind = kind_of(t.test);
-    if (!kinds.count(kind)) continue;
-    for (const assertions::TestCase& c : t.cases.cases) {
-      monitored_[kind].push_back(c.input);
-      plan_.add_case(t.test, c);
-    }
-    if (t.test.regression_parent)
-      for (const std::string& m : run_.models)
-        if (applies(ws_, t.test, m))
-          if (const spec::Model* parent = comparable_parent(m)) needed.insert(parent->name);
-  }
+  for (const std::string& m : run_.models) kinds.insert(model_kind(ws_, *ws_.find_model(m)));
+  for (const CompiledTest& t : suite_.tests)
+    if (kinds.count(kind_of(t.test)))
+      for (const assertions::TestCase& c : t.cases.cases)
+        monitored_[kind_of(t.test)].push_back(c.input);
   for (auto& [kind, inputs] : monitored_) {
     std::sort(inputs.begin(), inputs.end());
     inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
   }
-  // Assertions watch the models' outputs on every test input of their kind.
-  for (const assertions::ModelAssertion& a : suite_.assertions) {
+}
+
+// Every (test, model) and (assertion, model) pair with its key, and the stored result of
+// that key unless the request reruns everything.
+Status TestRunner::key_pairs() {
+  auto stored =
+      [&](const lineage::TestOutcomeKey& key) -> Result<std::optional<lineage::TestOutcome>> {
+    if (request_.rerun) return std::optional<lineage::TestOutcome>();
+    return store_.find_test_outcome(key);
+  };
+  for (const CompiledTest& t : suite_.tests)
+    for (const std::string& model : run_.models) {
+      if (!applies(ws_, t.test, model)) continue;
+      TestPair pair{.test = &t, .model = model};
+      if (t.test.regression_parent) pair.parent = comparable_parent(model);
+      pair.key = test_outcome_key(ws_, t, model, version_of(model),
+                                  pair.parent ? pair.parent->recipe_hash : "");
+      auto found = stored(pair.key);
+      if (!found) return found.status();
+      pair.stored = *found;
+      tests_.push_back(std::move(pair));
+    }
+  for (const assertions::ModelAssertion& a : suite_.assertions)
+    for (const std::string& model : run_.models) {
+      if (!applies(ws_, a, model)) continue;
+      AssertionPair pair{.assertion = &a, .model = model};
+      if (a.needs_parent()) {
+        pair.parent = comparable_parent(model);
+        if (!pair.parent) {
+          run_.notes.push_back("assertion '" + a.name() + "' skipped on '" + model +
+                               "': it compares with the parent, and " + no_parent_reason(model));
+          continue;
+        }
+      }
+      pair.key = assertion_outcome_key(ws_, a, monitored_[kind_of(a)], model, version_of(model),
+                                       pair.parent ? pair.parent->recipe_hash : "");
+      auto found = stored(pair.key);
+      if (!found) return found.status();
+      pair.stored = *found;
+      assertions_.push_back(std::move(pair));
+    }
+  return Status::ok();
+}
+
+// Collects every text a model whose result is not stored must see (and a parent a
+// comparison needs), and every (input, continuation) pair a language model must score,
+// loads those models, and evaluates all of them in one pass. Nothing to run: no pass.
+Status TestRunner::plan_and_evaluate() {
+  std::set<std::string> needed;
+  std::set<const CompiledTest*> planned;
+  for (const TestPair& p : tests_) {
+    if (p.stored) continue;
+    needed.insert(p.model);
+    if (p.parent) needed.insert(p.parent->name);
+    if (planned.insert(p.test).second)
+      for (const assertions::TestCase& c : p.test->cases.cases) plan_.add_case(p.test->test, c);
+  }
+  std::set<const assertions::ModelAssertion*> watched;
+  for (const AssertionPair& p : assertions_) {
+    if (p.stored) continue;
+    needed.insert(p.model);
+    if (p.parent) needed.insert(p.parent->name);
+    if (!watched.insert(p.assertion).second) continue;
+    const assertions::ModelAssertion& a = *p.assertion;
     const std::vector<std::string>& inputs = monitored_[kind_of(a)];
-    if (const assertions::Perturbation* p = a.perturbation())
+    for (const std::string& text : inputs) plan_.add_text(text);
+    if (const assertions::Perturbation* perturbation = a.perturbation())
       for (const std::string& text : inputs)
-        if (auto perturbed = p->apply(text, 0)) plan_.add_text(*perturbed);
+        if (auto perturbed = perturbation->apply(text, 0)) plan_.add_text(*perturbed);
     for (const auto& [name, continuation] : a.continuations())
       for (const std::string& input : inputs)
         plan_.add_continuation(input, continuation, a.origin() + ": continuations." + name);
-    if (a.needs_parent())
-      for (const std::string& m : run_.models)
-        if (applies(ws_, a, m))
-          if (const spec::Model* parent = comparable_parent(m)) needed.insert(parent->name);
   }
+  // Every rank computed the same keys from the same store, so they agree on this.
+  if (needed.empty()) return Status::ok();
   const std::vector<std::string> evaluated(needed.begin(), needed.end());
   // Loaded here, not before: under mpirun a rank that cannot load them must still bring
   // its error to the gathering of the shards.
-  Status ready = family_.load(run_.models);
-  if (ready.is_ok()) ready = family_.load(evaluated);
+  Status ready = family_.load(evaluated);
   runtime::SingleProcessCommunicator solo;
   auto outputs = evaluate_models_sharded(family_, backend_, evaluated, plan_, request_.chunk_size,
                                          request_.comm ? *request_.comm : solo, ready);
@@ -184,134 +263,221 @@ Status TestRunner::plan_and_evaluate() {
   return Status::ok();
 }
 
-Status TestRunner::check_assertions() {
-  for (const assertions::ModelAssertion& a : suite_.assertions) {
-    for (const std::string& model : run_.models) {
-      if (!applies(ws_, a, model)) continue;
-      const spec::Model* parent = a.needs_parent() ? comparable_parent(model) : nullptr;
-      if (a.needs_parent() && !parent) {
-        run_.notes.push_back("assertion '" + a.name() + "' skipped on '" + model +
-                             "': it compares with the parent, and " + no_parent_reason(model));
-        continue;
-      }
-      run_.assertions_checked.push_back(
-          {.assertion = a.name(),
-           .model = model,
-           .kind = std::string(assertions::assertion_kind_name(a.kind()))});
-      for (const std::string& text : monitored_[kind_of(a)]) {
-        assertions::AssertionInput input{.text = text, .output = &outputs_.at(model, text)};
-        if (parent) input.parent = &outputs_.at(parent->name, text);
-        std::optional<std::string> perturbed;
-        if (const assertions::Perturbation* p = a.perturbation()) {
-          perturbed = p->apply(text, 0);
-          if (!perturbed) continue;  // nothing to perturb: the assertion does not apply
-          input.perturbed = &outputs_.at(model, *perturbed);
-        }
-        auto severity = a.severity(input);
-        if (!severity)
-          return Status(severity.status().code(), "assertion '" + a.name() + "' on model '" +
-                                                      model + "': " + severity.status().message());
-        if (*severity <= 0) continue;
-        nlohmann::json detail = violation_detail(a, input, *severity);
-        if (perturbed) {
-          detail["perturbed"] = *perturbed;
-          detail["perturbed_label"] = assertions::predicted_label(*input.perturbed);
-        }
-        Violation v;
-        v.record.model = model;
-        v.record.model_version = ws_.find_model(model)->recipe_hash;
-        v.record.assertion = a.name();
-        v.record.input = text;
-        v.record.detail = detail;
-        v.severity = *severity;
-        run_.violations.push_back(std::move(v));
-      }
+// A stored result as judging it again would give it: counts from its outcome, failing
+// examples from its case rows (in case order), not-applicable inputs from the cases.
+Status TestRunner::reuse_test(const TestPair& pair, JudgedTest& judged) {
+  const lineage::TestOutcome& o = *pair.stored;
+  const assertions::BehaviouralTest& test = pair.test->test;
+  auto rows = store_.test_results(pair.model, o.key.model_version);
+  if (!rows) return rows.status();
+  assertions::TestResult& r = judged.result;
+  r.test = test.name;
+  r.model = pair.model;
+  r.type = std::string(assertions::test_type_name(test.type));
+  r.capability = test.capability;
+  r.cases = static_cast<std::size_t>(o.cases);
+  r.failures = static_cast<std::size_t>(o.failed);
+  r.inherited = static_cast<std::size_t>(o.inherited);
+  r.not_applicable = pair.test->cases.not_applicable;
+  r.max_failure_rate = test.max_failure_rate;
+  r.failure_rate =
+      r.cases == 0 ? 0.0 : static_cast<double>(r.failures) / static_cast<double>(r.cases);
+  r.passed = r.cases > 0 && r.failure_rate <= r.max_failure_rate;
+  const std::size_t max_examples = static_cast<std::size_t>(std::max(0, request_.examples));
+  for (const lineage::TestCaseResult& row : *rows) {
+    if (row.run_id != o.run || row.test != test.name || row.passed) continue;
+    if (r.examples.size() >= max_examples) break;
+    const std::string id = test.name + "/" + std::to_string(row.case_index);
+    const auto c = std::find_if(pair.test->cases.cases.begin(), pair.test->cases.cases.end(),
+                                [&](const assertions::TestCase& tc) { return tc.id == id; });
+    if (c == pair.test->cases.cases.end()) continue;
+    r.examples.push_back({id, c->input, c->perturbed.value_or(""), row.output});
+  }
+  if (test.regression_parent && !pair.parent)
+    judged.note = "regression: parent not applied: " + no_parent_reason(pair.model);
+  judged.run = o.run;
+  judged.reused = true;
+  return Status::ok();
+}
+
+Status TestRunner::judge_tests() {
+  for (const TestPair& p : tests_) {
+    if (p.stored) {
+      JudgedTest judged;
+      SCION_RETURN_IF_ERROR(reuse_test(p, judged));
+      run_.judged.push_back(std::move(judged));
+      continue;
     }
+    auto judged = judge_test(*p.test, p.model, version_of(p.model), p.parent ? p.parent->name : "",
+                             no_parent_reason(p.model), outputs_,
+                             static_cast<std::size_t>(std::max(0, request_.examples)));
+    if (!judged) return judged.status();
+    run_.judged.push_back(std::move(*judged));
+  }
+  return Status::ok();
+}
+
+Status TestRunner::reuse_violations(const AssertionPair& pair) {
+  auto stored = store_.assertion_violations(pair.model, pair.key.model_version);
+  if (!stored) return stored.status();
+  for (const lineage::AssertionViolation& v : *stored) {
+    if (v.run_id != pair.stored->run || v.assertion != pair.assertion->name()) continue;
+    Violation violation{.record = v, .severity = v.detail.value("severity", 0.0)};
+    run_.violations.push_back(std::move(violation));
+  }
+  return Status::ok();
+}
+
+Status TestRunner::check_assertion(const AssertionPair& pair) {
+  const assertions::ModelAssertion& a = *pair.assertion;
+  const std::string& model = pair.model;
+  for (const std::string& text : monitored_[kind_of(a)]) {
+    assertions::AssertionInput input{.text = text, .output = &outputs_.at(model, text)};
+    if (pair.parent) input.parent = &outputs_.at(pair.parent->name, text);
+    std::optional<std::string> perturbed;
+    if (const assertions::Perturbation* p = a.perturbation()) {
+      perturbed = p->apply(text, 0);
+      if (!perturbed) continue;  // nothing to perturb: the assertion does not apply
+      input.perturbed = &outputs_.at(model, *perturbed);
+    }
+    auto severity = a.severity(input);
+    if (!severity)
+      return Status(severity.status().code(), "assertion '" + a.name() + "' on model '" + model +
+                                                  "': " + severity.status().message());
+    if (*severity <= 0) continue;
+    nlohmann::json detail = violation_detail(a, input, *severity);
+    if (perturbed) {
+      detail["perturbed"] = *perturbed;
+      detail["perturbed_label"] = assertions::predicted_label(*input.perturbed);
+    }
+    Violation v;
+    v.record.model = model;
+    v.record.model_version = version_of(model);
+    v.record.assertion = a.name();
+    v.record.input = text;
+    v.record.detail = detail;
+    v.severity = *severity;
+    run_.violations.push_back(std::move(v));
+  }
+  return Status::ok();
+}
+
+Status TestRunner::check_assertions() {
+  for (const AssertionPair& pair : assertions_) {
+    run_.assertions_checked.push_back(
+        {.assertion = pair.assertion->name(),
+         .model = pair.model,
+         .kind = std::string(assertions::assertion_kind_name(pair.assertion->kind()))});
+    SCION_RETURN_IF_ERROR(pair.stored ? reuse_violations(pair) : check_assertion(pair));
   }
   std::stable_sort(run_.violations.begin(), run_.violations.end(),
                    [](const Violation& a, const Violation& b) { return a.severity > b.severity; });
   return Status::ok();
 }
 
-// Reads each model's previous test run (for the matrix's change column), then records this
-// run's case results and violations under a new run of kind test (unless --no-record).
-Status TestRunner::record() {
+// For the matrix's change column: each result's failure rate in the newest test run of the
+// model before the one that judged it (for a result judged now: before now).
+Status TestRunner::previous_rates() {
   for (const std::string& model : run_.models) {
-    const spec::Model& m = *ws_.find_model(model);
-    auto runs = store_.runs(model, 0);
-    if (!runs) return runs.status();
-    std::optional<std::int64_t> previous;
-    for (const lineage::RunRecord& r : *runs)
-      if (r.kind == lineage::RunKind::kTest && r.status == lineage::RunStatus::kFinished) {
-        previous = r.id;
+    auto rows = store_.test_results(model, "");
+    if (!rows) return rows.status();
+    // (test, run) -> (failed, cases)
+    std::map<std::pair<std::string, std::int64_t>, std::pair<int, int>> counts;
+    for (const lineage::TestCaseResult& r : *rows) {
+      if (!r.run_id) continue;
+      auto& c = counts[{r.test, *r.run_id}];
+      c.second++;
+      if (!r.passed) c.first++;
+    }
+    for (JudgedTest& j : run_.judged) {
+      if (j.result.model != model) continue;
+      for (auto it = counts.rbegin(); it != counts.rend(); ++it) {
+        const auto& [test, run] = it->first;
+        if (test != j.result.test || (j.reused && run >= j.run) || it->second.second == 0) continue;
+        j.previous_rate = double(it->second.first) / it->second.second;
         break;
       }
-    if (previous) {
-      auto rows = store_.test_results(model, "");
-      if (!rows) return rows.status();
-      std::map<std::string, std::pair<int, int>> counts;  // test -> (failed, cases)
-      for (const lineage::TestCaseResult& r : *rows)
-        if (r.run_id == previous) {
-          counts[r.test].second++;
-          if (!r.passed) counts[r.test].first++;
-        }
-      for (JudgedTest& j : run_.judged)
-        if (j.result.model == model)
-          if (auto it = counts.find(j.result.test); it != counts.end() && it->second.second > 0)
-            j.previous_rate = double(it->second.first) / it->second.second;
     }
-    if (!request_.record) continue;
-    lineage::RunStart start;
-    start.kind = lineage::RunKind::kTest;
-    start.recipe_hash = m.recipe_hash;
-    auto run_id = store_.start_run(lineage::model_record_for(ws_, m), start);
-    if (!run_id) return run_id.status();
-    run_.run_ids[model] = *run_id;
-    std::vector<lineage::TestCaseResult> rows;
-    for (JudgedTest& j : run_.judged)
-      if (j.result.model == model)
-        for (lineage::TestCaseResult& r : j.rows) {
-          r.run_id = *run_id;
-          rows.push_back(r);
-        }
-    std::vector<lineage::AssertionViolation> flagged;
-    for (Violation& v : run_.violations)
-      if (v.record.model == model) {
-        v.record.run_id = *run_id;
-        flagged.push_back(v.record);
-      }
-    Status status = store_.record_test_results(rows);
-    if (status.is_ok()) status = store_.record_assertion_violations(flagged);
-    (void)store_.finish_run(
-        *run_id, status.is_ok() ? lineage::RunStatus::kFinished : lineage::RunStatus::kFailed,
-        status.message());
-    SCION_RETURN_IF_ERROR(status);
   }
   return Status::ok();
 }
 
-Status TestRunner::judge_tests() {
-  for (const CompiledTest& t : suite_.tests)
-    for (const std::string& model : run_.models) {
-      if (!applies(ws_, t.test, model)) continue;
-      const spec::Model* parent = t.test.regression_parent ? comparable_parent(model) : nullptr;
-      auto judged = judge_test(t, model, ws_.find_model(model)->recipe_hash,
-                               parent ? parent->name : "", no_parent_reason(model), outputs_,
-                               static_cast<std::size_t>(std::max(0, request_.examples)));
-      if (!judged) return judged.status();
-      run_.judged.push_back(std::move(*judged));
+// Records the results judged now under a new run of kind test per model (unless
+// --no-record): case results, violations, and each test's and assertion's keyed outcome.
+// A model whose results were all reused gets no run.
+Status TestRunner::record() {
+  if (!request_.record) return Status::ok();
+  for (const std::string& model : run_.models) {
+    std::vector<lineage::TestOutcome> outcomes;
+    for (const TestPair& p : tests_)
+      if (p.model == model && !p.stored) outcomes.push_back({.key = p.key});
+    for (const AssertionPair& p : assertions_)
+      if (p.model == model && !p.stored) outcomes.push_back({.key = p.key});
+    if (outcomes.empty()) continue;
+    const spec::Model& m = *ws_.find_model(model);
+    lineage::RunStart start;
+    start.kind = lineage::RunKind::kTest;
+    start.recipe_hash = m.recipe_hash;
+    start.started_at = started_at_;
+    auto run_id = store_.start_run(lineage::model_record_for(ws_, m), start);
+    if (!run_id) return run_id.status();
+    run_.run_ids[model] = *run_id;
+    std::vector<lineage::TestCaseResult> rows;
+    std::int64_t cases = 0;
+    for (JudgedTest& j : run_.judged) {
+      if (j.result.model != model || j.reused) continue;
+      j.run = *run_id;
+      for (lineage::TestCaseResult& r : j.rows) {
+        r.run_id = *run_id;
+        rows.push_back(r);
+      }
+      cases += static_cast<std::int64_t>(j.result.cases);
+      for (lineage::TestOutcome& o : outcomes)
+        if (o.key.kind == "test" && o.key.name == j.result.test) {
+          o.cases = static_cast<std::int64_t>(j.result.cases);
+          o.failed = static_cast<std::int64_t>(j.result.failures);
+          o.inherited = static_cast<std::int64_t>(j.result.inherited);
+        }
     }
+    std::vector<lineage::AssertionViolation> flagged;
+    for (Violation& v : run_.violations)
+      if (v.record.model == model && !v.record.run_id) {
+        v.record.run_id = *run_id;
+        flagged.push_back(v.record);
+      }
+    for (lineage::TestOutcome& o : outcomes) {
+      o.run = *run_id;
+      if (o.key.kind != "assertion") continue;
+      const auto& watched = monitored_[kind_of(*std::find_if(
+          suite_.assertions.begin(), suite_.assertions.end(),
+          [&](const assertions::ModelAssertion& a) { return a.name() == o.key.name; }))];
+      o.cases = static_cast<std::int64_t>(watched.size());
+      o.failed = std::count_if(
+          flagged.begin(), flagged.end(),
+          [&](const lineage::AssertionViolation& v) { return v.assertion == o.key.name; });
+    }
+    Status status = store_.record_test_results(rows);
+    if (status.is_ok()) status = store_.record_assertion_violations(flagged);
+    if (status.is_ok()) status = store_.record_test_outcomes(outcomes);
+    (void)store_.finish_run(
+        *run_id, status.is_ok() ? lineage::RunStatus::kFinished : lineage::RunStatus::kFailed,
+        status.message(), cases);
+    SCION_RETURN_IF_ERROR(status);
+  }
   return Status::ok();
 }
 
 Result<TestRun> TestRunner::run() {
   SCION_RETURN_IF_ERROR(select_models());
   if (run_.models.empty()) return std::move(run_);  // `scion run` of models no test applies to
+  collect_monitored();
+  SCION_RETURN_IF_ERROR(key_pairs());
   SCION_RETURN_IF_ERROR(plan_and_evaluate());
   if (request_.comm && request_.comm->rank() != 0) return std::move(run_);  // sent to rank 0
-  for (auto step : {&TestRunner::judge_tests,
-                    &TestRunner::check_assertions, &TestRunner::record})
+  for (auto step : {&TestRunner::judge_tests, &TestRunner::check_assertions,
+                    &TestRunner::previous_rates, &TestRunner::record})
     SCION_RETURN_IF_ERROR((this->*step)());
+  for (const JudgedTest& j : run_.judged) run_.reused += j.reused ? 1 : 0;
   return std::move(run_);
 }
 

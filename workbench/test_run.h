@@ -1,7 +1,11 @@
 // A test run (`scion test`, and the end of `scion run`): every behavioural test and model
-// assertion of the spec on the selected stored models, evaluated in one co-batched pass
+// assertion of the spec on the selected stored models. A result the store already holds
+// under the same key (model version, test definition, lexicons, test semantics:
+// workbench/test_keys.h) is read back; the rest are evaluated in one co-batched pass
 // (classifiers on texts, language models on (input, continuation) pairs), judged, and
-// recorded against each model version (recipe hash) under a run of kind `test`.
+// recorded against each model version (recipe hash) under a run of kind `test` that
+// records when it began and how many cases it judged. Nothing new to judge: no pass, no
+// run recorded.
 //
 // A test with `regression: parent` and an assertion that compares with the parent use
 // the model's parent when it is of the model's kind; otherwise the test runs without the
@@ -33,6 +37,7 @@ struct TestRunRequest {
   int examples = 3;                 // failing examples kept per test and model
   bool only_tested = false;         // skip named models no test or assertion applies to
   bool record = true;               // store the results; false: read the store only
+  bool rerun = false;               // judge every pair again, stored results or not
   // Under mpirun, the job's ranks: each evaluates its share of the cases and rank 0
   // alone judges and records (workbench/sharded_evaluation.h). Null: one process.
   runtime::Communicator* comm = nullptr;
@@ -45,6 +50,8 @@ struct JudgedTest {
   std::string note;                     // why the test ran without its parent comparison
   nlohmann::json scores;  // language-model tests: each case's log-likelihoods; else null
   std::vector<lineage::TestCaseResult> rows;  // every case, as the store records it
+  std::int64_t run = 0;  // the test run that judged it (0: judged now, not recorded)
+  bool reused = false;   // read from the store, not judged again
 };
 
 struct Violation {
@@ -56,7 +63,8 @@ struct TestRun {
   std::vector<std::string> models;              // tested, spec order; empty: nothing applied
   std::vector<JudgedTest> judged;               // test-major, then model
   std::vector<Violation> violations;            // most severe first
-  std::map<std::string, std::int64_t> run_ids;  // by model, when recorded
+  std::map<std::string, std::int64_t> run_ids;  // by model, the runs recorded now
+  std::size_t reused = 0;                       // results read from the store
   std::vector<std::string> notes;               // assertions skipped, and why
   // Every assertion checked on a model (kind set; the violation counts are the caller's
   // to fill from `violations`, as the JUnit report does).

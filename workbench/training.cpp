@@ -10,10 +10,9 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-
-#include <nlohmann/json.hpp>
 
 #include "lineage/safetensors.h"
 #include "lineage/spec_records.h"
@@ -27,9 +26,11 @@
 #include "runtime/training/share_group.h"
 #include "spec/recipe_hash.h"
 #include "workbench/checkpoints.h"
+#include "workbench/declared_import.h"
 #include "workbench/model_lookup.h"
 #include "workbench/plan.h"
 #include "workbench/rank_assignment.h"
+#include "workbench/spec_version.h"
 #include "workbench/training_groups.h"
 
 namespace scion::workbench {
@@ -73,6 +74,10 @@ class Session {
   Result<TrainingOutcome> run(const Plan& plan, const TrainRequest& request);
 
  private:
+  // The plan's imports and restores, parents first, before any group trains (the groups'
+  // models may be adapted from them): rank 0 does them, and the ranks agree.
+  Status prepare_models(const Plan& plan);
+  Status prepare_on_writer(const Plan& plan);
   Status train_group(const std::vector<const spec::Model*>& group, lineage::RunKind kind);
   // Trains the planned group `index`: its models less those below one that diverged.
   Status train_planned_group(const Plan& plan, std::size_t index);
@@ -521,6 +526,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     metrics.step = r.step;
     metrics.loss = r.loss;
     metrics.lr = r.lr;
+    metrics.recorded_at = lineage::utc_now();
     if (r.validation) {
       outcome.val_loss = r.validation->loss;
       outcome.val_accuracy = r.validation->metric("val_accuracy");
@@ -541,6 +547,38 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     std::vector<lineage::StepMetrics>& buffered = unsaved_metrics[r.job];
     buffered.push_back(std::move(metrics));
     if (due || buffered.size() >= kMetricsEvery) return save_metrics(r.job);
+    return Status::ok();
+  };
+  // One progress line per step of a co-batched group: its jobs' losses, its tokens/s and
+  // an estimate of the time left from its own step rate (set-up excluded).
+  Clock::time_point training_began;  // set-up done
+  std::optional<Clock::time_point> first_step_at;
+  std::int64_t first_step = 0;
+  callbacks.on_group_step = [&](std::span<const runtime::StepReport> reports) -> Status {
+    if (members.size() < 2 || reports.empty()) return Status::ok();
+    const auto now = Clock::now();
+    GroupProgress progress{.models = names, .running = reports.size()};
+    for (const auto& job : jobs)
+      progress.total_steps = std::max(progress.total_steps, job->total_steps());
+    for (const runtime::StepReport& r : reports) progress.step = std::max(progress.step, r.step);
+    for (const auto& job : jobs) {
+      const ModelOutcome& o = outcome_of(*job);
+      progress.losses.push_back(o.steps > 0 ? std::optional<double>(o.final_loss) : std::nullopt);
+    }
+    for (const runtime::StepReport& r : reports) progress.mean_loss += r.loss;
+    progress.mean_loss /= static_cast<double>(reports.size());
+    if (!first_step_at) {
+      first_step_at = now;
+      first_step = progress.step;
+    }
+    progress.elapsed_seconds = std::chrono::duration<double>(now - start).count();
+    const double training = std::chrono::duration<double>(now - training_began).count();
+    progress.tokens_per_second = training > 0 ? static_cast<double>(tokens) / training : 0;
+    const double since_first = std::chrono::duration<double>(now - *first_step_at).count();
+    if (progress.step > first_step && since_first > 0)
+      progress.eta_seconds = static_cast<double>(progress.total_steps - progress.step) *
+                             since_first / static_cast<double>(progress.step - first_step);
+    if (writer_) observer_.group_step(progress);
     return Status::ok();
   };
   // A diverged job stores nothing and keeps its last checkpoint, which holds only values
@@ -577,6 +615,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
   std::vector<runtime::TrainingJob*> raw;
   for (auto& job : jobs) raw.push_back(job.get());
   runtime::FamilyTrainer trainer(backend, {.communicator = group_comm_});
+  training_began = Clock::now();
   Status status = trainer.run(raw, callbacks, interrupted_);
   // Steps since the last save of a job that stopped early (interrupted, failed).
   for (auto& job : jobs)
@@ -747,8 +786,36 @@ Status Session::share_wave_outcomes(std::size_t models_before, std::size_t group
   return Status::ok();
 }
 
+Status Session::prepare_on_writer(const Plan& plan) {
+  for (const PlannedModel& p : plan.models) {
+    if (p.state != ModelState::kImports && p.state != ModelState::kRestores) continue;
+    if (interrupted_ && interrupted_->load())
+      return Status(StatusCode::kCancelled, "interrupted before '" + p.name + "' was stored");
+    const spec::Model& model = *ws_.find_model(p.name);
+    if (p.state == ModelState::kImports) {
+      auto imported = import_declared_base(ws_, *store_, model);
+      if (!imported) return imported.status();
+      if (!quiet_)
+        for (const std::string& note : imported->notes) observer_.note(p.name + ": " + note);
+      outcome_.models.emplace_back(p.name, "imported", imported->run);
+    } else {
+      auto run = store_->restore_version(lineage::model_record_for(ws_, model));
+      if (!run) return run.status();
+      outcome_.models.emplace_back(p.name, "restored", *run);
+      outcome_.models.back().restored_run = p.restores_run;
+    }
+    observer_.prepared(outcome_.models.back());
+  }
+  return Status::ok();
+}
+
+Status Session::prepare_models(const Plan& plan) {
+  return comm_.agree(comm_.rank() == 0 ? prepare_on_writer(plan) : Status::ok());
+}
+
 // Executes `plan`: its notes, its refusals (a blocked model; a group over the memory,
-// unless the request ignores the limit), then its groups wave by wave.
+// unless the request ignores the limit), its imports and restores, then its groups wave
+// by wave.
 Result<TrainingOutcome> Session::run(const Plan& plan, const TrainRequest& request) {
   resume_ = request.resume;
   quiet_ = request.quiet;
@@ -773,7 +840,7 @@ Result<TrainingOutcome> Session::run(const Plan& plan, const TrainRequest& reque
   }
   std::size_t waves = 0;
   for (const PlannedGroup& g : plan.groups) waves = std::max(waves, g.wave + 1);
-  Status status;
+  Status status = prepare_models(plan);
   for (std::size_t wave = 0; wave < waves && status.is_ok(); ++wave) {
     const bool task = task_parallel_wave(plan, wave, request.parallel, ranks);
     group_comm_ = task ? static_cast<runtime::Communicator*>(&solo_) : &comm_;
@@ -809,7 +876,13 @@ Result<TrainingOutcome> train(const spec::Workspace& ws, lineage::LineageStore& 
   const spec::Workspace& planned = overridden ? overridden_ws : ws;
   auto plan = make_plan(planned, &store, request);
   if (!plan) return plan.status();
-  return Session(planned, store, observer, interrupted, communicator).run(*plan, request);
+  auto outcome = Session(planned, store, observer, interrupted, communicator).run(*plan, request);
+  // The spec version this command ran, seen now: what `scion gc --keep N` counts.
+  if (outcome && communicator.rank() == 0) {
+    Status recorded = record_spec_version(planned, store);
+    if (!recorded.is_ok() && outcome->status.is_ok()) outcome->status = recorded;
+  }
+  return outcome;
 }
 
 Status training_status(const TrainingOutcome& outcome) {

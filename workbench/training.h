@@ -44,6 +44,40 @@
 
 namespace scion::workbench {
 
+// What one model's training produced, for the summary.
+struct ModelOutcome {
+  ModelOutcome(std::string model, std::string state, std::int64_t run = 0)
+      : name(std::move(model)), status(std::move(state)), run_id(run) {}
+
+  std::string name;
+  // trained | restored | imported | up to date | interrupted | failed | diverged |
+  // not trained: ...
+  std::string status;
+  std::int64_t run_id = 0;
+  std::optional<std::int64_t> restored_run;  // restored: the run that made the version
+  std::int64_t steps = 0;         // the training step reached, counted from the run's start
+  std::int64_t resumed_from = 0;  // the checkpoint's step it continued from; 0: from the start
+  double final_loss = 0;
+  std::optional<double> val_loss, val_accuracy;
+  std::map<std::string, double> validation;  // the last validation's metrics (val_loss, val_f1, ...)
+  std::optional<runtime::KeptValidation> kept;  // keep_best: the validation whose parameters were stored
+  double seconds = 0;
+};
+
+// One step of a co-batched group, every running job's step done: what the progress line
+// of a group shows (TrainingObserver::group_step).
+struct GroupProgress {
+  std::vector<std::string> models;            // the group's jobs, spec order
+  std::int64_t step = 0;                      // the group's step: its slowest running job's
+  std::int64_t total_steps = 0;               // the longest job's steps
+  std::size_t running = 0;                    // jobs not finished yet
+  std::vector<std::optional<double>> losses;  // each job's last loss, `models` order
+  double mean_loss = 0;                       // over the jobs that reported one
+  double tokens_per_second = 0;               // since the group started
+  double elapsed_seconds = 0;
+  std::optional<double> eta_seconds;  // from the group's step rate; nullopt before step 2
+};
+
 // What training says as it goes. Called on the training thread.
 class TrainingObserver {
  public:
@@ -53,25 +87,11 @@ class TrainingObserver {
   virtual void group_started(const std::vector<std::string>& models) = 0;
   virtual void resuming(const std::string& model, std::int64_t step) = 0;
   virtual void step(const runtime::StepReport& report, std::size_t group_size) = 0;
-};
-
-// What one model's training produced, for the summary.
-struct ModelOutcome {
-  ModelOutcome(std::string model, std::string state, std::int64_t run = 0)
-      : name(std::move(model)), status(std::move(state)), run_id(run) {}
-
-  std::string name;
-  std::string status;  // trained | up to date | interrupted | failed | diverged | not trained: ...
-  std::int64_t run_id = 0;
-  std::int64_t steps = 0;         // the training step reached, counted from the run's start
-  std::int64_t resumed_from = 0;  // the checkpoint's step it continued from; 0: from the start
-  double final_loss = 0;
-  std::optional<double> val_loss, val_accuracy;
-  std::map<std::string, double>
-      validation;  // the last validation's metrics (val_loss, val_f1, ...)
-  std::optional<runtime::KeptValidation>
-      kept;  // keep_best: the validation whose parameters were stored
-  double seconds = 0;
+  // Once per step of a group of several jobs, when each running job has done the step.
+  virtual void group_step(const GroupProgress&) {}
+  // A model made current without training: imported from its declared checkpoint, or a
+  // stored version of its recipe restored. `outcome` is its line of the summary.
+  virtual void prepared(const ModelOutcome&) {}
 };
 
 struct GroupOutcome {

@@ -1,5 +1,6 @@
 #include "runtime/comm/nccl_reducer.h"
 
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,7 +45,8 @@ class NcclReducer final : public DeviceReducer {
 };
 
 // "1 <uuid>" when this rank can take part in NCCL, else "0 <why not>".
-std::string readiness(const Backend& backend, const ScionCudaPlugin* plugin, int rank, int device) {
+std::string readiness(const Backend& backend, const ScionCudaPlugin* plugin, int rank, int device,
+                      const std::string& timeout_problem) {
   const std::string who = "rank " + std::to_string(rank) + ": ";
   if (backend.device() != Device::kCuda) return "0 " + who + "trains on the CPU";
   if (plugin == nullptr) return "0 " + who + "the CUDA plugin is not loaded";
@@ -52,9 +54,45 @@ std::string readiness(const Backend& backend, const ScionCudaPlugin* plugin, int
     return "0 " + who +
            "this scion's CUDA plugin was built without NCCL (install NCCL and reconfigure "
            "with -Dnccl=enabled)";
+  if (!timeout_problem.empty()) return "0 " + who + timeout_problem;
   char uuid[128] = "";
   if (plugin->device_uuid(device, uuid, sizeof uuid) != 0) return "0 " + who + uuid;
   return std::string("1 ") + uuid;
+}
+
+// The failures among the ranks' all-gathered outcomes ("" for a rank that succeeded),
+// joined; empty when every rank succeeded.
+std::string failures_of(const std::vector<std::string>& outcomes) {
+  std::string joined;
+  for (const std::string& failure : outcomes)
+    if (!failure.empty()) joined += (joined.empty() ? "" : "; ") + failure;
+  return joined;
+}
+
+// The failures among the ranks' answers of step 2 ("1" + rank 0's id, "1" from the
+// others, "0" + why), joined; empty when every rank is prepared and the id arrived.
+std::string prepare_failures(const std::vector<std::string>& answers) {
+  std::vector<std::string> failures;
+  for (std::size_t r = 0; r < answers.size(); ++r) {
+    const std::string& answer = answers[r];
+    if (answer.empty() || answer[0] != '1')
+      failures.push_back(answer.size() > 1 ? answer.substr(1)
+                                           : "rank " + std::to_string(r) + " gave no answer");
+    else if (r == 0 && answer.size() != 1 + SCION_NCCL_ID_BYTES)
+      failures.push_back("rank 0 sent no NCCL id");
+    else
+      failures.push_back("");
+  }
+  return failures_of(failures);
+}
+
+// The error every rank returns when NCCL did not start on some rank.
+Status nccl_did_not_start(const std::string& failures, int timeout_ms) {
+  return Status(StatusCode::kUnavailable,
+                "NCCL did not start on every rank, so every rank stops: " + failures +
+                    ". Rerun with NCCL_DEBUG=INFO to see why; SCION_NCCL_INIT_TIMEOUT_S sets "
+                    "how long a rank waits for the others (now " +
+                    std::to_string(timeout_ms / 1000) + " s)");
 }
 
 }  // namespace
@@ -73,50 +111,73 @@ std::string why_not_nccl(const std::vector<std::string>& answers) {
   return "";
 }
 
+Result<int> nccl_init_timeout_ms() {
+  const char* text = std::getenv("SCION_NCCL_INIT_TIMEOUT_S");
+  if (text == nullptr || *text == '\0') return kDefaultNcclInitTimeoutS * 1000;
+  char* end = nullptr;
+  const long seconds = std::strtol(text, &end, 10);
+  if (*end != '\0' || seconds <= 0 || seconds > 86400)
+    return Status(StatusCode::kInvalidArgument,
+                  std::string("SCION_NCCL_INIT_TIMEOUT_S is '") + text +
+                      "', not a whole number of seconds from 1 to 86400");
+  return static_cast<int>(seconds) * 1000;
+}
+
 Result<std::unique_ptr<DeviceReducer>> make_nccl_reducer(Communicator& comm, const Backend& backend,
                                                          std::string* why_not) {
-  const ScionCudaPlugin* plugin = loaded_cuda_plugin();
-  const int device = cuda_device_for_this_process();
+  const Result<int> timeout = nccl_init_timeout_ms();
+  return make_nccl_reducer(comm, backend, loaded_cuda_plugin(), cuda_device_for_this_process(),
+                           timeout ? *timeout : kDefaultNcclInitTimeoutS * 1000,
+                           timeout ? std::string() : timeout.status().message(), why_not);
+}
 
-  // 1. Can every rank take part, each on a GPU of its own?
+Result<std::unique_ptr<DeviceReducer>> make_nccl_reducer(Communicator& comm, const Backend& backend,
+                                                         const ScionCudaPlugin* plugin, int device,
+                                                         int init_timeout_ms,
+                                                         const std::string& timeout_problem,
+                                                         std::string* why_not) {
+  // 1. Can every rank take part, each on a GPU of its own? If not, the host path.
   Result<std::vector<std::string>> ready =
-      comm.all_gather(readiness(backend, plugin, comm.rank(), device));
+      comm.all_gather(readiness(backend, plugin, comm.rank(), device, timeout_problem));
   if (!ready) return ready.status();
   if (*why_not = why_not_nccl(*ready); !why_not->empty()) return std::unique_ptr<DeviceReducer>();
 
-  // 2. Rank 0's unique id, to every rank (all_gather as a broadcast from rank 0).
-  std::string mine;
-  if (comm.rank() == 0) {
-    unsigned char id[SCION_NCCL_ID_BYTES];
-    char error[1024] = "";
-    mine = plugin->nccl_unique_id(id, error, sizeof error) == 0
-               ? "1" + std::string(reinterpret_cast<const char*>(id), sizeof id)
-               : "0rank 0 could not make an NCCL id: " + std::string(error);
-  }
-  Result<std::vector<std::string>> ids = comm.all_gather(mine);
-  if (!ids) return ids.status();
-  const std::string& id = ids->front();
-  if (id.empty() || id[0] != '1' || id.size() != 1 + SCION_NCCL_ID_BYTES) {
-    *why_not = id.empty() ? "rank 0 sent no NCCL id" : id.substr(1);
-    return std::unique_ptr<DeviceReducer>();
-  }
-
-  // 3. Every rank's communicator, and whether all of them started.
-  void* nccl = nullptr;
+  // 2. Every rank prepares its side (device, stream) and rank 0 makes the unique id; the
+  // ranks agree that all of that worked before any of them enters the collective start,
+  // and the id reaches every rank in the same exchange (a broadcast from rank 0).
   char error[1024] = "";
-  const int rc = plugin->nccl_init(device, reinterpret_cast<const unsigned char*>(id.data() + 1),
-                                   comm.size(), comm.rank(), &nccl, error, sizeof error);
-  Result<std::vector<std::string>> started = comm.all_gather(
-      rc == 0 ? std::string() : "rank " + std::to_string(comm.rank()) + ": " + error);
-  if (!started) {
-    plugin->nccl_destroy(nccl);
-    return started.status();
+  void* nccl = nullptr;
+  std::string mine;
+  if (plugin->nccl_prepare(device, &nccl, error, sizeof error) != 0) {
+    mine = "rank " + std::to_string(comm.rank()) + ": " + error;
+  } else if (comm.rank() == 0) {
+    unsigned char id[SCION_NCCL_ID_BYTES];
+    if (plugin->nccl_unique_id(id, error, sizeof error) == 0)
+      mine = std::string(reinterpret_cast<const char*>(id), sizeof id);
+    else
+      mine = "rank 0 could not make an NCCL id: " + std::string(error);
   }
-  for (const std::string& failure : *started) {
-    if (failure.empty()) continue;
+  // Each rank's answer: "1" + (rank 0: the id), or "0" + why it failed.
+  const bool prepared = nccl != nullptr && (comm.rank() != 0 || mine.size() == SCION_NCCL_ID_BYTES);
+  Result<std::vector<std::string>> before = comm.all_gather((prepared ? "1" : "0") + mine);
+  const std::string before_failures = before ? prepare_failures(*before) : "";
+  if (!before || !before_failures.empty()) {
     plugin->nccl_destroy(nccl);
-    *why_not = failure;
-    return std::unique_ptr<DeviceReducer>();
+    if (!before) return before.status();
+    return nccl_did_not_start(before_failures, init_timeout_ms);
+  }
+  const std::string& id = before->front();
+
+  // 3. Every rank starts its communicator, waiting a bounded time for the others, and the
+  // ranks agree that every one started.
+  const int rc = plugin->nccl_init(nccl, reinterpret_cast<const unsigned char*>(id.data() + 1),
+                                   comm.size(), comm.rank(), init_timeout_ms, error, sizeof error);
+  Result<std::vector<std::string>> after = comm.all_gather(
+      rc == 0 ? std::string() : "rank " + std::to_string(comm.rank()) + ": " + error);
+  if (!after || !failures_of(*after).empty()) {
+    plugin->nccl_destroy(nccl);
+    if (!after) return after.status();
+    return nccl_did_not_start(failures_of(*after), init_timeout_ms);
   }
   return std::unique_ptr<DeviceReducer>(std::make_unique<NcclReducer>(*plugin, nccl, comm.size()));
 }

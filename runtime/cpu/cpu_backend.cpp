@@ -147,6 +147,13 @@ class CpuBackend final : public Backend {
   double squared_norm(const float* x, std::int64_t N) override {
     return cpu::squared_norm(x, N);
   }
+  void squared_norm_into(double* sum, const float* x, std::int64_t N) override {
+    *sum = cpu::squared_norm(x, N);
+  }
+  void clip_to_global_norm(float* x, std::int64_t N, const double* squared_norms, int count,
+                           float max_norm) override {
+    cpu::clip_to_global_norm(x, N, squared_norms, count, max_norm);
+  }
   std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,
                                      const std::int32_t* targets, std::int64_t N,
                                      int V) override {

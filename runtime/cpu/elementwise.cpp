@@ -1,6 +1,7 @@
 #include "runtime/cpu/elementwise.h"
 
 #include "runtime/cpu/parallel.h"
+#include "runtime/op_types.h"
 
 namespace scion::runtime::cpu {
 
@@ -35,6 +36,12 @@ double squared_norm(const float* x, std::int64_t N) {
 void scale_inplace(float* x, float scale, std::int64_t N) {
 #pragma omp parallel for schedule(static) if (worth_parallel(N))
   for (std::int64_t i = 0; i < N; ++i) x[i] *= scale;
+}
+
+void clip_to_global_norm(float* x, std::int64_t N, const double* squared_norms, int count,
+                         float max_norm) {
+  const float norm = global_norm(squared_norms, count);
+  if (norm > max_norm) scale_inplace(x, max_norm / (norm + kClipEpsilon), N);
 }
 
 }  // namespace scion::runtime::cpu

@@ -17,5 +17,9 @@ void fill(float* dst, float value, std::int64_t N);
 // Sum of squares, in double so a global norm over millions of values keeps its digits.
 double squared_norm(const float* x, std::int64_t N);
 void scale_inplace(float* x, float scale, std::int64_t N);
+// x *= max_norm / (norm + kClipEpsilon) when norm = global_norm(squared_norms, count)
+// exceeds max_norm (runtime/op_types.h); else nothing.
+void clip_to_global_norm(float* x, std::int64_t N, const double* squared_norms, int count,
+                         float max_norm);
 
 }  // namespace scion::runtime::cpu

@@ -54,14 +54,17 @@ __global__ void bce_with_logits_forward_kernel(float* losses, float* probs, cons
 
 }  // namespace
 
-void cross_entropy_forward(float* losses, float* probs, unsigned long long* counted,
-                           const float* logits, const std::int32_t* targets, std::int64_t N,
-                           int V, cudaStream_t stream) {
-  cudaMemsetAsync(counted, 0, sizeof *counted, stream);
-  if (N <= 0) return;
+cudaError_t cross_entropy_forward(float* losses, float* probs, unsigned long long* counted,
+                                  const float* logits, const std::int32_t* targets, std::int64_t N,
+                                  int V, cudaStream_t stream) {
+  if (const cudaError_t err = cudaMemsetAsync(counted, 0, sizeof *counted, stream);
+      err != cudaSuccess)
+    return err;
+  if (N <= 0) return cudaSuccess;
   // One block per row: N stays far below the 2^31 - 1 blocks a grid may have.
   cross_entropy_forward_kernel<<<static_cast<unsigned>(N), kBlock, 0, stream>>>(
       losses, probs, counted, logits, targets, V);
+  return cudaSuccess;
 }
 
 void cross_entropy_backward(float* dlogits, const float* probs, const std::int32_t* targets,

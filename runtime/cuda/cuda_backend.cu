@@ -1,8 +1,8 @@
 // The CUDA backend: device memory from the device's stream-ordered pool (DeviceMemory),
-// the linear layers' products on
-// cuBLASLt (lt_matmul.h: the bias in the epilogue; in fp32 without TF32, the bias
-// gradient too), attention's batched products on cuBLAS (gemm.h), every other op a
-// kernel of kernels.h. The op-by-op contract is the CPU kernel's of the same
+// the linear layers' products on cuBLASLt (lt_matmul.h: the bias in the epilogue; in fp32
+// without TF32, the bias gradient too), or on cublasGemmEx for a shape cuBLASLt offers no
+// algorithm for; attention's batched products on cuBLAS (gemm.h); every other op a kernel
+// of kernels.h. The op-by-op contract is the CPU kernel's of the same
 // name (runtime/cpu/); tests/backend/ compares each op with it.
 //
 // Precision: in kBF16, matmul_* round both operands to bf16 into device scratch and
@@ -124,17 +124,19 @@ class DeviceScratch {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(Precision precision, bool allow_tf32)
+  CudaBackend(Precision precision, const BackendFlags& flags)
       : precision_(precision),
-        allow_tf32_(allow_tf32),
-        gemm_(log_, allow_tf32),
-        lt_(log_, allow_tf32, kStream),
+        flags_(flags),
+        gemm_(log_, flags.allow_tf32),
+        lt_(log_, flags.allow_tf32, kStream),
         memory_(log_, kStream),
         scratch_inp_(memory_),
         scratch_weight_(memory_),
         scratch_dout_(memory_),
         scratch_attention_(memory_),
         scratch_bias_grad_(memory_),
+        scratch_column_sums_(memory_),
+        scratch_embedding_(memory_),
         reduction_scratch_(memory_) {
     // partials of squared_norm, its result, cross_entropy_forward's count
     reduction_ = static_cast<double*>(
@@ -169,7 +171,13 @@ class CudaBackend final : public Backend {
   }
   void embedding_backward(float* dwte, float* dwpe, float* dprompt, const float* dout,
                           const std::int32_t* inp, int B, int T, int P, int C) override {
-    cuda::embedding_backward(dwte, dwpe, dprompt, dout, inp, B, T, P, C, kStream);
+    const std::size_t bytes = embedding_backward_scratch_bytes(B, T);
+    void* scratch =
+        dwte ? scratch_embedding_.get(bytes, log_, "cudaMalloc (embedding gradient)") : nullptr;
+    if (dwte && scratch == nullptr) return;  // logged
+    log_.check(cuda::embedding_backward(dwte, dwpe, dprompt, dout, inp, B, T, P, C, scratch, bytes,
+                                        kStream),
+               "embedding_backward (token sort)");
     log_.launched("embedding_backward");
   }
 
@@ -188,7 +196,9 @@ class CudaBackend final : public Backend {
   void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                           const float* inp, const float* weight, const float* mean,
                           const float* rstd, std::int64_t N, int C, GradMode mode) override {
-    cuda::layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, mode,
+    float* sums = dweight || dbias ? column_scratch(norm_backward_scratch(N, C)) : nullptr;
+    if ((dweight || dbias) && sums == nullptr) return;  // logged
+    cuda::layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, mode, sums,
                              kStream);
     log_.launched("layernorm_backward");
   }
@@ -200,7 +210,9 @@ class CudaBackend final : public Backend {
   void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
                         const float* weight, const float* rstd, std::int64_t N, int C,
                         GradMode mode) override {
-    cuda::rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, C, mode, kStream);
+    float* sums = dweight ? column_scratch(norm_backward_scratch(N, C)) : nullptr;
+    if (dweight && sums == nullptr) return;  // logged
+    cuda::rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, C, mode, sums, kStream);
     log_.launched("rmsnorm_backward");
   }
 
@@ -247,12 +259,12 @@ class CudaBackend final : public Backend {
     } else {
       if (dinp)
         product(false, false, N, C, OC, scale, dout, OC, weight, C, beta, dinp, C, Operands::kF32);
-      if (dweight && dbias && scale == 1.0f && !allow_tf32_)
+      if (dweight && dbias && scale == 1.0f && !flags_.allow_tf32 && !flags_.products_on_cublas)
         dbias_done = weight_and_bias_gradients(dweight, dbias, dout, inp, N, C, OC);
       if (dweight && !dbias_done)
         product(true, false, OC, C, N, scale, dout, OC, inp, C, 1.0f, dweight, C, Operands::kF32);
     }
-    if (dbias && !dbias_done) bias_backward(dbias, dout, N, OC, kStream);  // fp32 in both precisions
+    if (dbias && !dbias_done) bias_gradient(dbias, dout, N, OC);  // fp32 in both precisions
     log_.launched("matmul_backward");
   }
   void matmul_forward_bf16_weight(float* out, const float* inp, const std::uint16_t* weight,
@@ -272,7 +284,7 @@ class CudaBackend final : public Backend {
         product(false, false, N, C, OC, scale, d, OC, weight, C,
                 mode == GradMode::kAccumulate ? 1.0f : 0.0f, dinp, C, Operands::kBF16);
     }
-    if (dbias) bias_backward(dbias, dout, N, OC, kStream);
+    if (dbias) bias_gradient(dbias, dout, N, OC);
     log_.launched("matmul_backward_bf16_weight");
   }
 
@@ -411,12 +423,24 @@ class CudaBackend final : public Backend {
     return sum;
   }
 
+  void squared_norm_into(double* sum, const float* x, std::int64_t N) override {
+    if (reduction_ == nullptr) return;                   // its allocation failed: logged
+    cuda::squared_norm(sum, reduction_, x, N, kStream);  // the partials reused in stream order
+    log_.launched("squared_norm_into");
+  }
+  void clip_to_global_norm(float* x, std::int64_t N, const double* squared_norms, int count,
+                           float max_norm) override {
+    cuda::clip_to_global_norm(x, N, squared_norms, count, max_norm, kStream);
+    log_.launched("clip_to_global_norm");
+  }
+
   std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,
                                      const std::int32_t* targets, std::int64_t N,
                                      int V) override {
     if (reduction_ == nullptr) return 0;
     auto* counted = reinterpret_cast<unsigned long long*>(reduction_ + kNormBlocks + 1);
-    cuda::cross_entropy_forward(losses, probs, counted, logits, targets, N, V, kStream);
+    log_.check(cuda::cross_entropy_forward(losses, probs, counted, logits, targets, N, V, kStream),
+               "cross_entropy_forward (cudaMemsetAsync)");
     log_.launched("cross_entropy_forward");
     unsigned long long host = 0;
     log_.check(cudaMemcpy(&host, counted, sizeof host, cudaMemcpyDeviceToHost),
@@ -515,12 +539,16 @@ class CudaBackend final : public Backend {
     float scale;
   };
 
-  // c (M, N) = alpha · op(a) op(b) + beta · c on cuBLASLt (lt_matmul.h).
+  // c (M, N) = alpha · op(a) op(b) + beta · c on cuBLASLt (lt_matmul.h), or on
+  // cublasGemmEx when cuBLASLt has no algorithm for the shape (or flags_ say so).
   void product(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
                float alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
                float beta, float* c, std::int64_t ldc, Operands type) {
-    lt_.run(LtProduct{trans_a, trans_b, M, N, K, lda, ldb, ldc, type, Epilogue::kNone}, alpha, a,
-            b, beta, c);
+    if (!flags_.products_on_cublas &&
+        lt_.run(LtProduct{trans_a, trans_b, M, N, K, lda, ldb, ldc, type, Epilogue::kNone}, alpha,
+                a, b, beta, c) != LtOutcome::kNoAlgorithm)
+      return;  // issued, or failed (logged)
+    gemm_.run(trans_a, trans_b, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc, type);
   }
 
   // out (N, OC) = a (N, C) · wᵀ + bias: the bias added in cuBLASLt's epilogue, or, where
@@ -529,7 +557,10 @@ class CudaBackend final : public Backend {
                       std::int64_t N, int C, int OC, Operands type) {
     if (bias) {
       const LtProduct p{false, true, N, OC, C, C, C, OC, type, Epilogue::kBias};
-      if (lt_.run(p, 1.0f, a, w, 0.0f, out, bias)) return;
+      if (!flags_.products_on_cublas) {
+        const LtOutcome fused = lt_.run(p, 1.0f, a, w, 0.0f, out, bias);
+        if (fused != LtOutcome::kNoAlgorithm) return;  // issued, or failed (logged)
+      }
       fill_rows(out, bias, N, OC, kStream);
     }
     product(false, true, N, OC, C, 1.0f, a, C, w, C, bias ? 1.0f : 0.0f, out, OC, type);
@@ -547,9 +578,22 @@ class CudaBackend final : public Backend {
         static_cast<std::size_t>(OC) * sizeof(float), log_, "cudaMalloc (bias gradient)"));
     if (sums == nullptr) return false;
     const LtProduct p{true, false, OC, C, N, OC, C, C, Operands::kF32, Epilogue::kRowSumsOfA};
-    if (!lt_.run(p, 1.0f, dout, inp, 1.0f, dweight, nullptr, sums)) return false;
-    cuda::add_inplace(dbias, sums, 1.0f, OC, kStream);
-    return true;
+    const LtOutcome fused = lt_.run(p, 1.0f, dout, inp, 1.0f, dweight, nullptr, sums);
+    if (fused == LtOutcome::kNoAlgorithm) return false;
+    if (fused == LtOutcome::kIssued) cuda::add_inplace(dbias, sums, 1.0f, OC, kStream);
+    return true;  // issued, or failed (logged: the step fails on it)
+  }
+
+  // Scratch of `floats` floats for column sums (column_sums.cuh), or null (logged).
+  float* column_scratch(std::int64_t floats) {
+    return static_cast<float*>(scratch_column_sums_.get(
+        static_cast<std::size_t>(floats) * sizeof(float), log_, "cudaMalloc (column sums)"));
+  }
+
+  // dbias (OC) += the column sums of dout (N, OC).
+  void bias_gradient(float* dbias, const float* dout, std::int64_t N, int OC) {
+    if (float* sums = column_scratch(bias_backward_scratch(N, OC)))
+      bias_backward(dbias, dout, N, OC, sums, kStream);
   }
 
   // src rounded to bf16 in `scratch`, or null (the failure logged).
@@ -561,20 +605,21 @@ class CudaBackend final : public Backend {
   }
 
   Precision precision_;
-  bool allow_tf32_;
+  BackendFlags flags_;
   ErrorLog log_;  // before gemm_ and lt_, which report into it
   Gemm gemm_;     // attention's strided-batched products (gemm.h)
   LtMatmul lt_;   // the linear layers' products (lt_matmul.h)
   DeviceMemory memory_;  // before the scratch buffers, which take from it
   DeviceScratch scratch_inp_, scratch_weight_, scratch_dout_, scratch_attention_,
-      scratch_bias_grad_, reduction_scratch_;
+      scratch_bias_grad_, scratch_column_sums_, scratch_embedding_, reduction_scratch_;
   double* reduction_ = nullptr;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_backend(Precision precision, bool allow_tf32, std::string* why) {
-  auto backend = std::make_unique<CudaBackend>(precision, allow_tf32);
+std::unique_ptr<Backend> make_backend(Precision precision, const BackendFlags& flags,
+                                      std::string* why) {
+  auto backend = std::make_unique<CudaBackend>(precision, flags);
   if (!backend->error().empty()) {
     *why = backend->error();
     return nullptr;

@@ -28,6 +28,27 @@ __global__ void sum_partials(double* result, const double* partials, int n) {
   if (threadIdx.x == 0) *result = sum;
 }
 
+// Every block decides on its own (its first thread sums the norms in op_types.h's
+// order, in double, as global_norm does), so no second launch and no host read is needed.
+__global__ void clip_to_global_norm_kernel(float* x, std::int64_t N, const double* squared_norms,
+                                           int count, float max_norm) {
+  __shared__ float scale;
+  __shared__ bool clip;
+  if (threadIdx.x == 0) {
+    double sum = 0.0;
+    for (int i = 0; i < count; ++i) sum += squared_norms[i];
+    const float norm = static_cast<float>(sqrt(sum));
+    clip = norm > max_norm;
+    scale = clip ? max_norm / (norm + kClipEpsilon) : 1.0f;
+  }
+  __syncthreads();
+  if (!clip) return;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < N;
+       i += stride)
+    x[i] *= scale;
+}
+
 }  // namespace
 
 void gelu_forward(float* out, const float* inp, std::int64_t N, cudaStream_t stream) {
@@ -111,6 +132,14 @@ void squared_norm(double* result, double* partials, const float* x, std::int64_t
                   cudaStream_t stream) {
   squared_norm_partials<<<kNormBlocks, kBlock, 0, stream>>>(partials, x, N);
   sum_partials<<<1, kBlock, 0, stream>>>(result, partials, kNormBlocks);
+}
+
+void clip_to_global_norm(float* x, std::int64_t N, const double* squared_norms, int count,
+                         float max_norm, cudaStream_t stream) {
+  if (N <= 0) return;
+  constexpr unsigned kMaxBlocks = 1024;  // each block sums the norms once: keep them few
+  const unsigned blocks = blocks_for(N) < kMaxBlocks ? blocks_for(N) : kMaxBlocks;
+  clip_to_global_norm_kernel<<<blocks, kBlock, 0, stream>>>(x, N, squared_norms, count, max_norm);
 }
 
 }  // namespace scion::runtime::cuda

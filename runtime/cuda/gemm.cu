@@ -28,6 +28,34 @@ Gemm::~Gemm() {
   if (handle_ != nullptr) cublasDestroy(handle_);
 }
 
+cublasComputeType_t Gemm::compute_type(Operands type) const {
+  return type == Operands::kF32 && allow_tf32_ ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+void Gemm::run(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
+               float alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
+               float beta, float* c, std::int64_t ldc, Operands type) {
+  if (M == 0 || N == 0) return;
+  if (handle_ == nullptr) {
+    log_.fail("a product was asked of a CUDA backend without a cuBLAS handle");
+    return;
+  }
+  if (!fits_int(M) || !fits_int(N) || !fits_int(K) || !fits_int(lda) || !fits_int(ldb) ||
+      !fits_int(ldc)) {
+    log_.fail("a product of " + std::to_string(M) + " x " + std::to_string(N) + " x " +
+              std::to_string(K) + " is beyond cuBLAS's 32-bit sizes; split the batch");
+    return;
+  }
+  const cudaDataType_t operand = type == Operands::kBF16 ? CUDA_R_16BF : CUDA_R_32F;
+  // Column-major: Cᵀ (N, M) = op(B)ᵀ (N, K) · op(A)ᵀ (K, M); see gemm.h.
+  const cublasStatus_t status = cublasGemmEx(
+      handle_, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+      static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha, b, operand,
+      static_cast<int>(ldb), a, operand, static_cast<int>(lda), &beta, c, CUDA_R_32F,
+      static_cast<int>(ldc), compute_type(type), CUBLAS_GEMM_DEFAULT);
+  log_.check(status, "cublasGemmEx");
+}
+
 void Gemm::run_batched(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
                        std::int64_t K, float alpha, const void* a, std::int64_t lda,
                        std::int64_t stride_a, const void* b, std::int64_t ldb,
@@ -45,9 +73,7 @@ void Gemm::run_batched(bool trans_a, bool trans_b, std::int64_t M, std::int64_t 
     return;
   }
   const cudaDataType_t operand = type == Operands::kBF16 ? CUDA_R_16BF : CUDA_R_32F;
-  const cublasComputeType_t compute = type == Operands::kF32 && allow_tf32_
-                                          ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                          : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t compute = compute_type(type);
   // Column-major: Cᵀ (N, M) = op(B)ᵀ (N, K) · op(A)ᵀ (K, M); see gemm.h.
   const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;

@@ -1,4 +1,6 @@
-// Attention's strided-batched row-major products on cuBLAS (cublasGemmStridedBatchedEx).
+// Row-major products on cuBLAS: attention's strided-batched ones
+// (cublasGemmStridedBatchedEx), and single products (cublasGemmEx), which the linear
+// layers fall back to when cuBLASLt offers no algorithm for a shape (lt_matmul.h).
 //
 // The linear layers multiply on cuBLASLt (lt_matmul.h); attention stays here because its
 // products are batched over the sequences with a batch stride of 0 for the prefix keys
@@ -13,8 +15,8 @@
 //
 // Operands are fp32 or bf16 (Operands); the output and the accumulation are always fp32
 // (CUBLAS_COMPUTE_32F). fp32 operands are multiplied in full fp32 (no TF32) unless the
-// backend was made with TF32 allowed (CUBLAS_COMPUTE_32F_FAST_TF32: 10-bit mantissas in the products,
-// about 1e-3 relative, so opt-in only). Failures are recorded in the ErrorLog.
+// backend was made with TF32 allowed (CUBLAS_COMPUTE_32F_FAST_TF32: 10-bit mantissas in the
+// products, about 1e-3 relative, so opt-in only). Failures are recorded in the ErrorLog.
 #pragma once
 
 #include <cublas_v2.h>
@@ -36,6 +38,11 @@ class Gemm {
 
   bool ready() const { return handle_ != nullptr; }
 
+  // One product c (M, N; ldc) = alpha · op(a) (M, K; lda) · op(b) (K, N; ldb) + beta · c.
+  void run(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
+           const void* a, std::int64_t lda, const void* b, std::int64_t ldb, float beta, float* c,
+           std::int64_t ldc, Operands type);
+
   // `batch` products c (M, N; ldc) = alpha · op(a) · op(b) + beta · c, op = transpose
   // when trans_*, the i-th on a + i·stride_a, b + i·stride_b, c + i·stride_c
   // (elements). A stride of 0 shares one operand across the batch (prefix keys).
@@ -45,6 +52,8 @@ class Gemm {
                    std::int64_t ldc, std::int64_t stride_c, std::int64_t batch, Operands type);
 
  private:
+  cublasComputeType_t compute_type(Operands type) const;
+
   ErrorLog& log_;
   bool allow_tf32_;
   cublasHandle_t handle_ = nullptr;

@@ -6,12 +6,16 @@
 // launch errors (ErrorLog::launched).
 //
 // Determinism: no kernel uses floating-point atomics. Sums over rows (parameter
-// gradients, embedding gradients) run one thread per output in a fixed order, so a run
-// repeats its bits on one device.
+// gradients: column_sums.cuh; embedding gradients: embedding.cu) add in an order fixed by
+// the sizes alone, so a run repeats its bits.
+//
+// Scratch: the launchers whose sums go through partial sums take `scratch`, device memory
+// of the size their *_scratch function gives (floats, or bytes where it says so).
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "runtime/op_types.h"
@@ -21,28 +25,36 @@ namespace scion::runtime::cuda {
 // embedding.cu
 void embedding_forward(float* out, const std::int32_t* inp, const float* wte, const float* wpe,
                        const float* prompt, int B, int T, int P, int C, cudaStream_t stream);
-void embedding_backward(float* dwte, float* dwpe, float* dprompt, const float* dout,
-                        const std::int32_t* inp, int B, int T, int P, int C, cudaStream_t stream);
+// Bytes of scratch embedding_backward needs. It returns the failure of its token sort
+// (CUB's, which reports instead of setting the launch error), or cudaErrorInvalidValue for
+// too little scratch; launch errors are the caller's to check, as everywhere.
+std::size_t embedding_backward_scratch_bytes(int B, int T);
+cudaError_t embedding_backward(float* dwte, float* dwpe, float* dprompt, const float* dout,
+                               const std::int32_t* inp, int B, int T, int P, int C, void* scratch,
+                               std::size_t scratch_bytes, cudaStream_t stream);
 
 // norms.cu
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
                        const float* weight, const float* bias, std::int64_t N, int C, float eps,
                        cudaStream_t stream);
+// Floats of scratch layernorm_backward and rmsnorm_backward need.
+std::int64_t norm_backward_scratch(std::int64_t N, int C);
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                        const float* inp, const float* weight, const float* mean,
-                        const float* rstd, std::int64_t N, int C, GradMode mode,
-                        cudaStream_t stream);
+                        const float* inp, const float* weight, const float* mean, const float* rstd,
+                        std::int64_t N, int C, GradMode mode, float* scratch, cudaStream_t stream);
 void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight,
                      std::int64_t N, int C, float eps, cudaStream_t stream);
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
-                      const float* weight, const float* rstd, std::int64_t N, int C,
-                      GradMode mode, cudaStream_t stream);
+                      const float* weight, const float* rstd, std::int64_t N, int C, GradMode mode,
+                      float* scratch, cudaStream_t stream);
 
 // matmul_support.cu: the non-product parts of the linear layers.
 // out (N, OC) = bias broadcast over rows.
 void fill_rows(float* out, const float* bias, std::int64_t N, int OC, cudaStream_t stream);
-// dbias (OC) += column sums of dout (N, OC).
-void bias_backward(float* dbias, const float* dout, std::int64_t N, int OC, cudaStream_t stream);
+// dbias (OC) += column sums of dout (N, OC); bias_backward_scratch(N, OC) floats of scratch.
+std::int64_t bias_backward_scratch(std::int64_t N, int OC);
+void bias_backward(float* dbias, const float* dout, std::int64_t N, int OC, float* scratch,
+                   cudaStream_t stream);
 // dst (n) = src rounded to bf16 bits (round to nearest even, as runtime/tensor.h).
 void round_to_bf16(std::uint16_t* dst, const float* src, std::int64_t n, cudaStream_t stream);
 
@@ -79,6 +91,10 @@ void scale_inplace(float* x, float scale, std::int64_t N, cudaStream_t stream);
 inline constexpr int kNormBlocks = 256;
 void squared_norm(double* result, double* partials, const float* x, std::int64_t N,
                   cudaStream_t stream);
+// x *= max_norm / (norm + kClipEpsilon) when norm = global_norm(squared_norms, count)
+// (runtime/op_types.h, computed on the device from device memory) exceeds max_norm.
+void clip_to_global_norm(float* x, std::int64_t N, const double* squared_norms, int count,
+                         float max_norm, cudaStream_t stream);
 
 // dropout.cu
 void dropout_forward(float* out, float* mask, const float* inp, std::int64_t N, float p,
@@ -88,10 +104,11 @@ void dropout_backward(float* dinp, const float* dout, const float* mask, std::in
                       cudaStream_t stream);
 
 // cross_entropy.cu. *counted (device memory) is set to the number of rows whose target
-// is not kIgnoreIndex.
-void cross_entropy_forward(float* losses, float* probs, unsigned long long* counted,
-                           const float* logits, const std::int32_t* targets, std::int64_t N,
-                           int V, cudaStream_t stream);
+// is not kIgnoreIndex. Returns the failure of zeroing *counted (cudaMemsetAsync), if any;
+// the kernel's launch error is the caller's to check, as everywhere.
+cudaError_t cross_entropy_forward(float* losses, float* probs, unsigned long long* counted,
+                                  const float* logits, const std::int32_t* targets, std::int64_t N,
+                                  int V, cudaStream_t stream);
 void cross_entropy_backward(float* dlogits, const float* probs, const std::int32_t* targets,
                             float scale, std::int64_t N, int V, cudaStream_t stream);
 void cross_entropy_backward_weighted(float* dlogits, const float* probs,

@@ -156,26 +156,22 @@ const LtMatmul::Plan* LtMatmul::plan_for(const Key& key, const LtProduct& p, con
     destroy(plan);
     return nullptr;
   }
-  if (!plan.found && p.epilogue == Epilogue::kNone)
-    log_.fail("cuBLASLt offers no algorithm for a product of " + std::to_string(p.M) + " x " +
-              std::to_string(p.N) + " x " + std::to_string(p.K) +
-              (p.type == Operands::kBF16 ? " in bf16" : " in fp32"));
   return &plans_.emplace(key, plan).first->second;
 }
 
-bool LtMatmul::run(const LtProduct& p, float alpha, const void* a, const void* b, float beta,
-                   float* c, const float* bias, float* bias_grad) {
-  if (p.M == 0 || p.N == 0) return true;
+LtOutcome LtMatmul::run(const LtProduct& p, float alpha, const void* a, const void* b, float beta,
+                        float* c, const float* bias, float* bias_grad) {
+  if (p.M == 0 || p.N == 0) return LtOutcome::kIssued;
   if (!ready()) {
     log_.fail("a product was asked of a CUDA backend without a cuBLASLt handle and workspace");
-    return false;
+    return LtOutcome::kFailed;
   }
   // The sizes cuBLASLt takes are 64-bit, but its kernels index with int on some paths;
   // products this large are split by the callers' batches long before.
   if (!fits_int(p.M) || !fits_int(p.N) || !fits_int(p.K)) {
     log_.fail("a product of " + std::to_string(p.M) + " x " + std::to_string(p.N) + " x " +
               std::to_string(p.K) + " is beyond 32-bit sizes; split the batch");
-    return false;
+    return LtOutcome::kFailed;
   }
   const float* vector = p.epilogue == Epilogue::kBias ? bias : bias_grad;
   const Key key{p.trans_a,
@@ -193,7 +189,8 @@ bool LtMatmul::run(const LtProduct& p, float alpha, const void* a, const void* b
                 alignment_of(c),
                 p.epilogue == Epilogue::kNone ? 0 : alignment_of(vector)};
   const Plan* plan = plan_for(key, p, vector);
-  if (plan == nullptr || !plan->found) return false;
+  if (plan == nullptr) return LtOutcome::kFailed;
+  if (!plan->found) return LtOutcome::kNoAlgorithm;
   if (p.epilogue != Epilogue::kNone)
     log_.check(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                               &vector, sizeof vector),
@@ -202,7 +199,7 @@ bool LtMatmul::run(const LtProduct& p, float alpha, const void* a, const void* b
       cublasLtMatmul(handle_, plan->desc, &alpha, b, plan->a, a, plan->b, &beta, c, plan->c, c,
                      plan->c, &plan->algo, workspace_, kWorkspaceBytes, stream_);
   log_.check(status, "cublasLtMatmul");
-  return status == CUBLAS_STATUS_SUCCESS;
+  return status == CUBLAS_STATUS_SUCCESS ? LtOutcome::kIssued : LtOutcome::kFailed;
 }
 
 }  // namespace scion::runtime::cuda

@@ -15,9 +15,12 @@
 //                  rows over K (CUBLASLT_EPILOGUE_BGRADB: a is cuBLASLt's B). With
 //                  op(a) = doutᵀ that is the bias gradient Σ_n dout[n, o], overwritten,
 //                  not accumulated.
-// An epilogue the heuristic finds no algorithm for, on this device and these types, is
-// not an error: run() returns false without running anything, and the caller computes
-// the same with its own kernels. Failures (cuBLASLt errors) are recorded in the ErrorLog.
+// A product the heuristic finds no algorithm for, on this device and these types (an
+// epilogue, or a plain product of small or odd leading dimensions in bf16: LoRA ranks 4
+// and 8, 2-class heads), is not an error: run() returns kNoAlgorithm without running
+// anything, and the caller computes the same another way (cublasGemmEx, gemm.h; the
+// epilogue's part with its own kernels). Failures (cuBLASLt errors) are recorded in the
+// ErrorLog and return kFailed.
 //
 // The plan of a shape depends on the operands' alignments (cuBLASLt assumes 256-byte
 // aligned pointers unless told otherwise, and the layers multiply row ranges of larger
@@ -38,6 +41,10 @@ namespace scion::runtime::cuda {
 
 enum class Epilogue { kNone, kBias, kRowSumsOfA };
 
+// What run() did: issued the product; found no algorithm for it (nothing ran, nothing
+// logged); or failed (logged, nothing ran).
+enum class LtOutcome { kIssued, kNoAlgorithm, kFailed };
+
 // One row-major product c (M, N; ldc) = alpha · op(a) (M, K; lda) · op(b) (K, N; ldb)
 // + beta · c, op = transpose when trans_*.
 struct LtProduct {
@@ -57,10 +64,8 @@ class LtMatmul {
   bool ready() const { return handle_ != nullptr && workspace_ != nullptr; }
 
   // Runs `p` (see above; `bias` for kBias, `bias_grad` for kRowSumsOfA, else null).
-  // Returns false when p's epilogue has no algorithm here (nothing ran; see above) or on
-  // a failure (logged); true when the product was issued.
-  bool run(const LtProduct& p, float alpha, const void* a, const void* b, float beta, float* c,
-           const float* bias = nullptr, float* bias_grad = nullptr);
+  LtOutcome run(const LtProduct& p, float alpha, const void* a, const void* b, float beta, float* c,
+                const float* bias = nullptr, float* bias_grad = nullptr);
 
  private:
   struct Plan {

@@ -41,6 +41,20 @@ std::string nccl_text(ncclResult_t result, ncclComm_t comm) {
   return text;
 }
 
+// Polls a non-blocking communicator's state until its pending work (start, enqueue,
+// finalize) is done: ncclSuccess, an error, or ncclInProgress when `timeout_ms` passed
+// first (a negative timeout waits without end).
+ncclResult_t wait_while_in_progress(ncclComm_t comm, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    if (const ncclResult_t r = ncclCommGetAsyncError(comm, &state); r != ncclSuccess) return r;
+    if (state != ncclInProgress) return state;
+    if (timeout_ms >= 0 && std::chrono::steady_clock::now() >= deadline) return ncclInProgress;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
 }  // namespace
 
 int nccl_unique_id(unsigned char* id, char* error, size_t capacity) {
@@ -51,8 +65,7 @@ int nccl_unique_id(unsigned char* id, char* error, size_t capacity) {
   return 0;
 }
 
-int nccl_init(int device, const unsigned char* id, int ranks, int rank, void** comm, char* error,
-              size_t capacity) {
+int nccl_prepare(int device, void** comm, char* error, size_t capacity) {
   *comm = nullptr;
   if (const cudaError_t err = cudaSetDevice(device); err != cudaSuccess)
     return failed("cudaSetDevice(" + std::to_string(device) + "): " + cudaGetErrorString(err),
@@ -63,17 +76,41 @@ int nccl_init(int device, const unsigned char* id, int ranks, int rank, void** c
     delete state;
     return failed(std::string("cudaStreamCreate: ") + cudaGetErrorString(err), error, capacity);
   }
+  *comm = state;
+  return 0;
+}
+
+int nccl_init(void* comm, const unsigned char* id, int ranks, int rank, int timeout_ms, char* error,
+              size_t capacity) {
+  auto* state = static_cast<NcclRank*>(comm);
+  const std::string who =
+      "ncclCommInitRank (rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ")";
+  if (const cudaError_t err = cudaSetDevice(state->device); err != cudaSuccess)
+    return failed(std::string("cudaSetDevice: ") + cudaGetErrorString(err), error, capacity);
   ncclUniqueId unique{};
   std::memcpy(unique.internal, id, NCCL_UNIQUE_ID_BYTES);
-  if (const ncclResult_t r = ncclCommInitRank(&state->comm, ranks, unique, rank);
-      r != ncclSuccess) {
-    cudaStreamDestroy(state->stream);
-    delete state;
-    return failed("ncclCommInitRank (rank " + std::to_string(rank) + " of " +
-                      std::to_string(ranks) + "): " + nccl_text(r, nullptr),
-                  error, capacity);
+  // Non-blocking: ncclCommInitRankConfig returns at once and the start completes in the
+  // background, so this rank can stop waiting for a peer that never comes.
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t started = nullptr;
+  ncclResult_t r = ncclCommInitRankConfig(&started, ranks, unique, rank, &config);
+  if (r != ncclSuccess && r != ncclInProgress) {
+    if (started != nullptr) ncclCommAbort(started);
+    return failed(who + ": " + nccl_text(r, nullptr), error, capacity);
   }
-  *comm = state;
+  r = wait_while_in_progress(started, timeout_ms);
+  if (r != ncclSuccess) {
+    const std::string text =
+        r == ncclInProgress
+            ? "timed out after " + std::to_string(timeout_ms / 1000) +
+                  " s waiting for the other ranks (one failed before joining, or they cannot "
+                  "reach each other)"
+            : nccl_text(r, started);
+    ncclCommAbort(started);
+    return failed(who + ": " + text, error, capacity);
+  }
+  state->comm = started;
   return 0;
 }
 
@@ -93,8 +130,16 @@ int nccl_all_reduce_sum(void* comm, float* const* data, const size_t* counts, si
   // ncclGroupEnd must close the group even when a call inside it failed.
   const ncclResult_t end = ncclGroupEnd();
   if (r == ncclSuccess) r = end;
-  if (r != ncclSuccess)
-    return failed("ncclAllReduce: " + nccl_text(r, state->comm), error, capacity);
+  // The communicator is non-blocking (nccl_init): the group may still be being enqueued
+  // (ncclInProgress). Wait for that before looking at the stream, which is empty until
+  // then. A peer that is gone shows as an error here or below.
+  if (r == ncclInProgress) r = wait_while_in_progress(state->comm, -1);
+  if (r != ncclSuccess) {
+    const std::string text = nccl_text(r, state->comm);
+    ncclCommAbort(state->comm);
+    state->comm = nullptr;
+    return failed("ncclAllReduce: " + text, error, capacity);
+  }
   for (;;) {
     const cudaError_t query = cudaStreamQuery(state->stream);
     if (query == cudaSuccess) return 0;
@@ -118,7 +163,17 @@ void nccl_destroy(void* comm) {
   auto* state = static_cast<NcclRank*>(comm);
   if (state == nullptr) return;
   cudaSetDevice(state->device);
-  if (state->comm != nullptr) ncclCommDestroy(state->comm);
+  if (state->comm != nullptr) {
+    // A non-blocking communicator is finalized (its peers reach quiescence together)
+    // before it is destroyed; one that cannot finalize in time is aborted instead.
+    constexpr int kFinalizeTimeoutMs = 30000;
+    ncclResult_t r = ncclCommFinalize(state->comm);
+    if (r == ncclInProgress) r = wait_while_in_progress(state->comm, kFinalizeTimeoutMs);
+    if (r == ncclSuccess)
+      ncclCommDestroy(state->comm);
+    else
+      ncclCommAbort(state->comm);
+  }
   if (state->stream != nullptr) cudaStreamDestroy(state->stream);
   delete state;
 }

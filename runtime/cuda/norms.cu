@@ -1,8 +1,9 @@
 // LayerNorm and RMSNorm (runtime/cpu/layernorm.h, rmsnorm.h), llm.c style: one warp per
 // row for the forward and the input gradient, its sums by warp shuffles. Parameter
-// gradients are sums over rows: one thread per channel walks the rows in order (threads
-// of a warp read adjacent channels, so the reads coalesce), which keeps them free of
-// atomics and deterministic.
+// gradients are sums over rows: block-level partial sums over chunks of rows, added in a
+// fixed order (column_sums.cuh), so they use the whole device, without atomics, and a run
+// repeats its bits.
+#include "runtime/cuda/column_sums.cuh"
 #include "runtime/cuda/device_math.cuh"
 #include "runtime/cuda/kernels.h"
 
@@ -67,21 +68,6 @@ __global__ void layernorm_backward_input(float* dinp, const float* dout, const f
   }
 }
 
-__global__ void layernorm_backward_params(float* dweight, float* dbias, const float* dout,
-                                          const float* inp, const float* mean, const float* rstd,
-                                          std::int64_t N, int C) {
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= C) return;
-  float dw = 0.0f, db = 0.0f;
-  for (std::int64_t n = 0; n < N; ++n) {
-    const float dy = dout[n * C + c];
-    dw += (inp[n * C + c] - mean[n]) * rstd[n] * dy;
-    db += dy;
-  }
-  if (dweight) dweight[c] += dw;
-  if (dbias) dbias[c] += db;
-}
-
 __global__ void rmsnorm_forward_kernel(float* out, float* rstd, const float* inp,
                                        const float* weight, std::int64_t N, int C, float eps) {
   const std::int64_t row = warp_row();
@@ -115,15 +101,6 @@ __global__ void rmsnorm_backward_input(float* dinp, const float* dout, const flo
   }
 }
 
-__global__ void rmsnorm_backward_weight(float* dweight, const float* dout, const float* inp,
-                                        const float* rstd, std::int64_t N, int C) {
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= C) return;
-  float dw = 0.0f;
-  for (std::int64_t n = 0; n < N; ++n) dw += inp[n * C + c] * rstd[n] * dout[n * C + c];
-  dweight[c] += dw;
-}
-
 }  // namespace
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
@@ -134,16 +111,24 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
       out, mean, rstd, inp, weight, bias, N, C, eps);
 }
 
+std::int64_t norm_backward_scratch(std::int64_t N, int C) { return column_sum_scratch(2, N, C); }
+
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                        const float* inp, const float* weight, const float* mean,
-                        const float* rstd, std::int64_t N, int C, GradMode mode,
-                        cudaStream_t stream) {
+                        const float* inp, const float* weight, const float* mean, const float* rstd,
+                        std::int64_t N, int C, GradMode mode, float* scratch, cudaStream_t stream) {
   if (N <= 0) return;
   layernorm_backward_input<<<row_blocks(N), kWarpsPerBlock * 32, 0, stream>>>(
       dinp, dout, inp, weight, mean, rstd, N, C, mode == GradMode::kAccumulate);
-  if (dweight || dbias)
-    layernorm_backward_params<<<blocks_for(C), kBlock, 0, stream>>>(dweight, dbias, dout, inp,
-                                                                     mean, rstd, N, C);
+  if (!dweight && !dbias) return;
+  // dweight[c] += Σ_n (x - mean) · rstd · dy, dbias[c] += Σ_n dy
+  column_sums<2>(
+      {{dweight, dbias}}, scratch, N, C,
+      [=] __device__(std::int64_t n, int c, float* sums) {
+        const float dy = dout[n * C + c];
+        sums[0] += (inp[n * C + c] - mean[n]) * rstd[n] * dy;
+        sums[1] += dy;
+      },
+      stream);
 }
 
 void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight,
@@ -154,13 +139,19 @@ void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* wei
 }
 
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
-                      const float* weight, const float* rstd, std::int64_t N, int C,
-                      GradMode mode, cudaStream_t stream) {
+                      const float* weight, const float* rstd, std::int64_t N, int C, GradMode mode,
+                      float* scratch, cudaStream_t stream) {
   if (N <= 0) return;
   rmsnorm_backward_input<<<row_blocks(N), kWarpsPerBlock * 32, 0, stream>>>(
       dinp, dout, inp, weight, rstd, N, C, mode == GradMode::kAccumulate);
-  if (dweight)
-    rmsnorm_backward_weight<<<blocks_for(C), kBlock, 0, stream>>>(dweight, dout, inp, rstd, N, C);
+  if (!dweight) return;
+  // dweight[c] += Σ_n x · rstd · dy
+  column_sums<1>(
+      {{dweight}}, scratch, N, C,
+      [=] __device__(std::int64_t n, int c, float* sums) {
+        sums[0] += inp[n * C + c] * rstd[n] * dout[n * C + c];
+      },
+      stream);
 }
 
 }  // namespace scion::runtime::cuda

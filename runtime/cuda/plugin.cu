@@ -39,17 +39,28 @@ int describe_devices(char* out, size_t capacity) {
     copy_out(std::string("no CUDA device usable: ") + cudaGetErrorString(err), out, capacity);
     return -1;
   }
+  // One line per device, in CUDA's order, so that line i is device i (scion picks a device
+  // by its line): a device whose properties cannot be read still gets its line, saying
+  // so. The count returned is the number of lines written, never more: lines that would
+  // not fit in `out` are left out, and not counted.
+  const size_t room = capacity > 0 ? capacity - 1 : 0;
   std::string lines;
+  int listed = 0;
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
     char line[512];
-    std::snprintf(line, sizeof line, "cuda:%d %s, %.1f GiB, sm_%d%d\n", i, prop.name,
-                  static_cast<double>(prop.totalGlobalMem) / (1 << 30), prop.major, prop.minor);
+    if (const cudaError_t prop_err = cudaGetDeviceProperties(&prop, i); prop_err != cudaSuccess)
+      std::snprintf(line, sizeof line, "cuda:%d (its properties cannot be read: %s)\n", i,
+                    cudaGetErrorString(prop_err));
+    else
+      std::snprintf(line, sizeof line, "cuda:%d %s, %.1f GiB, sm_%d%d\n", i, prop.name,
+                    static_cast<double>(prop.totalGlobalMem) / (1 << 30), prop.major, prop.minor);
+    if (lines.size() + std::strlen(line) > room) break;
     lines += line;
+    ++listed;
   }
   copy_out(lines, out, capacity);
-  return count;
+  return listed;
 }
 
 void describe_libraries(char* out, size_t capacity) {
@@ -81,8 +92,11 @@ scion::runtime::Backend* create_backend(int device, int precision, unsigned flag
     return nullptr;
   }
   std::string why;
+  const scion::runtime::cuda::BackendFlags backend_flags{
+      .allow_tf32 = (flags & SCION_CUDA_ALLOW_TF32) != 0,
+      .products_on_cublas = (flags & SCION_CUDA_PRODUCTS_ON_CUBLAS) != 0};
   std::unique_ptr<scion::runtime::Backend> backend = scion::runtime::cuda::make_backend(
-      static_cast<scion::runtime::Precision>(precision), (flags & SCION_CUDA_ALLOW_TF32) != 0, &why);
+      static_cast<scion::runtime::Precision>(precision), backend_flags, &why);
   if (!backend) {
     copy_out(why, error, capacity);
     return nullptr;
@@ -113,6 +127,7 @@ constexpr ScionCudaPlugin kPlugin = {SCION_CUDA_PLUGIN_ABI_VERSION,
                                      create_backend,
                                      device_uuid,
                                      scion::runtime::cuda::nccl_unique_id,
+                                     scion::runtime::cuda::nccl_prepare,
                                      scion::runtime::cuda::nccl_init,
                                      scion::runtime::cuda::nccl_all_reduce_sum,
                                      scion::runtime::cuda::nccl_destroy};
@@ -122,6 +137,7 @@ constexpr ScionCudaPlugin kPlugin = {SCION_CUDA_PLUGIN_ABI_VERSION,
                                      describe_libraries,
                                      create_backend,
                                      device_uuid,
+                                     nullptr,
                                      nullptr,
                                      nullptr,
                                      nullptr,

@@ -20,6 +20,10 @@
 // adds NCCL: a unique id made by rank 0 and sent to the others through MPI by scion
 // (runtime/comm/nccl_reducer.h), one communicator per rank, and the in-place sum of the
 // gradients on the devices.
+//
+// Version 4 splits the start of a communicator in two, nccl_prepare (this rank alone) and
+// nccl_init (collective, with a bounded wait), so that the ranks can agree over MPI on
+// each half before going on, and adds the SCION_CUDA_PRODUCTS_ON_CUBLAS flag.
 #pragma once
 
 #include <stddef.h>
@@ -28,11 +32,14 @@ namespace scion::runtime {
 class Backend;
 }
 
-#define SCION_CUDA_PLUGIN_ABI_VERSION 3
+#define SCION_CUDA_PLUGIN_ABI_VERSION 4
 #define SCION_CUDA_PLUGIN_ENTRY "scion_cuda_plugin"
 
 // create_backend's flags.
 #define SCION_CUDA_ALLOW_TF32 1u  // fp32 products may use TF32 tensor cores
+// Every linear-layer product runs on cublasGemmEx, as when cuBLASLt offers no algorithm
+// (tests compare that fallback on every shape).
+#define SCION_CUDA_PRODUCTS_ON_CUBLAS 2u
 
 // The size of an NCCL unique id (NCCL_UNIQUE_ID_BYTES; the plugin checks that they agree).
 #define SCION_NCCL_ID_BYTES 128
@@ -58,22 +65,29 @@ struct ScionCudaPlugin {
   // saying why.
   int (*device_uuid)(int device, char* out, size_t capacity);
 
-  // NCCL. All four are null when the plugin was built without NCCL. Each returns 0, or -1
+  // NCCL. All five are null when the plugin was built without NCCL. Each returns 0, or -1
   // with the reason in `error` (at most `capacity` bytes, NUL-terminated).
   //
   // A new unique id (ncclGetUniqueId) in `id` (SCION_NCCL_ID_BYTES bytes): rank 0 makes
   // it, every rank passes it to nccl_init.
   int (*nccl_unique_id)(unsigned char* id, char* error, size_t capacity);
-  // This rank's communicator of `ranks` on `device` (ncclCommInitRank; collective: every
-  // rank calls it with the same id), in *comm.
-  int (*nccl_init)(int device, const unsigned char* id, int ranks, int rank, void** comm,
+  // This rank's side of a communicator on `device`, in *comm: the device made current and
+  // the stream its collectives will run on. Local: no other rank is involved. Release it
+  // with nccl_destroy, whether or not nccl_init follows.
+  int (*nccl_prepare)(int device, void** comm, char* error, size_t capacity);
+  // Starts the communicator prepared in `comm` as rank `rank` of `ranks`
+  // (ncclCommInitRankConfig, non-blocking; collective: every rank calls it with the same
+  // id), waiting at most `timeout_ms` for the others to join: when one never does (it
+  // failed before), this fails with a timeout instead of waiting for ever.
+  int (*nccl_init)(void* comm, const unsigned char* id, int ranks, int rank, int timeout_ms,
                    char* error, size_t capacity);
   // Sums `runs` fp32 arrays of device memory over the ranks, in place, on the stream the
   // backend's ops run on (one NCCL group), and waits for the sums: when it returns 0 the
   // device holds them. Every rank calls it with the same counts in the same order.
   int (*nccl_all_reduce_sum)(void* comm, float* const* data, const size_t* counts, size_t runs,
                              char* error, size_t capacity);
-  // Ends the communicator (ncclCommDestroy); null is ignored.
+  // Ends the communicator (ncclCommFinalize, then ncclCommDestroy; ncclCommAbort when it
+  // cannot finalize) and frees what nccl_prepare made; null is ignored.
   void (*nccl_destroy)(void* comm);
 };
 

@@ -122,6 +122,7 @@ Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
   }
   spread_divergence(shares);
   const std::vector<float> lr = apply_updates(active, shares);
+  std::vector<StepReport> reports;
   for (std::size_t j = 0; j < n; ++j) {
     TrainingJob& job = *active[j];
     if (job.divergence()) continue;
@@ -138,7 +139,9 @@ Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
       report.validation = *validation;
     }
     if (callbacks.on_step) SCION_RETURN_IF_ERROR(callbacks.on_step(report));
+    reports.push_back(std::move(report));
   }
+  if (callbacks.on_group_step) SCION_RETURN_IF_ERROR(callbacks.on_group_step(reports));
   return Status::ok();
 }
 

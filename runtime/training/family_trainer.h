@@ -36,6 +36,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct StepReport {
 
 struct TrainerCallbacks {
   std::function<Status(const StepReport&)> on_step;     // after each job's step
+  // After each step of the group: every job still training has taken it (and on_step has
+  // heard each); `reports` holds their reports, in the order of the jobs.
+  std::function<Status(std::span<const StepReport> reports)> on_group_step;
   // When a job is done: it has finished, and so has every job it shares modules with.
   std::function<Status(TrainingJob&)> on_job_finished;
   // When a job has diverged (TrainingJob::divergence() says how); once per job.

@@ -26,10 +26,16 @@
 //   catches a bf16 path that silently computes in fp32. Bias gradients (column sums) and
 //   every non-product operation stay fp32 in bf16 backends, with the fp32 tolerance.
 //
+// --products-on-cublas (CUDA only) makes every linear-layer product take the path it
+// takes when cuBLASLt's heuristic offers no algorithm (cublasGemmEx), so that fallback is
+// compared on every shape, not only on the shapes where the heuristic happens to fail.
+//
 // Usage: backend_ops [--backend cpu|cuda] [--precision fp32|bf16|all] [--threads N]
-//                    [--fp32-matmul openblas|onednn] [--exact] [--op NAME] [--list]
-// Exit: 0 all within tolerance, 1 some output is not, 2 usage, 77 the backend cannot run
-// here (no CUDA plugin, no device, or a plugin without Backend operations).
+//                    [--fp32-matmul openblas|onednn] [--products-on-cublas] [--exact]
+//                    [--op NAME] [--list]
+// Exit: 0 all within tolerance, 1 some output is not, or the CUDA backend cannot be made
+// although an NVIDIA device is visible (tests/gpu/visible_devices.h), 2 usage, 77 the
+// backend cannot run here (no CUDA plugin or no device, and no device visible).
 #include <omp.h>
 
 #include <algorithm>
@@ -39,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "../gpu/visible_devices.h"
 #include "bench/bench_options.h"
 #include "op_harness.h"
 #include "runtime/cuda_plugin.h"
@@ -55,7 +62,7 @@ namespace {
 constexpr double kFp32Tolerance = 1e-5;
 constexpr double kThreadedProductTolerance = 1e-6;
 constexpr double kBf16Tolerance = 5e-3;
-constexpr int kSkipped = 77;
+using test::kSkipped;
 
 struct Options {
   std::string backend = "cpu";
@@ -63,6 +70,7 @@ struct Options {
   int threads = 2;
   std::string fp32_matmul = "openblas";
   bool exact = false;
+  bool products_on_cublas = false;
   std::string op;
   bool list = false;
 };
@@ -71,12 +79,14 @@ Options parse(int argc, char** argv) {
   Options o;
   bench::BenchOptions(
       "usage: backend_ops [--backend cpu|cuda] [--precision fp32|bf16|all] [--threads N]\n"
-      "                   [--fp32-matmul openblas|onednn] [--exact] [--op NAME] [--list]")
+      "                   [--fp32-matmul openblas|onednn] [--products-on-cublas] [--exact]\n"
+      "                   [--op NAME] [--list]")
       .text("backend", o.backend)
       .text("precision", o.precision)
       .number("threads", o.threads)
       .text("fp32-matmul", o.fp32_matmul)
       .flag("exact", o.exact)
+      .flag("products-on-cublas", o.products_on_cublas)
       .text("op", o.op)
       .flag("list", o.list)
       .parse(argc, argv);
@@ -164,7 +174,8 @@ int compare(const std::vector<OpCase>& cases, const std::vector<std::vector<OpOu
 
 // The candidate in `precision`, or why it cannot run here.
 Result<std::unique_ptr<Backend>> make_candidate(const Options& o, Precision precision) {
-  if (o.backend == "cuda") return runtime::make_cuda_backend(precision);
+  if (o.backend == "cuda")
+    return runtime::make_cuda_backend(precision, {.products_on_cublas = o.products_on_cublas});
   return std::unique_ptr<Backend>(runtime::make_cpu_backend(runtime::CpuBackendOptions{
       .threads = o.threads,
       .precision = precision,
@@ -203,8 +214,9 @@ int main(int argc, char** argv) {
   for (const Precision precision : precisions) {
     auto candidate = make_candidate(o, precision);
     if (!candidate) {
-      std::printf("backend_ops: %s in %s cannot run here: %s\n", o.backend.c_str(),
-                  runtime::precision_name(precision), candidate.status().message().c_str());
+      const std::string reason = o.backend + " in " + runtime::precision_name(precision) + ": " +
+                                 candidate.status().message();
+      if (test::cannot_run_here("backend_ops", reason) != kSkipped) ++failures;
       continue;
     }
     Backend& backend = **candidate;

@@ -339,6 +339,27 @@ void elementwise_cases(std::vector<OpCase>& cases) {
     cases.push_back({"squared_norm", shape, [=](OpRun& r) {
       r.keep_value("sum", r.backend().squared_norm(r.upload(a), N));
     }});
+    cases.push_back({"squared_norm_into", shape, [=](OpRun& r) {
+                       auto* sum =
+                           reinterpret_cast<double*>(r.buffer(2));  // one double of backend memory
+                       r.backend().squared_norm_into(sum, r.upload(a), N);
+                       double host = 0;
+                       r.backend().copy_to_host(&host, sum, sizeof host);
+                       r.keep_value("sum", host);
+                     }});
+    // Sums of squares whose global norm is 13: clipped to 6.5, and left alone under 20.
+    for (const float max_norm : {6.5f, 20.0f}) {
+      cases.push_back({"clip_to_global_norm",
+                       shape + " norm=13 max=" + std::to_string(max_norm).substr(0, 4),
+                       [=](OpRun& r) {
+                         const double squares[3] = {25.0, 100.0, 44.0};
+                         auto* sums = reinterpret_cast<double*>(r.buffer(6));
+                         r.backend().copy_to_device(sums, squares, sizeof squares);
+                         float* x = r.upload(a);
+                         r.backend().clip_to_global_norm(x, N, sums, 3, max_norm);
+                         r.keep("x", x, n_of(N));
+                       }});
+    }
   }
 }
 

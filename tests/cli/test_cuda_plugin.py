@@ -1,7 +1,10 @@
 """The CPU binary needs no CUDA library (issue #16): scion links none, starts and trains
 with the CUDA libraries hidden, and `--version` says truthfully whether the CUDA plugin
 was built, whether it loaded and which devices it sees. `--device cuda` without a usable
-device (or plugin) is refused with exit 3."""
+device (or plugin) is refused with exit 3. The plugin is found relative to the
+executable (issue #25): a copied build opens its own copy, and `--version` names the
+file."""
+import json
 import os
 import re
 import shutil
@@ -44,8 +47,9 @@ hidden = dict(os.environ, SCION_CUDA_PLUGIN="/nonexistent/libscion_cuda.so")
 proc = subprocess.run([SCION, "--json", "--version"], capture_output=True, text=True, env=hidden)
 check(proc.returncode == 0, f"--version without the plugin exits 0: {proc.stderr}")
 if backend["built"]:
-    check('"loaded":false' in proc.stdout.replace(" ", "") and "did not load" in proc.stdout,
-          f"without the plugin, --version says it did not load: {proc.stdout}")
+    check('"loaded":false' in proc.stdout.replace(" ", "") and "was not found" in proc.stdout and
+          "/nonexistent/libscion_cuda.so" in proc.stdout,
+          f"without the plugin, --version says it was not found, and where: {proc.stdout}")
 work = copy_example("sentiment", temp_dir())
 proc = subprocess.run([SCION, "--device", "cuda", "validate"], cwd=work, capture_output=True, text=True,
                       env=hidden)
@@ -83,4 +87,48 @@ if cuda_dirs and unshare:
         if backend["built"]:
             check("did not load" in proc.stdout, f"the hidden libraries are named as the reason: {proc.stdout}")
         print("CUDA libraries hidden: scion started and trained")
+# 5. The plugin is looked for relative to the executable, so a copy of the build opens its
+# own plugin, never the build tree it came from (no absolute build path is compiled in).
+if backend["built"]:
+    plugin = os.path.join(os.path.dirname(SCION), "..", "runtime", "cuda", "libscion_cuda.so")
+    check(os.path.isfile(plugin), f"the build tree holds the plugin at {plugin}")
+    check(os.path.realpath(backend["plugin"]) == os.path.realpath(plugin),
+          f"the build tree's scion opens the build tree's plugin: {backend}")
+    copied = temp_dir()
+    os.makedirs(os.path.join(copied, "cli"))
+    os.makedirs(os.path.join(copied, "runtime", "cuda"))
+    shutil.copy2(SCION, os.path.join(copied, "cli", "scion"))
+    shutil.copy2(plugin, os.path.join(copied, "runtime", "cuda", "libscion_cuda.so"))
+    flat = temp_dir()  # the binary with the plugin next to it
+    shutil.copy2(SCION, os.path.join(flat, "scion"))
+    shutil.copy2(plugin, os.path.join(flat, "libscion_cuda.so"))
+    alone = temp_dir()  # the binary without any plugin near it
+    shutil.copy2(SCION, os.path.join(alone, "scion"))
+    unset = {k: v for k, v in os.environ.items() if k != "SCION_CUDA_PLUGIN"}
+    for exe, want in ((os.path.join(copied, "cli", "scion"), os.path.join(copied, "runtime", "cuda", "libscion_cuda.so")),
+                      (os.path.join(flat, "scion"), os.path.join(flat, "libscion_cuda.so"))):
+        proc = subprocess.run([exe, "--json", "--version"], capture_output=True, text=True, env=unset)
+        check(proc.returncode == 0, f"{exe} --version: {proc.stderr}")
+        moved = json.loads(proc.stdout)["cuda_backend"]
+        check(moved["plugin"] == want and moved["loaded"] == backend["loaded"],
+              f"{exe} opens {want}, as the build tree's scion opens its own: {moved}")
+        check(moved["plugin_search"][0] == os.path.join(os.path.dirname(exe), "libscion_cuda.so"),
+              f"next to the executable comes first: {moved['plugin_search']}")
+        text = subprocess.run([exe, "--version"], capture_output=True, text=True, env=unset).stdout
+        check(want in text, f"--version names the file it opened or tried:\n{text}")
+    proc = subprocess.run([os.path.join(alone, "scion"), "--json", "--version"], capture_output=True,
+                          text=True, env=unset)
+    lonely = json.loads(proc.stdout)["cuda_backend"]
+    check(not lonely["loaded"] and "plugin" not in lonely and
+          os.path.join(alone, "libscion_cuda.so") in lonely["plugin_search"] and
+          "was not found" in lonely["why_no_device"] and alone in lonely["why_no_device"],
+          f"a copy without a plugin says where it looked: {lonely}")
+    # A file that is not a plugin, first in the search: reported, not passed over.
+    with open(os.path.join(alone, "libscion_cuda.so"), "w") as f:
+        f.write("not a shared object")
+    proc = subprocess.run([os.path.join(alone, "scion"), "--version"], capture_output=True, text=True,
+                          env=unset)
+    check(f"cuda backend: not loaded from {os.path.join(alone, 'libscion_cuda.so')}" in proc.stdout and
+          "did not load" in proc.stdout, f"a broken plugin is named, not skipped:\n{proc.stdout}")
+    print("plugin lookup: the copied build, the flat copy and the plugin-less copy each as expected")
 print("ok")

@@ -288,14 +288,16 @@ check(len(trained) == len(TRUNK_MODELS), f"one training run per model: {runs}")
 rc, out, err = run("fsck", cwd=work)
 check(rc == 0, f"task parallel leaves a consistent store: {out}{err}")
 
-rc, single_test, err = solo("test", cwd=work)
+# --rerun: every case is judged again (else each is read back from the store), so that the
+# ranks' shares are what is compared.
+rc, single_test, err = solo("test", "--rerun", cwd=work)
 check(rc == 0, f"scion test, one process: {err}")
 single_rows = test_rows(work)
 rc, single_eval, err = solo("eval", *TRUNK_MODELS, "--data", "critics", "--chunk-size", "16", cwd=work)
 check(rc == 0, f"scion eval, one process: {err}")
 single_evals = eval_rows(work)
 for ranks in (2, 3):
-    rc, out, err = mpirun(ranks, "test", cwd=work)
+    rc, out, err = mpirun(ranks, "test", "--rerun", cwd=work)
     check(rc == 0, f"mpirun -np {ranks} scion test exited {rc}: {err}")
     check(out == single_test, f"{ranks} ranks: scion test prints what one process prints:\n{out}\n---\n{single_test}")
     check(test_rows(work) == single_rows, f"{ranks} ranks: scion test stores what one process stores")
@@ -311,7 +313,7 @@ check(rc == 0, f"sharded test and eval leave a consistent store: {out}{err}")
 
 # A failing rank in a sharded test: rank 0 cannot record (a file size limit); the job
 # exits 3 and the store stays consistent.
-proc = subprocess.run([MPIRUN, "-np", "2", *MPI_OPTIONS, "sh", "-c", limit_rank_0, SCION, "test"],
+proc = subprocess.run([MPIRUN, "-np", "2", *MPI_OPTIONS, "sh", "-c", limit_rank_0, SCION, "test", "--rerun"],
                       cwd=work, capture_output=True, text=True, timeout=600, env=MPI_ENV)
 check(proc.returncode == 3, f"a sharded test whose rank 0 cannot write exits 3, got {proc.returncode}:\n{proc.stderr}")
 rc, out, err = run("fsck", cwd=work)

@@ -99,7 +99,7 @@ def wait_for_running_run(work, proc, timeout=120):
 work = workspace()
 rc, _, err = run("run", cwd=work)
 check(rc == 0, f"run trains and tests the family: {err}")
-rc, _, err = run("test", cwd=work)  # another test run: the newest finished run is a test run
+rc, _, err = run("test", "--rerun", cwd=work)  # judged again: the newest finished run is a test run
 check(rc == 0, f"test: {err}")
 
 show = run_json("lineage", "show", "base", cwd=work)
@@ -131,7 +131,8 @@ check(rc == 0, f"fsck passes a trained family: {out}{err}")
 
 damaged = copy_of(work)
 with db(damaged) as conn:
-    conn.execute("DELETE FROM parameters WHERE model_id = (SELECT id FROM models WHERE name = 'child') "
+    conn.execute("DELETE FROM version_parameters WHERE version_id = "
+                 "(SELECT version_id FROM models WHERE name = 'child') "
                  "AND name = (SELECT min(p.name) FROM parameters p JOIN models m ON m.id = p.model_id "
                  "WHERE m.name = 'child' AND p.introduced_by = 'child')")
 rc, out, _ = run("fsck", cwd=damaged)
@@ -198,7 +199,7 @@ os.chmod(exports, 0o777)
 rc, out, err = run_read_only("export", "child", "-o", os.path.join(exports, "child.safetensors"))
 check(rc == 0 and os.path.getsize(os.path.join(exports, "child.safetensors")) > 0,
       f"export reads a read-only store: {rc}\n{out}{err}")
-rc, _, err = run_read_only("test")
+rc, _, err = run_read_only("test", "--rerun")  # something to record
 check(rc == 3 and "lineage.db" in err, f"recording into a read-only store fails clearly: {rc} {err}")
 
 # ---- kill -9 leaves an abandoned run, not one running forever -------------------------------

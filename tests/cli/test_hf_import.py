@@ -160,4 +160,25 @@ for change, expected in [
     check(rc == 2, f"{change}: import exited {rc}, expected 2\n{err}")
     check(expected in err, f"{change}: error does not say \"{expected}\":\n{err}")
 
+# 6. `scion run` does what the spec declares: it imports the folder (plan: a step, not a
+#    block), then adapts the family, parents first, in one command.
+work = workspace()
+plan = {m["model"]: m for m in run_json("plan", cwd=work)["models"]}
+check(plan["bert"]["state"] == "imports" and "tiny-bert" in plan["bert"]["reason"],
+      f"plan shows the import as a step: {plan['bert']}")
+check(all(plan[m]["state"] == "runs" for m in MODELS), f"nothing is blocked: {plan}")
+rc, out, err = run("plan", cwd=work)
+check("imports (before any group trains" in out and "blocked" not in out, f"plan text:\n{out}")
+rc, out, err = run("--json", "run", cwd=work, timeout=900)
+check(rc == 0, f"run of a declared import exited {rc}: {err}")
+summary = {m["model"]: m for m in json.loads(out)["models"]}
+check(summary["bert"]["status"] == "imported" and all(summary[m]["status"] == "trained" for m in MODELS),
+      f"run imported and trained: {summary}")
+check('"event":"imported"' in err, f"--json progress says what it imported: {err[-500:]}")
+imports = [r for r in run_json("lineage", "log", "bert", cwd=work)["runs"] if r["kind"] == "import"]
+check(len(imports) == 1 and len(imports[0]["hyperparameters"]["digest"]) == 64,
+      f"one import run, recording the checkpoint's digest: {imports}")
+rc, out, err = run("run", cwd=work)
+check(rc == 0 and "imported" not in out, f"a second run imports nothing: {out}{err}")
+
 print("ok")

@@ -61,6 +61,7 @@ COMMANDS = {
     "scion report": ["report", "-o", "family.html"],
     "scion lineage tree": ["lineage", "tree"],
     "scion lineage show": ["lineage", "show", "c"],
+    "scion lineage versions": ["lineage", "versions", "a"],
     "scion lineage log": ["lineage", "log"],
     "scion lineage diff": ["lineage", "diff", "a", "b"],
     "scion lineage export": ["lineage", "export", "--format", "json"],
@@ -70,6 +71,7 @@ COMMANDS = {
     "scion import": ["import", "base.safetensors", "--as", "twin"],
     "scion fsck": ["fsck"],
     "scion gc": ["gc", "--dry-run"],
+    "scion tag": ["tag"],
     "scion export-runs": ["export-runs", "--format", "mlflow", "mlruns"],
 }
 check("| a failing command | `error` |" in doc, "docs/json.md lists the error document")

@@ -101,7 +101,9 @@ ended = {r["model"]: r["status"] for r in log["runs"]}
 check(ended.get("b") == "interrupted",
       f"b finished its steps but is stored only with a, so its run is interrupted too: {ended}")
 rc, out, err = run("--json", "run", "--resume", cwd=interrupted)
-check(rc == 0 and "resuming a at step 30" in err and "resuming b at step 25" in err,
+# With --json the progress is JSON events (docs/json.md).
+check(rc == 0 and '{"event":"resuming","model":"a","step":30}' in err
+      and '{"event":"resuming","model":"b","step":25}' in err,
       f"--resume continues both members from their checkpoints:\n{err}")
 resumed = json.loads(out)
 check(statuses(resumed)["a"] == "trained" and statuses(resumed)["b"] == "trained", f"{resumed}")

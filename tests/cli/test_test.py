@@ -29,7 +29,9 @@ for model in ("base", "review-lora", "review-prefix", "review-bottleneck", "revi
 # --json, --junit and --export-violations in one run.
 junit = os.path.join(work, "report.xml")
 violations = os.path.join(work, "violations.jsonl")
-rc, out, err = run("--json", "-C", work, "test", "--junit", junit, "--export-violations", violations)
+# --rerun: every result is judged again (without it, each is read back from the store).
+rc, out, err = run("--json", "-C", work, "test", "--rerun", "--junit", junit, "--export-violations",
+                   violations)
 report = json.loads(out)
 exceeded = [t for t in report["tests"] if t["exceeded"]]
 check(rc == (1 if exceeded else 0), f"exit {rc} but {len(exceeded)} tests exceed their rate\n{err}")

@@ -1,5 +1,6 @@
 """`scion test --compare A B`: the cases whose outcome differs between two stored test runs,
-of two models and of two versions of one, checked against the store's own rows."""
+of two models and of two versions of one (named MODEL@N), checked against the store's own
+rows."""
 import json
 import os
 import re
@@ -26,9 +27,16 @@ def stored_outcomes(model, run_id):
     return {(t, c, i): (bool(p), o) for t, c, i, p, o in rows}
 
 
-def test_runs(model):
+def test_runs(model, recipe_hash=None):
+    """The model's finished test runs, newest first; of one version when recipe_hash."""
     return [r["run"] for r in run_json("lineage", "log", model, cwd=work)["runs"]
-            if r["kind"] == "test" and r["status"] == "finished"]
+            if r["kind"] == "test" and r["status"] == "finished"
+            and recipe_hash in (None, r["recipe_hash"])]
+
+
+def current_recipe(model):
+    return next(m["recipe_hash"] for m in run_json("lineage", "tree", cwd=work)["models"]
+                if m["model"] == model)
 
 
 def check_comparison(a, b, run_a, run_b, model_a, model_b):
@@ -80,19 +88,22 @@ newest = {}
 for version, text in (("weak", weak), ("trained", spec)):
     with open(os.path.join(work, "scion.yaml"), "w") as f:
         f.write(text)
-    rc, out, err = run("run", cwd=work)  # trains what changed, then tests
+    # Trains what changed (the scaffolded recipe comes back: restored), then tests what the
+    # store holds no result of.
+    rc, out, err = run("run", cwd=work)
     check(rc in (0, 1), f"run of the {version} version exited {rc}: {err}")
-    newest[version] = test_runs("trunk-lora")[0]
-check(newest["weak"] < newest["trained"], f"each version has its test run: {newest}")
+    newest[version] = test_runs("trunk-lora", current_recipe("trunk-lora"))[0]
+check("restored" in out, f"the scaffolded version comes back restored:\n{out}")
+check(newest["weak"] != newest["trained"], f"each version has its test run: {newest}")
 doc = check_comparison(f"trunk-lora@{newest['weak']}", "trunk-lora", newest["weak"],
                        newest["trained"], "trunk-lora", "trunk-lora")
 check(doc["differ"], f"the barely trained version differs from the trained one: {doc}")
 check(doc["only_in_a"] > 0, "the weak version's extra test is counted, not compared")
 
 # Bad sides: exit 2 with a clear message.
-for args, words in ((["trunk-lora@x", "trunk"], "MODEL@RUN"),
+for args, words in ((["trunk-lora@x", "trunk"], "neither a run number nor a recipe hash prefix"),
                     (["trunk-lroa", "trunk"], "did you mean 'trunk-lora'"),
-                    ([f"trunk@{newest['trained']}", "trunk"], "not a finished test run of 'trunk'")):
+                    ([f"trunk@{newest['trained']}", "trunk"], f"'trunk' has no run {newest['trained']}")):
     rc, out, err = run("test", "--compare", *args, cwd=work)
     check(rc == 2 and words in err, f"--compare {args}: exit {rc}, {err}")
 rc, out, err = run("test", "--compare", "trunk", cwd=work)

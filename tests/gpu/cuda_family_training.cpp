@@ -18,7 +18,9 @@
 //
 // Usage: cuda_family_training [--backend cuda|cpu]   (cpu: the candidate is a second CPU
 // backend, which is how the program itself is tested where no GPU is)
-// Exit: 0 equal within tolerance, 1 not, 2 usage, 77 the CUDA backend cannot run here.
+// Exit: 0 equal within tolerance, 1 not (or the CUDA backend cannot be made where an NVIDIA
+// device is visible: tests/gpu/visible_devices.h), 2 usage, 77 the CUDA backend cannot run
+// here and no device is visible.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -27,17 +29,16 @@
 #include <string>
 #include <vector>
 
+#include "../unit/training_test_data.h"
 #include "runtime/backend.h"
 #include "runtime/cuda_plugin.h"
 #include "runtime/parameter_binding.h"
 #include "runtime/training/family_trainer.h"
-#include "../unit/training_test_data.h"
+#include "visible_devices.h"
 
 using namespace scion;
 
 namespace {
-
-constexpr int kSkipped = 77;
 
 spec::Workspace family() {
   spec::Workspace ws = test::tiny_base_workspace();
@@ -152,11 +153,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<runtime::Backend> candidate;
     if (which == "cuda") {
       auto made = runtime::make_cuda_backend(precision);
-      if (!made) {
-        std::printf("cuda_family_training: the CUDA backend cannot run here: %s\n",
-                    made.status().message().c_str());
-        return kSkipped;
-      }
+      if (!made) return test::cannot_run_here("cuda_family_training", made.status().message());
       candidate = std::move(*made);
     }
     InitialValues init;

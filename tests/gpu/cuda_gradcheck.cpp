@@ -13,7 +13,8 @@
 //
 // Usage: cuda_gradcheck [--backend cuda|cpu]   (cpu: the same checks on the CPU reference,
 // which is how this program is tested where no GPU is)
-// Exit: 0 all within tolerance, 1 some gradient is not, 2 usage, 77 the CUDA backend
+// Exit: 0 all within tolerance, 1 some gradient is not (or the CUDA backend cannot be made
+// where an NVIDIA device is visible: tests/gpu/visible_devices.h), 2 usage, 77 the CUDA backend
 // cannot run here (not built, plugin not loaded, no device).
 #include <algorithm>
 #include <cmath>
@@ -27,6 +28,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/cuda_plugin.h"
+#include "visible_devices.h"
 
 using namespace scion;
 using runtime::Backend;
@@ -36,7 +38,6 @@ namespace {
 
 constexpr double kAtol = 2e-3, kRtol = 2e-2;
 constexpr float kStep = 1e-2f;
-constexpr int kSkipped = 77;
 
 std::vector<float> normal_values(std::size_t n, std::uint64_t seed, float scale = 1.0f) {
   std::mt19937_64 rng(seed);
@@ -323,10 +324,7 @@ int main(int argc, char** argv) {
     backend = runtime::make_cpu_backend(1);
   } else {
     auto made = runtime::make_cuda_backend(runtime::Precision::kF32);
-    if (!made) {
-      std::printf("cuda_gradcheck: the CUDA backend cannot run here: %s\n", made.status().message().c_str());
-      return kSkipped;
-    }
+    if (!made) return test::cannot_run_here("cuda_gradcheck", made.status().message());
     backend = std::move(*made);
   }
   int failures = 0;

@@ -13,10 +13,16 @@
 //     and IEEE addition is commutative, so any reduction order gives the same bits;
 //   - both ranks hold the same bits (their checksums, all-gathered, agree);
 //   - a second call on the same communicator sums again (nothing left over from the
-//     first).
-// Exit: 0 all checks pass, 1 some fail, 77 cannot run here.
+//     first);
+//   - a start that one rank never joins ends on both ranks: rank 1 fails before entering
+//     NCCL's start (a plugin table whose nccl_init fails at once), rank 0 enters it and
+//     must give up after the bounded wait (3 s here), and both ranks get the same error
+//     (kUnavailable, exit 3 in scion) naming rank 1, well within 60 s.
+// Exit: 0 all checks pass, 1 some fail (or fewer than 2 CUDA devices usable where 2 NVIDIA
+// devices are visible: visible_devices.h), 77 cannot run here.
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -33,22 +39,24 @@
 #include "runtime/comm/nccl_reducer.h"
 #include "runtime/cuda/plugin_abi.h"
 #include "runtime/cuda_plugin.h"
+#include "visible_devices.h"
 
 using namespace scion;
 using runtime::Backend;
 
 namespace {
 
-constexpr int kSkipped = 77;
+using test::kSkipped;
 constexpr int kRanks = 2;
 
 int launch() {
   const runtime::CudaBackendInfo& info = runtime::cuda_backend_info();
-  if (info.devices.size() < kRanks) {
-    std::printf("skip: %zu CUDA device(s), %d needed (%s)\n", info.devices.size(), kRanks,
-                info.why_no_device.c_str());
-    return kSkipped;
-  }
+  if (info.devices.size() < kRanks)
+    return test::cannot_run_here("nccl_all_reduce",
+                                 std::to_string(info.devices.size()) + " CUDA device(s) usable, " +
+                                     std::to_string(kRanks) + " needed (" + info.why_no_device +
+                                     ")",
+                                 kRanks);
   const ScionCudaPlugin* plugin = runtime::loaded_cuda_plugin();
   if (plugin == nullptr || plugin->nccl_init == nullptr) {
     std::printf("skip: the CUDA plugin was built without NCCL\n");
@@ -92,6 +100,37 @@ std::uint64_t checksum(const std::vector<std::vector<float>>& runs) {
       for (int i = 0; i < 4; ++i) h = (h ^ ((bits >> (8 * i)) & 0xffu)) * 1099511628211ull;
     }
   return h;
+}
+
+// The plugin's table with an nccl_init that fails at once, as a rank that fails before
+// joining NCCL's start would.
+ScionCudaPlugin failing_plugin;
+int init_fails_at_once(void*, const unsigned char*, int, int rank, int, char* error,
+                       size_t capacity) {
+  std::snprintf(error, capacity, "rank %d: made to fail before joining (test)", rank);
+  return -1;
+}
+
+// Rank 1 never joins the start; both ranks must stop, with the same error, in bounded time.
+int check_start_without_rank_1(runtime::Communicator& comm, Backend& backend) {
+  const int rank = comm.rank();
+  failing_plugin = *runtime::loaded_cuda_plugin();
+  if (rank == 1) failing_plugin.nccl_init = init_fails_at_once;
+  constexpr int kTimeoutMs = 3000;
+  const auto start = std::chrono::steady_clock::now();
+  std::string why_not;
+  auto reducer =
+      runtime::make_nccl_reducer(comm, backend, &failing_plugin,
+                                 runtime::cuda_device_for_this_process(), kTimeoutMs, "", &why_not);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const bool stopped =
+      !reducer && reducer.status().code() == StatusCode::kUnavailable &&
+      reducer.status().message().find("made to fail before joining") != std::string::npos;
+  std::printf("rank %d: a start rank 1 never joins: %s after %.1f s: %s\n", rank,
+              stopped && seconds < 60 ? "stopped" : "FAIL", seconds,
+              reducer ? "a reducer was made" : reducer.status().message().c_str());
+  return stopped && seconds < 60 ? 0 : 1;
 }
 
 int run_rank() {
@@ -172,6 +211,7 @@ int run_rank() {
   reducer->reset();
   if (failures == 0)
     std::printf("rank %d: NCCL sums equal the host path's (%s)\n", rank, "2 rounds, 4 runs");
+  failures += check_start_without_rank_1(comm, backend);
   runtime::finalize_world_communicator();
   return failures == 0 ? 0 : 1;
 }

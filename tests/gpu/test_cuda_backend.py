@@ -1,7 +1,8 @@
 """The CUDA backend through the scion command, on a machine with a device (the `gpu`
-suite; exits 77 where no CUDA device is visible). The plugin loads and lists every device
-nvidia-smi lists; `--device auto` and `--device cuda` choose it; and the example family is
-trained and tested on the GPU and on the CPU, with the same verdicts.
+suite; exits 77 where the backend cannot run and no NVIDIA device is visible, and fails
+where one is: visible_devices.py). The plugin loads and lists every device nvidia-smi
+lists; `--device auto` and `--device cuda` choose it; and the example family is trained and
+tested on the GPU and on the CPU, with the same verdicts.
 
 Requires model code that reaches backend memory only through copy_to_device/copy_to_host
 (docs/architecture.md, "Backends"). Never run: no GPU was available when it was written
@@ -12,17 +13,18 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "cli"))
+sys.path.insert(0, HERE)
 from harness import check, copy_example, run, run_json, temp_dir  # noqa: E402
+from visible_devices import cannot_run_here  # noqa: E402
 
 version = run_json("--device", "auto", "--version")
 backend = version["cuda_backend"]
 if not backend["built"]:
-    print("skip: scion was built without the CUDA plugin")
-    raise SystemExit(77)
+    cannot_run_here("scion was built without the CUDA plugin")
 if not backend["devices"]:
-    print(f"skip: no CUDA device: {backend.get('why_no_device')}")
-    raise SystemExit(77)
+    cannot_run_here(f"no CUDA device: {backend.get('why_no_device')}")
 
 check(backend["loaded"], f"a device is listed only by a loaded plugin: {backend}")
 smi = shutil.which("nvidia-smi")

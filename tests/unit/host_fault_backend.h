@@ -9,7 +9,9 @@
 // fill_zero translate too. So values are the CPU backend's bit for bit, while host code
 // reading or writing a device pointer faults. A pointer an operation receives that lies
 // in no allocation of this backend (host memory passed where backend memory belongs,
-// e.g. token ids not uploaded) aborts with a message. Not thread-safe, like any Backend.
+// e.g. token ids not uploaded) aborts with a message. It also counts the operations that
+// hand a value to the host (copy_to_host, squared_norm, cross_entropy_forward): on a GPU
+// each one waits for the device. Not thread-safe, like any Backend.
 #pragma once
 
 #include <sys/mman.h>
@@ -38,6 +40,8 @@ class HostFaultBackend final : public runtime::Backend {
 
   // How many allocations are live (each one two mappings).
   std::size_t live_allocations() const { return mappings_.size(); }
+  // How many operations so far returned a value to the host (each a device wait on a GPU).
+  std::size_t host_reads() const { return host_reads_; }
 
   std::string name() const override { return "host-fault(" + cpu_->name() + ")"; }
   runtime::Device device() const override { return runtime::Device::kCuda; }
@@ -74,6 +78,7 @@ class HostFaultBackend final : public runtime::Backend {
     std::memcpy(h(dst), host_src, bytes);
   }
   void copy_to_host(void* host_dst, const void* src, std::size_t bytes) override {
+    ++host_reads_;
     std::memcpy(host_dst, h(src), bytes);
   }
 
@@ -151,10 +156,19 @@ class HostFaultBackend final : public runtime::Backend {
     cpu_->scale_inplace(h(x), scale, N);
   }
   double squared_norm(const float* x, std::int64_t N) override {
+    ++host_reads_;
     return cpu_->squared_norm(h(x), N);
+  }
+  void squared_norm_into(double* sum, const float* x, std::int64_t N) override {
+    cpu_->squared_norm_into(h(sum), h(x), N);
+  }
+  void clip_to_global_norm(float* x, std::int64_t N, const double* squared_norms, int count,
+                           float max_norm) override {
+    cpu_->clip_to_global_norm(h(x), N, h(squared_norms), count, max_norm);
   }
   std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,
                                      const std::int32_t* targets, std::int64_t N, int V) override {
+    ++host_reads_;
     return cpu_->cross_entropy_forward(h(losses), h(probs), h(logits), h(targets), N, V);
   }
   void cross_entropy_backward(float* dlogits, const float* probs, const std::int32_t* targets,
@@ -284,6 +298,7 @@ class HostFaultBackend final : public runtime::Backend {
 
   std::unique_ptr<runtime::Backend> cpu_;
   std::map<std::uintptr_t, Mapping> mappings_;  // by device address
+  std::size_t host_reads_ = 0;
 };
 
 }  // namespace scion::test

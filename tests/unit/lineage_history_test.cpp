@@ -87,7 +87,9 @@ TEST_CASE("fsck passes a sound store, schema included", "[lineage][history]") {
 TEST_CASE("fsck reports a trained model whose parameter rows are gone", "[lineage][history]") {
   TempDir dir;
   store_model(dir.path(), "base");
-  exec(dir.path(), "DELETE FROM parameters WHERE model_id = (SELECT id FROM models WHERE name = 'base')");
+  exec(dir.path(),
+       "DELETE FROM version_parameters WHERE version_id = "
+       "(SELECT version_id FROM models WHERE name = 'base')");
   CHECK(has_problem(fsck(dir.path()), "model 'base'", "has no parameters"));
 }
 
@@ -118,9 +120,9 @@ TEST_CASE("fsck compares the schema with the one scion creates", "[lineage][hist
     CHECK_FALSE(report.complete);
   }
   SECTION("a dropped index") {
-    exec(dir.path(), "DROP INDEX parameters_digest");
+    exec(dir.path(), "DROP INDEX version_parameters_digest");
     FsckReport report = fsck(dir.path());
-    CHECK(has_problem(report, "index parameters_digest", "missing"));
+    CHECK(has_problem(report, "index version_parameters_digest", "missing"));
     CHECK(report.complete);
   }
   SECTION("a changed table") {

@@ -56,6 +56,7 @@ TEST_CASE("a version-1 store migrates to the current version keeping its runs", 
     auto store = open_store(dir.path() / ".scion");
     SqliteDb& db = store->db();
     REQUIRE(db.exec("PRAGMA foreign_keys = OFF").is_ok());
+    REQUIRE(db.exec(kDowngradeToVersion3).is_ok());
     REQUIRE(db.exec(R"sql(
 DROP TABLE eval_results;
 DROP TABLE runs;

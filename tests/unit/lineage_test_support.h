@@ -126,4 +126,48 @@ class FaultInjectionEnv final : public Env {
   };
 };
 
+// Turns a store of the current schema back into schema version 3 (one parameter set per
+// model, no versions), keeping its models, parameters and runs, so that a test can open it
+// and watch the migration. The models and parameters tables are created under their own
+// names with version 1's exact text, as a store that ran the migrations has them.
+// REQUIRES: foreign keys off on `db`.
+inline constexpr const char* kDowngradeToVersion3 = R"sql(
+CREATE TEMP TABLE models_copy AS SELECT id, name, parent_id, recipe_hash, adaptation,
+  architecture, created_at, updated_at FROM models;
+CREATE TEMP TABLE parameters_copy AS SELECT model_id, name, digest, dtype, shape, trainable,
+  introduced_by FROM parameters;
+DROP VIEW parameters;
+DROP TABLE tags; DROP TABLE spec_version_members; DROP TABLE spec_versions;
+DROP TABLE test_outcomes; DROP TABLE version_parameters; DROP TABLE versions;
+DROP TABLE models;
+CREATE TABLE models (
+  id           INTEGER PRIMARY KEY,
+  name         TEXT NOT NULL UNIQUE,
+  parent_id    INTEGER REFERENCES models(id),
+  recipe_hash  TEXT,               -- recipe of the stored parameters; NULL: none stored yet
+  adaptation   TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(adaptation)),
+  architecture TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(architecture)),
+  created_at   TEXT NOT NULL,
+  updated_at   TEXT NOT NULL
+) STRICT;
+CREATE INDEX models_parent ON models(parent_id);
+INSERT INTO models SELECT * FROM models_copy;
+CREATE TABLE parameters (
+  model_id      INTEGER NOT NULL REFERENCES models(id) ON DELETE CASCADE,
+  name          TEXT NOT NULL,
+  digest        TEXT NOT NULL REFERENCES objects(digest),
+  dtype         TEXT NOT NULL CHECK (dtype IN ('F32', 'F16', 'BF16')),
+  shape         TEXT NOT NULL CHECK (json_valid(shape)),
+  trainable     INTEGER NOT NULL CHECK (trainable IN (0, 1)),
+  introduced_by TEXT NOT NULL,
+  PRIMARY KEY (model_id, name)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX parameters_digest ON parameters(digest);
+INSERT INTO parameters SELECT * FROM parameters_copy;
+DROP TABLE models_copy; DROP TABLE parameters_copy;
+ALTER TABLE runs DROP COLUMN cases;
+ALTER TABLE run_metrics DROP COLUMN recorded_at;
+PRAGMA user_version = 3;
+)sql";
+
 }  // namespace scion::lineage::testing

@@ -150,11 +150,23 @@ TEST_CASE("AdamW and SGD follow their update rules; clipping bounds the global n
   opt2.step(0.1f);  // v = 0.5·2 + 2 = 3, θ = 0.8 - 0.3
   CHECK(q[0] == Approx(0.5f));
 
-  std::vector<float> a = {3.0f, 0.0f}, b = {4.0f};
-  std::vector<TrainableTensor> grads = {{"a", {}, Tensor{a.data(), {2}}}, {"b", {}, Tensor{b.data(), {1}}}};
-  CHECK(clip_grad_norm(*backend, grads, 1.0f) == Approx(5.0f));
-  CHECK(global_grad_norm(*backend, grads) == Approx(1.0f).epsilon(1e-5));
-  CHECK(clip_grad_norm(*backend, grads, 10.0f) == Approx(1.0f).epsilon(1e-5));
+  // Clipping: plain SGD at lr 1 moves each parameter by minus its clipped gradient.
+  std::vector<float> pa = {0.0f, 0.0f}, pb = {0.0f}, a = {3.0f, 0.0f}, b = {4.0f};
+  const std::vector<TrainableTensor> grads = {{"a", Tensor{pa.data(), {2}}, Tensor{a.data(), {2}}},
+                                              {"b", Tensor{pb.data(), {1}}, Tensor{b.data(), {1}}}};
+  spec::OptimizerSpec clipped;
+  clipped.kind = spec::OptimizerKind::kSgd;
+  clipped.momentum = 0.0f;
+  clipped.weight_decay = 0.0f;
+  clipped.grad_clip = 1.0f;
+  CHECK(Optimizer::create(*backend, clipped, grads, "a test").value()->step(1.0f) == Approx(5.0f));
+  CHECK(a[0] == Approx(0.6f).epsilon(1e-5));
+  CHECK(b[0] == Approx(0.8f).epsilon(1e-5));
+  CHECK(pa[0] == Approx(-0.6f).epsilon(1e-5));
+  CHECK(pb[0] == Approx(-0.8f).epsilon(1e-5));
+  clipped.grad_clip = 10.0f;  // below the limit: the norm is reported, nothing is scaled
+  CHECK(Optimizer::create(*backend, clipped, grads, "a test").value()->step(1.0f) ==
+        Approx(1.0f).epsilon(1e-5));
   CHECK(a[0] == Approx(0.6f).epsilon(1e-5));
 }
 

@@ -97,7 +97,7 @@ TEST_CASE("eval data: a file is read with the classifiers' labels, and refused w
   std::ofstream(file) << "{\"text\": \"good\", \"label\": \"pos\"}\n"
                          "{\"text\": \"bad\", \"label\": \"neg\"}\n";
   const spec::Workspace ws = classifier_workspace();
-  auto data = workbench::eval_data(ws, file.string(), {"cls"});
+  auto data = workbench::eval_data(ws, file.string(), workbench::head_labels(ws, {"cls"}));
   REQUIRE(data.is_ok());
   CHECK(data->examples.rows() == 2);
   CHECK(data->examples.examples[0].label == 1);
