@@ -30,10 +30,8 @@ lineage::StepMetrics step_metrics(const runtime::StepReport& r) {
   metrics.loss = r.loss;
   metrics.lr = r.lr;
   metrics.recorded_at = lineage::utc_now();
-  if (r.validation) {
-    metrics.validation["val_loss"] = r.validation->loss;
-    if (r.validation->accuracy) metrics.validation["val_accuracy"] = *r.validation->accuracy;
-  }
+  if (r.validation)  // val_loss and the task's other metrics (docs/spec.md)
+    metrics.validation.insert(r.validation->metrics.begin(), r.validation->metrics.end());
   return metrics;
 }
 
@@ -163,12 +161,18 @@ Status GroupTraining::create_share_groups(
 
 Status GroupTraining::create_job(std::size_t member, const runtime::ParameterBinding& binding) {
   const spec::Model& model = *members_[member];
-  auto data = setting_.datasets.rows_for(model, recorder_);
+  auto data = setting_.datasets.rows_for(model, model.training->dataset, recorder_);
   if (!data) return data.status();
+  std::shared_ptr<const data::TokenizedDataset> dev;  // `validation: DATASET`, else none
+  if (!model.training->validation.empty()) {
+    auto loaded = setting_.datasets.rows_for(model, model.training->validation, recorder_);
+    if (!loaded) return loaded.status();
+    dev = *loaded;
+  }
   runtime::ShareGroup* share = nullptr;
   if (!setting_.shares.shared_by(model.name).empty())
     share = share_groups_.at(setting_.ws.training_unit(model).front()->name).get();
-  auto job = runtime::TrainingJob::create(setting_.ws, model, binding, *data, backend_, share);
+  auto job = runtime::TrainingJob::create(setting_.ws, model, binding, *data, backend_, share, dev);
   if (!job) return job.status();
   if (!share) SCION_RETURN_IF_ERROR(checkpoints_.resume(**job));
   auto run = recorder_.start(model, kind_);
@@ -216,7 +220,8 @@ Status GroupTraining::on_step(const runtime::StepReport& r) {
   outcome.final_loss = r.loss;
   if (r.validation) {
     outcome.val_loss = r.validation->loss;
-    if (r.validation->accuracy) outcome.val_accuracy = r.validation->accuracy;
+    outcome.val_accuracy = r.validation->metric("val_accuracy");
+    outcome.validation = r.validation->metrics;
   }
   setting_.observer.step(r, members_.size());
   auto checkpointed = checkpoints_.save_if_due(r);
@@ -275,6 +280,8 @@ Status GroupTraining::on_finished(runtime::TrainingJob& job) {
   ModelOutcome& outcome = outcome_of(job);
   outcome.seconds = seconds_since_start();
   outcome.status = OutcomeStatus::kTrained;
+  outcome.kept = job.kept();
+  if (job.kept()) SCION_RETURN_IF_ERROR(recorder_.record_kept(run_of(job), *job.kept()));
   SCION_RETURN_IF_ERROR(
       recorder_.commit(run_of(job), job, inherited_digests_[member_of_.at(&job)]));
   checkpoints_.remove(job.model());  // a leftover would be harmless: the model is up to date

@@ -5,6 +5,7 @@
 
 #include "lineage/spec_records.h"
 #include "spec/recipe_hash.h"
+#include "workbench/training_outcome.h"
 
 namespace scion::workbench {
 
@@ -77,6 +78,12 @@ Status RunRecorder::commit(std::int64_t run, const runtime::TrainingJob& job,
     writes.push_back(std::move(w));
   }
   return store_.commit_model(run, lineage::model_record_for(ws_, job.model()), writes);
+}
+
+Status RunRecorder::record_kept(std::int64_t run, const runtime::KeptValidation& kept) {
+  if (!writer_) return Status::ok();
+  runtime::ScopedOpTimer store_time(profile_, runtime::OpClass::kStore);
+  return store_.record_kept(run, kept_json(kept), kept_message(kept));
 }
 
 Status RunRecorder::finish(std::int64_t run, lineage::RunStatus status,

@@ -56,6 +56,9 @@ class RunRecorder {
   // REQUIRES: `job` finished; its metrics flushed.
   Status commit(std::int64_t run, const runtime::TrainingJob& job,
                 const std::map<std::string, std::string>& inherited_digests);
+  // Records keep_best's choice in `run`'s hyperparameters (kept_json) with its message
+  // (kept_message, workbench/training_outcome.h). Before commit: the run is still running.
+  Status record_kept(std::int64_t run, const runtime::KeptValidation& kept);
   // Ends `run` as `status` (diverged, interrupted, failed) with `message`.
   Status finish(std::int64_t run, lineage::RunStatus status, const std::string& message);
 

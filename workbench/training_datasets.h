@@ -20,9 +20,11 @@ class TrainingDatasets {
  public:
   explicit TrainingDatasets(const spec::Workspace& ws) : ws_(ws) {}
 
-  // The rows of `model`'s training dataset as its base tokenizes them for its recipe;
-  // the first time, recorded through `recorder`. Errors: the tokenizer's, the data's.
+  // The rows of dataset `name` (the model's training data, or its dev set, `validation:`)
+  // as `model`'s base tokenizes them for its recipe; the first time, recorded through
+  // `recorder`. Errors: the tokenizer's, the data's.
   Result<std::shared_ptr<const data::TokenizedDataset>> rows_for(const spec::Model& model,
+                                                                 const std::string& name,
                                                                  RunRecorder& recorder);
 
  private:

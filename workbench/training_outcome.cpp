@@ -1,5 +1,7 @@
 #include "workbench/training_outcome.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cmath>
 #include <limits>
@@ -60,6 +62,8 @@ nlohmann::json model_outcome_json(const ModelOutcome& o) {
   }
   if (o.val_loss) m["val_loss"] = *o.val_loss;
   if (o.val_accuracy) m["val_accuracy"] = *o.val_accuracy;
+  m["validation"] = o.validation;
+  m["kept"] = o.kept ? kept_json(*o.kept) : nlohmann::json();
   return m;
 }
 
@@ -77,6 +81,12 @@ Result<ModelOutcome> model_outcome_from_json(const nlohmann::json& j) {
     o.seconds = j.value("seconds", 0.0);
     if (j.contains("val_loss")) o.val_loss = loss_from_json(j.at("val_loss"));
     if (j.contains("val_accuracy")) o.val_accuracy = j.at("val_accuracy").get<double>();
+    o.validation = j.at("validation").get<std::map<std::string, double>>();
+    if (const nlohmann::json& k = j.at("kept"); !k.is_null()) {
+      auto kept = kept_from_json(k);
+      if (!kept) return kept.status();
+      o.kept = *kept;
+    }
     return o;
   } catch (const nlohmann::json::exception& e) {
     return corruption(std::string("a training outcome of another form: ") + e.what());
@@ -117,6 +127,38 @@ Result<GroupOutcome> group_outcome_from_json(const nlohmann::json& j) {
                         j.at("first_step_end_seconds").get<double>()};
   } catch (const nlohmann::json::exception& e) {
     return corruption(std::string("a group outcome of another form: ") + e.what());
+  }
+}
+
+nlohmann::json kept_json(const runtime::KeptValidation& k) {
+  return {{"step", k.step},
+          {"metric", k.metric},
+          {"value", k.value},
+          {"last_step", k.last_step},
+          {"last_value", k.last_value ? nlohmann::json(*k.last_value) : nlohmann::json()}};
+}
+
+std::string kept_message(const runtime::KeptValidation& k) {
+  if (k.step == k.last_step)
+    return fmt::format("kept the last step, {}: its {} {:.4g} is the best validation", k.step,
+                       k.metric, k.value);
+  return fmt::format("kept step {} of {}: the best {} ({:.4g}; the last validation had {})", k.step,
+                     k.last_step, k.metric, k.value,
+                     k.last_value ? fmt::format("{:.4g}", *k.last_value) : std::string("none"));
+}
+
+Result<runtime::KeptValidation> kept_from_json(const nlohmann::json& k) {
+  try {
+    return runtime::KeptValidation{
+        .step = k.at("step").get<std::int64_t>(),
+        .metric = k.at("metric").get<std::string>(),
+        .value = k.at("value").get<double>(),
+        .last_step = k.at("last_step").get<std::int64_t>(),
+        .last_value = k.at("last_value").is_null()
+                          ? std::nullopt
+                          : std::optional(k.at("last_value").get<double>())};
+  } catch (const nlohmann::json::exception& e) {
+    return corruption(std::string("keep_best's choice of another form: ") + e.what());
   }
 }
 

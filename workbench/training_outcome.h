@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "runtime/training/training_job.h"
 
 namespace scion::workbench {
 
@@ -56,6 +58,10 @@ struct ModelOutcome {
   std::int64_t resumed_from = 0;  // the checkpoint's step it continued from; 0: from the start
   double final_loss = 0;
   std::optional<double> val_loss, val_accuracy;
+  std::map<std::string, double>
+      validation;  // the last validation's metrics (val_loss, val_f1, ...)
+  std::optional<runtime::KeptValidation>
+      kept;  // keep_best: the validation whose parameters were stored
   double seconds = 0;
 };
 
@@ -109,7 +115,8 @@ struct TrainingOutcome {
 
 // A model's outcome as `--json` prints it: `model`, `status` (outcome_words), and
 // `blocked_by`, `restored_run`, `run`, `steps`, `resumed_from`, `final_loss`, `seconds`,
-// `val_loss`, `val_accuracy` where they apply (docs/json.md). A NaN loss prints as null.
+// `val_loss`, `val_accuracy` where they apply, and always `validation` (`{}` without one)
+// and `kept` (null without keep_best's choice) (docs/json.md). A NaN loss prints as null.
 nlohmann::json model_outcome_json(const ModelOutcome& outcome);
 // Reads model_outcome_json's form back (a null loss as NaN); kCorruption names what is
 // missing or of another type.
@@ -118,6 +125,13 @@ Result<ModelOutcome> model_outcome_from_json(const nlohmann::json& json);
 // A group's outcome as `--json` prints it (docs/json.md), and read back.
 nlohmann::json group_outcome_json(const GroupOutcome& group);
 Result<GroupOutcome> group_outcome_from_json(const nlohmann::json& json);
+
+// keep_best's choice as `--json` prints it and the run records it ({step, metric, value,
+// last_step, last_value}), and in words ("kept step 40 of 60: the best val_f1 ..."); and
+// kept_json's form read back (kCorruption names what is missing or of another type).
+nlohmann::json kept_json(const runtime::KeptValidation& kept);
+std::string kept_message(const runtime::KeptValidation& kept);
+Result<runtime::KeptValidation> kept_from_json(const nlohmann::json& json);
 
 // What a training command ends with: outcome.status, or, when that is ok and models
 // diverged, kDiverged with the last divergence's message (outcome.diverged holds all).

@@ -114,7 +114,9 @@ TEST_CASE("a model's outcome has one JSON form, read back whole", "[workbench]")
   const nlohmann::json blocked_json = workbench::model_outcome_json(blocked);
   CHECK(blocked_json == nlohmann::json{{"model", "child"},
                                        {"status", "not trained: 'hot' diverged"},
-                                       {"blocked_by", "hot"}});
+                                       {"blocked_by", "hot"},
+                                       {"validation", nlohmann::json::object()},
+                                       {"kept", nullptr}});
 
   workbench::ModelOutcome trained("lora", OutcomeStatus::kTrained, 7);
   trained.steps = 30;
@@ -122,15 +124,28 @@ TEST_CASE("a model's outcome has one JSON form, read back whole", "[workbench]")
   trained.final_loss = 0.5;
   trained.seconds = 1.25;
   trained.val_accuracy = 0.75;
+  trained.validation = {{"val_accuracy", 0.75}, {"val_f1", 0.5}, {"val_loss", 0.625}};
+  trained.kept = runtime::KeptValidation{
+      .step = 20, .metric = "val_f1", .value = 0.5, .last_step = 30, .last_value = 0.25};
   const nlohmann::json json = workbench::model_outcome_json(trained);
-  CHECK(json == nlohmann::json{{"model", "lora"},
-                               {"status", "trained"},
-                               {"run", 7},
-                               {"steps", 30},
-                               {"resumed_from", 10},
-                               {"final_loss", 0.5},
-                               {"seconds", 1.25},
-                               {"val_accuracy", 0.75}});
+  CHECK(json == nlohmann::json{
+                    {"model", "lora"},
+                    {"status", "trained"},
+                    {"run", 7},
+                    {"steps", 30},
+                    {"resumed_from", 10},
+                    {"final_loss", 0.5},
+                    {"seconds", 1.25},
+                    {"val_accuracy", 0.75},
+                    {"validation", {{"val_accuracy", 0.75}, {"val_f1", 0.5}, {"val_loss", 0.625}}},
+                    {"kept",
+                     {{"step", 20},
+                      {"metric", "val_f1"},
+                      {"value", 0.5},
+                      {"last_step", 30},
+                      {"last_value", 0.25}}}});
+  CHECK(workbench::kept_message(*trained.kept) ==
+        "kept step 20 of 30: the best val_f1 (0.5; the last validation had 0.25)");
   auto back = workbench::model_outcome_from_json(json);
   REQUIRE(back.is_ok());
   CHECK(workbench::model_outcome_json(*back) == json);
@@ -141,4 +156,7 @@ TEST_CASE("a model's outcome has one JSON form, read back whole", "[workbench]")
             .code() == StatusCode::kCorruption);
   CHECK(workbench::model_outcome_from_json({{"status", "trained"}}).status().code() ==
         StatusCode::kCorruption);
+  nlohmann::json bad_kept = json;
+  bad_kept["kept"].erase("metric");
+  CHECK(workbench::model_outcome_from_json(bad_kept).status().code() == StatusCode::kCorruption);
 }
