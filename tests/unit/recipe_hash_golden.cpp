@@ -21,6 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kSpecs[] = {"examples/sentiment/scion.yaml", "examples/generation/scion.yaml",
+                                  "examples/methods/scion.yaml",
                                   "tests/fixtures/recipes/every-method.yaml"};
 constexpr const char* kGolden = "tests/fixtures/recipes/golden-hashes.json";
 
