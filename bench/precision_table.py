@@ -250,6 +250,9 @@ def main():
     if "W5" in workloads and not os.path.isfile(os.path.join(args.w5_model, "model.safetensors")):
         print(f"note: no MiniLM at {args.w5_model} (tests/python/fetch-minilm.sh): W5 left out")
         workloads.remove("W5")
+    if not os.path.exists(args.python):
+        print(f"note: no peer interpreter at {args.python} (bench/make_venv.sh makes it, or pass "
+              "--python): the PyTorch peers are left out, and the table has scion's rows only")
 
     print(cpu_line(args.scion))
     prescott_cpu = scion_version(args.scion, PRESCOTT)["cpu"]
