@@ -16,6 +16,7 @@ scion=${1:-$repo/build/cli/scion}
 "$scion" -C "$here" adapt
 "$scion" -C "$here" lineage tree
 "$scion" -C "$here" predict lora rslora dora --text "a splendid film" --text "a dreadful film"
+mkdir -p "$here/exports"
 for model in lora rslora dora; do
   "$scion" -C "$here" export "$model" --format peft -o "$here/exports/$model-peft" --force
 done
