@@ -1,8 +1,9 @@
 // SeededRng: scion's one pseudo-random generator, specified exactly so that the same seed
 // gives the same numbers on every platform, compiler and standard library. Every random
 // decision (validation split, epoch order, masked-LM masking, dropout masks, behavioural
-// test cases and perturbations) draws from it or from its mixer; std::shuffle, std::hash
-// and the std distributions are never used: their outputs are implementation-defined.
+// test cases and perturbations, sampled tokens) draws from it or from its mixer;
+// std::shuffle, std::hash and the std distributions are never used: their outputs are
+// implementation-defined.
 //
 // Generator: SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number
 // generators", OOPSLA 2014): state += 0x9e3779b97f4a7c15; output = mix64(state), with
@@ -42,6 +43,7 @@ enum class RngPurpose : std::uint64_t {
   kEpochOrder = 2,
   kMasking = 3,
   kParameterInit = 4,  // index: stable_hash of the parameter's name
+  kTokenSampling = 5,  // index: the generated sequence (runtime/evaluation/token_sampler.h)
 };
 
 class SeededRng {

@@ -19,6 +19,7 @@
 #include "workbench/dataset_eval.h"
 #include "workbench/model_lookup.h"
 #include "workbench/model_version.h"
+#include "workbench/rank_agreement.h"
 #include "workbench/version_rounds.h"
 
 namespace scion::cli {
@@ -46,19 +47,21 @@ void print_classifier(const nlohmann::json& m) {
                            m["mcc"].get<double>(), m["ece"].get<double>(),
                            m["labels"].size() == 2 ? "   ROC-AUC " + number(m["roc_auc"]) : "");
   std::size_t width = 5;
-  for (const auto& c : m["per_class"]) width = std::max(width, c["label"].get<std::string>().size());
+  for (const auto& c : m["per_class"])
+    width = std::max(width, terminal_text(c["label"].get<std::string>()).size());
   std::cout << fmt::format("  {:<{}}  precision  recall  f1      support\n", "label", width);
   for (const auto& c : m["per_class"])
     std::cout << fmt::format("  {:<{}}  {:9.4f}  {:6.4f}  {:6.4f}  {:7}\n",
-                             c["label"].get<std::string>(), width, c["precision"].get<double>(),
-                             c["recall"].get<double>(), c["f1"].get<double>(),
-                             c["support"].get<std::int64_t>());
+                             terminal_text(c["label"].get<std::string>()), width,
+                             c["precision"].get<double>(), c["recall"].get<double>(),
+                             c["f1"].get<double>(), c["support"].get<std::int64_t>());
   std::cout << "  confusion (rows: true label, columns: predicted)\n";
   std::cout << fmt::format("  {:<{}}", "", width);
-  for (const auto& l : m["labels"]) std::cout << fmt::format("  {:>{}}", l.get<std::string>(), 8);
+  for (const auto& l : m["labels"])
+    std::cout << fmt::format("  {:>{}}", terminal_text(l.get<std::string>()), 8);
   std::cout << '\n';
   for (std::size_t i = 0; i < m["labels"].size(); ++i) {
-    std::cout << fmt::format("  {:<{}}", m["labels"][i].get<std::string>(), width);
+    std::cout << fmt::format("  {:<{}}", terminal_text(m["labels"][i].get<std::string>()), width);
     for (const auto& n : m["confusion"][i]) std::cout << fmt::format("  {:>8}", n.get<std::int64_t>());
     std::cout << '\n';
   }
@@ -132,6 +135,8 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
   auto world = runtime::world_communicator();
   if (!world) return fail(world.status());
   runtime::Communicator& comm = **world;
+  if (Status agreed = workbench::agree_on_workspace(comm, *ws); !agreed.is_ok())
+    return fail(agreed);
   auto store = open_store_on_ranks(global, comm, options.record);
   if (!store) return fail(store.status());
   // One pass per version the models are named at (workbench/version_rounds.h).
@@ -252,7 +257,7 @@ void add_eval_command(CLI::App& app, const GlobalOptions& global, CommandAction&
                   "The field holding the labels (default: the dataset's, a file's `label`)")
       ->option_text("NAME");
   cmd->add_option("--chunk-size", options.chunk_size, "Texts per forward pass (default 64)")
-      ->check(CLI::Range(1, 65536));
+      ->check(whole_number(1, 65536));
   cmd->add_flag("!--no-record", options.record,
                 "Do not record the results in the lineage store (opens it read-only)");
   cmd->footer(

@@ -21,6 +21,7 @@
 #include "workbench/model_lookup.h"
 #include "workbench/model_version.h"
 #include "workbench/peft_export.h"
+#include "workbench/staged_folder.h"
 
 namespace scion::cli {
 
@@ -107,7 +108,9 @@ int run_export_peft(const GlobalOptions& global, const ExportOptions& opts) {
   auto exported =
       workbench::peft_export(loaded->workspace, *loaded->model, loaded->params, opts.output);
   if (!exported.is_ok()) return fail(exported.status());
-  Status written = workbench::write_peft_export(loaded->store->env(), opts.output, *exported);
+  Status written = workbench::write_folder_atomically(opts.output, [&](const auto& staging) {
+    return workbench::write_peft_export(loaded->store->env(), staging, *exported);
+  });
   if (!written.is_ok()) return fail(written);
   const nlohmann::json& config = exported->adapter.config;
   const std::string peft_type = config["peft_type"].get<std::string>();
@@ -140,7 +143,9 @@ int run_export_huggingface(const GlobalOptions& global, const ExportOptions& opt
   if (!loaded.is_ok()) return fail(loaded.status());
   auto folder = workbench::hf_model_folder(loaded->workspace, *loaded->model, loaded->params);
   if (!folder.is_ok()) return fail(folder.status());
-  Status written = workbench::write_hf_model_folder(loaded->store->env(), opts.output, *folder);
+  Status written = workbench::write_folder_atomically(opts.output, [&](const auto& staging) {
+    return workbench::write_hf_model_folder(loaded->store->env(), staging, *folder);
+  });
   if (!written.is_ok()) return fail(written);
   const std::string architecture = folder->config["architectures"][0].get<std::string>();
   if (global.json) {
@@ -163,20 +168,23 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
   const bool to_stdout = opts.output == "-";
   if (to_stdout && global.json)
     return fail(invalid_argument("-o - and --json both write to stdout; give -o a file"));
-  auto output = to_stdout ? Result<std::filesystem::path>(workbench::stdout_staging_file())
-                          : checked_output_path(opts.output, global.store_path(), opts.force, "-o");
-  if (!output.is_ok()) return fail(output.status());
+  std::filesystem::path output;  // none for -o -, which streams
+  if (!to_stdout) {
+    auto checked = checked_output_path(opts.output, global.store_path(), opts.force, "-o");
+    if (!checked.is_ok()) return fail(checked.status());
+    output = *checked;
+  }
   // Export only reads the store: it works on a store the user may not write.
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return fail(store.status());
   auto version = workbench::resolve_version(**store, opts.model);
   if (!version.is_ok()) return fail(version.status());
-  auto exported = workbench::export_checkpoint(**store, *version, opts.own_only, *output);
-  if (!exported.is_ok()) return fail(exported.status());
   if (to_stdout) {
-    Status moved = workbench::move_file_to_stream(*output, std::cout);
-    return moved.is_ok() ? kExitOk : fail(moved);
+    auto streamed = workbench::stream_checkpoint(**store, *version, opts.own_only, std::cout);
+    return streamed.is_ok() ? kExitOk : fail(streamed.status());
   }
+  auto exported = workbench::export_checkpoint(**store, *version, opts.own_only, output);
+  if (!exported.is_ok()) return fail(exported.status());
   if (global.json) {
     print_json({{"model", opts.model},
                 {"file", opts.output},

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "cli/output_path.h"
 #include "workbench/mlflow_export.h"
 
 namespace scion::cli {
@@ -18,6 +19,8 @@ struct ExportRunsOptions {
 };
 
 int run_export_runs(const GlobalOptions& global, const ExportRunsOptions& opts) {
+  if (auto where = checked_output_folder(opts.dir, global.store_path(), "DIR"); !where.is_ok())
+    return fail(where.status());
   auto store = open_store_read_only(global);
   if (!store) return fail(store.status());
   std::string why_no_spec;  // without a valid spec, no PEFT folders as artifacts

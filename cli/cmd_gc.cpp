@@ -1,8 +1,9 @@
-// `scion gc [--dry-run] [--keep N]`: remove tensors no version of a model refers to any
-// more, and checkpoints that can no longer be resumed; with --keep N, first the versions
-// of models that neither the N most recently seen spec versions nor a tagged one name
+// `scion gc [--dry-run] [--keep N] [--force-orphans]`: remove tensors no version of a model
+// refers to any more, and checkpoints that can no longer be resumed; with --keep N, first the
+// versions of models that neither the N most recently seen spec versions nor a tagged one name
 // (lineage/fsck.h, GcPolicy).
 #include <iostream>
+#include <limits>
 
 #include "cli/cmd_lineage_support.h"
 #include "cli/commands.h"
@@ -26,10 +27,19 @@ Result<std::vector<workbench::CheckpointFile>> collect_checkpoints(const GlobalO
   return workbench::remove_stale_checkpoints(store, workspace ? &*workspace : nullptr, dry_run);
 }
 
-int run_gc(const GlobalOptions& global, bool dry_run, std::optional<std::int64_t> keep) {
+struct GcOptions {
+  bool dry_run = false;
+  bool force_orphans = false;  // also remove object files no run of the store wrote
+  std::int64_t keep = -1;      // --keep N; -1: keep every version
+};
+
+int run_gc(const GlobalOptions& global, const GcOptions& options) {
+  const bool dry_run = options.dry_run;
   auto store = open_store(global, /*create=*/false);
   if (!store.is_ok()) return fail(store.status());
-  auto report = lineage::collect_garbage(**store, dry_run, {.keep_spec_versions = keep});
+  lineage::GcPolicy policy{.force_orphans = options.force_orphans};
+  if (options.keep >= 0) policy.keep_spec_versions = options.keep;
+  auto report = lineage::collect_garbage(**store, dry_run, policy);
   if (!report.is_ok()) return fail(report.status());
   auto checkpoints = collect_checkpoints(global, **store, dry_run);
   if (!checkpoints.is_ok()) return fail(checkpoints.status());
@@ -48,7 +58,9 @@ int run_gc(const GlobalOptions& global, bool dry_run, std::optional<std::int64_t
                 {"removed_objects", report->removed_objects},
                 {"removed_files", report->removed_files},
                 {"removed_checkpoints", removed_checkpoints},
-                {"bytes_freed", report->bytes_freed}});
+                {"bytes_freed", report->bytes_freed},
+                {"kept_orphans", report->kept_orphans},
+                {"orphan_bytes", report->orphan_bytes}});
     return kExitOk;
   }
   if (global.verbosity > 0) {
@@ -65,6 +77,15 @@ int run_gc(const GlobalOptions& global, bool dry_run, std::optional<std::int64_t
   for (const workbench::CheckpointFile& c : *checkpoints)
     std::cout << (dry_run ? "would remove " : "removed ") << "checkpoint " << c.path.string()
               << ": " << c.stale << '\n';
+  if (!report->kept_orphans.empty()) {
+    if (global.verbosity > 0)
+      for (const auto& file : report->kept_orphans) std::cout << "kept   " << file << '\n';
+    print_warning("kept " + std::to_string(report->kept_orphans.size()) + " object file(s) (" +
+                  human_bytes(report->orphan_bytes) +
+                  ") that lineage.db does not record and no run in the store wrote: its record "
+                  "of them may be lost (an older backup restored?). Restore lineage.db, or "
+                  "remove them with `scion gc --force-orphans`");
+  }
   return kExitOk;
 }
 
@@ -73,25 +94,26 @@ int run_gc(const GlobalOptions& global, bool dry_run, std::optional<std::int64_t
 void add_gc_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
   CLI::App* cmd = app.add_subcommand(
       "gc", "Remove stored tensors no model refers to and checkpoints that cannot be resumed");
-  auto dry_run = std::make_shared<bool>(false);
-  auto keep = std::make_shared<std::int64_t>(-1);
-  cmd->add_flag("--dry-run,-n", *dry_run, "List what would be removed; change nothing");
-  cmd->add_option("--keep", *keep,
+  auto options = std::make_shared<GcOptions>();
+  cmd->add_flag("--dry-run,-n", options->dry_run, "List what would be removed; change nothing");
+  cmd->add_option("--keep", options->keep,
                   "Also remove the versions of models that neither the N most recently seen "
                   "spec versions nor a tagged one name (default: keep every version)")
       ->option_text("N")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, std::numeric_limits<std::int32_t>::max()));
+  cmd->add_flag("--force-orphans", options->force_orphans,
+                "Also remove object files that no run in the store wrote (kept otherwise)");
   cmd->footer(
       "Every version of every model is kept unless --keep N is given; a model's current\n"
       "version, the versions a tagged spec version names (`scion tag`) and the parent\n"
       "versions they were made from are always kept (docs/store.md, \"fsck and gc\").\n"
+      "Object files that lineage.db does not record are removed when a run of the store\n"
+      "wrote them (an interrupted write); any other is an orphan, kept unless\n"
+      "--force-orphans: the database may have lost its record of it.\n"
       "Example: scion gc --dry-run -v\n"
       "         scion gc --keep 3");
-  cmd->callback([&global, &action, dry_run, keep] {
-    action = [&global, dry_run, keep] {
-      return run_gc(global, *dry_run,
-                    *keep >= 0 ? std::optional<std::int64_t>(*keep) : std::nullopt);
-    };
+  cmd->callback([&global, &action, options] {
+    action = [&global, options] { return run_gc(global, *options); };
   });
 }
 

@@ -2,6 +2,7 @@
 // the store (workbench/base_import.h checks and converts them); `--peft DIR`: a PEFT
 // adapter as a declared LoRA descendant (workbench/peft_import.h). This file parses the
 // options and prints.
+#include <filesystem>
 #include <iostream>
 
 #include "cli/cmd_lineage_support.h"
@@ -27,6 +28,22 @@ void print_problems(const std::string& file, const std::vector<std::string>& pro
   for (const auto& p : problems) std::cerr << "  " << file << ": " << p << '\n';
 }
 
+// Tensors holding NaN or infinite values are refused (exit 3, nothing stored) unless
+// --allow-nonfinite, for every kind of import alike; allowed, each is a warning.
+Status check_finite(const ImportOptions& opts, const std::vector<std::string>& non_finite) {
+  if (non_finite.empty()) return Status::ok();
+  if (!opts.allow_non_finite) {
+    print_problems(opts.file, non_finite);
+    return corruption("'" + opts.file + "' holds values that are not finite in " +
+                      std::to_string(non_finite.size()) +
+                      " tensor(s) (listed above); nothing was imported. Pass --allow-nonfinite "
+                      "to import it anyway");
+  }
+  for (const auto& p : non_finite)
+    print_warning(opts.file + ": " + p + " (imported: --allow-nonfinite)");
+  return Status::ok();
+}
+
 // `--peft DIR`: a PEFT LoRA adapter as the parameters of a declared LoRA descendant.
 int run_import_peft(const GlobalOptions& global, const ImportOptions& opts) {
   auto workspace = load_workspace_or_report(global);
@@ -43,6 +60,8 @@ int run_import_peft(const GlobalOptions& global, const ImportOptions& opts) {
     print_problems(opts.file, problems);
     return fail(adapter.status());
   }
+  if (Status finite = check_finite(opts, (*adapter)->non_finite); !finite.is_ok())
+    return fail(finite);
   auto run = workbench::commit_import(
       **store, *workspace, *model, (*adapter)->writes,
       {{"peft", std::filesystem::absolute(opts.file).string()},
@@ -65,6 +84,14 @@ int run_import_peft(const GlobalOptions& global, const ImportOptions& opts) {
 }
 
 int run_import(const GlobalOptions& global, const ImportOptions& opts) {
+  // Checked here, not while parsing: a relative FILE is relative to -C's folder, which
+  // main() enters after parsing.
+  std::error_code ec;
+  if (!std::filesystem::exists(opts.file, ec))
+    return fail(invalid_argument("FILE " + opts.file + ": no such file or folder" +
+                                 (global.workspace_dir.empty()
+                                      ? std::string()
+                                      : " in " + global.workspace_dir + " (given with -C)")));
   if (opts.peft) return run_import_peft(global, opts);
   auto workspace = load_workspace_or_report(global);
   if (!workspace.is_ok()) return fail(workspace.status());
@@ -80,17 +107,8 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
     print_problems(opts.file, problems);
     return fail(checkpoint.status());
   }
-  if (const auto& bad = (*checkpoint)->non_finite; !bad.empty()) {
-    if (!opts.allow_non_finite) {
-      print_problems(opts.file, bad);
-      return fail(corruption("'" + opts.file + "' holds values that are not finite in " +
-                             std::to_string(bad.size()) +
-                             " tensor(s) (listed above); nothing was "
-                             "imported. Pass --allow-nonfinite to import it anyway"));
-    }
-    for (const auto& p : bad)
-      print_warning(opts.file + ": " + p + " (imported: --allow-nonfinite)");
-  }
+  if (Status finite = check_finite(opts, (*checkpoint)->non_finite); !finite.is_ok())
+    return fail(finite);
 
   auto store = open_store(global, /*create=*/true);
   if (!store.is_ok()) return fail(store.status());
@@ -118,10 +136,8 @@ void add_import_command(CLI::App& app, const GlobalOptions& global, CommandActio
   auto opts = std::make_shared<ImportOptions>();
   CLI::App* cmd =
       app.add_subcommand("import", "Import a pretrained base model from a safetensors file");
-  cmd->add_option("FILE", opts->file,
-                  "The safetensors checkpoint, or a Hugging Face model folder")
-      ->required()
-      ->check(CLI::ExistingPath);
+  cmd->add_option("FILE", opts->file, "The safetensors checkpoint, or a Hugging Face model folder")
+      ->required();
   cmd->add_option("--as", opts->model, "The base model in the spec it provides")
       ->required()
       ->option_text("MODEL");

@@ -5,12 +5,15 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "cli/output_path.h"
 #include "workbench/scaffold.h"
 
 namespace scion::cli {
 namespace {
 
 int run_init(const GlobalOptions& global, const std::string& dir) {
+  if (auto where = checked_output_folder(dir, global.store_path(), "DIR"); !where.is_ok())
+    return fail(where.status());
   auto written = workbench::scaffold_workspace(dir);
   if (!written.is_ok()) return fail(written.status());
   if (global.json) {

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include <iostream>
+#include <limits>
 #include <optional>
 
 #include "cli/cmd_lineage_support.h"
@@ -69,11 +70,11 @@ OriginWords origin_words(const workbench::BlameReport& report) {
 void print_case(const workbench::BlamedCase& b, const workbench::BlameReport& report,
                 const OriginWords& words, bool tty) {
   const bool top = b.origin == report.chain.size() - 1;
-  std::cout << "  " << b.case_id << "  \"" << b.input << "\""
-            << (b.perturbed ? " -> \"" + *b.perturbed + "\"" : "") << "  "
+  std::cout << "  " << b.case_id << "  \"" << terminal_text(b.input) << "\""
+            << (b.perturbed ? " -> \"" + terminal_text(*b.perturbed) + "\"" : "") << "  "
             << paint(top ? words.top_case : "introduced by " + report.chain[b.origin].model,
                      top ? Color::kDim : Color::kYellow, tty)
-            << "  (" << b.reason << ")\n";
+            << "  (" << terminal_text(b.reason) << ")\n";
 }
 
 // Every failing case with --all; else the first few of each origin and how many more.
@@ -198,13 +199,13 @@ void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global
   cmd->add_option("--test", options->request.test,
                   "Only this test (default: every test of the model)");
   cmd->add_option("--case", *case_number, "Only case N of the test(s)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, std::numeric_limits<std::int32_t>::max()));
   cmd->add_flag(
       "--all", options->all,
       fmt::format("List every failing case (default: {} examples per origin)", kExamplesPerOrigin));
   cmd->add_option("--chunk-size", options->request.chunk_size,
                   "Texts or (input, continuation) pairs per co-batched pass (default 64)")
-      ->check(CLI::Range(1, 65536));
+      ->check(whole_number(1, 65536));
   cmd->footer(
       "Inherited: the first model of MODEL's kind (classifier or language model) up the\n"
       "ancestry fails it too. Own: MODEL is that first model (a base has no ancestor).\n"

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <limits>
 #include <set>
 
 #include "cli/cmd_lineage_support.h"
@@ -111,7 +112,7 @@ void add_lineage_metrics_subcommand(CLI::App& lineage, const GlobalOptions& glob
   cmd->add_option("MODEL", options->model, "The model")->required();
   cmd->add_option("--run", options->run,
                   "This training run (default: the one that made the stored parameters)")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1, std::numeric_limits<std::int64_t>::max()))
       ->option_text("N");
   cmd->add_option("--format", options->format, "table | csv | json (default table)")
       ->check(CLI::IsMember({"table", "csv", "json"}));

@@ -17,6 +17,10 @@
 namespace scion::cli {
 namespace {
 
+// Larger than any mpirun job scion could coordinate; assigning groups to more ranks
+// only allocates empty ranks.
+constexpr std::int64_t kMaxPlannedRanks = 65536;
+
 struct PlanOptions {
   std::int64_t memory_budget_mib = 0;
   int ranks = 0;  // 0: no rank assignment shown
@@ -55,10 +59,10 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global, CommandAction&
   static PlanOptions options;
   cmd->add_option("--memory-budget", options.memory_budget_mib,
                   "MiB a co-batched training group may use (default: half of RAM)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, kMaxMemoryBudgetMib));
   cmd->add_option("--ranks", options.ranks,
                   "Also show how the groups of different trunks would spread over N MPI ranks")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, kMaxPlannedRanks));
   cmd->footer(
       "Memory is an fp32 estimate per training step; docs/cli.md explains each term.\n"
       "Exit codes: 0 ok, 2 the spec has errors, 3 the store cannot be read.\n"

@@ -8,6 +8,10 @@
 // evaluates the family. The texts come from workbench/predict_input.h (lines or JSONL, a file or
 // standard input), the predictions from workbench/prediction.h; this file parses and prints. A text
 // longer than a model reads is classified by its first tokens, with a warning.
+// With --generate, causal language models continue the texts instead
+// (cli/cmd_predict_generate.cpp); this file holds the options of both.
+#include "cli/cmd_predict.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,13 +29,6 @@
 
 namespace scion::cli {
 namespace {
-
-struct PredictOptions {
-  std::vector<std::string> models;
-  workbench::PredictInputOptions input;
-  bool check_assertions = false;
-  int chunk_size = 64;
-};
 
 // A token classifier's words with their tags and probabilities, and its entities.
 void add_tags(const assertions::ModelOutput& o, nlohmann::json& json) {
@@ -103,8 +100,6 @@ nlohmann::json prediction_json(const workbench::Prediction& p, bool with_violati
   return json;
 }
 
-// "<lead>positive  (negative 0.081, positive 0.919)<tail>", and below it each violation,
-// indented by `indent`.
 // What a prediction says after its answer, in parentheses: each label's probability, a
 // regression head's named values, a token classifier's entities.
 std::string prediction_details(const assertions::ModelOutput& o) {
@@ -128,15 +123,17 @@ std::string prediction_details(const assertions::ModelOutput& o) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// "<lead>positive  (negative 0.081, positive 0.919)<tail>", and below it each violation,
+// indented by `indent`.
 void print_prediction(const std::string& lead, const std::string& tail, const std::string& indent,
                       const workbench::Prediction& p, bool tty) {
   const assertions::ModelOutput& o = p.output;
-  std::cout << lead << paint(assertions::prediction(o), Color::kBold, tty) << "  ("
-            << prediction_details(o) << ")" << tail << "\n";
+  std::cout << lead << paint(terminal_text(assertions::prediction(o)), Color::kBold, tty) << "  ("
+            << terminal_text(prediction_details(o)) << ")" << tail << "\n";
   for (const workbench::PredictionViolation& f : p.violations)
     std::cout << indent << paint("violation", Color::kYellow, tty) << " " << f.assertion
               << fmt::format(" (severity {:.3f})", f.severity)
-              << (f.perturbed.empty() ? "" : " on \"" + f.perturbed + "\"") << "\n";
+              << (f.perturbed.empty() ? "" : " on \"" + terminal_text(f.perturbed) + "\"") << "\n";
 }
 
 // Warns about each text longer than a model reads: it is classified by its first tokens.
@@ -145,8 +142,9 @@ void warn_truncated(const std::vector<workbench::Truncation>& truncated) {
     std::vector<std::string> readers;
     for (const auto& [model, kept] : t.readers)
       readers.push_back(fmt::format("'{}' reads its first {}", model, kept));
-    print_warning(fmt::format("{} is {} tokens, longer than the model reads: {}; the rest is ignored",
-                              t.origin, t.tokens, fmt::join(readers, ", ")));
+    print_warning(
+        fmt::format("{} is {} tokens, longer than the model reads: {}; the rest is ignored",
+                    t.origin, t.tokens, fmt::join(readers, ", ")));
   }
 }
 
@@ -159,12 +157,12 @@ void print_predictions(const workbench::Predictions& result, bool check_assertio
     const workbench::Prediction& p = result.predictions[i];
     // One model: a line per text. Several: the text, then a line per model.
     const std::string input = p.pair ? p.text + "  ||  " + *p.pair : p.text;
-    if (several && i % result.models.size() == 0) std::cout << input << "\n";
+    if (several && i % result.models.size() == 0) std::cout << terminal_text(input) << "\n";
     if (several)
       print_prediction(fmt::format("  {:<{}}  ", p.model, width), "", std::string(width + 6, ' '),
                        p, tty);
     else
-      print_prediction("", "  " + input, "  ", p, tty);
+      print_prediction("", "  " + terminal_text(input), "  ", p, tty);
   }
   if (check_assertions)
     std::cout << fmt::format("{} assertion violation{} ({} assertion{} checked)\n",
@@ -173,9 +171,23 @@ void print_predictions(const workbench::Predictions& result, bool check_assertio
 }
 
 int predict(const GlobalOptions& global, const PredictOptions& options) {
+  if (options.generate) {
+    if (options.check_assertions)
+      return fail(invalid_argument(
+          "--assert checks classifiers' predictions; it does not apply with --generate"));
+    if (!options.input.pairs.empty() || !options.input.pair_field.empty())
+      return fail(invalid_argument(
+          "--pair and --pair-field give sentence pairs to head models; they do not apply with "
+          "--generate"));
+    return generate_text(global, options);
+  }
+  if (!options.generation_flags.empty())
+    return fail(invalid_argument(fmt::format(
+        "{} applies only with --generate (continuing prompts with a causal language model)",
+        fmt::join(options.generation_flags, ", "))));
   if (options.input.file == "-" && global.spec_file == workbench::kStdinSpec)
-    return fail(invalid_argument(
-        "-f - and --file - both read standard input; give one of them a file"));
+    return fail(
+        invalid_argument("-f - and --file - both read standard input; give one of them a file"));
   auto texts = workbench::read_predict_texts(options.input, std::cin);
   if (!texts) return fail(texts.status());
   if (texts->empty())
@@ -209,6 +221,26 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
   return kExitOk;
 }
 
+constexpr const char* kGenerationFlags[] = {"--max-new-tokens", "--temperature", "--top-k",
+                                            "--top-p",          "--seed",        "--stop"};
+
+void add_generation_options(CLI::App& cmd, PredictOptions& options) {
+  runtime::GenerationOptions& g = options.generation;
+  cmd.add_flag("--generate", options.generate,
+               "Continue each text with causal language models instead of classifying it");
+  cmd.add_option("--max-new-tokens", g.max_new_tokens, "Most tokens to generate (default 32)")
+      ->check(whole_number(1, 1 << 20));
+  cmd.add_option("--temperature", g.sampling.temperature,
+                 "0: greedy (the default); above 0: sample, the logits divided by it");
+  cmd.add_option("--top-k", g.sampling.top_k,
+                 "Sample from the K most likely tokens only (default 0: all)");
+  cmd.add_option("--top-p", g.sampling.top_p,
+                 "Sample from the most likely tokens holding this probability mass (default 1)");
+  cmd.add_option("--seed", g.sampling.seed, "The seed of sampling (default 0)");
+  cmd.add_option("--stop", g.stop, "End a completion where this text appears (repeatable)")
+      ->option_text("TEXT");
+}
+
 }  // namespace
 
 void add_predict_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
@@ -237,17 +269,27 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global, CommandActi
       ->option_text("NAME");
   cmd->add_flag("--assert", options.check_assertions,
                 "Check the spec's model assertions on each prediction");
-  cmd->add_option("--chunk-size", options.chunk_size, "Texts per forward pass (default 64)")
-      ->check(CLI::Range(1, 65536));
+  cmd->add_option("--chunk-size", options.chunk_size,
+                  "Texts per forward pass, or sequences generated at once (default 64)")
+      ->check(whole_number(1, 65536));
+  add_generation_options(*cmd, options);
   cmd->footer(
       "A text longer than a model reads is classified by its first tokens, with a warning;\n"
-      "an empty text is an error (exit 2).\n"
+      "an empty text is an error (exit 2). --generate continues each text (a prompt) with\n"
+      "causal language models instead: greedy by default, sampled with --temperature.\n"
       "Example: scion -C examples/sentiment predict review-lora --text \"a lovely film\" --assert\n"
       "         jq -c '{text: .review}' reviews.jsonl | scion predict review-lora --file - "
       "--format jsonl\n"
       "         scion -C examples/sentiment predict base review-lora product-lora --text \"the "
-      "kettle was solid\"");
-  cmd->callback([&global, &action] { action = [&global] { return predict(global, options); }; });
+      "kettle was solid\"\n"
+      "         scion -C examples/generation predict gpt2 gpt2-lora --generate --text \"the cat\" "
+      "--max-new-tokens 12");
+  cmd->callback([cmd, &global, &action] {
+    options.generation_flags.clear();
+    for (const char* flag : kGenerationFlags)
+      if (cmd->get_option(flag)->count() > 0) options.generation_flags.push_back(flag);
+    action = [&global] { return predict(global, options); };
+  });
 }
 
 }  // namespace scion::cli

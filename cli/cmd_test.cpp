@@ -25,6 +25,7 @@
 #include "runtime/compute_device.h"
 #include "workbench/behaviour_suite.h"
 #include "workbench/model_lookup.h"
+#include "workbench/rank_agreement.h"
 #include "workbench/stored_family.h"
 #include "workbench/test_run.h"
 
@@ -210,9 +211,9 @@ void TestSession::report() {
               << "\n";
     if (!j.note.empty()) std::cout << "    note: " << j.note << "\n";
     for (const auto& e : r.examples)
-      std::cout << "    " << e.case_id << ": \"" << e.input << "\""
-                << (e.perturbed.empty() ? "" : " -> \"" + e.perturbed + "\"") << ": " << e.reason
-                << "\n";
+      std::cout << "    " << e.case_id << ": \"" << terminal_text(e.input) << "\""
+                << (e.perturbed.empty() ? "" : " -> \"" + terminal_text(e.perturbed) + "\"") << ": "
+                << terminal_text(e.reason) << "\n";
   }
   if (!suite_.assertions.empty()) {
     std::cout << "\n"
@@ -223,8 +224,8 @@ void TestSession::report() {
     for (std::size_t i = 0; i < run_.violations.size() && i < top; ++i) {
       const Violation& v = run_.violations[i];
       std::cout << fmt::format("  {:.3f}  {:<16} {:<16} \"{}\" -> {}\n", v.severity, v.record.model,
-                               v.record.assertion, v.record.input,
-                               describe_violation(v.record.detail));
+                               v.record.assertion, terminal_text(v.record.input),
+                               terminal_text(describe_violation(v.record.detail)));
     }
   }
   std::size_t failing = 0;
@@ -326,6 +327,8 @@ int run_behavioural_tests(const GlobalOptions& global, const TestOptions& option
   if (!ws) return kExitUsage;
   auto world = runtime::world_communicator();
   if (!world) return fail(world.status());
+  if (Status agreed = workbench::agree_on_workspace(**world, *ws); !agreed.is_ok())
+    return fail(agreed);
   auto store = open_store_on_ranks(global, **world, options.record);
   if (!store) return fail(store.status());  // a missing store's message says to run `scion run`
   TestSession session(global, options, std::move(*ws), std::move(*store), **world);
@@ -348,7 +351,7 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
                 "Replace the --junit and --export-violations files when they exist");
   cmd->add_option("--chunk-size", options.chunk_size,
                   "Texts or (input, continuation) pairs per co-batched pass (default 64)")
-      ->check(CLI::Range(1, 65536));
+      ->check(whole_number(1, 65536));
   cmd->add_flag("--no-record{false}", options.record,
                 "Store nothing: the store is only read (it may be another user's, read-only)");
   cmd->add_flag("--rerun", options.rerun,
@@ -356,7 +359,7 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
                 "model version, test definition and lexicons");
   cmd->add_option("--examples", options.examples,
                   "Failing examples shown per test and model (default 3)")
-      ->check(CLI::Range(0, 1000));
+      ->check(whole_number(0, 1000));
   cmd->add_option("--compare", options.compare,
                   "Compare the stored results of two model versions instead of testing: the "
                   "cases whose outcome differs (A, B: MODEL, MODEL@N or MODEL@<hash prefix>)")

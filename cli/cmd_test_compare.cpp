@@ -48,8 +48,9 @@ void print_comparison_text(const workbench::TestComparison& c) {
   for (const workbench::OutcomeDifference& d : c.differ) {
     if (d.passed_b) ++fixed;
     std::cout << fmt::format("{}[{}] \"{}\" expects {}\n  a: {}\n  b: {}\n", d.test, d.case_index,
-                             d.input, d.expected, outcome(d.passed_a, d.output_a),
-                             outcome(d.passed_b, d.output_b));
+                             terminal_text(d.input), terminal_text(d.expected),
+                             terminal_text(outcome(d.passed_a, d.output_a)),
+                             terminal_text(outcome(d.passed_b, d.output_b)));
   }
   std::cout << fmt::format("{} of {} cases differ: {} pass only on {} (b), {} only on {} (a)",
                            c.differ.size(), c.compared, fixed, b, c.differ.size() - fixed, a);

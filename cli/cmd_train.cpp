@@ -35,7 +35,7 @@ CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* d
   cmd->add_option(
          "--memory-budget", options.memory_budget_mib,
          "MiB a co-batched group may use (estimate as in `scion plan`; default: half of RAM)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, kMaxMemoryBudgetMib));
   cmd->add_flag(
       "--ignore-memory-limit", options.ignore_memory_limit,
       "Train even when the estimated memory exceeds what is available or --memory-budget");

@@ -2,8 +2,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -117,9 +120,11 @@ int run(int argc, char** argv) {
   std::string generate;
   app.add_option("--generate", generate, "")->check(CLI::IsMember({"man", "bash", "zsh"}))->group("");
 
-  // --json is known before parsing, so a usage error is a JSON document too.
+  // --json is known before parsing, so a usage error is a JSON document too (and only then).
+  bool json_requested = false;
   for (int i = 1; i < argc; ++i)
-    if (std::string_view(argv[i]) == "--json") enable_json_errors();
+    if (std::string_view(argv[i]) == "--json") json_requested = true;
+  if (json_requested) enable_json_errors();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -129,7 +134,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     print_error(e.what());
     std::cerr << "Run 'scion --help' for usage.\n";
-    return with_json_error(global, kExitUsage, true);
+    return with_json_error(global, kExitUsage, json_requested);
   }
 
   if (!generate.empty()) {
@@ -170,6 +175,21 @@ int run(int argc, char** argv) {
   return code;
 }
 
+// Results go to stdout through its buffer, so a write that fails (a full disk, /dev/full)
+// shows only when the buffer is flushed: flushed here, before exiting, a failure is exit
+// 3 whatever the command returned, so a script never takes a truncated result for one.
+int with_stdout_flushed(int code) {
+  std::cout.flush();
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return code;
+  if (code != kExitOk && code != kExitFailures) return code;  // the command said why already
+  const int err = errno;
+  print_error(std::string("writing the result to standard output failed") +
+              (err != 0 ? std::string(": ") + std::strerror(err) : std::string()) +
+              "; the output is incomplete");
+  return kExitRuntime;
+}
+
 }  // namespace
 }  // namespace scion::cli
 
@@ -179,7 +199,7 @@ int main(int argc, char** argv) {
   // reports like a full disk (exit 3, the store consistent), instead of killing scion.
   std::signal(SIGXFSZ, SIG_IGN);
   try {
-    return scion::cli::run(argc, argv);
+    return scion::cli::with_stdout_flushed(scion::cli::run(argc, argv));
   } catch (const std::bad_alloc&) {
     // Large buffers come from checked allocations (runtime::Arena::create); this is any
     // other one, which cannot say how much it wanted.

@@ -60,6 +60,35 @@ bool stdout_is_tty() { return colour_allowed(STDOUT_FILENO); }
 bool stderr_is_tty() { return colour_allowed(STDERR_FILENO); }
 bool stderr_is_terminal() { return isatty(STDERR_FILENO); }
 
+std::string escape_controls(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    // C1 controls (U+0080..U+009F) are 0xC2 0x80..0x9F in UTF-8; some terminals obey them
+    // like ESC sequences (0x9B is CSI).
+    const bool c1 = c == 0xC2 && i + 1 < text.size() &&
+                    static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+    char escaped[8];
+    if ((c < 0x20 && c != '\t') || c == 0x7F) {
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      out += escaped;
+    } else if (c1) {
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned char>(text[++i]));
+      out += escaped;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+std::string terminal_text(std::string_view text) {
+  static const bool terminal = isatty(STDOUT_FILENO) != 0;
+  return terminal ? escape_controls(text) : std::string(text);
+}
+
 std::string paint(std::string_view text, Color color, bool stream_is_tty) {
   if (!stream_is_tty || color == Color::kNone) return std::string(text);
   return std::string(ansi_code(color)) + std::string(text) + "\033[0m";

@@ -24,6 +24,15 @@ bool stderr_is_tty();
 // in place ("\r") there.
 bool stderr_is_terminal();
 
+// Text that came from data or the spec (inputs, labels, perturbations, reasons quoting
+// them), as stdout shows it. On a terminal, control characters (ESC and the sequences it
+// starts, OSC's BEL, newlines within a text, DEL, C1 controls) are written as \x1b-style
+// escapes, so a hostile text cannot move the cursor, retitle the window or hide lines;
+// anywhere else (a pipe, a file) the bytes stay as they are.
+std::string terminal_text(std::string_view text);
+// The escaping terminal_text applies, always.
+std::string escape_controls(std::string_view text);
+
 // "error: <message>" on stderr, the word "error" in red on a terminal.
 void print_error(const Status& status);
 void print_error(std::string_view message);

@@ -14,6 +14,7 @@
 #include "cli/progress_clock.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/memory_info.h"
+#include "workbench/rank_agreement.h"
 #include "workbench/rank_hosts.h"
 #include "workbench/rank_store.h"
 
@@ -248,6 +249,10 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
   auto world = runtime::world_communicator();
   if (!world) return fail(world.status());
   runtime::Communicator& comm = **world;
+  // Before anything else, and before the store is opened for writing: the same spec and
+  // data on every rank (workbench/rank_agreement.h).
+  if (Status agreed = workbench::agree_on_workspace(comm, *ws); !agreed.is_ok())
+    return fail(agreed);
   // Ranks on several machines never all write the store (workbench/rank_hosts.h): auto
   // runs data parallel there, and task is refused, on every rank alike.
   workbench::TrainRequest placed = request;

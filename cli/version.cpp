@@ -14,10 +14,11 @@ namespace scion::cli {
 void print_version(bool json, const std::string& device) {
   // What was built (nccl: linked into the CUDA plugin), then what this process
   // could actually load and see: a plugin built but not loadable is said as such.
-  const nlohmann::json build = {
-      {"build_type", SCION_BUILD_TYPE}, {"cuda_plugin", SCION_HAVE_CUDA == 1},
-      {"nccl", SCION_HAVE_NCCL == 1},
-      {"mpi", SCION_HAVE_MPI == 1}};
+  const nlohmann::json build = {{"build_type", SCION_BUILD_TYPE},
+                                {"cuda_plugin", SCION_HAVE_CUDA == 1},
+                                {"nccl", SCION_HAVE_NCCL == 1},
+                                {"mpi", SCION_HAVE_MPI == 1},
+                                {"sanitize", SCION_SANITIZE}};
   const runtime::cpu::OnednnInfo onednn = runtime::cpu::onednn_info();
   const nlohmann::json cpu = {{"onednn", onednn.version},
                               {"isa", onednn.isa},
@@ -38,7 +39,7 @@ void print_version(bool json, const std::string& device) {
   auto yes_no = [&](const char* key) { return build[key].get<bool>() ? "yes" : "no"; };
   std::cout << "scion " << SCION_VERSION << " (" << SCION_BUILD_TYPE << ")\n"
             << "build: cuda plugin " << yes_no("cuda_plugin") << " (nccl " << yes_no("nccl")
-            << "), mpi " << yes_no("mpi") << "\n";
+            << "), mpi " << yes_no("mpi") << ", sanitizers " << SCION_SANITIZE << "\n";
   std::cout << "cpu: oneDNN " << onednn.version << ", isa " << onednn.isa << ", bf16 "
             << (onednn.native_bf16 ? "native"
                 : onednn.bf16_kernel ? "emulated by oneDNN (no bf16 instructions)"

@@ -86,6 +86,13 @@ std::optional<DType> parse_dtype(std::string_view name) {
 
 std::size_t dtype_size(DType dtype) { return info(dtype).size; }
 
+std::optional<std::int64_t> tensor_byte_count(DType dtype, std::span<const std::int64_t> shape) {
+  std::int64_t count = static_cast<std::int64_t>(dtype_size(dtype));
+  for (std::int64_t dim : shape)
+    if (dim < 0 || __builtin_mul_overflow(count, dim, &count)) return std::nullopt;
+  return count;
+}
+
 bool is_convertible_to_float32(DType dtype) {
   return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16 ||
          dtype == DType::kF64;

@@ -26,6 +26,9 @@ enum class DType {
 std::string_view dtype_name(DType dtype);
 std::optional<DType> parse_dtype(std::string_view name);
 std::size_t dtype_size(DType dtype);
+// The bytes a tensor of `dtype` and `shape` takes, or nullopt for a negative dimension or
+// a size past 2^63: what a stored tensor's object must hold.
+std::optional<std::int64_t> tensor_byte_count(DType dtype, std::span<const std::int64_t> shape);
 
 // F64, F32, F16 and BF16: the dtypes to_float32() converts (not the 8-bit floats, which
 // no checkpoint scion reads uses for parameters).

@@ -17,13 +17,17 @@
 
 namespace scion::lineage {
 
-// A file opened for writing. Not thread-safe; close() or destroy it from one thread.
+// A new file being written, which gets its name only when it is complete (publish). Not
+// thread-safe; use and destroy it from one thread. Destroyed unpublished, it leaves nothing
+// under any name (a named temporary file is removed; an unnamed one never had a name).
 class WritableFile {
  public:
   virtual ~WritableFile() = default;
   virtual Status append(std::span<const std::byte> data) = 0;
   virtual Status sync() = 0;  // fsync: the bytes are durable when this returns ok
-  virtual Status close() = 0;
+  // Gives the file the name `path`, atomically replacing any file there (rename(2)), and
+  // closes it. REQUIRES: `path` is the target the file was created for.
+  virtual Status publish(const std::filesystem::path& path) = 0;
 };
 
 // A read-only view of a whole file, memory-mapped where the platform allows.
@@ -38,12 +42,13 @@ class Env {
  public:
   virtual ~Env() = default;
 
-  // Creates or truncates `path`.
-  virtual Result<std::unique_ptr<WritableFile>> new_writable_file(
-      const std::filesystem::path& path) = 0;
-  // Atomically replaces `to` with `from` (rename(2)).
-  virtual Status rename_file(const std::filesystem::path& from,
-                             const std::filesystem::path& to) = 0;
+  // A new file in the folder of `target`, to be published as `target`. It has no name
+  // until then where the file system allows (O_TMPFILE: a process killed while writing
+  // leaves nothing behind); elsewhere it is `<target>.tmp.<pid>.<n>`, created with O_EXCL
+  // and O_NOFOLLOW, so a file or symbolic link planted under that name is never written
+  // through (the next name is tried).
+  virtual Result<std::unique_ptr<WritableFile>> new_temporary_file(
+      const std::filesystem::path& target) = 0;
   // fsyncs a directory so that renames and creations inside it are durable.
   virtual Status sync_dir(const std::filesystem::path& dir) = 0;
   virtual Status remove_file(const std::filesystem::path& path) = 0;
@@ -63,8 +68,8 @@ std::string file_size_limit_note();
 Env& default_env();
 
 // Writes `data` to `path` so that no reader ever sees a partial file under that name:
-// a temporary file beside it is written, fsynced, renamed over `path`, and the directory
-// fsynced. On error the temporary file is removed (best effort) and `path` is untouched.
+// a temporary file beside it (Env::new_temporary_file) is written, fsynced, published
+// over `path`, and the directory fsynced. On error nothing is left and `path` is untouched.
 // `pieces` are written one after another, so large files need not be joined in memory.
 Status write_file_atomically(Env& env, const std::filesystem::path& path,
                              std::span<const std::span<const std::byte>> pieces);

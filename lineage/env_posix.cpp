@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <random>
 #include <system_error>
 
 #include "lineage/env.h"
@@ -25,11 +26,23 @@ Status errno_status(const std::string& what, const fs::path& path, int err) {
   return io_error(what + " '" + path.string() + "': " + std::strerror(err) + hint);
 }
 
+// "<target>.tmp.<pid>.<n>": n from a process-wide counter started at a random value, so
+// names are hard to guess ahead (every creation is O_EXCL anyway).
+fs::path temporary_name(const fs::path& target) {
+  static std::atomic<std::uint32_t> counter{std::random_device{}()};
+  return target.string() + ".tmp." + std::to_string(::getpid()) + "." +
+         std::to_string(counter.fetch_add(1));
+}
+
+// A temporary file: unnamed (O_TMPFILE) when `named_` is empty, else under that name.
 class PosixWritableFile final : public WritableFile {
  public:
-  PosixWritableFile(fs::path path, int fd) : path_(std::move(path)), fd_(fd) {}
+  PosixWritableFile(fs::path target, fs::path named, int fd)
+      : target_(std::move(target)), named_(std::move(named)), fd_(fd) {}
   ~PosixWritableFile() override {
     if (fd_ >= 0) ::close(fd_);
+    // Never published: the name it had goes too (best effort; the write already failed).
+    if (!named_.empty()) ::unlink(named_.c_str());
   }
 
   Status append(std::span<const std::byte> data) override {
@@ -39,7 +52,7 @@ class PosixWritableFile final : public WritableFile {
       ssize_t n = ::write(fd_, p, left);
       if (n < 0) {
         if (errno == EINTR) continue;
-        return errno_status("cannot write", path_, errno);
+        return errno_status("cannot write", target_, errno);
       }
       p += n;
       left -= static_cast<std::size_t>(n);
@@ -48,19 +61,42 @@ class PosixWritableFile final : public WritableFile {
   }
 
   Status sync() override {
-    if (::fsync(fd_) != 0) return errno_status("cannot fsync", path_, errno);
+    if (::fsync(fd_) != 0) return errno_status("cannot fsync", target_, errno);
     return Status::ok();
   }
 
-  Status close() override {
-    int fd = fd_;
+  Status publish(const fs::path& path) override {
+    if (named_.empty()) {
+      // An unnamed file is linked under a fresh name, then renamed over `path` (linkat
+      // cannot replace a file): only between these two calls is a name left by a kill.
+      auto linked = link_unnamed();
+      if (!linked.is_ok()) return linked.status();
+      named_ = *linked;
+    }
+    const int fd = fd_;
     fd_ = -1;
-    if (fd >= 0 && ::close(fd) != 0) return errno_status("cannot close", path_, errno);
+    if (::close(fd) != 0) return errno_status("cannot close", target_, errno);
+    if (::rename(named_.c_str(), path.c_str()) != 0)
+      return errno_status("cannot rename", named_, errno);
+    named_.clear();
     return Status::ok();
   }
 
  private:
-  fs::path path_;
+  Result<fs::path> link_unnamed() {
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      const fs::path name = temporary_name(target_);
+      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0)
+        return name;
+      if (errno != EEXIST) return errno_status("cannot name", target_, errno);
+    }
+    return io_error("cannot name the new '" + target_.string() +
+                    "': 100 temporary names beside it are taken");
+  }
+
+  fs::path target_;
+  fs::path named_;
   int fd_;
 };
 
@@ -81,15 +117,23 @@ class PosixMappedRegion final : public MappedRegion {
 
 class PosixEnv final : public Env {
  public:
-  Result<std::unique_ptr<WritableFile>> new_writable_file(const fs::path& path) override {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return errno_status("cannot create", path, errno);
-    return std::unique_ptr<WritableFile>(std::make_unique<PosixWritableFile>(path, fd));
-  }
-
-  Status rename_file(const fs::path& from, const fs::path& to) override {
-    if (::rename(from.c_str(), to.c_str()) != 0) return errno_status("cannot rename", from, errno);
-    return Status::ok();
+  Result<std::unique_ptr<WritableFile>> new_temporary_file(const fs::path& target) override {
+    const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    int fd = ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd >= 0)
+      return std::unique_ptr<WritableFile>(std::make_unique<PosixWritableFile>(target, "", fd));
+    // File systems without O_TMPFILE say so in several ways; anything else is a real error.
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOTSUP)
+      return errno_status("cannot create a file in", folder, errno);
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      const fs::path name = temporary_name(target);
+      fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd >= 0)
+        return std::unique_ptr<WritableFile>(std::make_unique<PosixWritableFile>(target, name, fd));
+      if (errno != EEXIST) return errno_status("cannot create", name, errno);
+    }
+    return io_error("cannot create a temporary file beside '" + target.string() +
+                    "': 100 names are taken");
   }
 
   Status sync_dir(const fs::path& dir) override {
@@ -170,21 +214,12 @@ Env& default_env() {
 
 Status write_file_atomically(Env& env, const fs::path& path,
                              std::span<const std::span<const std::byte>> pieces) {
-  static std::atomic<unsigned> counter{0};
-  const fs::path temp = path.string() + ".tmp." + std::to_string(::getpid()) + "." +
-                        std::to_string(counter.fetch_add(1));
-  Status status = [&]() -> Status {
-    auto file = env.new_writable_file(temp);
-    if (!file.is_ok()) return file.status();
-    for (std::span<const std::byte> piece : pieces) SCION_RETURN_IF_ERROR((*file)->append(piece));
-    SCION_RETURN_IF_ERROR((*file)->sync());
-    SCION_RETURN_IF_ERROR((*file)->close());
-    SCION_RETURN_IF_ERROR(env.rename_file(temp, path));
-    return env.sync_dir(path.has_parent_path() ? path.parent_path() : fs::path("."));
-  }();
-  // Best effort: the write has already failed, and its error is the one to report.
-  if (!status.is_ok() && env.file_exists(temp)) env.remove_file(temp).ignore_error();
-  return status;
+  auto file = env.new_temporary_file(path);
+  if (!file.is_ok()) return file.status();
+  for (std::span<const std::byte> piece : pieces) SCION_RETURN_IF_ERROR((*file)->append(piece));
+  SCION_RETURN_IF_ERROR((*file)->sync());
+  SCION_RETURN_IF_ERROR((*file)->publish(path));
+  return env.sync_dir(path.has_parent_path() ? path.parent_path() : fs::path("."));
 }
 
 }  // namespace scion::lineage

@@ -43,6 +43,9 @@ struct GcReport {
   std::vector<std::string> removed_objects;      // digests no parameter referred to
   std::vector<std::string> removed_files;        // paths under objects/ with no object row
   std::int64_t bytes_freed = 0;
+  // Object files without a row that no run of the store wrote (see collect_garbage).
+  std::vector<std::string> kept_orphans;
+  std::int64_t orphan_bytes = 0;
   bool dry_run = false;
 };
 
@@ -53,12 +56,18 @@ struct GcReport {
 // versions and the untagged spec versions older than the N newest.
 struct GcPolicy {
   std::optional<std::int64_t> keep_spec_versions;
+  // Also remove object files no run of the store wrote (see collect_garbage).
+  bool force_orphans = false;
 };
 
 // Removes the versions `policy` does not keep, then objects no version's parameter refers
-// to, object files without a row, and temporary files older than `temp_age_seconds`
-// (younger ones may belong to a write in progress). Holds the store's write lock
-// throughout, so writers never reference a removed object.
+// to, temporary files older than `temp_age_seconds` (younger ones may belong to a write in
+// progress), and object files without a row that a run of the store wrote (their time lies
+// within the run's span: a write it never committed). An object file no run explains is an
+// orphan: lineage.db has lost its record of it (an older backup restored, rows deleted by
+// hand), and it is kept and listed unless `policy.force_orphans`, so gc never deletes more
+// than what the store can name. Holds the store's write lock throughout, so writers never
+// reference a removed object.
 Result<GcReport> collect_garbage(LineageStore& store, bool dry_run, const GcPolicy& policy = {},
                                  std::int64_t temp_age_seconds = 3600);
 

@@ -152,7 +152,8 @@ Status refuse(const spec::Model& model, const std::string& why) {
 std::vector<float> as_float32(const LoadedParameter& p) {
   if (p.dtype == DType::kF32) {
     std::vector<float> out(p.bytes.size() / sizeof(float));
-    std::memcpy(out.data(), p.bytes.data(), p.bytes.size());
+    // An empty tensor's bytes and vector may both be null: memcpy must not see them.
+    if (!out.empty()) std::memcpy(out.data(), p.bytes.data(), out.size() * sizeof(float));
     return out;
   }
   return to_float32(p.dtype, p.bytes);

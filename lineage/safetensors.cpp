@@ -135,30 +135,36 @@ Result<MappedSafetensors> read_safetensors(Env& env, const std::filesystem::path
   return MappedSafetensors{std::move(*region), std::move(*contents)};
 }
 
-Status write_safetensors(Env& env, const std::filesystem::path& path,
-                         const std::vector<SafetensorsTensor>& tensors,
-                         const std::map<std::string, std::string>& metadata) {
-  json header = json::object();
-  if (!metadata.empty()) header["__metadata__"] = metadata;
+std::vector<std::span<const std::byte>> safetensors_pieces(
+    const std::vector<SafetensorsTensor>& tensors,
+    const std::map<std::string, std::string>& metadata, SafetensorsHeader& header) {
+  json fields = json::object();
+  if (!metadata.empty()) fields["__metadata__"] = metadata;
   std::uint64_t offset = 0;
   for (const SafetensorsTensor& t : tensors) {
-    header[t.name] = {{"dtype", std::string(dtype_name(t.dtype))},
+    fields[t.name] = {{"dtype", std::string(dtype_name(t.dtype))},
                       {"shape", t.shape},
                       {"data_offsets", {offset, offset + t.bytes.size()}}};
     offset += t.bytes.size();
   }
-  std::string header_text = header.dump();
+  header.text = fields.dump(-1, ' ', false, json::error_handler_t::replace);
   // Pad with spaces so the tensor data starts 8-byte aligned, as the format recommends.
-  header_text.append((8 - header_text.size() % 8) % 8, ' ');
-  std::byte length[8];
+  header.text.append((8 - header.text.size() % 8) % 8, ' ');
   for (int i = 0; i < 8; ++i)
-    length[i] = static_cast<std::byte>((header_text.size() >> (8 * i)) & 0xff);
+    header.length[i] = static_cast<std::byte>((header.text.size() >> (8 * i)) & 0xff);
 
   std::vector<std::span<const std::byte>> pieces;
-  pieces.emplace_back(length, 8);
-  pieces.emplace_back(reinterpret_cast<const std::byte*>(header_text.data()), header_text.size());
+  pieces.emplace_back(header.length, 8);
+  pieces.emplace_back(reinterpret_cast<const std::byte*>(header.text.data()), header.text.size());
   for (const SafetensorsTensor& t : tensors) pieces.push_back(t.bytes);
-  return write_file_atomically(env, path, pieces);
+  return pieces;
+}
+
+Status write_safetensors(Env& env, const std::filesystem::path& path,
+                         const std::vector<SafetensorsTensor>& tensors,
+                         const std::map<std::string, std::string>& metadata) {
+  SafetensorsHeader header;
+  return write_file_atomically(env, path, safetensors_pieces(tensors, metadata, header));
 }
 
 }  // namespace scion::lineage

@@ -46,6 +46,21 @@ struct MappedSafetensors {
 };
 Result<MappedSafetensors> read_safetensors(Env& env, const std::filesystem::path& path);
 
+// A safetensors file's leading bytes: its header's length and text (padded to 8 bytes).
+struct SafetensorsHeader {
+  std::byte length[8];
+  std::string text;
+};
+
+// The bytes of a safetensors file holding `tensors` (in the given order) and `metadata`,
+// as pieces to write one after another: the header's length, its text, each tensor's
+// bytes. The pieces point into `header` and the tensors, which must outlive them. For a
+// stream, which needs no file: the header comes first and knows every size.
+// REQUIRES: each tensor's bytes match its shape and dtype; names are unique.
+std::vector<std::span<const std::byte>> safetensors_pieces(
+    const std::vector<SafetensorsTensor>& tensors,
+    const std::map<std::string, std::string>& metadata, SafetensorsHeader& header);
+
 // Writes `tensors` (in the given order) and `metadata` to `path` atomically.
 // REQUIRES: each tensor's bytes match its shape and dtype; names are unique.
 Status write_safetensors(Env& env, const std::filesystem::path& path,

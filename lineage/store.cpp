@@ -67,10 +67,37 @@ bool process_may_run_scion(std::int64_t pid) {
   return theirs.empty() || ours.empty() || theirs == ours;
 }
 
-Result<std::unique_ptr<SqliteDb>> open_for_writing(const fs::path& dir, const fs::path& db_path,
+// A database without a schema (missing, emptied, or never created) beside object files
+// has lost the record of them: a new schema would make every object look unreferenced,
+// and `scion gc` would delete them all. No command creates one there.
+Status check_objects_are_recorded(Env& env, const fs::path& dir, const fs::path& db_path) {
+  auto listing = ObjectStore(env, dir / "objects").list();
+  if (!listing.is_ok()) return listing.status();
+  if (listing->digests.empty()) return Status::ok();
+  return corruption("the database '" + db_path.string() + "' is missing or empty but " +
+                    std::to_string(listing->digests.size()) + " objects exist in '" +
+                    (dir / "objects").string() +
+                    "'; restore lineage.db from a backup (scion creates no new database over "
+                    "existing objects, which would then all look unreferenced)");
+}
+
+// Whether `db` has no schema yet: user_version 0 and no tables.
+Result<bool> has_no_schema(SqliteDb& db) {
+  auto version = db.query_int("PRAGMA user_version");
+  if (!version.is_ok()) return version.status();
+  auto tables = db.query_int("SELECT count(*) FROM sqlite_schema");
+  if (!tables.is_ok()) return tables.status();
+  return *version == 0 && *tables == 0;
+}
+
+Result<std::unique_ptr<SqliteDb>> open_for_writing(Env& env, const fs::path& dir,
+                                                   const fs::path& db_path,
                                                    const StoreOptions& options) {
   auto db = SqliteDb::open(db_path, options.create, options.busy_timeout_ms);
   if (!db.is_ok()) return db.status();
+  auto empty = has_no_schema(**db);
+  if (!empty.is_ok()) return empty.status();
+  if (*empty) SCION_RETURN_IF_ERROR(check_objects_are_recorded(env, dir, db_path));
   const char* journal =
       on_local_disk(dir) ? "PRAGMA journal_mode = WAL" : "PRAGMA journal_mode = DELETE";
   SCION_RETURN_IF_ERROR((*db)->exec(journal));
@@ -80,38 +107,35 @@ Result<std::unique_ptr<SqliteDb>> open_for_writing(const fs::path& dir, const fs
   return db;
 }
 
-// A reader never writes, except to bring an older schema up to date once: a store of
-// schema version 1 is migrated through a writable connection first.
-Result<std::unique_ptr<SqliteDb>> open_for_reading(const fs::path& db_path,
+// A reader never writes: not the schema of a database that has none (a store whose
+// creation never finished, or an emptied lineage.db), and no migration of an older one.
+Result<std::unique_ptr<SqliteDb>> open_for_reading(Env& env, const fs::path& dir,
+                                                   const fs::path& db_path,
                                                    const StoreOptions& options) {
   auto db = SqliteDb::open_read_only(db_path, options.busy_timeout_ms);
   if (!db.is_ok()) return db.status();
   auto current = schema_is_current(**db);
   if (!current.is_ok()) return current.status();
   if (*current) return db;
-  // Version 0 is a store whose creation never finished (its first write failed, e.g. on a
-  // full disk), not an old store: the message must say which.
+  auto empty = has_no_schema(**db);
+  if (!empty.is_ok()) return empty.status();
+  if (*empty) {
+    SCION_RETURN_IF_ERROR(check_objects_are_recorded(env, dir, db_path));
+    // Its first write failed (e.g. on a full disk): the message must say so, not "old".
+    return Status(StatusCode::kIoError,
+                  "the store '" + db_path.string() + "' was never fully created (it has no " +
+                      "schema); run a command that writes the store, e.g. `scion run` or " +
+                      "`scion import`, once the cause (a full disk?) is fixed");
+  }
   auto version = (*db)->query_int("PRAGMA user_version");
-  const bool never_created = version.is_ok() && *version == 0;
-  db->reset();
-  auto writer = SqliteDb::open(db_path, /*create=*/false, options.busy_timeout_ms);
-  Status migrated = writer.is_ok() ? migrate(**writer) : writer.status();
-  if (!migrated.is_ok() && never_created) {
-    return Status(migrated.code(),
-                  "the store '" + db_path.string() + "' was never fully created (" +
-                      migrated.message() + "); once the cause is fixed, run any scion " +
-                      "command there with write access, e.g. `scion gc`, to finish it");
-  }
-  if (!migrated.is_ok()) {
-    // The cause comes first: on a full disk or a read-only file the schema is not the news.
-    return Status(migrated.code(),
-                  "the store '" + db_path.string() + "' could not be upgraded from schema " +
-                      "version " + (version.is_ok() ? std::to_string(*version) : "?") +
-                      ": " + migrated.message() + "; once the cause is fixed, run any " +
-                      "scion command there with write access, e.g. `scion gc`");
-  }
-  writer->reset();
-  return SqliteDb::open_read_only(db_path, options.busy_timeout_ms);
+  return Status(StatusCode::kVersionMismatch,
+                "the store '" + db_path.string() + "' has schema version " +
+                    (version.is_ok() ? std::to_string(*version) : "?") + ", not this scion's " +
+                    std::to_string(kSchemaVersion) +
+                    ": an older scion wrote it, or its creation or upgrade stopped part way (a " +
+                    "full disk?). Reading commands never change a store; upgrade it once with " +
+                    "a command that writes it (`scion gc --dry-run` upgrades it and removes " +
+                    "nothing), then read it again");
 }
 
 Result<std::int64_t> checked_byte_count(const ParameterWrite& p) {
@@ -157,6 +181,7 @@ Result<std::unique_ptr<LineageStore>> LineageStore::open(const fs::path& dir,
   Env& env = options.env != nullptr ? *options.env : default_env();
   const fs::path db_path = dir / "lineage.db";
   if (!env.file_exists(db_path)) {
+    SCION_RETURN_IF_ERROR(check_objects_are_recorded(env, dir, db_path));
     if (!options.create || options.read_only) {
       return not_found("no scion store at '" + dir.string() +
                        "' (no lineage.db); run 'scion import' or 'scion run' to create one, "
@@ -164,8 +189,8 @@ Result<std::unique_ptr<LineageStore>> LineageStore::open(const fs::path& dir,
     }
     SCION_RETURN_IF_ERROR(env.create_dirs(dir / "objects"));
   }
-  auto db = options.read_only ? open_for_reading(db_path, options)
-                              : open_for_writing(dir, db_path, options);
+  auto db = options.read_only ? open_for_reading(env, dir, db_path, options)
+                              : open_for_writing(env, dir, db_path, options);
   if (!db.is_ok()) return db.status();
   std::unique_ptr<LineageStore> store(new LineageStore(env, dir, std::move(*db), options));
   if (!options.read_only) SCION_RETURN_IF_ERROR(store->mark_abandoned_runs());

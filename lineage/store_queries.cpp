@@ -9,15 +9,26 @@
 
 namespace scion::lineage {
 
-std::vector<std::int64_t> shape_column(const std::string& text) {
+namespace {
+
+// A shape as the parameters table records it: a JSON array of integers, else nullopt
+// (the schema only guarantees valid JSON).
+std::optional<std::vector<std::int64_t>> parse_recorded_shape(const std::string& text) {
   nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+  if (!value.is_array()) return std::nullopt;
   std::vector<std::int64_t> shape;
-  if (!value.is_array()) return shape;
   for (const nlohmann::json& dim : value) {
-    if (!dim.is_number_integer()) return {};
+    if (!dim.is_number_integer()) return std::nullopt;
     shape.push_back(dim.get<std::int64_t>());
   }
   return shape;
+}
+
+}  // namespace
+
+// For listings: a damaged shape reads as empty (fsck names it).
+std::vector<std::int64_t> shape_column(const std::string& text) {
+  return parse_recorded_shape(text).value_or(std::vector<std::int64_t>());
 }
 
 nlohmann::json json_column(const std::string& text) {
@@ -135,8 +146,20 @@ Result<LoadedParameters> LineageStore::load_rows(const std::string& model, State
       by_digest[r.digest] = std::move(*object);
     }
     LoadedParameter p = by_digest[r.digest];
-    p.dtype = parse_dtype(r.dtype).value_or(DType::kF32);  // the schema admits only known names
-    p.shape = shape_column(r.shape);
+    // The row's shape and dtype must fit its object, or every reader (export, predict,
+    // training's inherited values) would read past or misread the bytes.
+    const std::optional<DType> dtype = parse_dtype(r.dtype);
+    const std::optional<std::vector<std::int64_t>> shape = parse_recorded_shape(r.shape);
+    const std::optional<std::int64_t> size =
+        dtype && shape ? tensor_byte_count(*dtype, *shape) : std::nullopt;
+    if (!size || *size != static_cast<std::int64_t>(p.bytes.size()))
+      return corruption("model '" + model + "' parameter '" + r.name + "' is recorded as " +
+                        r.dtype + " " + r.shape + ", which does not fit its object of " +
+                        std::to_string(p.bytes.size()) +
+                        " bytes: the store is damaged. Run `scion fsck`, then retrain or "
+                        "re-import the model");
+    p.dtype = *dtype;
+    p.shape = *shape;
     p.digest = r.digest;
     p.trainable = r.trainable;
     p.introduced_by = r.introduced_by;
@@ -171,7 +194,19 @@ Result<std::vector<StoredModel>> LineageStore::models() {
     m.shared_with_parent = row.column_int(9);
     models.push_back(std::move(m));
   }));
-  return parents_first(std::move(models));
+  const std::size_t recorded = models.size();
+  std::vector<StoredModel> ordered = parents_first(models);
+  if (ordered.size() == recorded) return ordered;
+  // The others never reach a base: their parent links form a cycle (only a damaged or
+  // hand-edited lineage.db has one). Reading on would show them as "not trained".
+  std::string names;
+  for (const StoredModel& m : models)
+    if (std::none_of(ordered.begin(), ordered.end(),
+                     [&](const StoredModel& o) { return o.name == m.name; }))
+      names += (names.empty() ? "'" : ", '") + m.name + "' (parent '" + m.parent + "')";
+  return corruption("the parent links of model(s) " + names +
+                    " form a cycle in the store, so they descend from no base: lineage.db is "
+                    "damaged. Run `scion fsck` and restore lineage.db from a backup");
 }
 
 Result<std::optional<StoredModel>> LineageStore::find_model(const std::string& name) {

@@ -4,6 +4,8 @@
 #include <initializer_list>
 #include <tuple>
 
+#include "runtime/kv_cache.h"
+
 namespace scion::runtime::detail {
 namespace {
 
@@ -70,7 +72,9 @@ std::string batch_signature(const FamilyBatch& batch) {
     add(static_cast<int>(m.objective));
     add(m.has_classifier ? m.classifier.linear.out : 0);
     add(m.has_classifier ? static_cast<int>(m.classifier.task) : 0);
-    add(m.prompt_tokens());
+    add(prompt_rows(seg));
+    add(seg.cache ? seg.cache->capacity() : 0);
+    add(seg.last_position_logits);
     for (const BlockWeights& b : m.blocks) {
       s += '/';
       for (const PrefixWeights& p : b.prefixes) add(p.tokens);
@@ -105,7 +109,7 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     Plan::SegmentActs& sa = plan.segments[s];
     sa.B = seg.batch;
     sa.T = seg.length;
-    sa.P = seg.model->prompt_tokens();
+    sa.P = prompt_rows(seg);
     sa.S = sa.P + sa.T;
     sa.row0 = plan.N;
     sa.rows = static_cast<std::int64_t>(sa.B) * sa.S;
@@ -208,7 +212,8 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     for (int l = 0; l < L; ++l) {
       const BlockWeights& bw = m.blocks[l];
       const std::string q = p + "blk." + std::to_string(l) + ".";
-      const int Pf = m.prefix_tokens(l);
+      // A cache holds the prefix rows itself (runtime/kv_cache.h).
+      const int Pf = seg.cache ? 0 : m.prefix_tokens(l);
       max_prefix = std::max(max_prefix, Pf);
       layout.add(q + "prefix_k", Pf * C, &sa.prefix_k[l]);
       layout.add(q + "prefix_v", Pf * C, &sa.prefix_v[l]);
@@ -247,7 +252,9 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     layout.add(p + "dbneck_pre", rows * max_hidden, &sa.dbneck_pre);
     layout.add(p + "dbneck_act", rows * max_hidden, &sa.dbneck_act);
     const bool pooled = head && !per_token;
-    const std::int64_t logit_rows = pooled ? sa.B : rows;
+    const bool last_only = !head && seg.last_position_logits;
+    const std::int64_t logit_rows = pooled || last_only ? sa.B : rows;
+    if (last_only) layout.add(p + "last_hidden", sa.B * C, &sa.last_hidden);
     const std::int64_t width = head ? m.classifier.linear.out : V;
     if (pooled) {
       layout.add(p + "pooled", sa.B * C, &sa.pooled);

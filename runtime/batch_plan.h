@@ -67,7 +67,10 @@ struct BatchPlan {
     float* pooler_pre = nullptr;  // (B, C)
     float* pooler_out = nullptr;  // (B, C)
     float* dpooler = nullptr;     // (B, C)
-    float* logits = nullptr;      // (B, K), or (rows, K) for tags, or (rows, V)
+    float* last_hidden = nullptr;  // (B, C) each sequence's last position, when only its
+                                   // logits are wanted (Segment::last_position_logits)
+    float* logits = nullptr;       // (B, K), (rows, K) for tags, (rows, V), or (B, V) of the
+                                   // last positions
     float* dlogits = nullptr;
     // Softmax or sigmoid probabilities; for a regression head, predictions − targets.
     float* probs = nullptr;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/batch_plan.h"
+#include "runtime/kv_cache.h"
 #include "runtime/op_types.h"
 #include "runtime/text_positions.h"
 
@@ -30,6 +31,37 @@ bool same_trunk(const ModelWeights& a, const ModelWeights& b) {
   return true;
 }
 
+// A cache holds one sequence of its own model, in inference, with room for the tokens.
+Status check_cache(const FamilyBatch& batch, const Segment& seg) {
+  const ModelWeights& m = *seg.model;
+  const KvCache& cache = *seg.cache;
+  if (batch.training || seg.targets)
+    return invalid_argument("model '" + m.name +
+                            "': a key/value cache is for inference; train without one");
+  if (batch.share_identical)
+    return invalid_argument("model '" + m.name +
+                            "': a segment with a key/value cache shares no layer applications; "
+                            "turn share_identical off");
+  if (seg.batch != 1)
+    return invalid_argument("model '" + m.name +
+                            "': a key/value cache holds one sequence, but "
+                            "the segment has " +
+                            std::to_string(seg.batch));
+  if (&cache.model() != &m)
+    return invalid_argument("model '" + m.name + "': the key/value cache was made for '" +
+                            cache.model().name + "'");
+  if (seg.lengths && seg.lengths[0] != seg.length)
+    return invalid_argument("model '" + m.name +
+                            "': the tokens run with a key/value cache are all real; drop the "
+                            "padding");
+  const int needed = cache.cached() + prompt_rows(seg) + seg.length;
+  if (needed > cache.capacity())
+    return invalid_argument("model '" + m.name + "': the key/value cache has room for " +
+                            std::to_string(cache.capacity()) + " positions, " +
+                            std::to_string(needed) + " needed");
+  return Status::ok();
+}
+
 }  // namespace
 
 Status validate_batch(const FamilyBatch& batch) {
@@ -50,12 +82,18 @@ Status validate_batch(const FamilyBatch& batch) {
                               "' trains trunk parameters, so it must be batched alone");
     if (seg.batch <= 0 || seg.length <= 0)
       return invalid_argument("segment of model '" + m.name + "' is empty");
-    if (seg.length + positions_before_text(m) > a.max_length)
-      return invalid_argument("model '" + m.name + "': " + std::to_string(seg.length) +
-                              " tokens + " + std::to_string(m.prompt_tokens()) +
-                              " prompt tokens + " + std::to_string(position_shift(m)) +
-                              " prefix positions exceed max_length " +
-                              std::to_string(a.max_length));
+    if (seg.cache) SCION_RETURN_IF_ERROR(check_cache(batch, seg));
+    if (seg.last_position_logits && (batch.training || seg.targets))
+      return invalid_argument("model '" + m.name +
+                              "': logits of the last position alone are for inference; a loss "
+                              "needs every position's");
+    if (first_position(seg) + seg.length + prompt_rows(seg) + position_shift(m) > a.max_length)
+      return invalid_argument(
+          "model '" + m.name +
+          "': " + (seg.cache ? std::to_string(first_position(seg)) + " cached + " : std::string()) +
+          std::to_string(seg.length) + " tokens + " + std::to_string(prompt_rows(seg)) +
+          " prompt tokens + " + std::to_string(position_shift(m)) +
+          " prefix positions exceed max_length " + std::to_string(a.max_length));
     const std::int64_t n = static_cast<std::int64_t>(seg.batch) * seg.length;
     for (std::int64_t i = 0; i < n; ++i)
       if (seg.tokens[i] < 0 || seg.tokens[i] >= a.vocab_size)

@@ -29,8 +29,8 @@ double forward_flops(const FamilyBatch& batch) {
       const ModelWeights& m = *seg.model;
       const BlockWeights& bw = m.blocks[l];
       const double rows = static_cast<double>(u.rows);
-      const double S = m.prompt_tokens() + seg.length;
-      flops += 4.0 * seg.batch * S * (m.prefix_tokens(l) + S) * C;  // scores and mixing
+      const double S = prompt_rows(seg) + seg.length;
+      flops += 4.0 * seg.batch * S * (keys_before(seg, l) + S) * C;  // scores and mixing
       for (int i = 0; i < kLinearCount; ++i) {
         const LinearWeights& w = bw.linear[i];
         flops += 2.0 * rows * w.in * w.out;
@@ -42,11 +42,12 @@ double forward_flops(const FamilyBatch& batch) {
   for (const Segment& seg : batch.segments) {
     const ModelWeights& m = *seg.model;
     if (m.objective == spec::Objective::kClassification && m.classifier.per_token())
-      flops += 2.0 * seg.batch * (m.prompt_tokens() + seg.length) * C * m.classifier.linear.out;
+      flops += 2.0 * seg.batch * (prompt_rows(seg) + seg.length) * C * m.classifier.linear.out;
     else if (m.objective == spec::Objective::kClassification)
       flops += 2.0 * seg.batch * C * m.classifier.linear.out;
     else
-      flops += 2.0 * seg.batch * (m.prompt_tokens() + seg.length) * C * a.vocab_size;
+      flops += 2.0 * seg.batch * (seg.last_position_logits ? 1 : prompt_rows(seg) + seg.length) *
+               C * a.vocab_size;
   }
   return flops;
 }

@@ -1,5 +1,6 @@
 #include <string>
 
+#include "runtime/kv_cache.h"
 #include "runtime/op_types.h"
 #include "runtime/text_positions.h"
 #include "runtime/transformer_pass.h"
@@ -29,10 +30,11 @@ void Pass::prepare_segment_inputs() {
     Plan::SegmentActs& sa = plan_.segments[s];
     std::int64_t offset = 0;
     for (const PromptWeights& p : m.prompts) {
+      if (sa.P == 0) break;  // the cache holds them (prompt_rows)
       be_.copy(sa.prompt + offset * C_, p.embeddings, static_cast<std::int64_t>(p.tokens) * C_);
       offset += p.tokens;
     }
-    for (int l = 0; l < a_.layers; ++l) {
+    for (int l = 0; l < a_.layers && !seg(s).cache; ++l) {
       std::int64_t row = 0;
       for (const PrefixWeights& p : m.blocks[l].prefixes) {
         be_.copy(sa.prefix_k[l] + row * C_, p.keys, static_cast<std::int64_t>(p.tokens) * C_);
@@ -90,9 +92,11 @@ void Pass::dropout_forward(float* x, float* mask, int block, int site, std::int6
 void Pass::embeddings_forward() {
   for (const Unit& u : plan_.stages.front()) {
     const Plan::SegmentActs& sa = plan_.segments[u.segment];
-    // A shifted text (runtime/text_positions.h) reads the position table from there.
-    const float* positions =
-        trunk_.pos_emb ? trunk_.pos_emb + position_shift(*seg(u.segment).model) * C_ : nullptr;
+    // A shifted text (runtime/text_positions.h) reads the position table from there, and
+    // a cached sequence continues after its cached positions.
+    const Segment& sg = seg(u.segment);
+    const std::int64_t first = position_shift(*sg.model) + first_position(sg);
+    const float* positions = trunk_.pos_emb ? trunk_.pos_emb + first * C_ : nullptr;
     be_.embedding_forward(plan_.emb + u.row0 * C_, sa.tokens, trunk_.tok_emb, positions,
                           sa.P ? sa.prompt : nullptr, sa.B, sa.T, sa.P, C_);
   }
@@ -161,8 +165,8 @@ void Pass::rotary_forward(int l, float* x, int heads) {
   for (const Unit& u : units(l)) {
     const Plan::SegmentActs& sa = plan_.segments[u.segment];
     float* rows = x + u.row0 * width;
-    be_.rope_forward(rows, rows, sa.B, sa.S, heads, a_.head_dim(),
-                     seg(u.segment).model->prefix_tokens(l), a_.rope_theta, a_.rope_scale);
+    be_.rope_forward(rows, rows, sa.B, sa.S, heads, a_.head_dim(), keys_before(seg(u.segment), l),
+                     a_.rope_theta, a_.rope_scale);
   }
 }
 
@@ -208,11 +212,18 @@ const float* Pass::block_forward(int l, const float* x) {
   for (const Unit& u : units(l)) {
     const Plan::SegmentActs& sa = plan_.segments[u.segment];
     const std::int64_t off = u.row0 * C_;
-    const int Pf = seg(u.segment).model->prefix_tokens(l);
-    be_.attention_forward(b.att + off, b.probs + u.probs0, b.q + off, b.k + off,
-                          b.v + off, Pf ? sa.prefix_k[l] : nullptr, Pf ? sa.prefix_v[l] : nullptr,
-                          sa.attn_lengths, sa.B, sa.S,
-                          Pf, C_, a_.heads, a_.kind == spec::ArchitectureKind::kDecoder);
+    KvCache* cache = seg(u.segment).cache;
+    // The keys before the segment's own: its prefix, or everything its cache holds.
+    const int Pf = keys_before(seg(u.segment), l);
+    const float* prefix_k = cache ? cache->keys(l) : sa.prefix_k[l];
+    const float* prefix_v = cache ? cache->values(l) : sa.prefix_v[l];
+    be_.attention_forward(b.att + off, b.probs + u.probs0, b.q + off, b.k + off, b.v + off,
+                          Pf ? prefix_k : nullptr, Pf ? prefix_v : nullptr, sa.attn_lengths, sa.B,
+                          sa.S, Pf, C_, a_.heads, a_.kind == spec::ArchitectureKind::kDecoder);
+    if (!cache) continue;
+    // The new positions' keys and values go after the cached ones (forward() advances).
+    be_.copy(cache->keys(l) + static_cast<std::int64_t>(Pf) * C_, b.k + off, u.rows * C_);
+    be_.copy(cache->values(l) + static_cast<std::int64_t>(Pf) * C_, b.v + off, u.rows * C_);
   }
   linear_forward(l, kAttnO, b.o, b.att);
   dropout_forward(b.o, b.o_mask, l, kAttentionSite, C_);
@@ -259,6 +270,8 @@ void Pass::forward(std::vector<SegmentResult>& results) {
     x = plan_.lnf;
   }
   heads_forward(x, results);
+  for (std::size_t s = 0; s < segment_count(); ++s)
+    if (KvCache* cache = seg(s).cache) cache->advance(plan_.segments[s].S);
 }
 
 }  // namespace scion::runtime::detail

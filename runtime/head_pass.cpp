@@ -2,7 +2,8 @@
 // the final hidden states y, and their backward into dy.
 //
 // A language model's head maps every position to the vocabulary (cross-entropy on the
-// shifted or masked targets). A task head (ClassifierWeights) by its task:
+// shifted or masked targets), or only each sequence's last real position with
+// Segment::last_position_logits (generation: no loss). A task head (ClassifierWeights) by its task:
 //   classification        pool (+ BERT's pooler) -> (B, K) -> softmax cross-entropy,
 //                         class-weighted when the job gives weights
 //   regression            pool (+ pooler) -> (B, K) -> squared error: the predictions
@@ -88,6 +89,18 @@ void Pass::heads_forward(const float* y, std::vector<SegmentResult>& results) {
     Plan::SegmentActs& sa = plan_.segments[s];
     const float* ys = y + plan_.stages.back()[plan_.final_unit[s]].row0 * C_;
     SegmentResult& r = results[s];
+    if (m.objective != spec::Objective::kClassification && seg(s).last_position_logits) {
+      // Each sequence's last real position, gathered, through the LM head; inference:
+      // nothing to score against.
+      for (int b = 0; b < sa.B; ++b) {
+        const int last = sa.P + (seg(s).lengths ? seg(s).lengths[b] : sa.T) - 1;
+        be_.copy(sa.last_hidden + static_cast<std::int64_t>(b) * C_,
+                 ys + (static_cast<std::int64_t>(b) * sa.S + last) * C_, C_);
+      }
+      be_.matmul_forward(sa.logits, sa.last_hidden, m.lm_head, nullptr, sa.B, C_, a_.vocab_size);
+      r.logits = Tensor{sa.logits, {sa.B, 1, a_.vocab_size}, DType::kF32, be_.device()};
+      continue;
+    }
     if (m.objective != spec::Objective::kClassification) {
       be_.matmul_forward(sa.logits, ys, m.lm_head, nullptr, sa.rows, C_, a_.vocab_size);
       r.logits = Tensor{sa.logits, {sa.B, sa.S, a_.vocab_size}, DType::kF32, be_.device()};

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "runtime/kv_cache.h"
 #include "runtime/text_positions.h"
 
 namespace scion::runtime::detail {
@@ -62,8 +63,12 @@ bool same_block(const ModelWeights& x, const ModelWeights& y, int l) {
 }  // namespace
 
 std::int64_t segment_probs(const Segment& seg, int block) {
-  const std::int64_t S = seg.model->prompt_tokens() + seg.length;
-  return seg.batch * seg.model->arch.heads * S * (seg.model->prefix_tokens(block) + S);
+  const std::int64_t S = prompt_rows(seg) + seg.length;
+  // With a cache, as many keys as it can ever hold: the layout then stays the same while
+  // it fills.
+  const std::int64_t keys = seg.cache ? seg.cache->prefix_rows(block) + seg.cache->capacity()
+                                      : seg.model->prefix_tokens(block) + S;
+  return seg.batch * seg.model->arch.heads * S * keys;
 }
 
 std::vector<Stage> build_stages(const FamilyBatch& batch, std::vector<int>& final_unit) {
@@ -87,7 +92,7 @@ std::vector<Stage> build_stages(const FamilyBatch& batch, std::vector<int>& fina
         }
       if (found < 0) {
         const std::int64_t rows =
-            static_cast<std::int64_t>(seg.batch) * (seg.model->prompt_tokens() + seg.length);
+            static_cast<std::int64_t>(seg.batch) * (prompt_rows(seg) + seg.length);
         stage.push_back({.segment = static_cast<int>(s), .row0 = row0, .rows = rows,
                          .probs0 = probs0, .parent = k == 0 ? 0 : previous[s]});
         row0 += rows;

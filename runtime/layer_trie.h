@@ -30,7 +30,8 @@ std::vector<Stage> build_stages(const FamilyBatch& batch, std::vector<int>& fina
 // Rows computed at one stage (all the batch's rows without sharing).
 std::int64_t stage_rows(const Stage& stage);
 
-// Attention probabilities one segment's rows take in `block`: (B, heads, S, Pf + S).
+// Attention probabilities one segment's rows take in `block`: (B, heads, S, Pf + S), with
+// S its prompt rows and tokens; with a cache, (B, heads, S, prefix rows + capacity).
 std::int64_t segment_probs(const Segment& seg, int block);
 
 // Attention probabilities of every unit of a block's stage.

@@ -21,6 +21,10 @@
 // shape; it is rebuilt only when the shape changes, so a training loop with a fixed
 // batch shape allocates nothing per step.
 //
+// Incremental decoding: a segment with a key/value cache (Segment::cache, kv_cache.h) runs
+// only its next positions, attending to the cached ones; runtime/evaluation/
+// text_generator.h generates text that way.
+//
 // Scope: dropout applies to the embeddings and to each attention and FFN output (rate
 // Architecture::dropout) and to trained LoRA inputs; attention probabilities are not
 // dropped. The masked-LM head is the (tied or untied) output embedding applied directly
@@ -63,6 +67,8 @@ namespace detail {
 struct BatchPlan;  // the arena layout of one batch shape (batch_plan.h)
 }
 
+class KvCache;  // runtime/kv_cache.h
+
 // The segment's tokens, lengths and targets are host memory; forward() copies them to the
 // backend.
 struct Segment {
@@ -94,7 +100,26 @@ struct Segment {
   // (B, T) token types (sentence pairs: BERT's segment ids) < Architecture::type_vocab_size;
   // null: every token type 0. Only a base with token-type embeddings reads them.
   const std::int32_t* token_types = nullptr;
+  // Incremental decoding (inference only, batch 1, no layer sharing): the keys and values
+  // of the positions this sequence has run so far, created for this segment's model
+  // (runtime/kv_cache.h). The tokens are the next positions: they attend to the cached
+  // rows and to each other (causally), their positions continue at cache->cached(), and
+  // forward() appends their keys and values and advances the cache. The model's prompt
+  // tokens run once, in the first forward over an empty cache. Null: no cache.
+  KvCache* cache = nullptr;
+  // LM inference: the logits of each sequence's last real position only, (B, 1, V),
+  // instead of every position's: what sampling the next token needs.
+  bool last_position_logits = false;
 };
+
+// Prompt-tuning rows forward() runs before `seg`'s tokens: the model's prompt tokens,
+// or none when its cache already holds them.
+int prompt_rows(const Segment& seg);
+// Keys and values block `block` attends to before `seg`'s own rows: the model's prefix
+// tokens, or every row of its cache.
+int keys_before(const Segment& seg, int block);
+// Where `seg`'s rows start among the positions of its sequence: after the cached ones.
+int first_position(const Segment& seg);
 
 struct FamilyBatch {
   std::vector<Segment> segments;
@@ -124,8 +149,9 @@ struct SegmentResult {
   double denominator = 0;  // what `loss` divided by
   // Sequence heads: (B, K) (regression: the predicted values; multi-label: logits, whose
   // sigmoid is each label's probability). Token classification: (B, P+T, K). LM:
-  // (B, P+T, V). The first P positions are the segment's prompt tokens. Backend memory
-  // (read it with copy_to_host), valid until the next forward().
+  // (B, P+T, V), or (B, 1, V) with last_position_logits. The first P positions are the
+  // segment's prompt rows (prompt_rows()). Backend memory (read it with copy_to_host), valid
+  // until the next forward().
   Tensor logits;
 };
 
@@ -136,7 +162,9 @@ class SegmentedTransformer {
 
   // Errors (kInvalidArgument): an empty batch, segments whose models do not share the
   // same trunk storage, a trained trunk in a multi-segment batch, sequences longer than
-  // max_length (prompt tokens included), token ids or labels out of range.
+  // max_length (prompt tokens included), token ids or labels out of range; a cache in a
+  // batch that trains, has targets or shares layers, on a segment of more than one
+  // sequence, made for another model, or without room for the tokens.
   Result<std::vector<SegmentResult>> forward(const FamilyBatch& batch);
 
   // REQUIRES: the last forward() had targets on every segment and succeeded.

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/json_value.h"
 #include "spec/file_digest.h"
 
 namespace scion::spec {
@@ -16,33 +18,45 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-Result<json> read_json(const fs::path& file) {
+// The text of `file`. Errors: kNotFound when it cannot be read.
+Result<std::string> read_text(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return not_found(fmt::format("cannot read '{}'", file.string()));
-  json parsed = json::parse(in, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object())
-    return spec_error(fmt::format("'{}' is not a JSON object; re-save the model with "
-                                  "save_pretrained()",
-                                  file.string()));
+  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// `text` as a JSON object. Errors: a spec error when it is not one.
+Result<json> parse_object(std::string_view text, const std::string& file) {
+  auto parsed = parse_json_document(text, file);
+  if (!parsed || !parsed->is_object())
+    return spec_error(
+        fmt::format("'{}' is not a JSON object; re-save the model with "
+                    "save_pretrained()",
+                    file));
   return parsed;
 }
 
+// The file's JSON object, read whole.
+Result<json> read_json(const fs::path& file) {
+  auto text = read_text(file);
+  if (!text) return text.status();
+  return parse_object(*text, file.string());
+}
+
 // Reads the positive integer config[key], or `fallback` when absent and fallback > 0.
-Status read_count(const json& config, const fs::path& file, const char* key, int max,
-                  int fallback, int& out, const char* family = "BERT") {
-  auto it = config.find(key);
-  if (it == config.end()) {
+Status read_count(const JsonValue& config, const char* key, int max, int fallback, int& out,
+                  const char* family = "BERT") {
+  if (!config.has(key)) {
     if (fallback > 0) {
       out = fallback;
       return Status::ok();
     }
     return spec_error(
-        fmt::format("'{}' has no '{}'; a {} config needs it", file.string(), key, family));
+        fmt::format("{}: '{}' is missing; a {} config needs it", config.where(), key, family));
   }
-  if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > max)
-    return spec_error(fmt::format("'{}': '{}' is {}, expected an integer from 1 to {}",
-                                  file.string(), key, it->dump(), max));
-  out = it->get<int>();
+  auto value = config.integer_or(key, fallback, 1, max);
+  if (!value) return value.status();
+  out = static_cast<int>(*value);
   return Status::ok();
 }
 
@@ -56,155 +70,166 @@ struct CountField {
 };
 
 // Reads every field of `fields`, stopping at the first error.
-Status read_counts(const json& config, const fs::path& file, const char* family,
+Status read_counts(const JsonValue& config, const char* family,
                    std::initializer_list<CountField> fields) {
   for (const CountField& f : fields)
-    if (Status s = read_count(config, file, f.key, f.max, f.fallback, *f.out, family); !s.is_ok())
-      return s;
+    SCION_RETURN_IF_ERROR(read_count(config, f.key, f.max, f.fallback, *f.out, family));
   return Status::ok();
 }
 
 // RoBERTa's padding_idx (config pad_token_id, default 1).
-Result<int> roberta_padding_idx(const json& config, const fs::path& file) {
-  const json& pad = config.value("pad_token_id", json(1));
-  if (!pad.is_number_integer() || pad.get<std::int64_t>() < 0 || pad.get<std::int64_t>() > 1 << 20)
-    return spec_error(fmt::format("'{}': pad_token_id is {}, expected a token id",
-                                  file.string(), pad.dump()));
-  return pad.get<int>();
+Result<int> roberta_padding_idx(const JsonValue& config) {
+  auto pad = config.integer_or("pad_token_id", 1, 0, 1 << 20);
+  if (!pad) return pad.status();
+  return static_cast<int>(*pad);
+}
+
+// A float config[key] (`fallback` when absent or null).
+Result<float> read_float(const JsonValue& config, const char* key, float fallback) {
+  auto value = config.number_or(key, fallback);
+  if (!value) return value.status();
+  return static_cast<float>(*value);
 }
 
 // The layer-norm epsilon (`eps_key`, default `eps_default`) and the hidden dropout
 // (`dropout_key`, default 0.1) of a BERT- or GPT-2-style config, under the names each
 // family gives them.
-Status read_eps_and_dropout(const json& config, const fs::path& file, const char* eps_key,
-                            float eps_default, const char* dropout_key, Architecture& a) {
-  const auto eps = config.find(eps_key);
-  a.norm_eps = eps != config.end() && eps->is_number() ? eps->get<float>() : eps_default;
-  const auto dropout = config.find(dropout_key);
-  a.dropout = dropout != config.end() && dropout->is_number() ? dropout->get<float>() : 0.1f;
+Status read_eps_and_dropout(const JsonValue& config, const char* eps_key, float eps_default,
+                            const char* dropout_key, Architecture& a) {
+  auto eps = read_float(config, eps_key, eps_default);
+  if (!eps) return eps.status();
+  auto dropout = read_float(config, dropout_key, 0.1f);
+  if (!dropout) return dropout.status();
+  a.norm_eps = *eps;
+  a.dropout = *dropout;
   if (!(a.norm_eps > 0) || !(a.dropout >= 0 && a.dropout < 1))
-    return spec_error(fmt::format("'{}': {} must be > 0 and {} in [0, 1)", file.string(),
-                                  eps_key, dropout_key));
+    return spec_error(
+        fmt::format("{}: {} must be > 0 and {} in [0, 1)", config.where(), eps_key, dropout_key));
+  return Status::ok();
+}
+
+// Each of `keys` must be false (or absent): a feature scion does not run.
+Status refuse_true(const JsonValue& config, std::initializer_list<const char*> keys,
+                   const std::string& why) {
+  for (const char* key : keys) {
+    auto on = config.bool_or(key, false);
+    if (!on) return on.status();
+    if (*on) return spec_error(fmt::format("{}: {} is true; {}", config.where(), key, why));
+  }
   return Status::ok();
 }
 
 // BERT and RoBERTa (`type`): the same encoder, RoBERTa's positions offset (the checkpoint
 // reader drops the table's first padding_idx + 1 rows, so max_length is what remains).
-Result<Architecture> bert_architecture(const json& config, const fs::path& file,
-                                       const std::string& type) {
+Result<Architecture> bert_architecture(const JsonValue& config, const std::string& type) {
   Architecture a;
   a.kind = ArchitectureKind::kEncoder;
   a.norm = NormPlacement::kPost;
   a.tie_embeddings = true;
   a.pooler = true;
   a.hf_model_type = type;
-  if (Status s = read_counts(config, file, "BERT",
-                             {{"num_hidden_layers", &a.layers, 1024, 0},
-                              {"hidden_size", &a.width, 1 << 16, 0},
-                              {"num_attention_heads", &a.heads, 1 << 12, 0},
-                              {"intermediate_size", &a.ffn_width, 1 << 20, 0},
-                              {"vocab_size", &a.vocab_size, 1 << 22, 0},
-                              {"max_position_embeddings", &a.max_length, 1 << 20, 512},
-                              {"type_vocab_size", &a.type_vocab_size, 1 << 10, 2}});
-      !s.is_ok())
-    return s;
+  const std::string file = std::string(config.file());
+  SCION_RETURN_IF_ERROR(read_counts(config, "BERT",
+                                    {{"num_hidden_layers", &a.layers, 1024, 0},
+                                     {"hidden_size", &a.width, 1 << 16, 0},
+                                     {"num_attention_heads", &a.heads, 1 << 12, 0},
+                                     {"intermediate_size", &a.ffn_width, 1 << 20, 0},
+                                     {"vocab_size", &a.vocab_size, 1 << 22, 0},
+                                     {"max_position_embeddings", &a.max_length, 1 << 20, 512},
+                                     {"type_vocab_size", &a.type_vocab_size, 1 << 10, 2}}));
   if (a.width % a.heads != 0)
     return spec_error(fmt::format("'{}': num_attention_heads {} does not divide hidden_size {}",
-                                  file.string(), a.heads, a.width));
+                                  file, a.heads, a.width));
   if (type == "roberta") {
-    auto pad = roberta_padding_idx(config, file);
+    auto pad = roberta_padding_idx(config);
     if (!pad.is_ok()) return pad.status();
     if (a.max_length <= *pad + 1)
-      return spec_error(fmt::format("'{}': max_position_embeddings {} leaves no position after "
-                                    "RoBERTa's padding_idx + 1 = {}",
-                                    file.string(), a.max_length, *pad + 1));
+      return spec_error(
+          fmt::format("'{}': max_position_embeddings {} leaves no position after "
+                      "RoBERTa's padding_idx + 1 = {}",
+                      file, a.max_length, *pad + 1));
     a.max_length -= *pad + 1;
   }
-  const std::string act = config.value("hidden_act", std::string("gelu"));
-  if (act == "gelu") {
+  auto act = config.string_or("hidden_act", "gelu");
+  if (!act) return act.status();
+  if (*act == "gelu") {
     a.activation = Activation::kGeluErf;
-  } else if (act == "gelu_new" || act == "gelu_pytorch_tanh") {
+  } else if (*act == "gelu_new" || *act == "gelu_pytorch_tanh") {
     a.activation = Activation::kGeluTanh;
   } else {
-    return spec_error(fmt::format("'{}': hidden_act '{}' is not supported; scion runs gelu "
-                                  "(erf), gelu_new and gelu_pytorch_tanh",
-                                  file.string(), act));
+    return spec_error(
+        fmt::format("'{}': hidden_act '{}' is not supported; scion runs gelu "
+                    "(erf), gelu_new and gelu_pytorch_tanh",
+                    file, *act));
   }
-  const std::string positions = config.value("position_embedding_type", std::string("absolute"));
-  if (positions != "absolute")
-    return spec_error(fmt::format("'{}': position_embedding_type '{}' is not supported; scion "
-                                  "runs absolute (learned) positions",
-                                  file.string(), positions));
-  if (config.value("is_decoder", false) || config.value("add_cross_attention", false))
-    return spec_error(fmt::format("'{}': a BERT decoder (is_decoder, add_cross_attention) is "
-                                  "not supported; import an encoder",
-                                  file.string()));
-  if (Status s = read_eps_and_dropout(config, file, "layer_norm_eps", 1e-12f,
-                                      "hidden_dropout_prob", a);
-      !s.is_ok())
-    return s;
+  auto positions = config.string_or("position_embedding_type", "absolute");
+  if (!positions) return positions.status();
+  if (*positions != "absolute")
+    return spec_error(
+        fmt::format("'{}': position_embedding_type '{}' is not supported; scion "
+                    "runs absolute (learned) positions",
+                    file, *positions));
+  SCION_RETURN_IF_ERROR(refuse_true(config, {"is_decoder", "add_cross_attention"},
+                                    "a BERT decoder is not supported; import an encoder"));
+  SCION_RETURN_IF_ERROR(
+      read_eps_and_dropout(config, "layer_norm_eps", 1e-12f, "hidden_dropout_prob", a));
   return a;
 }
 
 // GPT-2 (GPT2Model / GPT2LMHeadModel): pre-norm decoder, learned positions, tied head.
-Result<Architecture> gpt2_architecture(const json& config, const fs::path& file) {
+Result<Architecture> gpt2_architecture(const JsonValue& config) {
   Architecture a;
   a.kind = ArchitectureKind::kDecoder;
   a.norm = NormPlacement::kPre;
   a.tie_embeddings = true;
   a.hf_model_type = "gpt2";
-  if (Status s = read_counts(config, file, "GPT-2",
-                             {{"n_layer", &a.layers, 1024, 0},
-                              {"n_embd", &a.width, 1 << 16, 0},
-                              {"n_head", &a.heads, 1 << 12, 0},
-                              {"vocab_size", &a.vocab_size, 1 << 22, 0},
-                              {"n_positions", &a.max_length, 1 << 20, 1024}});
-      !s.is_ok())
-    return s;
+  const std::string file = std::string(config.file());
+  SCION_RETURN_IF_ERROR(read_counts(config, "GPT-2",
+                                    {{"n_layer", &a.layers, 1024, 0},
+                                     {"n_embd", &a.width, 1 << 16, 0},
+                                     {"n_head", &a.heads, 1 << 12, 0},
+                                     {"vocab_size", &a.vocab_size, 1 << 22, 0},
+                                     {"n_positions", &a.max_length, 1 << 20, 1024}}));
   a.ffn_width = 4 * a.width;
-  if (const json& inner = config.value("n_inner", json()); !inner.is_null())
-    if (Status s = read_count(config, file, "n_inner", 1 << 20, 0, a.ffn_width, "GPT-2"); !s.is_ok())
-      return s;
+  if (config.has("n_inner"))
+    SCION_RETURN_IF_ERROR(read_count(config, "n_inner", 1 << 20, 0, a.ffn_width, "GPT-2"));
   if (a.width % a.heads != 0)
-    return spec_error(fmt::format("'{}': n_head {} does not divide n_embd {}", file.string(),
-                                  a.heads, a.width));
-  const std::string act = config.value("activation_function", std::string("gelu_new"));
-  if (act == "gelu_new" || act == "gelu_pytorch_tanh") {
+    return spec_error(
+        fmt::format("'{}': n_head {} does not divide n_embd {}", file, a.heads, a.width));
+  auto act = config.string_or("activation_function", "gelu_new");
+  if (!act) return act.status();
+  if (*act == "gelu_new" || *act == "gelu_pytorch_tanh") {
     a.activation = Activation::kGeluTanh;
-  } else if (act == "gelu") {
+  } else if (*act == "gelu") {
     a.activation = Activation::kGeluErf;
   } else {
-    return spec_error(fmt::format("'{}': activation_function '{}' is not supported; scion runs "
-                                  "gelu_new, gelu_pytorch_tanh and gelu",
-                                  file.string(), act));
+    return spec_error(
+        fmt::format("'{}': activation_function '{}' is not supported; scion runs "
+                    "gelu_new, gelu_pytorch_tanh and gelu",
+                    file, *act));
   }
-  for (const char* key : {"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn",
-                          "add_cross_attention"})
-    if (config.value(key, false))
-      return spec_error(fmt::format("'{}': {} is true; scion runs GPT-2's attention without it",
-                                    file.string(), key));
-  if (!config.value("scale_attn_weights", true))
-    return spec_error(fmt::format("'{}': scale_attn_weights is false; scion scales attention "
-                                  "by 1/sqrt(head width) as GPT-2 does",
-                                  file.string()));
-  if (Status s = read_eps_and_dropout(config, file, "layer_norm_epsilon", 1e-5f, "resid_pdrop", a);
-      !s.is_ok())
-    return s;
+  SCION_RETURN_IF_ERROR(refuse_true(
+      config, {"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "add_cross_attention"},
+      "scion runs GPT-2's attention without it"));
+  auto scaled = config.bool_or("scale_attn_weights", true);
+  if (!scaled) return scaled.status();
+  if (!*scaled)
+    return spec_error(
+        fmt::format("'{}': scale_attn_weights is false; scion scales attention "
+                    "by 1/sqrt(head width) as GPT-2 does",
+                    file));
+  SCION_RETURN_IF_ERROR(
+      read_eps_and_dropout(config, "layer_norm_epsilon", 1e-5f, "resid_pdrop", a));
   return a;
 }
 
 // A positive number config[key], or `fallback` when absent or null.
-Status read_positive(const json& config, const fs::path& file, const char* key, float fallback,
-                     float& out) {
-  auto it = config.find(key);
-  if (it == config.end() || it->is_null()) {
-    out = fallback;
-    return Status::ok();
-  }
-  if (!it->is_number() || !(it->get<double>() > 0))
-    return spec_error(fmt::format("'{}': '{}' is {}, expected a number greater than 0",
-                                  file.string(), key, it->dump()));
-  out = it->get<float>();
+Status read_positive(const JsonValue& config, const char* key, float fallback, float& out) {
+  auto value = config.number_or(key, fallback);
+  if (!value) return value.status();
+  if (config.has(key) && !(*value > 0))
+    return config.member(key)->wrong_type("a number greater than 0");
+  out = static_cast<float>(*value);
   return Status::ok();
 }
 
@@ -212,34 +237,36 @@ Status read_positive(const json& config, const fs::path& file, const char* key, 
 // scaling, which transformers applies only past max_position_embeddings, where scion
 // refuses sequences, so it equals none here). The rest change the frequencies themselves
 // and are refused by name.
-Status read_rope_scaling(const json& config, const fs::path& file, Architecture& a) {
+Status read_rope_scaling(const JsonValue& config, Architecture& a) {
   a.rope_scale = 1.0f;
-  const auto it = config.find("rope_scaling");
-  if (it == config.end() || it->is_null()) return Status::ok();
-  if (!it->is_object())
-    return spec_error(fmt::format("'{}': rope_scaling is {}, expected null or an object with "
-                                  "\"type\" and \"factor\"",
-                                  file.string(), it->dump()));
-  std::string type = it->value("rope_type", std::string());
-  if (type.empty()) type = it->value("type", std::string());
-  if (type == "default") return Status::ok();
-  if (type != "linear" && type != "dynamic")
-    return spec_error(fmt::format("'{}': rope_scaling type '{}' is not supported; scion runs "
-                                  "none, linear and dynamic (llama3, yarn, longrope and su "
-                                  "change the rotary frequencies and are refused)",
-                                  file.string(), type));
+  auto scaling = config.object_or_null("rope_scaling");
+  if (!scaling) return scaling.status();
+  if (!*scaling) return Status::ok();
+  const JsonValue& rope = **scaling;
+  auto type = rope.string_or("rope_type", "");
+  if (!type) return type.status();
+  if (type->empty()) {
+    type = rope.string_or("type", "");
+    if (!type) return type.status();
+  }
+  if (*type == "default") return Status::ok();
+  if (*type != "linear" && *type != "dynamic")
+    return spec_error(
+        fmt::format("'{}': rope_scaling type '{}' is not supported; scion runs "
+                    "none, linear and dynamic (llama3, yarn, longrope and su "
+                    "change the rotary frequencies and are refused)",
+                    config.file(), *type));
   float factor = 1.0f;
-  if (Status s = read_positive(*it, file, "factor", 0.0f, factor); !s.is_ok()) return s;
+  SCION_RETURN_IF_ERROR(read_positive(rope, "factor", 0.0f, factor));
   if (!(factor >= 1.0f))
-    return spec_error(fmt::format("'{}': rope_scaling.factor must be a number >= 1",
-                                  file.string()));
-  if (type == "linear") a.rope_scale = factor;
+    return spec_error(fmt::format("{}.factor must be a number >= 1", rope.where()));
+  if (*type == "linear") a.rope_scale = factor;
   return Status::ok();
 }
 
 // LlamaForCausalLM (SmolLM, TinyLlama, Llama 2 and 3 shapes): pre-norm decoder with
 // RMSNorm, rotary positions, the SwiGLU FFN, grouped-query attention and no biases.
-Result<Architecture> llama_architecture(const json& config, const fs::path& file) {
+Result<Architecture> llama_architecture(const JsonValue& config) {
   Architecture a;
   a.kind = ArchitectureKind::kDecoder;
   a.norm = NormPlacement::kPre;
@@ -251,51 +278,51 @@ Result<Architecture> llama_architecture(const json& config, const fs::path& file
   a.type_vocab_size = 0;
   a.dropout = 0.0f;  // Llama has no hidden dropout; attention_dropout is on probabilities
   a.hf_model_type = "llama";
-  if (Status s = read_counts(config, file, "Llama",
-                             {{"num_hidden_layers", &a.layers, 1024, 0},
-                              {"hidden_size", &a.width, 1 << 16, 0},
-                              {"num_attention_heads", &a.heads, 1 << 12, 0},
-                              {"intermediate_size", &a.ffn_width, 1 << 20, 0},
-                              {"vocab_size", &a.vocab_size, 1 << 22, 0},
-                              {"max_position_embeddings", &a.max_length, 1 << 20, 2048}});
-      !s.is_ok())
-    return s;
-  if (Status s = read_count(config, file, "num_key_value_heads", 1 << 12, a.heads, a.kv_heads,
-                            "Llama");
-      !s.is_ok())
-    return s;
+  const std::string file = std::string(config.file());
+  SCION_RETURN_IF_ERROR(read_counts(config, "Llama",
+                                    {{"num_hidden_layers", &a.layers, 1024, 0},
+                                     {"hidden_size", &a.width, 1 << 16, 0},
+                                     {"num_attention_heads", &a.heads, 1 << 12, 0},
+                                     {"intermediate_size", &a.ffn_width, 1 << 20, 0},
+                                     {"vocab_size", &a.vocab_size, 1 << 22, 0},
+                                     {"max_position_embeddings", &a.max_length, 1 << 20, 2048}}));
+  SCION_RETURN_IF_ERROR(
+      read_count(config, "num_key_value_heads", 1 << 12, a.heads, a.kv_heads, "Llama"));
   if (a.width % a.heads != 0)
     return spec_error(fmt::format("'{}': num_attention_heads {} does not divide hidden_size {}",
-                                  file.string(), a.heads, a.width));
+                                  file, a.heads, a.width));
   if (a.heads % a.kv_heads != 0)
-    return spec_error(fmt::format("'{}': num_key_value_heads {} does not divide "
-                                  "num_attention_heads {}",
-                                  file.string(), a.kv_heads, a.heads));
+    return spec_error(
+        fmt::format("'{}': num_key_value_heads {} does not divide "
+                    "num_attention_heads {}",
+                    file, a.kv_heads, a.heads));
   if (a.head_dim() % 2 != 0)
-    return spec_error(fmt::format("'{}': the head dimension {} is odd; rotary positions "
-                                  "rotate channel pairs",
-                                  file.string(), a.head_dim()));
-  if (const auto dim = config.find("head_dim");
-      dim != config.end() && !dim->is_null() && *dim != a.head_dim())
-    return spec_error(fmt::format("'{}': head_dim {} differs from hidden_size / "
-                                  "num_attention_heads = {}; scion runs heads of that width",
-                                  file.string(), dim->dump(), a.head_dim()));
-  const std::string act = config.value("hidden_act", std::string("silu"));
-  if (act != "silu" && act != "swish")
-    return spec_error(fmt::format("'{}': hidden_act '{}' is not supported for llama; scion "
-                                  "runs silu (SwiGLU)",
-                                  file.string(), act));
-  for (const char* key : {"attention_bias", "mlp_bias"})
-    if (config.value(key, false))
-      return spec_error(fmt::format("'{}': {} is true; scion runs Llama's linear layers "
-                                    "without biases",
-                                    file.string(), key));
-  if (Status s = read_positive(config, file, "rms_norm_eps", 1e-6f, a.norm_eps); !s.is_ok())
-    return s;
-  if (Status s = read_positive(config, file, "rope_theta", 10000.0f, a.rope_theta); !s.is_ok())
-    return s;
-  if (Status s = read_rope_scaling(config, file, a); !s.is_ok()) return s;
-  a.tie_embeddings = config.value("tie_word_embeddings", false);
+    return spec_error(
+        fmt::format("'{}': the head dimension {} is odd; rotary positions "
+                    "rotate channel pairs",
+                    file, a.head_dim()));
+  auto head_dim = config.integer_or("head_dim", a.head_dim(), 1, 1 << 16);
+  if (!head_dim) return head_dim.status();
+  if (*head_dim != a.head_dim())
+    return spec_error(
+        fmt::format("'{}': head_dim {} differs from hidden_size / "
+                    "num_attention_heads = {}; scion runs heads of that width",
+                    file, *head_dim, a.head_dim()));
+  auto act = config.string_or("hidden_act", "silu");
+  if (!act) return act.status();
+  if (*act != "silu" && *act != "swish")
+    return spec_error(
+        fmt::format("'{}': hidden_act '{}' is not supported for llama; scion "
+                    "runs silu (SwiGLU)",
+                    file, *act));
+  SCION_RETURN_IF_ERROR(refuse_true(config, {"attention_bias", "mlp_bias"},
+                                    "scion runs Llama's linear layers without biases"));
+  SCION_RETURN_IF_ERROR(read_positive(config, "rms_norm_eps", 1e-6f, a.norm_eps));
+  SCION_RETURN_IF_ERROR(read_positive(config, "rope_theta", 10000.0f, a.rope_theta));
+  SCION_RETURN_IF_ERROR(read_rope_scaling(config, a));
+  auto tied = config.bool_or("tie_word_embeddings", false);
+  if (!tied) return tied.status();
+  a.tie_embeddings = *tied;
   return a;
 }
 
@@ -306,9 +333,28 @@ Result<int> hf_position_offset(const fs::path& folder, std::string_view model_ty
   const fs::path file = folder / "config.json";
   auto config = read_json(file);
   if (!config) return config.status();
-  auto pad = roberta_padding_idx(*config, file);
+  const std::string name = file.string();
+  auto pad = roberta_padding_idx(JsonValue(*config, name));
   if (!pad.is_ok()) return pad.status();
   return *pad + 1;
+}
+
+Result<std::vector<std::string>> hf_index_shards(std::string_view text, const std::string& file) {
+  auto parsed = parse_object(text, file);
+  if (!parsed) return parsed.status();
+  auto map = JsonValue(*parsed, file).required("weight_map");
+  if (!map) return map.status();
+  SCION_RETURN_IF_ERROR(map->expect_object());
+  std::set<std::string> shards;
+  for (const auto& [tensor, name_value] : map->members()) {
+    auto shard = name_value.as_string();
+    if (!shard) return shard.status();
+    const std::string& name = *shard;
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+      return name_value.wrong_type("the name of a file in the folder");
+    shards.insert(name);
+  }
+  return std::vector<std::string>(shards.begin(), shards.end());
 }
 
 Result<std::vector<fs::path>> hf_weight_files(const fs::path& folder) {
@@ -320,30 +366,36 @@ Result<std::vector<fs::path>> hf_weight_files(const fs::path& folder) {
                                   "model.safetensors.index.json; save the model with "
                                   "save_pretrained(safe_serialization=True)",
                                   folder.string()));
-  auto parsed = read_json(index);
-  if (!parsed) return parsed.status();
-  const auto map = parsed->find("weight_map");
-  if (map == parsed->end() || !map->is_object())
-    return spec_error(fmt::format("'{}' has no \"weight_map\" object", index.string()));
-  std::set<std::string> shards;
-  for (const auto& [tensor, file] : map->items()) {
-    if (!file.is_string())
-      return spec_error(fmt::format("'{}': weight_map['{}'] is not a file name", index.string(),
-                                    tensor));
-    const std::string name = file.get<std::string>();
-    if (name.empty() || name.find('/') != std::string::npos || name == "..")
-      return spec_error(fmt::format("'{}': shard '{}' is not a file name in the folder",
-                                    index.string(), name));
-    shards.insert(name);
-  }
+  auto text = read_text(index);
+  if (!text) return text.status();
+  auto shards = hf_index_shards(*text, index.string());
+  if (!shards) return shards.status();
   std::vector<fs::path> files;
-  for (const std::string& shard : shards) {
+  for (const std::string& shard : *shards) {
     if (!fs::is_regular_file(folder / shard))
       return spec_error(fmt::format("'{}' names shard '{}', which is not in the folder",
                                     index.string(), shard));
     files.push_back(folder / shard);
   }
   return files;
+}
+
+Result<Architecture> hf_config_architecture(std::string_view text, const std::string& file) {
+  auto parsed = parse_object(text, file);
+  if (!parsed) return parsed.status();
+  const JsonValue config(*parsed, file);
+  auto model_type = config.string_or("model_type", "");
+  if (!model_type) return model_type.status();
+  const std::string& type = *model_type;
+  if (type != "bert" && type != "roberta" && type != "gpt2" && type != "llama")
+    return spec_error(
+        fmt::format("'{}': model_type '{}' is not supported yet; scion imports "
+                    "model_type bert (BERT, MiniLM), roberta, gpt2 and llama "
+                    "(SmolLM, TinyLlama, Llama 2 and 3 shapes)",
+                    file, type));
+  return type == "gpt2"    ? gpt2_architecture(config)
+         : type == "llama" ? llama_architecture(config)
+                           : bert_architecture(config, type);
 }
 
 Result<HfModelFolder> read_hf_model_folder(const fs::path& folder, const std::string& spelled) {
@@ -354,18 +406,11 @@ Result<HfModelFolder> read_hf_model_folder(const fs::path& folder, const std::st
                                   "folder needs config.json, model.safetensors and "
                                   "tokenizer.json (or vocab.txt)",
                                   folder.string()));
-  auto config = read_json(config_file);
-  if (!config) return config.status();
-  const std::string type = config->value("model_type", std::string());
-  if (type != "bert" && type != "roberta" && type != "gpt2" && type != "llama")
-    return spec_error(fmt::format("'{}': model_type '{}' is not supported yet; scion imports "
-                                  "model_type bert (BERT, MiniLM), roberta, gpt2 and llama "
-                                  "(SmolLM, TinyLlama, Llama 2 and 3 shapes)",
-                                  config_file.string(), type));
-  auto arch = type == "gpt2"    ? gpt2_architecture(*config, config_file)
-              : type == "llama" ? llama_architecture(*config, config_file)
-                                : bert_architecture(*config, config_file, type);
+  auto text = read_text(config_file);
+  if (!text) return text.status();
+  auto arch = hf_config_architecture(*text, config_file.string());
   if (!arch) return arch.status();
+  const std::string type = arch->hf_model_type;
   out.architecture = std::move(arch).value();
 
   auto weights = hf_weight_files(folder);

@@ -50,6 +50,16 @@ struct HfModelFolder {
 Result<HfModelFolder> read_hf_model_folder(const std::filesystem::path& folder,
                                            const std::string& spelled);
 
+// The Architecture config.json's `text` describes (`file` names it in messages): what
+// read_hf_model_folder reads from it. Errors (kSpecError) name the file and key, with the
+// expected type for a value of the wrong JSON type.
+Result<Architecture> hf_config_architecture(std::string_view text, const std::string& file);
+
+// The shard file names model.safetensors.index.json's `text` lists, sorted, each once.
+// Errors: not {"weight_map": {tensor: file name}}, or a name that is not a file of the
+// folder itself ("", ".", "..", a path).
+Result<std::vector<std::string>> hf_index_shards(std::string_view text, const std::string& file);
+
 // Rows of the checkpoint's position table before position 0: padding_idx + 1 (config
 // pad_token_id, default 1) for "roberta", 0 for the others.
 Result<int> hf_position_offset(const std::filesystem::path& folder, std::string_view model_type);

@@ -81,7 +81,9 @@ Json dataset_schema(SchemaBuilder& b) {
                        {"text_pair_field", type("string")},
                        {"label_field", type("string")},
                        {"labels", strings()},
-                       {"label_type", words<LabelType>(keys::kLabelTypes)}},
+                       {"label_type", words<LabelType>(keys::kLabelTypes)},
+                       {"prompt_field", type("string")},
+                       {"completion_field", type("string")}},
                       "a data file");
 }
 

@@ -19,7 +19,8 @@ inline constexpr std::string_view kSections[] = {"datasets", "models",     "shar
                                                  "tests",    "assertions", "lexicons"};
 
 inline constexpr std::string_view kDataset[] = {
-    "path", "format", "text_field", "text_pair_field", "label_field", "labels", "label_type"};
+    "path",   "format",     "text_field",   "text_pair_field", "label_field",
+    "labels", "label_type", "prompt_field", "completion_field"};
 inline constexpr Choice<LabelType> kLabelTypes[] = {{"single", LabelType::kSingle},
                                                     {"multi", LabelType::kMulti},
                                                     {"number", LabelType::kNumber},

@@ -3,6 +3,7 @@
 
 #include <set>
 #include <system_error>
+#include <tuple>
 
 #include "spec/file_digest.h"
 #include "spec/keys.h"
@@ -73,6 +74,53 @@ void check_label_type(SpecReader& reader, const YamlNode& node, const std::strin
                  "'text_pair_field' does not apply to label_type: tags");
 }
 
+// prompt_field and completion_field: both or neither, two different non-empty names, in
+// place of the text and label fields, not for plain text.
+void load_completion_fields(SpecReader& reader, const YamlNode& node, const std::string& path,
+                            Dataset& d) {
+  const YamlNode* prompt = find(node, "prompt_field");
+  const YamlNode* completion = find(node, "completion_field");
+  if (!prompt && !completion) return;
+  if (d.format == DatasetFormat::kText) return;  // refused with the text-only keys below
+  if (!prompt || !completion) {
+    const char* given = prompt ? "prompt_field" : "completion_field";
+    const char* missing = prompt ? "completion_field" : "prompt_field";
+    reader.error(prompt ? *prompt : *completion, join_path(path, given),
+                 fmt::format("{} needs {} too: a prompt/completion dataset names both fields",
+                             given, missing));
+    return;
+  }
+  std::string prompt_name, completion_name;
+  if (!reader.read_string(prompt, join_path(path, "prompt_field"), prompt_name) ||
+      !reader.read_string(completion, join_path(path, "completion_field"), completion_name))
+    return;
+  for (auto [n, key, value] : {std::tuple{prompt, "prompt_field", &prompt_name},
+                               std::tuple{completion, "completion_field", &completion_name}})
+    if (value->empty()) {
+      reader.error(*n, join_path(path, key), "expected a field name, got an empty string");
+      return;
+    }
+  if (prompt_name == completion_name) {
+    reader.error(*completion, join_path(path, "completion_field"),
+                 fmt::format("the prompt and the completion are both field '{}'; name two "
+                             "different fields",
+                             prompt_name));
+    return;
+  }
+  for (std::string_view key :
+       {"text_field", "text_pair_field", "label_field", "labels", "label_type"})
+    if (const YamlNode* n = find(node, key)) {
+      reader.error(*n, join_path(path, key),
+                   fmt::format("'{}' does not apply to a prompt/completion dataset "
+                               "(prompt_field and completion_field name what it reads)",
+                               key));
+      return;
+    }
+  d.prompt_field = std::move(prompt_name);
+  d.completion_field = std::move(completion_name);
+  d.label_field.clear();  // unlabelled
+}
+
 void load_dataset(SpecReader& reader, const YamlNode& node, const std::string& path,
                   FileResolver& files, Dataset& d) {
   reader.check_keys(node, path, keys::kDataset);
@@ -108,8 +156,8 @@ void load_dataset(SpecReader& reader, const YamlNode& node, const std::string& p
     check_labels(reader, labels, join_path(path, "labels"), d.labels,
                  d.label_type == LabelType::kMulti ? 1 : 2);
   if (d.format == DatasetFormat::kText) {
-    for (std::string_view key :
-         {"text_field", "text_pair_field", "label_field", "labels", "label_type"})
+    for (std::string_view key : {"text_field", "text_pair_field", "label_field", "labels",
+                                 "label_type", "prompt_field", "completion_field"})
       if (const YamlNode* n = find(node, key))
         reader.error(
             *n, join_path(path, key),
@@ -120,6 +168,7 @@ void load_dataset(SpecReader& reader, const YamlNode& node, const std::string& p
   } else {
     check_label_type(reader, node, path, d);
   }
+  load_completion_fields(reader, node, path, d);
 }
 
 }  // namespace

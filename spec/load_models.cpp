@@ -206,6 +206,28 @@ void settle_head_labels(SpecReader& r, ModelEntry& e, const std::vector<const Mo
   check_head_data(r, e, *head, *data);
 }
 
+// Prompts and completions train a causal LM, the loss on the completion alone; no other
+// objective has a use for them. False (with the error) when the model's recipe asks for one.
+bool check_completion_data(SpecReader& r, const ModelEntry& e,
+                           const std::vector<Dataset>& datasets) {
+  const Model& m = e.model;
+  if (!m.training || m.training->objective == Objective::kCausalLm) return true;
+  for (const Dataset& d : datasets) {
+    if (d.name != m.training->dataset || !d.has_completions()) continue;
+    const YamlNode* train = find(*e.node, "train");
+    const YamlNode* data = find(*train, "data");
+    r.error(data ? *data : *train, join_path(join_path("models", m.name), "train.data"),
+            fmt::format("dataset '{}' holds prompts and completions, which train a causal "
+                        "language model (objective clm, a decoder without a head), not objective "
+                        "{}",
+                        d.name,
+                        m.training->objective == Objective::kMaskedLm ? "mlm" : "classification"),
+            "; train this model on a dataset with text (and labels), or adapt a decoder");
+    return false;
+  }
+  return true;
+}
+
 // Prompt virtual tokens take positions before the text, and so do prefix virtual tokens
 // where prefix tuning shifts the text's positions (spec/text_positions.h): those of the
 // model and its ancestors plus the longest text its recipe feeds must fit the base's
@@ -431,7 +453,7 @@ void load_model_body(SpecReader& r, ModelEntry& e, const Architecture* arch,
     context.datasets = &datasets;
     m.training = load_training(r, *train, join_path(path, "train"), context);
   }
-  settle_head_labels(r, e, ancestors, datasets);
+  if (check_completion_data(r, e, datasets)) settle_head_labels(r, e, ancestors, datasets);
   check_prompt_room(r, e, arch, ancestors);
   warn_labels_ignored(r, e, has_head, datasets);
 }

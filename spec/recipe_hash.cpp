@@ -4,6 +4,7 @@
 #include <set>
 
 #include "spec/file_digest.h"
+#include "spec/keys.h"
 #include "spec/text_positions.h"
 
 namespace scion::spec {
@@ -12,18 +13,19 @@ namespace {
 using nlohmann::json;
 
 json to_json(const Architecture& a) {
-  json out = {{"type", a.kind == ArchitectureKind::kEncoder ? "encoder" : "decoder"},
-          {"layers", a.layers},
-          {"width", a.width},
-          {"heads", a.heads},
-          {"ffn_width", a.ffn_width},
-          {"vocab_size", a.vocab_size},
-          {"max_length", a.max_length},
-          {"norm", a.norm == NormPlacement::kPre ? "pre" : "post"},
-          {"dropout", a.dropout},
-          {"tie_embeddings", a.tie_embeddings},
-          {"tokenizer",
-           {{"kind", static_cast<int>(a.tokenizer.kind)}, {"vocab_file", a.tokenizer.vocab_file}}}};
+  json out = {
+      {"type", a.kind == ArchitectureKind::kEncoder ? "encoder" : "decoder"},
+      {"layers", a.layers},
+      {"width", a.width},
+      {"heads", a.heads},
+      {"ffn_width", a.ffn_width},
+      {"vocab_size", a.vocab_size},
+      {"max_length", a.max_length},
+      {"norm", a.norm == NormPlacement::kPre ? "pre" : "post"},
+      {"dropout", a.dropout},
+      {"tie_embeddings", a.tie_embeddings},
+      {"tokenizer",
+       {{"kind", static_cast<int>(a.tokenizer.kind)}, {"vocab_file", a.tokenizer.vocab_file}}}};
   // Only where they differ from native models, so existing recipe hashes stay the same.
   if (!a.hf_model_type.empty()) {
     out["hf_model_type"] = a.hf_model_type;
@@ -84,9 +86,14 @@ json to_json(const Dataset& d) {
               {"text_field", d.text_field},
               {"label_field", d.label_field},
               {"labels", d.labels}};
-  // Only when set, so that the recipes of single texts with named labels keep their hashes.
+  // Only where set, so that every recipe from before these keys (single texts with named
+  // labels, no prompts) keeps its hash.
   if (!d.text_pair_field.empty()) out["text_pair_field"] = d.text_pair_field;
   if (d.label_type != LabelType::kSingle) out["label_type"] = label_type_name(d.label_type);
+  if (d.has_completions()) {
+    out["prompt_field"] = d.prompt_field;
+    out["completion_field"] = d.completion_field;
+  }
   return out;
 }
 
@@ -205,9 +212,14 @@ std::optional<Adaptation> adaptation_from_recipe(const json& adapt) {
     }
     if (adapt.contains("head")) {
       const json& h = adapt["head"];
-      ad.head = HeadSpec{.task = h.at("task").get<std::string>(),
+      const std::string task = h.at("task").get<std::string>();
+      const auto known = std::find_if(std::begin(keys::kTasks), std::end(keys::kTasks),
+                                      [&](const auto& c) { return c.word == task; });
+      if (known == std::end(keys::kTasks)) return std::nullopt;
+      ad.head = HeadSpec{.task = known->value,
                          .labels = h.at("labels").get<std::vector<std::string>>(),
                          .pooling = static_cast<Pooling>(h.at("pooling").get<int>())};
+      if (h.contains("threshold")) ad.head->threshold = h.at("threshold").get<float>();
     }
     if (adapt.contains("bitfit")) ad.bitfit = BitfitSpec{};
     if (adapt.contains("full")) ad.full = FullSpec{};
@@ -254,6 +266,29 @@ void set_recipe_hashes(Workspace& ws) {
       progress = true;
     }
   }
+}
+
+std::string workspace_digest(const Workspace& ws) {
+  nlohmann::json doc = nlohmann::json::object();
+  for (const Model& m : ws.models) doc["models"][m.name] = m.recipe_hash;
+  for (const Dataset& d : ws.datasets)
+    doc["datasets"][d.name] = {{"digest", d.digest},
+                               {"format", dataset_format_name(d.format)},
+                               {"text_field", d.text_field},
+                               {"label_field", d.label_field},
+                               {"labels", d.labels}};
+  for (const Share& s : ws.shares)
+    doc["shares"][s.name] = {{"models", s.models}, {"modules", s.modules}};
+  for (const TestSpec& t : ws.tests)
+    doc["tests"][t.name] = {{"type", t.type},
+                            {"capability", t.capability},
+                            {"models", t.models},
+                            {"max_failure_rate", t.max_failure_rate},
+                            {"body", t.body}};
+  for (const AssertionSpec& a : ws.assertions)
+    doc["assertions"][a.name] = {{"kind", a.kind}, {"models", a.models}, {"body", a.body}};
+  doc["lexicons"] = ws.lexicons;
+  return sha256_hex(doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace scion::spec

@@ -30,6 +30,13 @@ std::string recipe_hash(const Workspace& workspace, const Model& model);
 // moved on. nullopt when `adapt` is not such a section.
 std::optional<Adaptation> adaptation_from_recipe(const nlohmann::json& adapt);
 
+// The canonical digest of the whole workspace: the SHA-256 of canonical JSON holding every
+// model's recipe hash, every dataset's digest and reading settings, the shares, the tests,
+// assertions and lexicons. Independent of how the YAML is written and where files are, like
+// the recipe hashes: two processes that loaded the same spec and data agree on it.
+// REQUIRES: set_recipe_hashes has run.
+std::string workspace_digest(const Workspace& workspace);
+
 // Sets every model's recipe_hash, each after the parents of its training unit.
 // REQUIRES: the workspace passed validation (no cycle through `from` and `share`).
 void set_recipe_hashes(Workspace& workspace);

@@ -168,7 +168,15 @@ bool SpecReader::read_int(const YamlNode* node, const std::string& path, int& ou
   const auto value = node->is_scalar() && !node->quoted ? parse_integer(node->value) : std::nullopt;
   if (!value || *value < min || *value > max) {
     const auto unquoted = parse_integer(node->value);
-    error(*node, path, fmt::format("expected {}, got {}", expected, describe(*node)),
+    // A whole number too large for the key (or for 64 bits): say how large it may be,
+    // unless `expected` already does ("a positive integer" alone would read as wrong).
+    const std::string& text = node->value;
+    const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+    const bool too_large = digits && (!unquoted || *unquoted > max);
+    const std::string bound = too_large && expected.find(std::to_string(max)) == std::string::npos
+                                  ? fmt::format(" (at most {})", max)
+                                  : std::string();
+    error(*node, path, fmt::format("expected {}{}, got {}", expected, bound, describe(*node)),
           quoted_value_hint(*node, unquoted && *unquoted >= min && *unquoted <= max));
     return false;
   }

@@ -273,12 +273,19 @@ struct Dataset {
   std::string label_field = "label"; // empty: unlabelled
   std::vector<std::string> labels;   // label names, mapped to indices in this order
   LabelType label_type = LabelType::kSingle;
+  // A prompt/completion dataset (both set, or neither): each row's prompt and completion
+  // in these fields, for causal-LM training with the loss on the completion alone; the
+  // text and label fields are not read.
+  std::string prompt_field;
+  std::string completion_field;
   std::string digest;                // SHA-256 of the file's bytes, set by the loader
 
   // Whether rows carry labels: numbers need only label_field, names need `labels`.
   bool labelled() const {
     return !label_field.empty() && (label_type == LabelType::kNumber || !labels.empty());
   }
+
+  bool has_completions() const { return !completion_field.empty(); }
 };
 
 // ---- Sharing -----------------------------------------------------------------------------

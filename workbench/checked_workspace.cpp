@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <set>
 #include <tuple>
 
 #include "runtime/data/dataset_reader.h"
+#include "runtime/text/tokenizer.h"
 #include "spec/loader.h"
 #include "workbench/behaviour_suite.h"
 #include "workbench/parameter_checks.h"
@@ -120,6 +122,35 @@ void check_suite(const spec::Workspace& ws, const std::string& spec_file,
   }
 }
 
+// Every base's tokenizer file (WordPiece or BPE), loaded whole as training and prediction
+// load it (runtime/text/tokenizer.h), so a broken tokenizer.json is a spec error now, not
+// at `scion run`; and its ids must fit the architecture's embedding (vocab_size). Each file
+// is read once.
+void check_tokenizers(const spec::Workspace& ws, std::vector<spec::Diagnostic>& out) {
+  std::set<std::string> read;
+  for (const spec::Model& m : ws.models) {
+    if (!m.architecture || m.architecture->tokenizer.kind == spec::TokenizerKind::kByte) continue;
+    const spec::TokenizerSpec& tokenizer = m.architecture->tokenizer;
+    const std::string key =
+        "models." + m.name + (m.import_path.empty() ? ".architecture.tokenizer" : ".import");
+    if (!read.insert((ws.root_dir / tokenizer.vocab_file).string()).second) continue;
+    auto made = text::make_tokenizer(tokenizer, ws.root_dir);
+    if (!made) {
+      out.push_back({m.location, key,
+                     fmt::format("model '{}': its tokenizer cannot be used: {}", m.name,
+                                 made.status().message())});
+      continue;
+    }
+    if ((*made)->vocab_size() > m.architecture->vocab_size)
+      out.push_back({m.location, key,
+                     fmt::format("model '{}': its tokenizer ({}) has {} ids, more than the {} "
+                                 "rows of the embedding (vocab_size); a text could produce an id "
+                                 "the model has no row for",
+                                 m.name, tokenizer.vocab_file, (*made)->vocab_size(),
+                                 m.architecture->vocab_size)});
+  }
+}
+
 // The spec named "-": standard input, read once, so that a command that loads the spec twice
 // (`scion run` trains, then tests) reads the same text.
 const std::string& spec_from_stdin() {
@@ -154,6 +185,7 @@ CheckedWorkspace load_checked(const std::string& named_spec) {
   if (loaded.workspace) {
     const auto found = parameter_diagnostics(*loaded.workspace);
     checked.errors.insert(checked.errors.end(), found.begin(), found.end());
+    check_tokenizers(*loaded.workspace, checked.errors);
   }
   check_suite(*ws, spec_file, checked.errors);
   std::stable_sort(checked.errors.begin(), checked.errors.end(), by_file_position);

@@ -5,8 +5,8 @@
 //   scion.lineage (JSON: [{name, recipe_hash, adaptation}] from the model to its base),
 //   scion.own_only, scion.version.
 // With own_only, only the parameters the model introduced (its adapters, its head).
-// `-o -` stages the file in the temporary folder (safetensors needs its header's offsets
-// before the data) and moves it to a stream with move_file_to_stream.
+// `-o -` streams the same bytes (the header knows every tensor's size before any data is
+// written), with no file in between.
 #pragma once
 
 #include <cstdint>
@@ -31,11 +31,10 @@ Result<CheckpointExport> export_checkpoint(lineage::LineageStore& store,
                                            const ResolvedVersion& version, bool own_only,
                                            const std::filesystem::path& file);
 
-// Where `-o -` stages the checkpoint: a file of this process in the temporary folder.
-std::filesystem::path stdout_staging_file();
-
-// Copies `file` to `out` and removes the file. Errors: kIoError when the stream fails
-// (a closed pipe).
-Status move_file_to_stream(const std::filesystem::path& file, std::ostream& out);
+// The same checkpoint written to `out` (standard output for `-o -`). Errors: as
+// export_checkpoint's, and kIoError when the stream fails (a full disk, a closed pipe).
+Result<CheckpointExport> stream_checkpoint(lineage::LineageStore& store,
+                                           const ResolvedVersion& version, bool own_only,
+                                           std::ostream& out);
 
 }  // namespace scion::workbench

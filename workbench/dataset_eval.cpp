@@ -211,20 +211,33 @@ nlohmann::json head_metrics(const runtime::EvaluatedModel& head, const Truth& tr
   return metrics;
 }
 
+// What a language model scores of an example: the completion of a prompt/completion
+// dataset (after its prompt), else the whole text (after nothing).
+const std::string& scored_text(const EvalData& data, const data::Example& e) {
+  return data.examples.completions ? e.completion : e.text;
+}
+const std::string& scored_input(const EvalData& data, const data::Example& e) {
+  static const std::string nothing;
+  return data.examples.completions ? e.text : nothing;
+}
+
 Status check_scorable(const std::string& model, const runtime::ScoredModel& lm,
                       const EvalData& data) {
   const std::size_t room = runtime::max_continuation_tokens(*lm.weights);
   for (const data::Example& e : data.examples.examples) {
-    const std::size_t tokens = runtime::continuation_tokens(lm, e.text);
+    const std::size_t tokens = runtime::continuation_tokens(lm, scored_text(data, e));
+    const char* what = data.examples.completions ? "completion" : "text";
     if (tokens == 0)
-      return invalid_argument(fmt::format("{}:{}: the text is empty; language model '{}' has "
-                                          "nothing to score",
-                                          data.dataset.path.string(), e.line, model));
+      return invalid_argument(
+          fmt::format("{}:{}: the {} is empty; language model '{}' has "
+                      "nothing to score",
+                      data.dataset.path.string(), e.line, what, model));
     if (tokens > room)
       return invalid_argument(fmt::format(
-          "{}:{}: the text is {} tokens, but language model '{}' scores at most {} in one row "
+          "{}:{}: the {} is {} tokens, but language model '{}' scores at most {} in one row "
           "(max_length {}); split long texts into shorter rows",
-          data.dataset.path.string(), e.line, tokens, model, room, lm.weights->arch.max_length));
+          data.dataset.path.string(), e.line, what, tokens, model, room,
+          lm.weights->arch.max_length));
   }
   return Status::ok();
 }
@@ -395,7 +408,8 @@ Result<std::vector<ModelEvaluation>> evaluate_on_data(const spec::Workspace& ws,
       if (const runtime::ScoredModel* lm = family.language_model(name)) {
         SCION_RETURN_IF_ERROR(check_scorable(name, *lm, data));
         for (const data::Example& e : data.examples.examples)
-          plan.add_continuation("", e.text, fmt::format("{}:{}", data.dataset.path.string(), e.line));
+          plan.add_continuation(scored_input(data, e), scored_text(data, e),
+                                fmt::format("{}:{}", data.dataset.path.string(), e.line));
       } else {
         auto truth = truth_for(name, *family.classifier(name), data);
         if (!truth) return truth.status();
@@ -422,9 +436,9 @@ Result<std::vector<ModelEvaluation>> evaluate_on_data(const spec::Workspace& ws,
       std::vector<double> logprobs;
       std::vector<std::size_t> tokens;
       for (const data::Example& e : data.examples.examples) {
-        const assertions::ModelOutput& o = outputs->at(name, "");
-        logprobs.push_back(o.continuation_logprobs.at(e.text));
-        tokens.push_back(o.continuation_tokens.at(e.text));
+        const assertions::ModelOutput& o = outputs->at(name, scored_input(data, e));
+        logprobs.push_back(o.continuation_logprobs.at(scored_text(data, e)));
+        tokens.push_back(o.continuation_tokens.at(scored_text(data, e)));
       }
       const bool pseudo = lm->weights->objective == spec::Objective::kMaskedLm;
       r.metrics = to_json(perplexity_metrics(logprobs, tokens, pseudo));

@@ -14,8 +14,10 @@
 //
 // Language models score each example's text as a continuation of nothing: a causal LM
 // log p(text | BOS), a masked LM the pseudo-log-likelihood (runtime/evaluation/
-// continuation_scorer.h). Perplexity is exp(-Σ log p / Σ tokens) over the whole dataset;
-// for a masked LM it is a pseudo-perplexity (Salazar et al., ACL 2020) and says so.
+// continuation_scorer.h); on a prompt/completion dataset, each completion after its
+// prompt, log p(completion | BOS prompt), as training takes its loss (but for the EOS). Perplexity
+// is exp(-Σ log p / Σ tokens) over the whole dataset; for a masked LM it is a pseudo-perplexity
+// (Salazar et al., ACL 2020) and says so.
 //
 // Every model runs in one pass through workbench::evaluate_models (FamilyEvaluator and
 // ContinuationScorer): models of one base share the trunk's layer applications.

@@ -5,63 +5,17 @@
 
 #include <charconv>
 #include <fstream>
+#include <iterator>
 #include <map>
-#include <set>
 
 #include "lineage/dtype.h"
 #include "lineage/peft_adapter.h"
 #include "runtime/parameter_table.h"
 #include "spec/file_digest.h"
+#include "workbench/peft_config_check.h"
 
 namespace scion::workbench {
 namespace {
-
-// A hub id ("sentence-transformers/all-MiniLM-L6-v2") or a path names the base's folder
-// when it is that folder, or ends in the folder's name.
-bool names_folder(const std::string& named, const std::filesystem::path& folder) {
-  std::error_code ec;
-  if (std::filesystem::equivalent(named, folder, ec)) return true;
-  const std::filesystem::path n = std::filesystem::path(named).lexically_normal();
-  const std::string last = n.has_filename() ? n.filename().string() : n.parent_path().filename().string();
-  return last == folder.lexically_normal().filename().string() ||
-         last == folder.lexically_normal().parent_path().filename().string();
-}
-
-// Target modules compare as sets when both are lists of names.
-bool same_targets(const nlohmann::json& a, const nlohmann::json& b) {
-  if (a.is_array() && b.is_array())
-    return std::set<std::string>(a.begin(), a.end()) == std::set<std::string>(b.begin(), b.end());
-  return a == b;
-}
-
-void check_config(const nlohmann::json& config, const nlohmann::json& expected,
-                  const spec::Model& model, const spec::Model& base,
-                  std::vector<std::string>& problems) {
-  const auto field = [&](const char* key) { return config.value(key, nlohmann::json()); };
-  if (field("peft_type") != "LORA")
-    problems.push_back(fmt::format("peft_type is {}; only LORA adapters are imported",
-                                   field("peft_type").dump()));
-  if (field("r") != expected["r"])
-    problems.push_back(fmt::format("r is {}, but '{}' declares rank {}", field("r").dump(),
-                                   model.name, expected["r"].dump()));
-  if (!field("lora_alpha").is_number() ||
-      std::abs(field("lora_alpha").get<double>() - expected["lora_alpha"].get<double>()) > 1e-6)
-    problems.push_back(fmt::format("lora_alpha is {}, but '{}' declares alpha {}",
-                                   field("lora_alpha").dump(), model.name,
-                                   expected["lora_alpha"].dump()));
-  if (!same_targets(field("target_modules"), expected["target_modules"]))
-    problems.push_back(fmt::format("target_modules is {}, but '{}' adapts {}",
-                                   field("target_modules").dump(), model.name,
-                                   expected["target_modules"].dump()));
-  if (field("use_dora") == true || field("use_rslora") == true)
-    problems.push_back("the adapter uses DoRA or rsLoRA, which scion's LoRA does not run");
-  const nlohmann::json named = field("base_model_name_or_path");
-  if (!named.is_string() || !names_folder(named.get<std::string>(), base.import_path))
-    problems.push_back(fmt::format(
-        "base_model_name_or_path is {}, which does not name '{}''s folder {}; the adapter was "
-        "trained on another base",
-        named.dump(), base.name, base.import_path));
-}
 
 // The labels config.json beside the adapter gives (id2label, in id order), checked against
 // the head the model declares: a PEFT folder that `scion export` wrote, or that someone
@@ -94,16 +48,25 @@ void check_labels(const std::filesystem::path& file, const spec::Workspace& ws,
         file.string(), fmt::join(labels, ", "), model.name, fmt::join(head->labels, ", ")));
 }
 
-Result<nlohmann::json> read_config(const std::filesystem::path& file) {
-  std::ifstream in(file);
+// adapter_config.json's text. Errors: kNotFound when the folder has none.
+Result<std::string> read_config_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
   if (!in)
     return not_found(fmt::format("'{}' is missing: the folder is not a PEFT adapter (it needs "
                                  "adapter_config.json and adapter_model.safetensors)",
                                  file.string()));
-  auto config = nlohmann::json::parse(in, nullptr, false);
-  if (config.is_discarded() || !config.is_object())
-    return spec_error(fmt::format("'{}' is not a JSON object", file.string()));
-  return config;
+  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Every tensor of the adapter holding NaN or infinite values, with how many.
+std::vector<std::string> non_finite_tensors(const lineage::SafetensorsContents& contents) {
+  std::vector<std::string> out;
+  for (const auto& t : contents.tensors)
+    if (lineage::is_convertible_to_float32(t.dtype))
+      if (const std::int64_t n = lineage::count_non_finite(t.dtype, t.bytes); n > 0)
+        out.push_back(fmt::format("tensor '{}' has {} NaN or infinite value{}", t.name, n,
+                                  n == 1 ? "" : "s"));
+  return out;
 }
 
 }  // namespace
@@ -120,9 +83,12 @@ Result<std::unique_ptr<PeftImport>> read_peft_import(const spec::Workspace& ws,
         model.name, model.location.file, model.location.line));
   SCION_RETURN_IF_ERROR(lineage::check_peft_import(ws, model));
   const spec::Model& base = *ws.ancestry(model).back();
-  auto config = read_config(dir / "adapter_config.json");
+  const std::filesystem::path config_file = dir / "adapter_config.json";
+  auto config = read_config_text(config_file);
   if (!config) return config.status();
-  check_config(*config, lineage::peft_config(ws, model), model, base, problems);
+  auto config_problems = peft_config_problems(*config, config_file.string(), ws, model);
+  if (!config_problems) return config_problems.status();
+  problems = std::move(*config_problems);
   check_labels(dir / "config.json", ws, model, problems);
 
   auto out = std::make_unique<PeftImport>();
@@ -138,6 +104,7 @@ Result<std::unique_ptr<PeftImport>> read_peft_import(const spec::Workspace& ws,
   auto adapter = lineage::read_safetensors(store.env(), weights);
   if (!adapter) return adapter.status();
   out->adapter = std::move(*adapter);
+  out->non_finite = non_finite_tensors(out->adapter.contents);
   auto adapter_digest = spec::sha256_file(weights);
   if (!adapter_digest) return adapter_digest.status();
   out->adapter_digest = *adapter_digest;

@@ -4,11 +4,14 @@
 // spec declares: a LoRA + head classifier of a BERT base, or a LoRA causal LM of a Llama
 // base (lineage::check_peft_import says which).
 //
-// The adapter must fit the declaration: peft_type LORA with the spec's r and lora_alpha
-// and the target modules `scion export --format peft` would write for it, no DoRA or
-// rsLoRA, a base_model_name_or_path naming the base's folder (the same folder, or one of
-// the same name: a hub id such as sentence-transformers/all-MiniLM-L6-v2 ends in it), and
-// exactly the tensors of MODEL's own parameters under PEFT's names (lineage/
+// The adapter must fit the declaration: peft_type LORA with the spec's r, lora_alpha and
+// lora_dropout (a probability), the task_type PEFT runs the model as, and the target
+// modules `scion export --format peft` would write for it; no DoRA or rsLoRA, no
+// layers_to_transform or layers_pattern, no rank_pattern or alpha_pattern other than the
+// spec's, bias "none", fan_in_fan_out as the base's weights are laid out (what scion does
+// not run is refused, never ignored); a base_model_name_or_path naming the base's folder (the same
+// folder, or one of the same name: a hub id such as sentence-transformers/all-MiniLM-L6-v2 ends in
+// it), and exactly the tensors of MODEL's own parameters under PEFT's names (lineage/
 // peft_adapter.h), each of the parameter table's shape. Every mismatch is listed. The
 // inherited parameters are the parent's, as stored. The files' SHA-256 digests go into
 // the import run's record.
@@ -32,6 +35,9 @@ struct PeftImport {
   std::string config_digest;   // SHA-256 of adapter_config.json
   std::int64_t own_tensors = 0;  // MODEL's own (from the adapter)
   std::int64_t own_bytes = 0;
+  // Tensors holding NaN or infinite values, one line each: the caller refuses them unless
+  // told to import them anyway, as for a base (workbench/base_import.h).
+  std::vector<std::string> non_finite;
 
   lineage::MappedSafetensors adapter;
   lineage::LoadedParameters parent;

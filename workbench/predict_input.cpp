@@ -28,13 +28,40 @@ PredictFormat resolved_format(const PredictInputOptions& options) {
   return jsonl ? PredictFormat::kJsonl : PredictFormat::kLines;
 }
 
+// The whole contents of `in`, read in chunks with bounds: a line longer than
+// kMaxPredictLineBytes (a file with no line ends, such as /dev/zero) or more than
+// kMaxPredictInputBytes in all is an error naming where, instead of reading until memory
+// runs out.
+Result<std::string> read_bounded(std::istream& in, const std::string& source) {
+  std::string bytes;
+  std::size_t line_start = 0, line = 1;
+  char chunk[64 * 1024];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    const std::size_t scanned = bytes.size();
+    bytes.append(chunk, static_cast<std::size_t>(in.gcount()));
+    for (std::size_t i = scanned; i < bytes.size(); ++i)
+      if (bytes[i] == '\n') {
+        line_start = i + 1;
+        ++line;
+      }
+    if (bytes.size() - line_start > kMaxPredictLineBytes)
+      return invalid_argument(fmt::format(
+          "{}:{}: the line is longer than {} MiB; predict reads one text per line (a model "
+          "reads at most max_length tokens of it anyway): split or shorten the input",
+          source, line, kMaxPredictLineBytes >> 20));
+    if (bytes.size() > kMaxPredictInputBytes)
+      return invalid_argument(
+          fmt::format("{}: more than {} MiB of input; split it and predict "
+                      "each part",
+                      source, kMaxPredictInputBytes >> 20));
+  }
+  if (in.bad()) return invalid_argument(source + ": cannot be read to its end");
+  return bytes;
+}
+
 // The whole contents of --file.
 Result<std::string> read_all(const PredictInputOptions& options, std::istream& standard_input) {
-  std::ostringstream bytes;
-  if (from_stdin(options)) {
-    bytes << standard_input.rdbuf();
-    return std::move(bytes).str();
-  }
+  if (from_stdin(options)) return read_bounded(standard_input, "stdin");
   std::error_code ec;
   if (!std::filesystem::exists(options.file, ec))
     return not_found("cannot read " + options.file +
@@ -43,8 +70,7 @@ Result<std::string> read_all(const PredictInputOptions& options, std::istream& s
     return invalid_argument(options.file + " is a directory; --file takes a file of texts");
   std::ifstream in(options.file, std::ios::binary);
   if (!in) return not_found("cannot read " + options.file + ": check its permissions");
-  bytes << in.rdbuf();
-  return std::move(bytes).str();
+  return read_bounded(in, options.file);
 }
 
 // The lines of `contents`, without "\n" or "\r\n".

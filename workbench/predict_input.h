@@ -10,7 +10,8 @@
 // the text as a string. Errors (kInvalidArgument or kNotFound, exit 2) say where:
 // an empty text (a --text of only whitespace, a record whose text is empty), a line that
 // is not a JSON object, a record without the field (its fields are listed), an unreadable
-// file, and --text-field given for line input.
+// file, --text-field given for line input, and input past the bounds below (a file with no
+// line ends, such as /dev/zero, or an endless stream).
 #pragma once
 
 #include <istream>
@@ -23,6 +24,10 @@
 namespace scion::workbench {
 
 enum class PredictFormat { kAuto, kLines, kJsonl };
+
+// The longest line, and the most bytes, read from --file (a file or standard input).
+inline constexpr std::size_t kMaxPredictLineBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kMaxPredictInputBytes = std::size_t{1} << 30;
 
 struct PredictInputOptions {
   std::vector<std::string> texts;  // --text, in order

@@ -19,7 +19,8 @@ Status record_spec_version(const spec::Workspace& ws, lineage::LineageStore& sto
 Status tag_spec_version(const spec::Workspace& ws, lineage::LineageStore& store,
                         const std::string& tag) {
   if (const std::string problem = spec::name_problem(tag); !problem.empty())
-    return invalid_argument("'" + spec::shorten(tag) + "' is not a tag name: it " + problem +
+    return invalid_argument(std::string("'").append(spec::shorten(tag)) +
+                            "' is not a tag name: it " + problem +
                             "; a tag follows the rule of model names");
   for (const spec::Model& m : ws.models) {
     auto stored = store.find_model(m.name);

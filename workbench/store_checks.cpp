@@ -55,11 +55,22 @@ Status check_parameter_names(lineage::LineageStore& store, const spec::Workspace
 Status check_against_spec(lineage::LineageStore& store, const spec::Workspace* workspace,
                           const std::string& why_no_spec, lineage::FsckReport& report) {
   if (workspace) {
-    SCION_RETURN_IF_ERROR(check_parameter_names(store, *workspace, report));
+    // Damage the store's own checks report (parent links in a cycle) stops these checks,
+    // not fsck: it says so in a note and goes on to exit 1 with the problem.
+    Status names = check_parameter_names(store, *workspace, report);
+    if (names.code() == StatusCode::kCorruption)
+      report.notes.push_back({"spec", "parameter names not checked against it: " + names.message()});
+    else
+      SCION_RETURN_IF_ERROR(names);
   } else {
     report.notes.push_back({"spec", why_no_spec + "; parameter names not checked against it"});
   }
   auto checkpoints = list_checkpoints(store, workspace);
+  if (!checkpoints.is_ok() && checkpoints.status().code() == StatusCode::kCorruption) {
+    report.notes.push_back(
+        {"checkpoints", "not checked: " + checkpoints.status().message()});
+    return Status::ok();
+  }
   if (!checkpoints.is_ok()) return checkpoints.status();
   for (const CheckpointFile& c : *checkpoints)
     if (!c.stale.empty())

@@ -29,6 +29,7 @@
 #include "workbench/declared_import.h"
 #include "workbench/model_lookup.h"
 #include "workbench/plan.h"
+#include "workbench/rank_agreement.h"
 #include "workbench/rank_assignment.h"
 #include "workbench/spec_version.h"
 #include "workbench/training_groups.h"
@@ -875,7 +876,10 @@ Result<TrainingOutcome> train(const spec::Workspace& ws, lineage::LineageStore& 
   const spec::Workspace overridden_ws = overridden ? with_overrides(ws, request) : spec::Workspace();
   const spec::Workspace& planned = overridden ? overridden_ws : ws;
   auto plan = make_plan(planned, &store, request);
-  if (!plan) return plan.status();
+  // Every rank made its plan (or all stop with the first error), and the plans are one
+  // before any rank trains or writes (workbench/rank_agreement.h).
+  SCION_RETURN_IF_ERROR(communicator.agree(plan ? Status::ok() : plan.status()));
+  SCION_RETURN_IF_ERROR(agree_on_plan(communicator, *plan));
   auto outcome = Session(planned, store, observer, interrupted, communicator).run(*plan, request);
   // The spec version this command ran, seen now: what `scion gc --keep N` counts.
   if (outcome && communicator.rank() == 0) {

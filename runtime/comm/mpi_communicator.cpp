@@ -25,6 +25,40 @@ Status unavailable(const char* what, int code) {
                 std::string(what) + " failed: " + mpi_error_text(code) + " (a rank of this job is gone)");
 }
 
+// What a rank is about to do collectively: which collective, of which element type, and
+// over how many elements (0 where each rank sends its own number of bytes, which are
+// exchanged before any are sent).
+enum class Collective : long long { kAgree = 1, kSum, kGather, kAllGather };
+enum class Element : long long { kInt = 1, kFloat, kDouble, kByte };
+
+const char* collective_name(long long c) {
+  switch (static_cast<Collective>(c)) {
+    case Collective::kAgree:
+      return "agreeing on a step's outcome";
+    case Collective::kSum:
+      return "summing values";
+    case Collective::kGather:
+      return "gathering results on rank 0";
+    case Collective::kAllGather:
+      return "exchanging results";
+  }
+  return "an unknown collective";
+}
+
+const char* element_name(long long e) {
+  switch (static_cast<Element>(e)) {
+    case Element::kInt:
+      return "int";
+    case Element::kFloat:
+      return "float";
+    case Element::kDouble:
+      return "double";
+    case Element::kByte:
+      return "byte";
+  }
+  return "unknown";
+}
+
 class MpiCommunicator final : public Communicator {
  public:
   MpiCommunicator(int rank, int size) : rank_(rank), size_(size) {}
@@ -32,10 +66,17 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  Status all_reduce_sum(std::span<float> values) override { return reduce_then_broadcast(values, MPI_FLOAT); }
-  Status all_reduce_sum(std::span<double> values) override { return reduce_then_broadcast(values, MPI_DOUBLE); }
+  Status all_reduce_sum(std::span<float> values) override {
+    SCION_RETURN_IF_ERROR(check_signature(Collective::kSum, Element::kFloat, values.size()));
+    return reduce_then_broadcast(values, MPI_FLOAT);
+  }
+  Status all_reduce_sum(std::span<double> values) override {
+    SCION_RETURN_IF_ERROR(check_signature(Collective::kSum, Element::kDouble, values.size()));
+    return reduce_then_broadcast(values, MPI_DOUBLE);
+  }
 
   Status agree(const Status& local) override {
+    SCION_RETURN_IF_ERROR(check_signature(Collective::kAgree, Element::kInt, 1));
     // The lowest failing rank (size_ when none), then its code and message from it.
     const int mine = local.is_ok() ? size_ : rank_;
     int first = size_;
@@ -57,6 +98,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   Result<std::vector<std::string>> gather(std::string_view local) override {
+    SCION_RETURN_IF_ERROR(check_signature(Collective::kGather, Element::kByte, 0));
     // Sizes first (64-bit: a shard's outputs may pass 2 GiB), then each rank's bytes to
     // rank 0 in int-sized pieces, one rank after another.
     const auto mine = static_cast<long long>(local.size());
@@ -92,6 +134,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   Result<std::vector<std::string>> all_gather(std::string_view local) override {
+    SCION_RETURN_IF_ERROR(check_signature(Collective::kAllGather, Element::kByte, 0));
     const auto mine = static_cast<long long>(local.size());
     std::vector<long long> sizes(static_cast<std::size_t>(size_));
     if (int rc = MPI_Allgather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD);
@@ -117,6 +160,38 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
+  // Every collective starts with this one, the same call on every rank whichever
+  // collective it is about to run: the largest and smallest (collective, element type,
+  // count) over the ranks. When they differ the ranks are out of step (another spec,
+  // another plan, a bug), and every rank returns the same error before any rank reads or
+  // writes a buffer sized for another's count.
+  Status check_signature(Collective collective, Element element, std::size_t count) {
+    const long long mine[3] = {static_cast<long long>(collective), static_cast<long long>(element),
+                               static_cast<long long>(count)};
+    long long bounds[6] = {mine[0], mine[1], mine[2], -mine[0], -mine[1], -mine[2]};
+    if (int rc = MPI_Allreduce(MPI_IN_PLACE, bounds, 6, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        rc != MPI_SUCCESS)
+      return unavailable("checking that the ranks run the same collective", rc);
+    if (bounds[0] == -bounds[3] && bounds[1] == -bounds[4] && bounds[2] == -bounds[5])
+      return Status::ok();
+    std::string what;
+    if (bounds[0] != -bounds[3])
+      what = std::string("one rank is ") + collective_name(-bounds[3]) + ", another " +
+             collective_name(bounds[0]);
+    else if (bounds[1] != -bounds[4])
+      what = std::string(collective_name(bounds[0])) + " with elements of type " +
+             element_name(-bounds[4]) + " on one rank and " + element_name(bounds[1]) +
+             " on another";
+    else
+      what = std::string(collective_name(bounds[0])) + " over " + std::to_string(-bounds[5]) +
+             " elements on one rank and " + std::to_string(bounds[2]) + " on another";
+    return Status(StatusCode::kInternal,
+                  "the ranks are out of step: " + what + " (this rank: " + std::to_string(count) +
+                      " " + element_name(mine[1]) +
+                      " elements); nothing was exchanged. Every rank must run the same scion "
+                      "on the same spec, data and store");
+  }
+
   // MPI_Allreduce may add in a different order on different ranks (its algorithms do for
   // 3 ranks), which would let the ranks' parameters drift apart by rounding. Reducing to
   // rank 0 and broadcasting gives every rank rank 0's bits.

@@ -183,9 +183,22 @@ Batch make_causal_lm_batch(const TokenizedDataset& data, std::span<const std::in
   std::vector<Sequence> inputs, targets;
   const int capacity = content_capacity(true, padding.max_length);
   for (std::int64_t row : rows) {
-    const Sequence full = frame(row_of(data, row), data.specials.cls, data.specials.sep, capacity);
+    const Sequence& content = row_of(data, row);
+    std::size_t prompt =
+        data.prompt_lengths.empty()
+            ? 0
+            : static_cast<std::size_t>(data.prompt_lengths[static_cast<std::size_t>(row)]);
+    // Too long: the prompt's first tokens go first.
+    const std::size_t excess = content.size() - std::min(content.size(), std::size_t(capacity));
+    const std::size_t dropped = std::min(prompt, excess);
+    prompt -= dropped;
+    const Sequence kept(content.begin() + static_cast<std::ptrdiff_t>(dropped), content.end());
+    const Sequence full = frame(kept, data.specials.cls, data.specials.sep, capacity);
     inputs.emplace_back(full.begin(), full.end() - 1);
     targets.emplace_back(full.begin() + 1, full.end());
+    // Target j is content token j: the prompt's take no loss.
+    const std::size_t masked = std::min(prompt, targets.back().size());
+    std::fill_n(targets.back().begin(), masked, kIgnoreIndex);
   }
   return pad(inputs, &targets, rows, data, padding);
 }

@@ -6,9 +6,14 @@
 // special. A sentence pair is framed as its tokenizer frames one (text::PairFraming), the
 // two texts truncated longest first as Hugging Face tokenizers do (the shorter kept whole
 // when the longer alone can give up enough, else each cut to half of the room), with
-// token types 0 up to the middle specials and the framing's second type after them. Rows are padded
-// with the pad id to T = the longest row of the batch, or to max_length when pad_to_max_length is
-// set. Every array is row-major.
+// token types 0 up to the middle specials and the framing's second type after them. A
+// prompt/completion row (TokenizedDataset::prompt_lengths) takes no loss on its prompt: the
+// targets that are prompt tokens are kIgnoreIndex, so the loss covers the completion and the
+// closing EOS alone; a row too long loses its prompt's first tokens before anything else (the
+// tokens nearest the completion stay, as ContinuationScorer truncates an input), then, if
+// still too long, its completion's last ones. Rows are padded with the pad id to T = the
+// longest row of the batch, or to max_length when pad_to_max_length is set. Every array is
+// row-major.
 //
 // Masked LM (BERT's rule): each content position (never [CLS]/[SEP]/padding) is chosen
 // with probability mask_probability; a row with content but no chosen position gets one

@@ -7,8 +7,10 @@
 // cell for none), a number or a list of numbers of the same length in every row (number;
 // '|'-joined in CSV/TSV), or one tag name per word (tags; JSONL only, the text field then
 // a list of words). Names map to their position in the spec's labels (a numeric or
-// boolean JSON label is matched by its text, so 1 matches the label "1"). Unlabelled
-// datasets ignore label_field. Plain text has one example per non-blank line
+// boolean JSON label is matched by its text, so 1 matches the label "1"). A
+// prompt/completion dataset (spec::Dataset::has_completions) reads prompt_field into each
+// example's text and completion_field into its completion instead, both strings.
+// Unlabelled datasets ignore label_field. Plain text has one example per non-blank line
 // and no labels; read_corpus() reads it whole for language-model pretraining (see
 // runtime/data/tokenized_dataset.h for cutting it into windows).
 //
@@ -30,7 +32,8 @@ namespace scion::data {
 inline constexpr std::int32_t kNoLabel = -1;
 
 struct Example {
-  std::string text;               // for tags: the words joined by single spaces
+  std::string text;               // for tags: the words joined by single spaces; the prompt,
+                                  // in a prompt/completion dataset
   std::int32_t label = kNoLabel;  // single: index into spec::Dataset::labels; else kNoLabel
   int line = 0;                   // 1-based line where the example starts in its file
   std::string text_pair;          // the second text of a sentence pair; empty without one
@@ -38,6 +41,7 @@ struct Example {
   std::vector<float> values;            // number: its targets
   std::vector<std::string> words;       // tags: the words
   std::vector<std::int32_t> tags;       // tags: one label index per word
+  std::string completion;         // prompt/completion datasets only
 };
 
 struct ExampleSet {
@@ -45,6 +49,7 @@ struct ExampleSet {
   bool labelled = false;
   spec::LabelType label_type = spec::LabelType::kSingle;
   bool pairs = false;  // every example has a text_pair (the dataset names text_pair_field)
+  bool completions = false;  // a prompt/completion dataset
   // The row count recorded in the lineage store.
   std::int64_t rows() const { return static_cast<std::int64_t>(examples.size()); }
 };

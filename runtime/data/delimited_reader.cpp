@@ -150,6 +150,7 @@ ExampleSet parse_delimited(std::string_view contents, char delimiter, const std:
   set.labelled = labels.labelled();
   set.label_type = dataset.label_type;
   set.pairs = !dataset.text_pair_field.empty();
+  set.completions = dataset.has_completions();
   // A syntax error leaves the rest of the file unreadable: it is the only problem.
   auto records = RecordParser(contents, delimiter, file).parse();
   if (!records) {
@@ -166,7 +167,10 @@ ExampleSet parse_delimited(std::string_view contents, char delimiter, const std:
     problems.add(spec_error(fmt::format("{}: the file has a header but no rows", file)));
     return set;
   }
-  auto text_column = column_index(header, dataset.text_field, file, dataset, "text_field");
+  // A prompt/completion dataset reads its prompt where others read their text.
+  auto text_column = set.completions
+                         ? column_index(header, dataset.prompt_field, file, dataset, "prompt_field")
+                         : column_index(header, dataset.text_field, file, dataset, "text_field");
   if (!text_column) problems.add(text_column.status());
   Result<std::size_t> pair_column = std::size_t{0};
   if (set.pairs) {
@@ -178,7 +182,13 @@ ExampleSet parse_delimited(std::string_view contents, char delimiter, const std:
     label_column = column_index(header, dataset.label_field, file, dataset, "label_field");
     if (!label_column) problems.add(label_column.status());
   }
-  if (!text_column || !pair_column || !label_column) return set;
+  Result<std::size_t> completion_column = std::size_t{0};
+  if (set.completions) {
+    completion_column =
+        column_index(header, dataset.completion_field, file, dataset, "completion_field");
+    if (!completion_column) problems.add(completion_column.status());
+  }
+  if (!text_column || !pair_column || !label_column || !completion_column) return set;
 
   for (std::size_t r = 1; r < records->size() && !problems.full(); ++r) {
     const Record& row = (*records)[r];
@@ -191,6 +201,7 @@ ExampleSet parse_delimited(std::string_view contents, char delimiter, const std:
     }
     Example example{row.fields[*text_column], kNoLabel, row.line};
     if (set.pairs) example.text_pair = row.fields[*pair_column];
+    if (set.completions) example.completion = row.fields[*completion_column];
     if (labels.labelled()) {
       Status read = labels.read(std::string_view(row.fields[*label_column]),
                                 fmt::format("{}:{}", file, row.line), example);

@@ -9,7 +9,8 @@
 namespace scion::data {
 namespace {
 
-// A text field's string, by name, with the spec key that names it for messages.
+// The string in `field` of `object` (`key` names the spec key that chose the field, for
+// messages).
 Result<std::string> text_of(const nlohmann::json& object, const std::string& field, const char* key,
                             const std::string& where, const spec::Dataset& dataset) {
   auto text = object.find(field);
@@ -17,9 +18,11 @@ Result<std::string> text_of(const nlohmann::json& object, const std::string& fie
     return spec_error(
         fmt::format("{}: missing field '{}' (datasets.{}.{})", where, field, dataset.name, key));
   if (!text->is_string())
-    return spec_error(
-        fmt::format("{}: field '{}' is a {}, expected a string{}", where, field, text->type_name(),
-                    text->is_array() ? " (a list of words is label_type: tags)" : ""));
+    return spec_error(fmt::format("{}: field '{}' is a {}, expected a string{}", where, field,
+                                  text->type_name(),
+                                  text->is_array() && std::string_view(key) == "text_field"
+                                      ? " (a list of words is label_type: tags)"
+                                      : ""));
   return text->get<std::string>();
 }
 
@@ -63,6 +66,18 @@ Status read_tagged_words(const nlohmann::json& object, const std::string& where,
   return Status::ok();
 }
 
+// A prompt/completion record: the prompt as the example's text, and its completion.
+Result<Example> with_completion(const nlohmann::json& object, const std::string& where,
+                                const spec::Dataset& dataset, Example example) {
+  auto prompt = text_of(object, dataset.prompt_field, "prompt_field", where, dataset);
+  if (!prompt) return prompt.status();
+  auto completion = text_of(object, dataset.completion_field, "completion_field", where, dataset);
+  if (!completion) return completion.status();
+  example.text = std::move(*prompt);
+  example.completion = std::move(*completion);
+  return example;
+}
+
 Result<Example> parse_object(std::string_view line_text, int line_number, const std::string& file,
                              const spec::Dataset& dataset, LabelReader& labels) {
   const std::string where = fmt::format("{}:{}", file, line_number);
@@ -71,10 +86,10 @@ Result<Example> parse_object(std::string_view line_text, int line_number, const 
     object = nlohmann::json::parse(line_text);
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is the 1-based offset where parsing stopped: the column on this line.
-    return spec_error(
-        fmt::format("{}:{}: the line is not valid JSON; each line must be one "
-                    "JSON object like {{\"{}\": \"...\"}}",
-                    where, e.byte, dataset.text_field));
+    return spec_error(fmt::format(
+        "{}:{}: the line is not valid JSON; each line must be one "
+        "JSON object like {{\"{}\": \"...\"}}",
+        where, e.byte, dataset.has_completions() ? dataset.prompt_field : dataset.text_field));
   }
   if (!object.is_object())
     return spec_error(
@@ -87,6 +102,7 @@ Result<Example> parse_object(std::string_view line_text, int line_number, const 
     SCION_RETURN_IF_ERROR(read_tagged_words(object, where, dataset, labels, example));
     return example;
   }
+  if (dataset.has_completions()) return with_completion(object, where, dataset, example);
   auto text = text_of(object, dataset.text_field, "text_field", where, dataset);
   if (!text) return text.status();
   example.text = std::move(*text);
@@ -114,6 +130,7 @@ ExampleSet parse_jsonl(std::string_view contents, const std::string& file,
   set.labelled = labels.labelled();
   set.label_type = dataset.label_type;
   set.pairs = !dataset.text_pair_field.empty();
+  set.completions = dataset.has_completions();
   bool any_row = false;
   for (const Line& line : split_lines(contents)) {
     if (is_blank(line.text)) continue;

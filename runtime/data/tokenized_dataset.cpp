@@ -34,6 +34,12 @@ TokenizedDataset tokenize_examples(const ExampleSet& examples, const text::Token
       data.rows.push_back(tokenizer.encode(example.text));
     }
     if (examples.pairs) data.pair_rows.push_back(tokenizer.encode(example.text_pair));
+    if (examples.completions) {
+      std::vector<std::int32_t>& row = data.rows.back();
+      data.prompt_lengths.push_back(static_cast<std::int32_t>(row.size()));
+      const std::vector<std::int32_t> completion = tokenizer.encode(example.completion);
+      row.insert(row.end(), completion.begin(), completion.end());
+    }
     if (!examples.labelled) continue;
     switch (examples.label_type) {
       case spec::LabelType::kSingle:

@@ -5,8 +5,11 @@
 // tokenizer's pair framing. Labels follow the dataset's label type: a class index per row
 // (single), K target values per row (multi: 1 for each of its labels, 0 for the others;
 // number: its values), or a tag per word with the index of each word's first sub-word in
-// its row (tags). Build one per (dataset, tokenizer) and share it, read
-// only, between every job and stream that trains on it (std::shared_ptr<const ...>).
+// its row (tags). A prompt/completion row is the prompt's ids followed by the completion's,
+// each text tokenised alone (as ContinuationScorer and TextGenerator tokenise them), and
+// records how many of its first ids are the prompt's. Build one per (dataset, tokenizer)
+// and share it, read only, between every job and stream that trains on it
+// (std::shared_ptr<const ...>).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +25,7 @@ namespace scion::data {
 struct TokenizedDataset {
   std::vector<std::vector<std::int32_t>> rows;  // token ids per example, no specials
   std::vector<std::int32_t> labels;             // single: per row; empty otherwise
+  std::vector<std::int32_t> prompt_lengths;     // per row: its prompt's ids; empty: no prompts
   text::SpecialTokens specials;                 // of the tokenizer that made the rows
   int vocab_size = 0;
   spec::LabelType label_type = spec::LabelType::kSingle;
@@ -40,8 +44,9 @@ struct TokenizedDataset {
   int target_width() const { return targets.empty() ? 0 : static_cast<int>(targets[0].size()); }
 };
 
-// One row per example, labels copied when the set is labelled. `labels`: the dataset's
-// label count, the width of a multi-label row's targets.
+// One row per example, labels copied when the set is labelled; a prompt/completion set's
+// rows are prompt + completion, with their prompt lengths. `labels`: the dataset's label
+// count, the width of a multi-label row's targets.
 TokenizedDataset tokenize_examples(const ExampleSet& examples, const text::Tokenizer& tokenizer,
                                    int labels = 0);
 

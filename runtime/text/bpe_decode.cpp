@@ -4,31 +4,13 @@
 #include <utf8proc.h>
 
 #include "runtime/text/bpe_tokenizer.h"
+#include "runtime/text/lossy_utf8.h"
 
 namespace scion::text {
 
 namespace {
 
 using Tokens = std::vector<std::string>;
-
-// Valid UTF-8 of `bytes`, each invalid byte replaced by U+FFFD.
-std::string lossy_utf8(const std::string& bytes) {
-  std::string out;
-  for (std::size_t pos = 0; pos < bytes.size();) {
-    utf8proc_int32_t c = -1;
-    const utf8proc_ssize_t n =
-        utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(bytes.data() + pos),
-                         static_cast<utf8proc_ssize_t>(bytes.size() - pos), &c);
-    if (n <= 0) {
-      out += "\xEF\xBF\xBD";
-      ++pos;
-    } else {
-      out.append(bytes, pos, static_cast<std::size_t>(n));
-      pos += static_cast<std::size_t>(n);
-    }
-  }
-  return out;
-}
 
 bool valid_utf8(const std::string& bytes) {
   for (std::size_t pos = 0; pos < bytes.size();) {

@@ -47,15 +47,13 @@ bool is_word_char(int c) {
 
 std::vector<std::int32_t> BpeTokenizer::encode(std::string_view text) const {
   std::vector<std::int32_t> ids;
+  std::vector<std::size_t> matches;
   std::size_t plain_from = 0, pos = 0;
   while (pos < text.size()) {
     const AddedToken* found = nullptr;
-    if (!added_starts_[static_cast<unsigned char>(text[pos])]) {
-      ++pos;
-      continue;
-    }
-    for (const AddedToken& a : added_) {  // longest first: the leftmost-longest match
-      if (!text.substr(pos).starts_with(a.content)) continue;
+    added_matcher_.matches_at(text, pos, matches);
+    for (std::size_t index : matches) {  // longest first: the leftmost-longest match
+      const AddedToken& a = added_[index];
       const std::size_t end = pos + a.content.size();
       if (a.single_word && ((pos > 0 && is_word_char(char_before(text, pos).first)) ||
                             (end < text.size() && is_word_char(char_at(text, end).first))))

@@ -43,6 +43,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/json_value.h"
+#include "runtime/text/added_token_matcher.h"
 #include "runtime/text/byte_level.h"
 #include "runtime/text/tokenizer.h"
 
@@ -54,6 +56,12 @@ class BpeTokenizer final : public Tokenizer {
   // cannot run exactly, or a missing start/end token (see above).
   static Result<std::unique_ptr<BpeTokenizer>> load_hugging_face(
       const std::filesystem::path& tokenizer_json);
+  // The same from the texts of tokenizer.json and tokenizer_config.json (empty: none), each
+  // named in messages by its file name.
+  static Result<std::unique_ptr<BpeTokenizer>> parse_hugging_face(std::string_view text,
+                                                                  const std::string& file,
+                                                                  std::string_view config_text,
+                                                                  const std::string& config_file);
 
   std::vector<std::int32_t> encode(std::string_view text) const override;
   // The file's decoder applied to every id that is not a special added token; invalid
@@ -122,6 +130,13 @@ class BpeTokenizer final : public Tokenizer {
   void encode_segment(std::string_view text, bool at_start, std::vector<std::int32_t>& ids) const;
   std::vector<std::string> pre_tokenize(std::string text, bool at_start) const;
   void encode_word(const std::string& word, std::vector<std::int32_t>& ids) const;
+  // Parts of load_hugging_face: normalizer, pre_tokenizer, decoder and post_processor;
+  // model.vocab with added_tokens; model.merges; the framing tokens (tokenizer_config.json).
+  Status read_components(const JsonValue& root);
+  Status read_vocabulary(const JsonValue& root, const JsonValue& model);
+  Status read_merges(const JsonValue& model);
+  Status set_specials(const std::string& file, std::string_view config_text,
+                      const std::string& config_file);
   // Appends the <0xXX> tokens of `character`'s bytes; false when one is missing.
   bool push_bytes(std::string_view character, std::vector<std::int32_t>& symbols) const;
 
@@ -133,8 +148,8 @@ class BpeTokenizer final : public Tokenizer {
   std::vector<Decoder> decoders_;
   bool byte_level_ = true;                // a ByteLevel pre-tokeniser maps bytes to characters
   bool byte_fallback_ = false;            // unknown characters as <0xXX> byte tokens
-  std::vector<AddedToken> added_;         // longest first
-  std::array<bool, 256> added_starts_{};  // first bytes of added tokens: where to look
+  std::vector<AddedToken> added_;         // in the file's order
+  AddedTokenMatcher added_matcher_;       // finds added_ by index
   std::vector<bool> special_ids_;         // id -> a special added token (skipped by decode)
   std::vector<std::int32_t> opening_, closing_;  // the post-processor's, for one text
   PairFraming pair_;

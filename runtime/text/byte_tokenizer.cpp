@@ -2,6 +2,8 @@
 
 #include <cassert>
 
+#include "runtime/text/lossy_utf8.h"
+
 namespace scion::text {
 
 ByteTokenizer::ByteTokenizer() {
@@ -20,13 +22,13 @@ std::vector<std::int32_t> ByteTokenizer::encode(std::string_view text) const {
 }
 
 std::string ByteTokenizer::decode(const std::vector<std::int32_t>& ids) const {
-  std::string text;
-  text.reserve(ids.size());
+  std::string bytes;
+  bytes.reserve(ids.size());
   for (std::int32_t id : ids) {
     assert(id >= 0 && id < vocab_size());
-    if (id < kByteValues) text.push_back(static_cast<char>(id));
+    if (id < kByteValues) bytes.push_back(static_cast<char>(id));
   }
-  return text;
+  return lossy_utf8(bytes);
 }
 
 }  // namespace scion::text

@@ -23,6 +23,7 @@ class ByteTokenizer final : public Tokenizer {
   ByteTokenizer();
 
   std::vector<std::int32_t> encode(std::string_view text) const override;
+  // The bytes of the ids below 256; bytes that form no UTF-8 character become U+FFFD.
   std::string decode(const std::vector<std::int32_t>& ids) const override;
   int vocab_size() const override { return byte_tokenizer_vocab_size(); }
   const SpecialTokens& special_tokens() const override { return specials_; }

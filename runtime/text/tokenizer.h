@@ -54,8 +54,8 @@ class Tokenizer {
 
   // Token ids of `text`, without special tokens.
   virtual std::vector<std::int32_t> encode(std::string_view text) const = 0;
-  // Text of `ids`; special ids (pad, cls, sep, mask) are skipped, unk prints as its token
-  // ("[UNK]" for WordPiece).
+  // Text of `ids`, valid UTF-8 (bytes that form no character print as U+FFFD); special ids
+  // (pad, cls, sep, mask) are skipped, unk prints as its token ("[UNK]" for WordPiece).
   // REQUIRES: every id in [0, vocab_size()).
   virtual std::string decode(const std::vector<std::int32_t>& ids) const = 0;
   // Number of ids, specials included: the embedding table needs this many rows.

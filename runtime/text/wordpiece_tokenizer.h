@@ -22,6 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/json_value.h"
+#include "runtime/text/added_token_matcher.h"
 #include "runtime/text/bert_normalizer.h"
 #include "runtime/text/tokenizer.h"
 
@@ -37,6 +39,9 @@ class WordPieceTokenizer final : public Tokenizer {
   // pre-tokeniser or post-processor).
   static Result<std::unique_ptr<WordPieceTokenizer>> load_hugging_face(
       const std::filesystem::path& tokenizer_json);
+  // The same from the file's text (`file` names it in messages).
+  static Result<std::unique_ptr<WordPieceTokenizer>> parse_hugging_face(std::string_view text,
+                                                                        const std::string& file);
 
   std::vector<std::int32_t> encode(std::string_view text) const override;
   std::string decode(const std::vector<std::int32_t>& ids) const override;
@@ -52,6 +57,10 @@ class WordPieceTokenizer final : public Tokenizer {
   WordPieceTokenizer() = default;
   void encode_word(std::string_view word, std::vector<std::int32_t>& ids) const;
   void encode_hugging_face(std::string_view text, std::vector<std::int32_t>& ids) const;
+  // Parts of load_hugging_face: model.vocab, the BertNormalizer's options, added_tokens.
+  Status read_vocab(const JsonValue& model);
+  Status read_normalizer(const JsonValue& root);
+  Status read_added_tokens(const JsonValue& root);
   // Finds [PAD], [UNK], [CLS], [SEP] and [MASK]; `remedy` ends the error for a missing one.
   Status set_specials(const std::string& source, const char* remedy);
   std::int32_t find(const std::string& token) const;
@@ -63,7 +72,8 @@ class WordPieceTokenizer final : public Tokenizer {
   // Set by load_hugging_face().
   bool hugging_face_ = false;
   BertNormalizerOptions normalizer_;
-  std::vector<std::pair<std::string, std::int32_t>> added_tokens_;  // longest first
+  std::vector<std::pair<std::string, std::int32_t>> added_tokens_;  // (content, id), file order
+  AddedTokenMatcher added_matcher_;                                 // finds added_tokens_ by index
   std::string continuation_ = "##";
   std::size_t max_word_chars_ = 100;
 };

@@ -63,6 +63,25 @@ Status all_reduce_backend_values(Communicator& comm, Backend& backend, const Ten
   return Status::ok();
 }
 
+// NCCL sums whatever counts each rank passes, unchecked: the ranks compare their runs'
+// counts over the communicator first (one all_gather; every rank sees the same lists, so
+// all reach the same verdict), and a difference is an error before any device memory is
+// touched.
+Status check_same_runs(Communicator& comm, const std::vector<DeviceRun>& runs) {
+  std::string mine;
+  for (const DeviceRun& run : runs) mine += std::to_string(run.count) + " ";
+  auto all = comm.all_gather(mine);
+  if (!all) return all.status();
+  for (std::size_t r = 1; r < all->size(); ++r)
+    if ((*all)[r] != (*all)[0])
+      return Status(StatusCode::kInternal,
+                    "the ranks are out of step: rank 0 sums gradient runs of [" + (*all)[0] +
+                        "] elements and rank " + std::to_string(r) + " of [" + (*all)[r] +
+                        "]; nothing was summed. Every rank must run the same scion on the same "
+                        "spec, data and store");
+  return Status::ok();
+}
+
 }  // namespace
 
 Status all_reduce_step(Communicator& comm, Backend& backend, DeviceReducer* device,
@@ -79,6 +98,7 @@ Status all_reduce_step(Communicator& comm, Backend& backend, DeviceReducer* devi
       const Tensor& values = share->gradient_values();
       runs.push_back({values.f32(), values.numel()});
     }
+    SCION_RETURN_IF_ERROR(check_same_runs(comm, runs));
     return device->all_reduce_sum(runs);
   }
   for (TrainingJob* job : jobs)

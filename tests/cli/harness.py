@@ -68,3 +68,12 @@ def exported_tensor_bytes(work, model):
     with open(out, "rb") as f:
         data = f.read()
     return data[8 + int.from_bytes(data[:8], "little"):]
+
+
+def skip_under_sanitizers(why):
+    """Exits 77 (skip), saying why, when this scion was built with sanitizers: their shadow
+    memory and checks change what a test that measures memory or time would see."""
+    sanitize = run_json("--version")["build"]["sanitize"]
+    if sanitize != "none":
+        print(f"skip: this scion is built with sanitizers ({sanitize}); {why}")
+        raise SystemExit(77)

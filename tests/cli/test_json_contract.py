@@ -18,18 +18,20 @@ check(len(documented) >= 18, f"docs/json.md lists the commands: {sorted(document
 
 work, _ = trained_family()
 # An exported checkpoint of the base, to import again under a second base of the same
-# architecture (the spec gains `twin`).
+# architecture (the spec gains `twin`), and a small causal LM to generate with (`writer`).
 with open(os.path.join(work, "scion.yaml")) as f:
     spec = f.read()
 with open(os.path.join(work, "scion.yaml"), "w") as f:
     f.write(spec.replace("  a:\n", "  twin:\n    architecture: {type: encoder, layers: 1, width: 32, heads: 2,"
                          " ffn_width: 64, max_length: 48}\n    train: {data: reviews, objective: classification, steps: 5,"
-                         " batch_size: 4, seed: 5}\n  a:\n", 1))
+                         " batch_size: 4, seed: 5}\n  writer:\n    architecture: {type: decoder, layers: 1,"
+                         " width: 16, heads: 2, ffn_width: 32, max_length: 24}\n    train: {data: reviews,"
+                         " objective: clm, steps: 3, batch_size: 4, seed: 6}\n  a:\n", 1))
 
 SCHEMA_VERSION = int(re.search(r'"schema_version": (\d+)`', doc).group(1))
 check(SCHEMA_VERSION >= 2, f"docs/json.md gives the schema version: {SCHEMA_VERSION}")
 rc, out, err = run("--json", "lineage", "tree", cwd=work)
-MODEL_NAMES = {m["model"] for m in json.loads(out)["models"]} | {"twin"}
+MODEL_NAMES = {m["model"] for m in json.loads(out)["models"]} | {"twin", "writer"}
 
 
 def misnamed_objects(value, path="$"):
@@ -53,10 +55,12 @@ COMMANDS = {
     "scion init": ["init", "fresh"],
     "scion validate": ["validate"],
     "scion plan": ["plan"],
-    "scion run": ["run", "a"],
+    "scion run": ["run", "a", "writer"],
     "scion test": ["test", "a"],
     "scion test --compare": ["test", "--compare", "a", "a"],
     "scion predict": ["predict", "a", "--text", "a lovely film"],
+    "scion predict --generate": ["predict", "writer", "--generate", "--text", "a lovely",
+                                 "--max-new-tokens", "3"],
     "scion eval": ["eval", "a", "--data", "critics"],
     "scion report": ["report", "-o", "family.html"],
     "scion lineage tree": ["lineage", "tree"],

@@ -297,3 +297,63 @@ TEST_CASE("training data: text corpora are packed for language models", "[data][
   REQUIRE_FALSE(missing);
   CHECK(missing.status().code() == StatusCode::kNotFound);
 }
+
+TEST_CASE("prompt/completion rows: no loss on the prompt, the prompt cut first", "[data][batch]") {
+  test::TempFile jsonl("sft.jsonl",
+                       "{\"q\": \"ab\", \"a\": \"cd\"}\n"
+                       "{\"q\": \"0123456\", \"a\": \"xy\"}\n"
+                       "{\"q\": \"\", \"a\": \"0123456789\"}\n");
+  spec::Dataset set;
+  set.name = "sft";
+  set.path = jsonl.path();
+  set.format = spec::DatasetFormat::kJsonl;
+  set.prompt_field = "q";
+  set.completion_field = "a";
+  set.label_field.clear();
+  auto data =
+      data::load_tokenized_dataset(set, text::ByteTokenizer(), spec::Objective::kCausalLm, 8);
+  REQUIRE(data);
+  // Each row is the prompt's tokens, then the completion's; the prompt's length is kept.
+  CHECK((*data)->rows[0] == std::vector<std::int32_t>{'a', 'b', 'c', 'd'});
+  CHECK((*data)->prompt_lengths == std::vector<std::int32_t>{2, 7, 0});
+  Batch b =
+      data::make_causal_lm_batch(**data, std::vector<std::int64_t>{0, 1, 2}, {.max_length = 8});
+  // [BOS] a b c d: the targets a, b are the prompt's and take no loss; c, d and EOS do.
+  CHECK(row(b, 0, b.tokens) ==
+        std::vector<std::int32_t>{kCls, 'a', 'b', 'c', 'd', kPad, kPad, kPad});
+  CHECK(row(b, 0, b.targets) == std::vector<std::int32_t>{kIgnoreIndex, kIgnoreIndex, 'c', 'd',
+                                                          kSep, kIgnoreIndex, kIgnoreIndex,
+                                                          kIgnoreIndex});
+  // 9 content tokens for 7 places: the prompt loses its first two, the completion stays.
+  CHECK(row(b, 1, b.tokens) == std::vector<std::int32_t>{kCls, '2', '3', '4', '5', '6', 'x', 'y'});
+  CHECK(row(b, 1, b.targets) == std::vector<std::int32_t>{kIgnoreIndex, kIgnoreIndex, kIgnoreIndex,
+                                                          kIgnoreIndex, kIgnoreIndex, 'x', 'y',
+                                                          kSep});
+  // No prompt: a completion too long is cut from its end, as any text.
+  CHECK(row(b, 2, b.targets) == std::vector<std::int32_t>{'0', '1', '2', '3', '4', '5', '6', kSep});
+
+  // CSV reads the same two columns.
+  test::TempFile csv("sft.csv", "q,a,other\nab,cd,z\n");
+  set.path = csv.path();
+  set.format = spec::DatasetFormat::kCsv;
+  auto from_csv =
+      data::load_tokenized_dataset(set, text::ByteTokenizer(), spec::Objective::kCausalLm, 8);
+  REQUIRE(from_csv);
+  CHECK((*from_csv)->rows[0] == std::vector<std::int32_t>{'a', 'b', 'c', 'd'});
+  CHECK((*from_csv)->prompt_lengths == std::vector<std::int32_t>{2});
+
+  // Each problem names the file, line and spec key.
+  test::TempFile bad("bad.jsonl", "{\"q\": \"ab\"}\n{\"q\": \"ab\", \"a\": 3}\n");
+  set.path = bad.path();
+  set.format = spec::DatasetFormat::kJsonl;
+  const auto problems = data::dataset_problems(set, 10);
+  REQUIRE(problems.size() == 2);
+  CHECK_THAT(problems[0].message(), Catch::Contains("bad.jsonl:1: missing field 'a' "
+                                                    "(datasets.sft.completion_field)"));
+  CHECK_THAT(problems[1].message(), Catch::Contains("bad.jsonl:2: field 'a' is a number"));
+  test::TempFile bad_csv("bad.csv", "q,other\nab,cd\n");
+  set.path = bad_csv.path();
+  set.format = spec::DatasetFormat::kCsv;
+  CHECK_THAT(data::read_dataset(set).status().message(),
+             Catch::Contains("no column 'a'") && Catch::Contains("datasets.sft.completion_field"));
+}

@@ -30,6 +30,8 @@ TEST_CASE("byte tokenizer: decode inverts encode and skips specials", "[data][to
   const std::string text = "a \"quoted\"\n\tline \xE2\x82\xAC";
   CHECK(tok.decode(tok.encode(text)) == text);
   CHECK(tok.decode({257, 'o', 'k', 259, 258, 256, 256}) == "ok");
+  // A character cut short (the first two bytes of the euro sign) prints as U+FFFD, each byte.
+  CHECK(tok.decode({'a', 0xE2, 0x82}) == "a\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
 TEST_CASE("make_tokenizer builds bytes and refuses a BPE without tokenizer.json clearly",

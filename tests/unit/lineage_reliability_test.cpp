@@ -238,10 +238,14 @@ TEST_CASE("gc removes what a crash left and nothing a model uses", "[lineage][re
   REQUIRE(write_models(dir.path(), "m", 1, 5) == 0);
   auto store = LineageStore::open(dir.path());
   REQUIRE(store.is_ok());
-  // An object written but never committed, as a crash before the transaction leaves it.
+  // An object written by a run that never committed it, as a failed commit or a crash
+  // before the transaction leaves it (the run ends failed, or abandoned once noticed).
+  auto failed = (*store)->start_run(model_record("m"), {});
+  REQUIRE(failed.is_ok());
   const auto orphan = random_bytes(100 * 1024, 77);
   const std::string orphan_digest = sha256_hex(orphan);
   REQUIRE((*store)->objects().put(orphan_digest, orphan).is_ok());
+  REQUIRE((*store)->finish_run(*failed, RunStatus::kFailed, "injected").is_ok());
   auto before = check_store(**store);
   REQUIRE(before.is_ok());
   CHECK(before->ok());

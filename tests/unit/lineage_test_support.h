@@ -64,22 +64,18 @@ inline ModelRecord model_record(const std::string& name, const std::string& pare
 }
 
 // Forwards to the POSIX Env, failing on request: appends once `bytes_until_disk_full`
-// bytes have been written (ENOSPC), or every rename (a crash between write and rename
+// bytes have been written (ENOSPC), or every publish (a crash between write and rename
 // looks the same to the store: the object never gets its name).
 class FaultInjectionEnv final : public Env {
  public:
   std::int64_t bytes_until_disk_full = -1;  // < 0: never
   bool fail_renames = false;
 
-  Result<std::unique_ptr<WritableFile>> new_writable_file(
-      const std::filesystem::path& path) override {
-    auto file = default_env().new_writable_file(path);
+  Result<std::unique_ptr<WritableFile>> new_temporary_file(
+      const std::filesystem::path& target) override {
+    auto file = default_env().new_temporary_file(target);
     if (!file.is_ok()) return file.status();
     return std::unique_ptr<WritableFile>(std::make_unique<FaultyFile>(*this, std::move(*file)));
-  }
-  Status rename_file(const std::filesystem::path& from, const std::filesystem::path& to) override {
-    if (fail_renames) return io_error("injected crash before renaming '" + from.string() + "'");
-    return default_env().rename_file(from, to);
   }
   Status sync_dir(const std::filesystem::path& dir) override { return default_env().sync_dir(dir); }
   Status remove_file(const std::filesystem::path& path) override {
@@ -118,7 +114,11 @@ class FaultInjectionEnv final : public Env {
       return inner_->append(data);
     }
     Status sync() override { return inner_->sync(); }
-    Status close() override { return inner_->close(); }
+    Status publish(const std::filesystem::path& path) override {
+      if (env_.fail_renames)
+        return io_error("injected crash before naming '" + path.string() + "'");
+      return inner_->publish(path);
+    }
 
    private:
     FaultInjectionEnv& env_;

@@ -31,7 +31,11 @@ inline spec::Architecture tiny_architecture(spec::ArchitectureKind kind = spec::
 
 class Family {
  public:
-  explicit Family(spec::Architecture arch, int threads = 0) : backend_(runtime::make_cpu_backend(threads)) {
+  explicit Family(spec::Architecture arch, int threads = 0)
+      : Family(std::move(arch), runtime::make_cpu_backend(threads)) {}
+  // On another backend; randomise() then needs one whose memory the host may write.
+  Family(spec::Architecture arch, std::unique_ptr<runtime::Backend> backend)
+      : backend_(std::move(backend)) {
     spec::Model base;
     base.name = "base";
     base.architecture = arch;

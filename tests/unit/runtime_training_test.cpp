@@ -1,13 +1,14 @@
 // Co-batched segments equal separate runs; optimizers; overfitting; determinism.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 
+#include "runtime/data/batcher.h"
 #include "runtime/optimizer.h"
 #include "runtime/parameter_table.h"
 #include "runtime/transformer.h"
 #include "runtime_family.h"
+#include "runtime_gradcheck.h"
 
 using namespace scion;
 using namespace scion::runtime;
@@ -373,5 +374,77 @@ TEST_CASE("recomputed activations give the gradients of kept ones, bit for bit")
       for (float x : g) norm_sum += std::fabs(x);
     }
     CHECK(norm_sum > 0);
+  }
+}
+
+// Prompt/completion training (runtime/data/batcher.h): the loss is the completion's alone.
+// It equals a mean negative log-likelihood computed here from the logits of an inference
+// pass, over the completion tokens and EOS only, and its gradient in every trained
+// parameter is that function's finite-difference gradient: no prompt position adds to it.
+TEST_CASE("prompt tokens get no gradient: the loss and its gradient are the completion's") {
+  Family f(test::tiny_architecture(spec::ArchitectureKind::kDecoder));
+  spec::Adaptation lora;
+  lora.lora = spec::LoraSpec{
+      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v", "ffn_out"}, .layers = {}};
+  f.add("lora", "base", lora);
+  f.materialise(3);
+  f.randomise(4);
+  const ModelWeights w = f.weights("lora", spec::Objective::kCausalLm);
+  data::TokenizedDataset data;
+  data.specials = {.pad = 0, .cls = 14, .sep = 15};
+  data.vocab_size = 16;
+  data.rows = {{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10, 11}};
+  data.prompt_lengths = {3, 2};  // prompts {1, 2, 3} and {6, 7}
+  const data::Batch batch =
+      data::make_causal_lm_batch(data, std::vector<std::int64_t>{0, 1}, {.max_length = 10});
+  const Segment trained{.model = &w,
+                        .batch = 2,
+                        .length = batch.length,
+                        .tokens = batch.tokens.data(),
+                        .lengths = batch.lengths.data(),
+                        .targets = batch.targets.data()};
+  SegmentedTransformer net(f.backend());
+
+  // -log p of each completion token and EOS, from every position's logits; `all` counts the
+  // prompt's tokens too, as training on the whole text would.
+  auto reference = [&](bool all) {
+    auto out = net.forward({.segments = {{.model = &w,
+                                          .batch = 2,
+                                          .length = batch.length,
+                                          .tokens = batch.tokens.data(),
+                                          .lengths = batch.lengths.data()}}});
+    REQUIRE(out.is_ok());
+    const std::vector<float> logits = copy_to_host(f.backend(), (*out)[0].logits);
+    double sum = 0;
+    int count = 0;
+    for (std::size_t b = 0; b < 2; ++b) {
+      std::vector<std::int32_t> next = data.rows[b];  // position j predicts content j, then EOS
+      next.push_back(data.specials.sep);
+      for (std::size_t j = all ? 0 : data.prompt_lengths[b]; j < next.size(); ++j) {
+        const float* l = logits.data() + (b * batch.length + j) * 16;
+        double z = 0;
+        for (int v = 0; v < 16; ++v) z += std::exp(static_cast<double>(l[v]));
+        sum += std::log(z) - l[next[j]];
+        ++count;
+      }
+    }
+    return sum / count;
+  };
+
+  f.grads("lora").zero();
+  auto out = net.forward({.segments = {trained}});
+  REQUIRE(out.is_ok());
+  CHECK(out->at(0).counted == 2 + 1 + 4 + 1);  // the completions and their EOS
+  REQUIRE(net.backward().is_ok());
+  CHECK(out->at(0).loss == Approx(reference(false)).epsilon(1e-5));
+  // The prompt's terms would change the loss: the comparison above has teeth.
+  CHECK(std::abs(reference(true) - reference(false)) > 1e-2);
+  for (const char* name :
+       {"blk.0.attn_q.lora.lora.a", "blk.1.attn_v.lora.lora.b", "blk.0.ffn_out.lora.lora.b"}) {
+    const Tensor& param = *f.params("lora").find(name);
+    const Tensor& grad = *f.grads("lora").binding().find(name);
+    test::check_gradient(
+        name, [&] { return reference(false); }, param.f32(),
+        static_cast<std::size_t>(param.numel()), grad.f32());
   }
 }
