@@ -69,6 +69,13 @@ class SeededRng {
     }
   }
 
+  // The generator that has drawn `n` more outputs than this one (SplitMix64's state is a
+  // counter, so any position is one step away): lets a long stream be drawn in parallel
+  // blocks that give the values of drawing it in order.
+  constexpr SeededRng skipped(std::uint64_t n) const {
+    return SeededRng(state_ + n * kGoldenGamma);
+  }
+
   // Uniform in [0, 1) with 53 random bits.
   constexpr double uniform01() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 

@@ -40,6 +40,7 @@ double seconds_of(const std::function<void()>& fn) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  scion::bench::use_scions_openmp_wait(argv);
   int size = 2048, reps = 3, threads = 2;
   scion::bench::BenchOptions("usage: limit_matmul [--size N] [--reps N] [--threads N]")
       .number("size", size)

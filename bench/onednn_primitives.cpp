@@ -77,6 +77,7 @@ struct Pair {
 }  // namespace
 
 int main(int argc, char** argv) {
+  scion::bench::use_scions_openmp_wait(argv);
   int reps = 3, iters = 20, threads = 2;
   scion::bench::BenchOptions("usage: onednn_primitives [--reps N] [--iters N] [--threads N]")
       .number("reps", reps)

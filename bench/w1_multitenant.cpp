@@ -15,6 +15,13 @@
 // trains what (b) trains (below, before the tolerance's derivation) and exits 1 when it
 // does not.
 //
+// Figures per configuration (BENCHMARKS.md, "Like with like"): tokens/s over the timed
+// trainings (FamilyTrainer::run, setup left out), the steady state (the median rate of a
+// step over every group's steps after its first, a step being every active job's one
+// step), and once for the process, the time to the first step (process start to the end
+// of the first training's first step). The peer reports the same: its timed steps, its
+// median job step after each job's first, and its own time to its first step.
+//
 // FLOPs per token (frozen trunk; backward only to the inputs, no weight gradients):
 //   4 × (trunk linear weights: L × (4d² + 2df)) + 12 × L × T × d (attention: QKᵀ and PV
 //   forward, and their four products backward); LoRA and heads are left out (< 1%).
@@ -35,8 +42,8 @@
 //
 // Usage: w1_multitenant [--device cpu|cuda] [--reps N] [--threads N] [--jobs N] [--steps N]
 //                       [--batch N] [--rows-per-pass N] [--peer bench/peers/w1_torch.py]
-//                       [--scaling]
-//                       [--precision fp32|bf16] [--fp32-matmul openblas|onednn]
+//                       [--peer-python PYTHON] [--scaling]
+//                       [--precision fp32|bf16] [--fp32-matmul auto|openblas|onednn]
 //                       [--optimizer adamw|sgd]
 
 #include <algorithm>
@@ -57,6 +64,7 @@
 #include "runtime/backend.h"
 #include "runtime/data/tokenized_dataset.h"
 #include "runtime/parameter_binding.h"
+#include "runtime/process_clock.h"
 #include "runtime/text/byte_tokenizer.h"
 #include "runtime/training/family_trainer.h"
 
@@ -100,14 +108,16 @@ struct Options {
   int batch = 8;  // rows per job a step; 1 with 32 jobs is BENCHMARKS.md's small-tenant case
   bool scaling = false;
   std::string peer;
+  std::string peer_python;
   std::string precision = "fp32";
-  std::string fp32_matmul = "openblas";
+  std::string fp32_matmul = "auto";
   // sgd: plain SGD (no momentum, no decay), an update of -lr x the gradient
   std::string optimizer = "adamw";
   TrainerOptions trainer;
 };
 
 double median(std::vector<double> v) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
@@ -181,9 +191,13 @@ std::shared_ptr<const data::TokenizedDataset> make_dataset(std::uint64_t seed, i
 struct RunResult {
   double seconds = 0;
   std::int64_t tokens = 0;
+  std::vector<double> later_step_rates;  // tokens/s of every group's steps after its first
   std::map<std::string, std::vector<float>> trained;  // every trainable parameter by name
   std::map<std::string, std::vector<float>> gradients;  // of the last step, by name
 };
+
+// Seconds from the process's start to the end of its first training's first step.
+double first_step_seconds = 0;
 
 // Trains every job from the same initial values, co-batched (one group) or one after
 // another (groups of one). Times FamilyTrainer::run only.
@@ -228,6 +242,10 @@ RunResult train(const spec::Workspace& ws,
       std::fprintf(stderr, "error: %s\n", s.message().c_str());
       std::exit(3);
     }
+    const std::vector<StepTiming>& steps = trainer.step_timings();
+    for (std::size_t i = 1; i < steps.size(); ++i)
+      result.later_step_rates.push_back(static_cast<double>(steps[i].tokens) / steps[i].seconds);
+    if (first_step_seconds == 0) first_step_seconds = trainer.first_step_end().value_or(0);
   }
   bench::wait_for_device(backend, any);
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -251,8 +269,8 @@ Options parse(int argc, char** argv) {
       "usage: w1_multitenant [--device cpu|cuda] [--reps N] [--threads N] [--jobs N] [--steps N]\n"
       "                      [--batch N]\n"
       "                      [--rows-per-pass N]\n"
-      "                      [--peer bench/peers/w1_torch.py] [--scaling]\n"
-      "                      [--precision fp32|bf16] [--fp32-matmul openblas|onednn]\n"
+      "                      [--peer bench/peers/w1_torch.py] [--peer-python PYTHON] [--scaling]\n"
+      "                      [--precision fp32|bf16] [--fp32-matmul auto|openblas|onednn]\n"
       "                      [--optimizer adamw|sgd]")
       .text("device", o.device)
       .number("reps", o.reps)
@@ -262,6 +280,7 @@ Options parse(int argc, char** argv) {
       .number("batch", o.batch)
       .number("rows-per-pass", o.trainer.max_rows_per_pass)
       .text("peer", o.peer)
+      .text("peer-python", o.peer_python)
       .text("precision", o.precision)
       .text("fp32-matmul", o.fp32_matmul)
       .text("optimizer", o.optimizer)
@@ -393,6 +412,7 @@ bool run_checks(const Options& opt, const spec::Workspace& ws,
 }  // namespace
 
 int main(int argc, char** argv) {
+  scion::bench::use_scions_openmp_wait(argv);
   const Options opt = parse(argc, argv);
   auto backend = bench::make_backend(opt.device, opt.threads, opt.precision, opt.fp32_matmul);
   bench::print_device("w1", opt.device);
@@ -403,22 +423,36 @@ int main(int argc, char** argv) {
   const spec::Workspace ws = make_workspace(opt.jobs, opt.steps, opt.batch, opt.optimizer);
   const auto datasets = make_datasets(opt.jobs, opt.steps, opt.batch);
   std::unique_ptr<scion::bench::PeerProcess> peer;
-  if (!opt.peer.empty()) {
-    peer = std::make_unique<scion::bench::PeerProcess>(
-        opt.peer, std::vector<std::string>{"--threads", std::to_string(opt.threads), "--jobs", std::to_string(opt.jobs), "--steps", std::to_string(opt.steps), "--batch", std::to_string(opt.batch)});
-    if (!peer->ready()) {
-      std::printf("w1 torch peer unavailable (needs /usr/bin/python3 with torch)\n");
-      peer.reset();
-    }
-  }
-  std::vector<double> co_times, seq_times, peer_times;
+  std::vector<double> co_times, seq_times, peer_times, co_rates, seq_rates, peer_steps;
   RunResult co, seq;
   for (int rep = 0; rep < opt.reps; ++rep) {
     co = train(ws, datasets, true, opt.trainer, *backend);
     co_times.push_back(co.seconds);
+    co_rates.insert(co_rates.end(), co.later_step_rates.begin(), co.later_step_rates.end());
     seq = train(ws, datasets, false, opt.trainer, *backend);
     seq_times.push_back(seq.seconds);
-    if (peer) peer_times.push_back(peer->request("run", "seconds"));
+    seq_rates.insert(seq_rates.end(), seq.later_step_rates.begin(), seq.later_step_rates.end());
+    // The peer starts after scion's first training, so that scion's time to the first step
+    // is its own.
+    if (rep == 0 && !opt.peer.empty()) {
+      const std::string python =
+          opt.peer_python.empty() ? scion::bench::default_peer_python(opt.peer) : opt.peer_python;
+      peer = std::make_unique<scion::bench::PeerProcess>(
+          python, opt.peer,
+          std::vector<std::string>{"--threads", std::to_string(opt.threads), "--jobs",
+                                   std::to_string(opt.jobs), "--steps", std::to_string(opt.steps),
+                                   "--batch", std::to_string(opt.batch), "--autocast",
+                                   opt.precision == "bf16" ? "bf16" : "none"});
+      if (!peer->ready()) {
+        std::printf("w1 torch peer unavailable (needs %s with torch)\n", python.c_str());
+        peer.reset();
+      }
+    }
+    if (peer) {
+      const std::string answer = peer->request_line("run");
+      peer_times.push_back(scion::bench::PeerProcess::value_of(answer, "seconds"));
+      peer_steps.push_back(scion::bench::PeerProcess::value_of(answer, "step_seconds"));
+    }
     std::printf("w1 rep %d: cobatched=%.2f s sequential=%.2f s%s\n", rep, co.seconds, seq.seconds,
                 peer ? (" torch=" + std::to_string(peer_times.back()) + " s").c_str() : "");
     std::fflush(stdout);
@@ -429,15 +463,25 @@ int main(int argc, char** argv) {
   const double a = tokens / median(co_times), b = tokens / median(seq_times);
   std::printf("w1 config: jobs=%d steps=%d batch=%d T=%d threads=%d tokens=%.0f flops_per_token=%.4g\n",
               opt.jobs, opt.steps, opt.batch, kLength, opt.threads, tokens, flops_per_token());
-  std::printf("w1 scion_cobatched: seconds=%.2f tokens_per_s=%.0f gflops=%.1f\n", median(co_times), a,
-              a * flops_per_token() / 1e9);
-  std::printf("w1 scion_sequential: seconds=%.2f tokens_per_s=%.0f\n", median(seq_times), b);
-  std::printf("w1 ratio cobatched/sequential=%.3f\n", a / b);
+  std::printf("w1 scion_cobatched: seconds=%.2f tokens_per_s=%.0f steady_tokens_per_s=%.0f "
+              "gflops=%.1f\n",
+              median(co_times), a, median(co_rates), a * flops_per_token() / 1e9);
+  std::printf("w1 scion_sequential: seconds=%.2f tokens_per_s=%.0f steady_tokens_per_s=%.0f\n",
+              median(seq_times), b, median(seq_rates));
+  std::printf("w1 scion first_step_seconds=%.2f (process start to the end of its first step)\n",
+              first_step_seconds);
+  std::printf("w1 ratio cobatched/sequential=%.3f (steady %.3f)\n", a / b,
+              median(co_rates) / median(seq_rates));
   if (peer) {
-    const double p = median(peer_times);
-    if (p > 0) {
-      std::printf("w1 torch_eager_sequential: seconds=%.2f tokens_per_s=%.0f\n", p, tokens / p);
-      std::printf("w1 ratio cobatched/torch=%.3f\n", a / (tokens / p));
+    const double p = median(peer_times), step = median(peer_steps);
+    const double job_step_tokens = static_cast<double>(opt.batch) * kLength;
+    if (p > 0 && step > 0) {
+      std::printf("w1 torch_%s_sequential: seconds=%.2f tokens_per_s=%.0f steady_tokens_per_s=%.0f "
+                  "first_step_seconds=%.2f\n",
+                  opt.precision == "bf16" ? "autocast_bf16" : "eager", p, tokens / p,
+                  job_step_tokens / step, peer->ready_value("first_step_seconds"));
+      std::printf("w1 ratio cobatched/torch=%.3f (steady %.3f)\n", a / (tokens / p),
+                  median(co_rates) / (job_step_tokens / step));
     } else {
       std::printf("w1 torch peer failed during the run\n");
     }

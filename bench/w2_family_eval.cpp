@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench/bench_options.h"
+#include "bench/machine.h"
 #include "runtime/backend.h"
 #include "runtime/evaluation/family_evaluator.h"
 #include "runtime/parameter_binding.h"
@@ -121,6 +122,7 @@ std::vector<std::string> make_inputs(int count) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  scion::bench::use_scions_openmp_wait(argv);
   Options opt;
   bench::BenchOptions("usage: w2_family_eval [--reps N] [--threads N] [--inputs N] [--chunk N]")
       .number("reps", opt.reps)

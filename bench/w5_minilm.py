@@ -18,8 +18,13 @@ in fp32 and bf16 (--precision both, the default; or one of them):
       LoraConfig on query/value, classifier in modules_to_save, same threads, batch, T,
       steps; bf16 under torch.autocast("cpu", dtype=torch.bfloat16).
 
-tokens/s: jobs × steps × batch × T over the training time (scion: the groups' seconds from
-`scion adapt --json`, setup of the group included, store writes not; peer: its timed steps).
+tokens/s, two figures each (BENCHMARKS.md, "Like with like"): the whole training, jobs ×
+steps × batch × T over the training time (scion: the groups' seconds from `scion adapt
+--json`, setup of the group included; peer: its timed steps), and the steady state: the
+median step after the first (scion: the group's `steady_tokens_per_second`; for (b) the
+median over the jobs; peer: its median step after each job's first). And the time to the
+first step, from the process's start: scion's `first_step_end_seconds` ((b): the first
+job's), the peer's `first_step_seconds` (interpreter, imports and model loading included).
 --peer-bf16-steps runs (c) in bf16 for fewer steps than the rest (its tokens/s is then over
 its own token count, and the run says so): PyTorch's bf16 autocast on a CPU without bf16
 instructions is tens of times slower than its fp32. (c) in fp32 always runs --steps.
@@ -111,11 +116,13 @@ def scion_import(scion, work, env):
 
 
 def scion_adapt(scion, work, env, precision, models):
-    """Trains `models` (all when empty) in one `scion adapt`; (seconds of its groups, RSS)."""
+    """Trains `models` (all when empty) in one `scion adapt`; (seconds of its groups, RSS,
+    group sizes, the first group's steady tokens/s and time to its first step)."""
     out, rss, _ = run_with_rss([scion, "-C", work, "adapt", "--json", "--force", "--precision",
                                 precision, *models], env)
     groups = json.loads(out)["groups"]
-    return sum(g["seconds"] for g in groups), rss, [len(g["models"]) for g in groups]
+    return (sum(g["seconds"] for g in groups), rss, [len(g["models"]) for g in groups],
+            groups[0]["steady_tokens_per_second"], groups[0]["first_step_end_seconds"])
 
 
 def default_peer_python():
@@ -176,8 +183,9 @@ def peer(args, work, env, precision):
          "--steps", str(peer_steps(args, precision)), "--batch", str(BATCH), "--max-length",
          str(args.max_length), "--threads", str(args.threads), "--precision", precision], env)
     fields = dict(f.split("=", 1) for f in out.strip().splitlines()[-1].split())
+    steady = BATCH * args.max_length / float(fields["step_seconds"])
     return float(fields["seconds"]), float(fields["peak_rss_mib"]), \
-        f"torch {fields['torch']}, peft {fields['peft']}"
+        f"torch {fields['torch']}, peft {fields['peft']}", steady, float(fields["first_step_seconds"])
 
 
 def run(args, work):
@@ -209,18 +217,21 @@ def run(args, work):
         results["import"].append(scion_import(args.scion, work, env))
         line = [f"import {results['import'][-1]:.2f} s"]
         for precision in precisions:
-            seconds, rss, groups = scion_adapt(args.scion, work, env, precision, [])
+            seconds, rss, groups, steady, first = scion_adapt(args.scion, work, env, precision, [])
             if groups != [args.jobs]:
                 sys.exit(f"(a) trained as groups of {groups}, not one group of {args.jobs}")
-            results[(precision, "a")].append((seconds, rss))
-            total, highest = 0.0, 0.0
+            results[(precision, "a")].append((seconds, rss, steady, first))
+            total, highest, steadies, firsts = 0.0, 0.0, [], []
             for job in range(args.jobs):
-                seconds, rss, _ = scion_adapt(args.scion, work, env, precision, [f"job{job}"])
+                seconds, rss, _, steady, first = scion_adapt(args.scion, work, env, precision,
+                                                             [f"job{job}"])
                 total, highest = total + seconds, max(highest, rss)
-            results[(precision, "b")].append((total, highest))
+                steadies.append(steady)
+                firsts.append(first)
+            results[(precision, "b")].append((total, highest, statistics.median(steadies), firsts[0]))
             if args.python:
-                seconds, rss, versions = peer(args, work, env, precision)
-                results[(precision, "c")].append((seconds, rss))
+                seconds, rss, versions, steady, first = peer(args, work, env, precision)
+                results[(precision, "c")].append((seconds, rss, steady, first))
                 if rep == 0 and precision == precisions[0]:
                     print(f"peer: {versions}")
             line += [f"{precision} ({k}) {results[(precision, k)][-1][0]:.2f} s"
@@ -235,15 +246,23 @@ def run(args, work):
             samples = results[(precision, key)]
             if not samples:
                 continue
-            seconds = statistics.median(s for s, _ in samples)
-            rss = statistics.median(r for _, r in samples)
+            seconds = statistics.median(s[0] for s in samples)
+            rss = statistics.median(s[1] for s in samples)
+            steady = statistics.median(s[2] for s in samples)
+            first = statistics.median(s[3] for s in samples)
             rates[key] = tokens[(precision, key)] / seconds
-            print(f"{precision} ({key}) {names[key]}: {seconds:.2f} s, {rates[key]:,.0f} tokens/s, "
+            rates[key + " steady"] = steady
+            print(f"{precision} ({key}) {names[key]}: {seconds:.2f} s, {rates[key]:,.0f} tokens/s; "
+                  f"steady {steady:,.0f} tokens/s, first step {first:.2f} s after start; "
                   f"peak RSS {rss:,.0f} MiB  (per rep: "
-                  f"{', '.join(f'{s:.2f}' for s, _ in samples)} s)")
-        ratios = [f"a/b {rates['a'] / rates['b']:.2f}x"]
+                  f"{', '.join(f'{s[0]:.2f}' for s in samples)} s)")
+        ratios = [f"a/b {rates['a'] / rates['b']:.2f}x (steady "
+                  f"{rates['a steady'] / rates['b steady']:.2f}x)"]
         if "c" in rates:
-            ratios += [f"a/c {rates['a'] / rates['c']:.2f}x", f"b/c {rates['b'] / rates['c']:.2f}x"]
+            ratios += [f"a/c {rates['a'] / rates['c']:.2f}x (steady "
+                       f"{rates['a steady'] / rates['c steady']:.2f}x)",
+                       f"b/c {rates['b'] / rates['c']:.2f}x (steady "
+                       f"{rates['b steady'] / rates['c steady']:.2f}x)"]
         print(f"{precision} speedup (tokens/s ratio): " + ", ".join(ratios))
     print(f"import of the checkpoint: median {statistics.median(results['import']):.2f} s "
           f"(per rep: {', '.join(f'{s:.2f}' for s in results['import'])} s)")

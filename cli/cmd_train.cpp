@@ -24,6 +24,7 @@ struct TrainOptions {
   std::string precision;  // empty: each recipe's own
   bool recompute = false;
   std::string parallel = "data";  // only rank 0 writes the store unless asked otherwise
+  bool profile = false;
 };
 
 CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* description,
@@ -53,6 +54,9 @@ CLI::App* add_training_subcommand(CLI::App& app, const char* name, const char* d
                   "one machine only) or auto (task for a wave with at least as many trunks as "
                   "ranks, on one machine; else data)")
       ->check(CLI::IsMember({"data", "task", "auto"}));
+  cmd->add_flag("--profile", options.profile,
+                "Time the run by class of work (products, attention, norms, activations, "
+                "loss, optimizer, data, store, ...) and print it after the summary");
   cmd->footer(example);
   return cmd;
 }
@@ -85,7 +89,8 @@ void add_train_command(CLI::App& app, const GlobalOptions& global, CommandAction
       "Example: scion -C examples/sentiment train base", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      return run_training(global, request_for(workbench::TrainScope::kBases, options));
+      return run_training(global, request_for(workbench::TrainScope::kBases, options),
+                          options.profile);
     };
   });
 }
@@ -98,7 +103,8 @@ void add_adapt_command(CLI::App& app, const GlobalOptions& global, CommandAction
       "Example: scion -C examples/sentiment adapt review-lora review-prefix", options);
   cmd->callback([&global, &action] {
     action = [&global] {
-      return run_training(global, request_for(workbench::TrainScope::kDescendants, options));
+      return run_training(global, request_for(workbench::TrainScope::kDescendants, options),
+                          options.profile);
     };
   });
 }
@@ -120,7 +126,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, CommandAction& 
                 "Judge every test again, also those whose result the store already holds");
   cmd->callback([&global, &action] {
     action = [&global] {
-      const int trained = run_training(global, request_for(workbench::TrainScope::kAll, options));
+      const int trained =
+          run_training(global, request_for(workbench::TrainScope::kAll, options), options.profile);
       if (trained != kExitOk || global.json) return trained;
       // Under mpirun every rank tests a share of the cases (docs/distributed.md).
       if (auto world = runtime::world_communicator(); world && (*world)->rank() == 0)

@@ -7,10 +7,12 @@
 #include <atomic>
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 #include "cli/cmd_lineage_support.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "cli/profile_output.h"
 #include "cli/progress_clock.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/memory_info.h"
@@ -169,7 +171,8 @@ void StderrObserver::prepared(const workbench::ModelOutcome& o) {
             << ")\n";
 }
 
-void print_summary_json(const workbench::TrainingOutcome& outcome) {
+void print_summary_json(const workbench::TrainingOutcome& outcome,
+                        const runtime::OpProfile* profile) {
   nlohmann::json models = nlohmann::json::array(), groups = nlohmann::json::array();
   for (const workbench::ModelOutcome& o : outcome.models) {
     nlohmann::json m = {{"model", o.name}, {"status", o.status}};
@@ -189,7 +192,9 @@ void print_summary_json(const workbench::TrainingOutcome& outcome) {
   }
   for (const workbench::GroupOutcome& g : outcome.groups)
     groups.push_back(workbench::group_outcome_json(g));
-  print_json({{"models", models}, {"groups", groups}});
+  nlohmann::json summary = {{"models", models}, {"groups", groups}};
+  if (profile) summary["profile"] = profile_json(*profile);
+  print_json(summary);
 }
 
 void print_summary(const workbench::TrainingOutcome& outcome) {
@@ -201,6 +206,11 @@ void print_summary(const workbench::TrainingOutcome& outcome) {
                                                    : "trained",
                              fmt::join(g.models, ", "), g.status == "trained" ? "in" : "after",
                              human_duration(g.seconds), g.tokens_per_second, g.precision);
+    if (g.steps > 1)
+      std::cout << fmt::format(
+          "  steps: {}, steady {:.3f} s a step ({:.0f} tokens/s); first "
+          "step done {:.1f} s after the process started\n",
+          g.steps, g.steady_step_seconds, g.steady_tokens_per_second, g.first_step_end_seconds);
     if (g.peak_resident_bytes > 0)
       std::cout << fmt::format(
           "  memory: peak {} resident, {} above the {} before the group (plan: {})\n",
@@ -243,7 +253,8 @@ std::string resume_hint(const workbench::TrainingOutcome& outcome) {
 
 }  // namespace
 
-int run_training(const GlobalOptions& global, const workbench::TrainRequest& request) {
+int run_training(const GlobalOptions& global, const workbench::TrainRequest& request,
+                 bool profile) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
   auto world = runtime::world_communicator();
@@ -287,13 +298,17 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
   workbench::TrainRequest quiet_aware = placed;
   quiet_aware.quiet = verbosity < 0;
   quiet_aware.device = global.compute_device;
+  std::optional<runtime::OpProfile> timed;
+  if (profile) quiet_aware.profile = &timed.emplace();
   auto outcome = workbench::train(*ws, **store, quiet_aware, observer, &g_interrupted, &comm);
   if (!outcome) return fail(outcome.status());
   if (comm.rank() == 0) {
-    if (global.json)
-      print_summary_json(*outcome);
-    else
+    if (global.json) {
+      print_summary_json(*outcome, timed ? &*timed : nullptr);
+    } else {
       print_summary(*outcome);
+      if (timed) print_profile(*timed);
+    }
   }
   const Status status = workbench::training_status(*outcome);
   // Every divergence is an error of its own; the last one is the status's message.

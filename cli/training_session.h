@@ -8,7 +8,9 @@
 
 namespace scion::cli {
 
-// Runs the request; returns the process exit code (130 when interrupted).
-int run_training(const GlobalOptions& global, const workbench::TrainRequest& request);
+// Runs the request; returns the process exit code (130 when interrupted). With `profile`,
+// times the run by class of work and prints it after the summary (cli/profile_output.h).
+int run_training(const GlobalOptions& global, const workbench::TrainRequest& request,
+                 bool profile = false);
 
 }  // namespace scion::cli

@@ -23,7 +23,7 @@ Result<Arena> Arena::create(const std::vector<ViewSpec>& table, Backend& backend
     Tensor probe{nullptr, spec.shape, spec.dtype, backend.device()};
     arena.bytes_ += round_up(probe.bytes());
   }
-  arena.data_ = backend.allocate(arena.bytes_ == 0 ? kAlignment : arena.bytes_);
+  arena.data_ = backend.allocate_zeroed(arena.bytes_ == 0 ? kAlignment : arena.bytes_);
   if (arena.data_ == nullptr) {
     const std::optional<std::int64_t> available =
         backend.device() == Device::kCpu ? available_memory_bytes() : std::nullopt;
@@ -34,7 +34,6 @@ Result<Arena> Arena::create(const std::vector<ViewSpec>& table, Backend& backend
                       "; lower width, layers, batch_size or max_length, or free memory");
   }
   arena.backend_ = &backend;
-  backend.fill_zero(arena.data_, arena.bytes_);
   arena.lay_out(table, offsets);
   return arena;
 }

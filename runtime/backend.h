@@ -45,6 +45,10 @@ class Backend {
   virtual std::string name() const = 0;
   virtual Device device() const = 0;
   virtual Precision precision() const { return Precision::kF32; }
+  // The precision of attention's products (QKᵀ, PV and their gradients): bf16 on a bf16
+  // CPU backend (cpu/head_products.h); fp32 where a backend keeps them fp32 (the CUDA
+  // plugin's, in either precision). tests/backend judges attention's outputs by it.
+  virtual Precision attention_precision() const { return Precision::kF32; }
   // Empty while every operation so far has succeeded; else the first failure, in words.
   // Operations return nothing and a device runs them asynchronously, so a device backend
   // records what failed (a CUDA error, an allocation of scratch) and callers ask here at
@@ -54,6 +58,13 @@ class Backend {
 
   // nullptr when the memory cannot be had; callers must check (Arena::create does).
   virtual void* allocate(std::size_t bytes) = 0;
+  // allocate() with every byte zero. The CPU backend maps large blocks fresh from the
+  // kernel, already zero, instead of writing them twice (arenas: Arena::create).
+  virtual void* allocate_zeroed(std::size_t bytes) {
+    void* data = allocate(bytes);
+    if (data) fill_zero(data, bytes);
+    return data;
+  }
   virtual void deallocate(void* data) = 0;
   virtual void fill_zero(void* data, std::size_t bytes) = 0;
   // True when the host may read this backend's memory in place (the CPU backend's): the
@@ -231,15 +242,17 @@ inline void copy_to_device_as(Backend& backend, const Tensor& dst, const Tensor&
   backend.copy_to_device(dst.data, staged.data(), staged.size());
 }
 
-// Which library runs the CPU backend's fp32 products. OpenBLAS is the reference;
+// Which library runs the CPU backend's fp32 products. kAuto: each class of product on the
+// library chosen for this machine (runtime/cpu/matmul_choice.h: never a generic OpenBLAS
+// kernel on a CPU with AVX2). OpenBLAS is the reference the op harness compares with;
 // oneDNN (runtime/cpu/onednn_gemm.h) picks kernels for the CPU at run time. bf16
-// products always run on oneDNN.
-enum class MatmulLibrary { kOnednn, kOpenBlas };
+// products run on oneDNN wherever it has bf16 kernels.
+enum class MatmulLibrary { kAuto, kOnednn, kOpenBlas };
 
 struct CpuBackendOptions {
   int threads = 0;  // <= 0 keeps the current OpenMP settings; otherwise the team's size
   Precision precision = Precision::kF32;
-  MatmulLibrary fp32_matmul = MatmulLibrary::kOpenBlas;
+  MatmulLibrary fp32_matmul = MatmulLibrary::kAuto;
 };
 
 // The CPU backend (OpenBLAS, oneDNN and OpenMP), always available. The first form is

@@ -1,5 +1,6 @@
 #include "runtime/parameter_binding.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -155,9 +156,31 @@ InitRule rule_for(const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// Elements per block of a parallel draw; blocks start at even elements, so a block never
+// splits one Box-Muller pair.
+constexpr std::int64_t kDrawBlock = std::int64_t{1} << 16;
+
+// x[i] for i in [0, n), as drawing the stream in order would give them: each element
+// takes exactly one output of `rng` (a normal pair takes two for two elements), so the
+// block from element b draws from rng.skipped(b). Blocks run on the OpenMP team.
+template <class Draw>
+void draw_in_blocks(float* x, std::int64_t n, base::SeededRng rng, Draw draw) {
+  const std::int64_t blocks = (n + kDrawBlock - 1) / kDrawBlock;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t begin = b * kDrawBlock, end = std::min(n, begin + kDrawBlock);
+    draw(x + begin, end - begin, rng.skipped(static_cast<std::uint64_t>(begin)));
+  }
+}
+
+}  // namespace
+
 void initialize_new_parameters(Backend& backend, const spec::Workspace& workspace,
                                const spec::Model& model, const ParameterBinding& params,
                                std::uint64_t seed, const SharedModules& shares) {
+  std::vector<float> values;  // host staging, reused: one allocation for every tensor
   for (const ParameterSpec& p : parameter_table(workspace, model)) {
     if (p.introduced_by != model.name || !is_new_parameter(p.name, model)) continue;
     if (shares.canonical({p.introduced_by, p.name}).first != model.name) continue;
@@ -165,21 +188,25 @@ void initialize_new_parameters(Backend& backend, const spec::Workspace& workspac
     if (!view) continue;
     // Drawn on the host, then copied into the backend's memory (as the view's dtype).
     const std::int64_t n = view->numel();
-    std::vector<float> values(static_cast<std::size_t>(n));
+    if (values.size() < static_cast<std::size_t>(n)) values.resize(static_cast<std::size_t>(n));
     float* x = values.data();
-    base::SeededRng rng(seed, base::RngPurpose::kParameterInit, base::stable_hash(p.name));
+    const base::SeededRng rng(seed, base::RngPurpose::kParameterInit, base::stable_hash(p.name));
     switch (rule_for(p.name)) {
       case InitRule::kZeros: std::fill(x, x + n, 0.0f); break;
       case InitRule::kOnes: std::fill(x, x + n, 1.0f); break;
-      case InitRule::kNormal: {
-        base::NormalSampler normal(rng);
-        for (std::int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(0.02 * normal.next());
+      case InitRule::kNormal:
+        draw_in_blocks(x, n, rng, [](float* out, std::int64_t count, base::SeededRng from) {
+          base::NormalSampler normal(from);
+          for (std::int64_t i = 0; i < count; ++i)
+            out[i] = static_cast<float>(0.02 * normal.next());
+        });
         break;
-      }
       case InitRule::kKaimingUniform: {
         const double bound = 1.0 / std::sqrt(static_cast<double>(p.shape.back()));
-        for (std::int64_t i = 0; i < n; ++i)
-          x[i] = static_cast<float>((2.0 * rng.uniform01() - 1.0) * bound);
+        draw_in_blocks(x, n, rng, [bound](float* out, std::int64_t count, base::SeededRng from) {
+          for (std::int64_t i = 0; i < count; ++i)
+            out[i] = static_cast<float>((2.0 * from.uniform01() - 1.0) * bound);
+        });
         break;
       }
     }

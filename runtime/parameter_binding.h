@@ -131,7 +131,9 @@ bool is_new_parameter(const std::string& name, const spec::Model& model);
 // Each tensor draws from its own stream, base::SeededRng(seed, kParameterInit,
 // stable_hash(name)), so values do not depend on table order or on which other models
 // exist; normals come from base::NormalSampler, uniforms from (2·uniform01() - 1)·bound,
-// both computed in double and rounded to float: the same on every standard library.
+// both computed in double and rounded to float: the same on every standard library. A
+// large tensor is drawn in blocks on the OpenMP team, each from its own position of the
+// stream (SeededRng::skipped): the values of drawing it in order, at any thread count.
 // The values are drawn on the host and copied into `backend`'s memory behind `params`.
 void initialize_new_parameters(Backend& backend, const spec::Workspace& workspace,
                                const spec::Model& model, const ParameterBinding& params,

@@ -19,7 +19,9 @@
 #include "runtime/compute_device.h"
 #include "runtime/data/training_data.h"
 #include "runtime/memory_info.h"
+#include "runtime/op_profile.h"
 #include "runtime/parameter_binding.h"
+#include "runtime/profiling_backend.h"
 #include "runtime/shared_modules.h"
 #include "runtime/text/tokenizer.h"
 #include "runtime/training/family_trainer.h"
@@ -131,6 +133,7 @@ class Session {
   bool resume_ = false;
   bool quiet_ = false;
   std::function<std::unique_ptr<runtime::Backend>(runtime::Precision)> make_backend_;
+  runtime::OpProfile* profile_ = nullptr;  // TrainRequest::profile
 };
 
 // "'review-hot' (scion.yaml:40) diverged at step 3: loss is NaN; try a lower learning rate".
@@ -402,8 +405,31 @@ Result<runtime::Backend*> Session::backend_for(spec::Precision precision) {
       if (!made) return made.status();
       backend = std::move(*made);
     }
+    if (profile_) backend = runtime::make_profiling_backend(std::move(backend), *profile_);
   }
   return backend.get();
+}
+
+// A group's step count, steady state (median of the steps after the first) and time to
+// its first step, from the trainer's step timings.
+void set_step_figures(GroupOutcome& group, const runtime::FamilyTrainer& trainer) {
+  const std::vector<runtime::StepTiming>& steps = trainer.step_timings();
+  group.steps = static_cast<std::int64_t>(steps.size());
+  group.first_step_end_seconds = trainer.first_step_end().value_or(0);
+  if (steps.size() < 2) return;
+  std::vector<double> seconds, rates;
+  for (std::size_t i = 1; i < steps.size(); ++i) {
+    seconds.push_back(steps[i].seconds);
+    if (steps[i].seconds > 0)
+      rates.push_back(static_cast<double>(steps[i].tokens) / steps[i].seconds);
+  }
+  const auto median = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  group.steady_step_seconds = median(seconds);
+  group.steady_tokens_per_second = median(rates);
 }
 
 // training_groups() never mixes precisions, so the first member's is the group's.
@@ -433,6 +459,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
 
   // The ranks agree on the setup before training: one that fails here stops them all.
   auto set_up = [&]() -> Status {
+    runtime::ScopedOpTimer setup_time(profile_, runtime::OpClass::kSetup);
     // Every member's parameters first: a share unit's group needs all of its members' views.
     std::map<std::string, runtime::ParameterBinding> bindings;
     for (std::size_t i = 0; i < members.size(); ++i) {
@@ -477,6 +504,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
                             .seed = model.training->seed,
                             .hyperparameters = spec::canonical_recipe(ws_, model)};
       Result<std::int64_t> run_id = std::int64_t{0};  // the other ranks record no runs
+      runtime::ScopedOpTimer store_time(profile_, runtime::OpClass::kStore);
       if (writer_) run_id = store_->start_run(lineage::model_record_for(ws_, model), run);
       if (!run_id) return run_id.status();
       run_ids[job->get()] = *run_id;
@@ -511,6 +539,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
       buffered.clear();
       return Status::ok();
     }
+    runtime::ScopedOpTimer store_time(profile_, runtime::OpClass::kStore);
     Status saved = store_->append_metrics(run_ids.at(job), buffered);
     buffered.clear();
     return saved;
@@ -542,6 +571,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
                            : r.step % kCheckpointEvery == 0 && !r.job->finished();
     if (!writer_) return Status::ok();
     if (due) {
+      runtime::ScopedOpTimer store_time(profile_, runtime::OpClass::kStore);
       SCION_RETURN_IF_ERROR(save_unit_checkpoints(*r.job));
       if (share) unit_saved_at[share] = share->steps_done();
     }
@@ -594,6 +624,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     outcome_.diverged.push_back(divergence_message(job));
     if (!writer_) return Status::ok();
+    runtime::ScopedOpTimer store_time(profile_, runtime::OpClass::kStore);
     return store_->finish_run(run_ids.at(&job), lineage::RunStatus::kDiverged,
                               outcome_.diverged.back());
   };
@@ -604,6 +635,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     outcome.status = "trained";
     outcome.kept = job.kept();
     if (!writer_) return Status::ok();
+    runtime::ScopedOpTimer store_time(profile_, runtime::OpClass::kStore);
     if (job.kept())
       SCION_RETURN_IF_ERROR(
           store_->record_kept(run_ids.at(&job), kept_json(*job.kept()), kept_message(*job.kept())));
@@ -615,7 +647,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
 
   std::vector<runtime::TrainingJob*> raw;
   for (auto& job : jobs) raw.push_back(job.get());
-  runtime::FamilyTrainer trainer(backend, {.communicator = group_comm_});
+  runtime::FamilyTrainer trainer(backend, {.communicator = group_comm_, .profile = profile_});
   training_began = Clock::now();
   Status status = trainer.run(raw, callbacks, interrupted_);
   // Steps since the last save of a job that stopped early (interrupted, failed).
@@ -633,6 +665,7 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
                              group_memory_bytes(ws_, members),
                              resident_before,
                              runtime::peak_resident_bytes().value_or(0)});
+  set_step_figures(outcome_.groups.back(), trainer);
   if (!status.is_ok()) {
     for (auto& job : jobs) {
       ModelOutcome& outcome = outcome_of(*job);
@@ -741,7 +774,11 @@ GroupOutcome group_outcome_from(const nlohmann::json& j) {
           j.at("precision").get<std::string>(),
           j.at("planned_bytes").get<std::int64_t>(),
           j.at("resident_before_bytes").get<std::int64_t>(),
-          j.at("peak_resident_bytes").get<std::int64_t>()};
+          j.at("peak_resident_bytes").get<std::int64_t>(),
+          j.at("steps").get<std::int64_t>(),
+          j.at("steady_step_seconds").get<double>(),
+          j.at("steady_tokens_per_second").get<double>(),
+          j.at("first_step_end_seconds").get<double>()};
 }
 
 // Every rank sends the outcomes it added in this wave (CBOR keeps a NaN loss); each
@@ -822,6 +859,7 @@ Result<TrainingOutcome> Session::run(const Plan& plan, const TrainRequest& reque
   quiet_ = request.quiet;
   make_backend_ = request.make_backend;
   device_ = request.device;
+  profile_ = request.profile;
   if (!quiet_)
     for (const std::string& note : plan.notes) observer_.note(note);
   for (const PlannedModel& m : plan.models)
@@ -920,7 +958,11 @@ nlohmann::json group_outcome_json(const GroupOutcome& g) {
           {"precision", g.precision},
           {"planned_bytes", g.planned_bytes},
           {"resident_before_bytes", g.resident_before_bytes},
-          {"peak_resident_bytes", g.peak_resident_bytes}};
+          {"peak_resident_bytes", g.peak_resident_bytes},
+          {"steps", g.steps},
+          {"steady_step_seconds", g.steady_step_seconds},
+          {"steady_tokens_per_second", g.steady_tokens_per_second},
+          {"first_step_end_seconds", g.first_step_end_seconds}};
 }
 
 }  // namespace scion::workbench

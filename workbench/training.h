@@ -103,6 +103,14 @@ struct GroupOutcome {
   // Memory: `scion plan`'s estimate for the group, the process's resident memory when the
   // group started, and its peak while the group trained (0: /proc did not say).
   std::int64_t planned_bytes = 0, resident_before_bytes = 0, peak_resident_bytes = 0;
+  // Steps (of the whole group: every active job's one step) and the steady state: the
+  // median of the steps after the first (which pays for first uses: JIT, page faults), as
+  // seconds per step and tokens per second; 0 with fewer than 2 steps. Time to the first
+  // step: seconds from the process's start to the end of the group's first step (0: /proc
+  // did not say). BENCHMARKS.md, "Like with like".
+  std::int64_t steps = 0;
+  double steady_step_seconds = 0, steady_tokens_per_second = 0;
+  double first_step_end_seconds = 0;
 };
 
 struct TrainingOutcome {

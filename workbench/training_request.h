@@ -13,6 +13,10 @@
 #include "runtime/tensor.h"
 #include "spec/workspace.h"
 
+namespace scion::runtime {
+class OpProfile;
+}
+
 namespace scion::workbench {
 
 enum class TrainScope { kBases, kDescendants, kAll };
@@ -46,6 +50,9 @@ struct TrainRequest {
   // the CPU backend. Tests put a backend here that checks the seam (tests/unit/
   // runtime_host_fault_test.cpp).
   std::function<std::unique_ptr<runtime::Backend>(runtime::Precision)> make_backend;
+  // `--profile`: where the run's time goes, by class of work (runtime/op_profile.h;
+  // borrowed); null: not profiled. The backends are wrapped to time every operation.
+  runtime::OpProfile* profile = nullptr;
 };
 
 }  // namespace scion::workbench

@@ -8,16 +8,23 @@ alpha / r, added to the frozen base Linear), a 2-class head, its own synthetic l
 dataset, batch 8, AdamW lr 1e-3 (weight decay 0.01), 20 steps. Only the adapters and the
 head require gradients, so autograd computes no trunk weight gradients.
 
-Prints seconds=<x> for training every job once. With --serve it prints "ready" after a
-warm-up step, then trains every job once per "run" line on stdin and answers each with
-"seconds=<x>", so the scion benchmark can interleave its configurations with the peer's.
+Prints seconds=<x> for training every job once (its timed steps), step_seconds=<x>, the
+steady state: the median time of one job's step over every job's steps after the first of
+each, and first_step_seconds=<x>: from the process's start (interpreter and imports
+included) to the end of its first step, a one-step warm-up job (BENCHMARKS.md, "Like with
+like"). With --serve it prints "ready first_step_seconds=<x>" after that warm-up, then trains
+every job once per "run" line on stdin and answers each with "seconds=<x> step_seconds=<x>",
+so the scion benchmark can interleave its configurations with the peer's.
 """
 import argparse
 import contextlib
 import math
 import resource
+import statistics
 import sys
 import time
+
+from process_clock import seconds_since_start
 
 try:
     import torch
@@ -113,22 +120,26 @@ def make_data(seed, rows):
 
 
 def train_all(trunk_state, jobs, steps):
-    """Trains every job, one after another; returns the seconds spent in training steps."""
-    total = 0.0
+    """Trains every job, one after another; returns the seconds spent in training steps and
+    the steady state (the median step of every job after its first)."""
+    total, later_steps = 0.0, []
     for j in range(jobs):
         model, opt = make_job(trunk_state, 100 + j)
         tokens, labels = make_data(1000 + j, steps * BATCH)
         order = torch.randperm(tokens.shape[0], generator=torch.Generator().manual_seed(j))
-        start = time.perf_counter()
         for s in range(steps):
+            start = time.perf_counter()
             idx = order[s * BATCH:(s + 1) * BATCH]
             with precision_context():
                 loss = nn.functional.cross_entropy(model(tokens[idx]).float(), labels[idx])
             opt.zero_grad(set_to_none=False)
             loss.backward()
             opt.step()
-        total += time.perf_counter() - start
-    return total
+            seconds = time.perf_counter() - start
+            total += seconds
+            if s > 0:
+                later_steps.append(seconds)
+    return total, statistics.median(later_steps) if later_steps else 0.0
 
 
 def main():
@@ -148,18 +159,21 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     trunk_state = Classifier().state_dict()
-    train_all(trunk_state, 1, 1)  # warm-up
+    train_all(trunk_state, 1, 1)  # warm-up: the process's first step
+    first_step = seconds_since_start()
     if args.serve:
-        print("ready", flush=True)
+        print(f"ready first_step_seconds={first_step:.3f}", flush=True)
         for line in sys.stdin:
             if line.strip() != "run":
                 break
-            print(f"seconds={train_all(trunk_state, args.jobs, args.steps):.3f}", flush=True)
+            seconds, step = train_all(trunk_state, args.jobs, args.steps)
+            print(f"seconds={seconds:.3f} step_seconds={step:.4f}", flush=True)
         return
-    seconds = train_all(trunk_state, args.jobs, args.steps)
+    seconds, step = train_all(trunk_state, args.jobs, args.steps)
     print(f"w1 torch_eager: torch={torch.__version__} autocast={args.autocast} "
           f"threads={torch.get_num_threads()} jobs={args.jobs} steps={args.steps} batch={BATCH} "
-          f"seconds={seconds:.3f} peak_rss_mib={peak_rss_mib():.1f}")
+          f"seconds={seconds:.3f} step_seconds={step:.4f} tokens_per_step={BATCH * T} "
+          f"first_step_seconds={first_step:.3f} peak_rss_mib={peak_rss_mib():.1f}")
 
 
 if __name__ == "__main__":

@@ -3,11 +3,14 @@
 
 Pre-norm encoder, L=12 d=768 h=12 f=3072 V=256 T=128 batch 16, tied embeddings,
 GELU (tanh), masked-LM loss on ~15% of positions, AdamW (weight decay 0.01), every
-parameter trained. Prints the median step time of the timed steps as step_seconds=<x>.
+parameter trained. Prints the steady state, the median time of the timed steps after one
+warm-up step, as step_seconds=<x>, and the time to the first step, from the process's
+start (interpreter and imports included) to the end of the warm-up step, as
+first_step_seconds=<x> (BENCHMARKS.md, "Like with like").
 
-With --serve it prints "ready" after one warm-up step, then runs one step per "step"
-line on stdin and answers each with "step_seconds=<x>", so the scion benchmark can
-interleave its steps with the peer's and both see the same machine load.
+With --serve it prints "ready first_step_seconds=<x>" after the warm-up step, then runs one
+step per "step" line on stdin and answers each with "step_seconds=<x>", so the scion
+benchmark can interleave its steps with the peer's and both see the same machine load.
 """
 import argparse
 import contextlib
@@ -16,6 +19,8 @@ import resource
 import statistics
 import sys
 import time
+
+from process_clock import seconds_since_start
 
 try:
     import torch
@@ -99,8 +104,9 @@ def main():
         return time.perf_counter() - start, loss
 
     step()  # warm-up
+    first_step = seconds_since_start()
     if args.serve:
-        print("ready", flush=True)
+        print(f"ready first_step_seconds={first_step:.3f}", flush=True)
         for line in sys.stdin:
             if line.strip() != "step":
                 break
@@ -113,7 +119,8 @@ def main():
         times.append(seconds)
     print(f"w3 torch_eager: torch={torch.__version__} autocast={args.autocast} "
           f"threads={torch.get_num_threads()} layers={args.layers} "
-          f"step_seconds={statistics.median(times):.3f} loss={loss.item():.4f} "
+          f"step_seconds={statistics.median(times):.3f} first_step_seconds={first_step:.3f} "
+          f"loss={loss.item():.4f} "
           f"peak_rss_mib={peak_rss_mib():.1f}")
 
 

@@ -12,15 +12,22 @@ for data order. Only the training steps are timed (model loading is not). Dropou
 scion runs the imported folder: the config's hidden_dropout_prob on the trunk, none on
 the attention probabilities (scion has no attention dropout) nor on LoRA's input.
 
-Prints one line: seconds=<x> tokens=<n> peak_rss_mib=<m> torch=<version> peft=<version>.
+Prints one line: seconds=<x> tokens=<n> step_seconds=<x> first_step_seconds=<x>
+peak_rss_mib=<m> torch=<version> peft=<version>: the timed steps' total, the steady state
+(the median step over every job's steps after its first) and the time to the first step
+(from the process's start, interpreter, imports and the first model's loading included, to
+the end of the first job's first step; BENCHMARKS.md, "Like with like").
 """
 import argparse
 import contextlib
 import json
 import random
 import resource
+import statistics
 import sys
 import time
+
+from process_clock import seconds_since_start
 
 try:
     import peft
@@ -68,14 +75,21 @@ def train_job(args, rows, tokenizer, seed, precision_context):
     model.train()
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
     data = list(batches(rows, tokenizer, args.batch, args.max_length, args.steps, seed))
-    start = time.perf_counter()
+    times = []
     for ids, labels in data:
+        start = time.perf_counter()
         with precision_context():
             loss = model(input_ids=ids, attention_mask=torch.ones_like(ids), labels=labels).loss
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-    return time.perf_counter() - start
+        times.append(time.perf_counter() - start)
+        if FIRST_STEP[0] is None:
+            FIRST_STEP[0] = seconds_since_start()
+    return times
+
+
+FIRST_STEP = [None]  # seconds from the process's start to the end of its first step
 
 
 def main():
@@ -97,9 +111,13 @@ def main():
     tokenizer.no_padding()
     tokenizer.no_truncation()
     rows = read_rows(args.data, ["negative", "positive"])
-    seconds = sum(train_job(args, rows, tokenizer, 1 + job, context) for job in range(args.jobs))
+    steps = [train_job(args, rows, tokenizer, 1 + job, context) for job in range(args.jobs)]
+    seconds = sum(sum(times) for times in steps)
+    later = [t for times in steps for t in times[1:]]
     tokens = args.jobs * args.steps * args.batch * args.max_length
-    print(f"seconds={seconds:.3f} tokens={tokens} peak_rss_mib={peak_rss_mib():.1f} "
+    print(f"seconds={seconds:.3f} tokens={tokens} "
+          f"step_seconds={statistics.median(later) if later else 0.0:.4f} "
+          f"first_step_seconds={FIRST_STEP[0]:.3f} peak_rss_mib={peak_rss_mib():.1f} "
           f"torch={torch.__version__} peft={peft.__version__}")
 
 

@@ -10,20 +10,26 @@
 // Gradients: dq, dk, dv are assigned (=); dprefix_k, dprefix_v are assigned (=) too: the
 // model adds them to the owners' parameter gradients (a prefix may be the concatenation
 // of several models' prefixes). Any of dprefix_* may be null.
+//
+// Precision: the products (scores QKᵀ, mixing PV and their gradients) run as `products`
+// says (head_products.h: fp32 on OpenBLAS or oneDNN, or bf16 operands with fp32
+// accumulation); the softmax, its gradient and every output and saved value are fp32.
 #pragma once
 
 #include <cstdint>
 
+#include "runtime/cpu/head_products.h"
+
 namespace scion::runtime::cpu {
 
 void attention_forward(float* out, float* probs, const float* q, const float* k, const float* v,
-                       const float* prefix_k, const float* prefix_v,
-                       const std::int32_t* lengths, int B, int T, int P, int C, int NH,
-                       bool causal);
+                       const float* prefix_k, const float* prefix_v, const std::int32_t* lengths,
+                       int B, int T, int P, int C, int NH, bool causal,
+                       const HeadProducts& products);
 
 void attention_backward(float* dq, float* dk, float* dv, float* dprefix_k, float* dprefix_v,
                         const float* dout, const float* probs, const float* q, const float* k,
-                        const float* v, const float* prefix_k, const float* prefix_v, int B,
-                        int T, int P, int C, int NH);
+                        const float* v, const float* prefix_k, const float* prefix_v, int B, int T,
+                        int P, int C, int NH, const HeadProducts& products);
 
 }  // namespace scion::runtime::cpu

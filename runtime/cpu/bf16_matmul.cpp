@@ -2,18 +2,19 @@
 
 #include <vector>
 
-#include "runtime/cpu/gemm.h"
+#include "runtime/cpu/bf16_round.h"
 #include "runtime/cpu/matmul.h"
+#include "runtime/cpu/matmul_choice.h"
 #include "runtime/cpu/onednn_gemm.h"
 #include "runtime/cpu/parallel.h"
-#include "runtime/tensor.h"
 
 namespace scion::runtime::cpu {
 namespace {
 
 // Whether oneDNN multiplies bf16 here (AVX-512 and up). Without it, operands are rounded
-// to bf16 values held as floats and multiplied by the fp32 reference product (OpenBLAS):
-// the same values, one scratch copy each instead of a bf16 copy plus a widened one.
+// to bf16 values held as floats and multiplied by the fp32 product this machine chose
+// (matmul_choice.h): the same values, one scratch copy each instead of a bf16 copy plus
+// a widened one.
 bool onednn_has_bf16() {
   static const bool has = onednn_info().bf16_kernel;
   return has;
@@ -32,22 +33,16 @@ struct OperandScratch {
       return bits.data();
     }
     if (values.size() < size) values.resize(size);
-    float* out = values.data();
-    for_each_block(n, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i) out[i] = bf16_to_float(float_to_bf16(src[i]));
-    });
-    return out;
+    round_to_bf16_values(values.data(), src, n);
+    return values.data();
   }
   // A weight already held in bf16: its bits for oneDNN, or widened to floats.
   const void* widen(const std::uint16_t* src, std::int64_t n) {
     if (onednn_has_bf16()) return src;
     const auto size = static_cast<std::size_t>(n);
     if (values.size() < size) values.resize(size);
-    float* out = values.data();
-    for_each_block(n, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i) out[i] = bf16_to_float(src[i]);
-    });
-    return out;
+    widen_bf16(values.data(), src, n);
+    return values.data();
   }
 };
 
@@ -60,17 +55,11 @@ void product(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::in
   if (onednn_has_bf16())
     onednn_gemm(GemmInput::kBF16, trans_a, trans_b, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
   else
-    gemm(trans_a, trans_b, M, N, K, alpha, static_cast<const float*>(a), lda,
-         static_cast<const float*>(b), ldb, beta, c, ldc);
+    gemm_chosen(trans_a, trans_b, M, N, K, alpha, static_cast<const float*>(a), lda,
+                static_cast<const float*>(b), ldb, beta, c, ldc);
 }
 
 }  // namespace
-
-void round_to_bf16(std::uint16_t* dst, const float* src, std::int64_t n) {
-  for_each_block(n, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) dst[i] = float_to_bf16(src[i]);
-  });
-}
 
 void matmul_forward_bf16(float* out, const float* inp, const float* weight, const float* bias,
                          std::int64_t N, int C, int OC) {

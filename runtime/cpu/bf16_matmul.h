@@ -4,8 +4,9 @@
 // PyTorch's CPU autocast. Biases, bias gradients and every output stay fp32.
 //
 // The products run on oneDNN's bf16 kernels where it has them (AVX-512 and up); elsewhere
-// the rounded operands are held as floats and multiplied by OpenBLAS in fp32, which gives
-// the same values (products of bf16 numbers are exact in fp32), slower than plain fp32.
+// the rounded operands are held as floats and multiplied in fp32 by the library the
+// machine chose for the product's class (matmul_choice.h), which gives the same values
+// (products of bf16 numbers are exact in fp32), slower than plain fp32.
 // Operands are rounded on the fly into scratch owned by the calling thread: activations,
 // gradients and weights alike (a trained weight's fp32 master changes every step; a
 // frozen weight held in fp32 is rounded again at each call, which costs O(out·in)
@@ -22,6 +23,7 @@
 
 #include <cstdint>
 
+#include "runtime/cpu/bf16_round.h"
 #include "runtime/op_types.h"
 
 namespace scion::runtime::cpu {
@@ -44,8 +46,5 @@ void matmul_forward_bf16_weight(float* out, const float* inp, const std::uint16_
 void matmul_backward_bf16_weight(float* dinp, float* dbias, const float* dout,
                                  const std::uint16_t* weight, float scale, std::int64_t N, int C,
                                  int OC, GradMode mode);
-
-// Rounds n floats to bf16 bits (round to nearest even), in parallel when large.
-void round_to_bf16(std::uint16_t* dst, const float* src, std::int64_t n);
 
 }  // namespace scion::runtime::cpu

@@ -1,6 +1,10 @@
 // The CPU reference backend: forwards every Backend method to the kernel of the same name
 // in runtime/cpu/.
 //
+// Products: fp32 ones run on the library CpuBackendOptions::fp32_matmul names, by default
+// (kAuto) the one this machine's choice gives each product's class (matmul_choice.h);
+// attention's run through HeadProducts (head_products.h), in bf16 when the backend is.
+//
 // Threads: one OpenMP team runs everything. OpenBLAS (the pthread build Debian ships) is
 // set to one thread, and runtime/cpu/gemm.h splits products over the team, so no second
 // pool competes for the cores between loops. How idle workers wait (spin, sleep, or spin
@@ -23,8 +27,11 @@
 #include "runtime/cpu/embedding.h"
 #include "runtime/cpu/gelu.h"
 #include "runtime/cpu/grouped_kv.h"
+#include "runtime/cpu/head_products.h"
+#include "runtime/cpu/host_memory.h"
 #include "runtime/cpu/layernorm.h"
 #include "runtime/cpu/matmul.h"
+#include "runtime/cpu/matmul_choice.h"
 #include "runtime/cpu/onednn_gemm.h"
 #include "runtime/cpu/optimizer_kernels.h"
 #include "runtime/cpu/pooling.h"
@@ -39,7 +46,8 @@ namespace {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(const CpuBackendOptions& options) : options_(options) {
+  explicit CpuBackend(const CpuBackendOptions& options)
+      : options_(options), heads_(options.precision, options.fp32_matmul) {
     if (options.threads > 0) omp_set_num_threads(options.threads);
     // Products are split over the OpenMP team by cpu::gemm; see gemm.h for why OpenBLAS's
     // own threads stay off.
@@ -50,13 +58,12 @@ class CpuBackend final : public Backend {
   Device device() const override { return Device::kCpu; }
   bool host_addressable() const override { return true; }
   Precision precision() const override { return options_.precision; }
+  Precision attention_precision() const override { return options_.precision; }
 
-  void* allocate(std::size_t bytes) override {
-    if (bytes > std::numeric_limits<std::size_t>::max() - 63) return nullptr;  // rounding would wrap
-    return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-  }
-  void deallocate(void* data) override { std::free(data); }
-  void fill_zero(void* data, std::size_t bytes) override { std::memset(data, 0, bytes); }
+  void* allocate(std::size_t bytes) override { return memory_.allocate(bytes, false); }
+  void* allocate_zeroed(std::size_t bytes) override { return memory_.allocate(bytes, true); }
+  void deallocate(void* data) override { memory_.deallocate(data); }
+  void fill_zero(void* data, std::size_t bytes) override { cpu::fill_zero(data, bytes); }
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
     std::memcpy(dst, src, bytes);
   }
@@ -114,19 +121,18 @@ class CpuBackend final : public Backend {
       cpu::matmul_backward(dinp, dweight, dbias, dout, inp, weight, scale, N, C, OC, mode,
                            fp32_gemm());
   }
-  void attention_forward(float* out, float* probs, const float* q, const float* k,
-                         const float* v, const float* prefix_k, const float* prefix_v,
-                         const std::int32_t* lengths, int B, int T, int P, int C, int NH,
-                         bool causal) override {
-    cpu::attention_forward(out, probs, q, k, v, prefix_k, prefix_v, lengths, B, T, P, C, NH,
-                           causal);
+  void attention_forward(float* out, float* probs, const float* q, const float* k, const float* v,
+                         const float* prefix_k, const float* prefix_v, const std::int32_t* lengths,
+                         int B, int T, int P, int C, int NH, bool causal) override {
+    cpu::attention_forward(out, probs, q, k, v, prefix_k, prefix_v, lengths, B, T, P, C, NH, causal,
+                           heads_);
   }
   void attention_backward(float* dq, float* dk, float* dv, float* dprefix_k, float* dprefix_v,
                           const float* dout, const float* probs, const float* q, const float* k,
                           const float* v, const float* prefix_k, const float* prefix_v, int B,
                           int T, int P, int C, int NH) override {
     cpu::attention_backward(dq, dk, dv, dprefix_k, dprefix_v, dout, probs, q, k, v, prefix_k,
-                            prefix_v, B, T, P, C, NH);
+                            prefix_v, B, T, P, C, NH, heads_);
   }
   void gelu_forward(float* out, const float* inp, std::int64_t N) override {
     cpu::gelu_forward(out, inp, N);
@@ -255,10 +261,20 @@ class CpuBackend final : public Backend {
 
  private:
   cpu::GemmFn fp32_gemm() const {
-    return options_.fp32_matmul == MatmulLibrary::kOnednn ? cpu::gemm_onednn_f32 : cpu::gemm;
+    switch (options_.fp32_matmul) {
+      case MatmulLibrary::kOnednn:
+        return cpu::gemm_onednn_f32;
+      case MatmulLibrary::kOpenBlas:
+        return cpu::gemm;
+      case MatmulLibrary::kAuto:
+        break;
+    }
+    return cpu::gemm_chosen;
   }
 
   CpuBackendOptions options_;
+  cpu::HeadProducts heads_;
+  cpu::HostMemory memory_;
 };
 
 }  // namespace

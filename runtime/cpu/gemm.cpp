@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "runtime/cpu/product_tally.h"
+
 namespace scion::runtime::cpu {
 namespace {
 // Below this many multiply-adds a product is not worth waking a second thread for.
@@ -17,10 +19,11 @@ void gemm_serial(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std
                  float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
                  float beta, float* c, std::int64_t ldc) {
   if (M == 0 || N == 0) return;
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, a,
-              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
-              static_cast<blasint>(ldc));
+  tally_product(ProductLibrary::kOpenBlasF32, M, N, K);
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(M), static_cast<blasint>(N),
+              static_cast<blasint>(K), alpha, a, static_cast<blasint>(lda), b,
+              static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
 }
 
 void gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,

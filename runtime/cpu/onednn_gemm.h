@@ -9,8 +9,10 @@
 // Primitives are created once per (shape, strides, transposes, dtype, beta) and kept for
 // the life of the process: a training loop runs the same few shapes every step, and
 // creating a primitive costs milliseconds (JIT). alpha is passed at run time, so LoRA
-// scales do not multiply the cache. Not thread-safe: call from one thread at a time, as
-// the rest of the CPU backend.
+// scales do not multiply the cache. Their scratchpads are memory scion holds per thread,
+// grown to the largest asked for and kept, so a step allocates nothing. onednn_gemm is
+// not thread-safe: call it from one thread at a time, as the rest of the CPU backend; the
+// serial forms below may run on every thread of a team at once.
 //
 // Where the CPU has no bf16 kernel (oneDNN 2.6 has none below AVX-512), bf16 products
 // widen their operands to fp32 and run the fp32 primitive: the same values (a product
@@ -35,6 +37,20 @@ void onednn_gemm(GemmInput input, bool trans_a, bool trans_b, std::int64_t M, st
 void gemm_onednn_f32(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
                      float alpha, const float* a, std::int64_t lda, const float* b,
                      std::int64_t ldb, float beta, float* c, std::int64_t ldc);
+
+// For products inside parallel loops (attention's, one (sequence, head) per thread): they
+// run on the calling thread alone and may run on every thread of a team at once.
+//
+// onednn_sgemm_serial: fp32, oneDNN's sgemm (dnnl_sgemm), any beta.
+void onednn_sgemm_serial(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
+                         float alpha, const float* a, std::int64_t lda, const float* b,
+                         std::int64_t ldb, float beta, float* c, std::int64_t ldc);
+// serial_gemm_bf16: bf16 operands (bits), fp32 accumulation and output, on a primitive made
+// for one thread. Returns false, computing nothing, where oneDNN has no bf16 kernel for it
+// (see OnednnInfo::bf16_kernel). REQUIRES: beta is 0 or 1.
+bool serial_gemm_bf16(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
+                      float alpha, const std::uint16_t* a, std::int64_t lda, const std::uint16_t* b,
+                      std::int64_t ldb, float beta, float* c, std::int64_t ldc);
 
 struct OnednnInfo {
   std::string version;     // "2.6.3"

@@ -1,9 +1,12 @@
 #include "runtime/training/family_trainer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <numeric>
 #include <string>
 
+#include "runtime/process_clock.h"
 #include "runtime/training/data_parallel.h"
 
 namespace scion::runtime {
@@ -70,8 +73,12 @@ Status FamilyTrainer::run(const std::vector<TrainingJob*>& jobs, const TrainerCa
     if (local.is_ok() && cancel && cancel->load()) local = {StatusCode::kCancelled, "training interrupted"};
     SCION_RETURN_IF_ERROR(comm_.agree(local));
     if (active.empty()) return Status::ok();
+    const auto started = std::chrono::steady_clock::now();
     local = step(active, callbacks);
     if (!local.is_ok()) continue;
+    step_timings_.back().seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!first_step_end_) first_step_end_ = seconds_since_process_start();
     std::vector<TrainingJob*> candidates = active;
     candidates.insert(candidates.end(), waiting.begin(), waiting.end());
     local = settle(std::move(candidates));
@@ -108,6 +115,7 @@ Status FamilyTrainer::step(const std::vector<TrainingJob*>& active,
   }
   for (ShareGroup* share : shares) share->zero_grad();
   SCION_RETURN_IF_ERROR(comm_.agree(forward_backward(active, loss_sum, tokens)));
+  step_timings_.push_back({0, std::accumulate(tokens.begin(), tokens.end(), std::int64_t{0})});
   if (comm_.size() > 1) {
     SCION_RETURN_IF_ERROR(choose_gradient_path(callbacks));
     SCION_RETURN_IF_ERROR(
@@ -158,6 +166,7 @@ Status FamilyTrainer::forward_backward(const std::vector<TrainingJob*>& active,
     batches.reserve(n);  // segments point into these batches
     for (std::size_t j = 0; j < n; ++j) {
       if (active[j]->micro_batches_per_step() <= m) continue;
+      ScopedOpTimer data_time(options_.profile, OpClass::kData);
       data::Batch batch = active[j]->next_batch();
       tokens[j] += static_cast<std::int64_t>(batch.batch_size) * batch.length;
       std::int64_t denominator = 0;

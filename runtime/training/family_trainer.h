@@ -42,6 +42,7 @@
 
 #include "runtime/comm/communicator.h"
 #include "runtime/comm/nccl_reducer.h"
+#include "runtime/op_profile.h"
 #include "runtime/training/training_job.h"
 
 namespace scion::runtime {
@@ -79,6 +80,16 @@ struct TrainerOptions {
   std::int64_t max_rows_per_pass = 4096;
   // The ranks that share each step's rows (borrowed); null: this process alone.
   Communicator* communicator = nullptr;
+  // Where the time spent building each step's batches goes (OpClass::kData; borrowed);
+  // null: not timed.
+  OpProfile* profile = nullptr;
+};
+
+// One step of a group: its wall time (forward, backward, updates, validation and the
+// callbacks) and the tokens of every job in it.
+struct StepTiming {
+  double seconds = 0;
+  std::int64_t tokens = 0;
 };
 
 class FamilyTrainer {
@@ -92,6 +103,13 @@ class FamilyTrainer {
   // REQUIRES: every member of each job's ShareGroup is in `jobs`.
   Status run(const std::vector<TrainingJob*>& jobs, const TrainerCallbacks& callbacks,
              const std::atomic<bool>* cancel = nullptr);
+
+  // The steps run() took, in order: for steady-state rates (the median of the steps after
+  // the first, which also pays for the first use of every kernel and buffer).
+  const std::vector<StepTiming>& step_timings() const { return step_timings_; }
+  // Seconds from the process's start to the end of the first step run() took (time to the
+  // first step, BENCHMARKS.md); nullopt before one, or where /proc does not say.
+  std::optional<double> first_step_end() const { return first_step_end_; }
 
  private:
   // One optimizer step of every job in `active`.
@@ -116,6 +134,8 @@ class FamilyTrainer {
   Communicator& comm_;
   bool gradient_path_chosen_ = false;
   std::unique_ptr<DeviceReducer> device_reducer_;  // null: the host path
+  std::vector<StepTiming> step_timings_;
+  std::optional<double> first_step_end_;
 };
 
 }  // namespace scion::runtime

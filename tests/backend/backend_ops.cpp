@@ -13,14 +13,16 @@
 //   each thread a block of rows or columns and OpenBLAS picks its kernel by the block's
 //   size, so the last bits of a product depend on the thread count (measured: normalised
 //   error up to 1.2e-7, largest 2e-5 absolute on sums of 384 terms). They get 1e-6:
-//   a wrong or missing block errs by O(1).
+//   a wrong or missing block errs by O(1). Attention's products are exact here: each
+//   (sequence, head) is one serial product on one thread, whatever the team's size.
 // - kExact outputs (counts, dropout masks, copies): 0 on every backend. A dropout mask is
 //   a function of (seed, stream, element) that co-batched training depends on.
 // - fp32: 1e-5. Another implementation sums in another order; over K <= 1024 terms of
 //   random sign the difference stays near 1e-7·sqrt(K) (the oneDNN products measure
 //   about 1e-7), and exp/erf/tanh implementations agree to a few ulps. A wrong term errs
 //   by O(1).
-// - bf16 products: 5e-3, and at least 1e-5. Rounding an operand to bf16 (8 significant
+// - bf16 products (and attention's outputs where the backend's attention_precision() is
+//   bf16): 5e-3, and at least 1e-5. Rounding an operand to bf16 (8 significant
 //   bits) changes it by at most 2^-9 relative, a product of two by about 2^-8; with
 //   independent signs the sums keep that relative size (about 2e-3). The lower bound
 //   catches a bf16 path that silently computes in fp32. Bias gradients (column sums) and
@@ -31,7 +33,7 @@
 // compared on every shape, not only on the shapes where the heuristic happens to fail.
 //
 // Usage: backend_ops [--backend cpu|cuda] [--precision fp32|bf16|all] [--threads N]
-//                    [--fp32-matmul openblas|onednn] [--products-on-cublas] [--exact]
+//                    [--fp32-matmul openblas|onednn|auto] [--products-on-cublas] [--exact]
 //                    [--op NAME] [--list]
 // Exit: 0 all within tolerance, 1 some output is not, or the CUDA backend cannot be made
 // although an NVIDIA device is visible (tests/gpu/visible_devices.h), 2 usage, 77 the
@@ -79,7 +81,7 @@ Options parse(int argc, char** argv) {
   Options o;
   bench::BenchOptions(
       "usage: backend_ops [--backend cpu|cuda] [--precision fp32|bf16|all] [--threads N]\n"
-      "                   [--fp32-matmul openblas|onednn] [--products-on-cublas] [--exact]\n"
+      "                   [--fp32-matmul openblas|onednn|auto] [--products-on-cublas] [--exact]\n"
       "                   [--op NAME] [--list]")
       .text("backend", o.backend)
       .text("precision", o.precision)
@@ -90,9 +92,10 @@ Options parse(int argc, char** argv) {
       .text("op", o.op)
       .flag("list", o.list)
       .parse(argc, argv);
-  const bool known = (o.backend == "cpu" || o.backend == "cuda") &&
-                     (o.precision == "fp32" || o.precision == "bf16" || o.precision == "all") &&
-                     (o.fp32_matmul == "openblas" || o.fp32_matmul == "onednn");
+  const bool known =
+      (o.backend == "cpu" || o.backend == "cuda") &&
+      (o.precision == "fp32" || o.precision == "bf16" || o.precision == "all") &&
+      (o.fp32_matmul == "openblas" || o.fp32_matmul == "onednn" || o.fp32_matmul == "auto");
   if (!known || o.threads < 1) {
     std::fprintf(stderr, "backend_ops: unknown --backend, --precision or --fp32-matmul value, or "
                          "--threads below 1 (see --help)\n");
@@ -106,11 +109,13 @@ struct Judgement {
   double at_least = 0;  // a bf16 product must show bf16 rounding
 };
 
-Judgement judge(OutputCheck check, Precision precision, bool exact) {
+Judgement judge(OutputCheck check, const Backend& backend, bool exact) {
   if (exact && (check == OutputCheck::kProduct || check == OutputCheck::kBf16Product))
     return {kThreadedProductTolerance, 0};
   if (exact || check == OutputCheck::kExact) return {0, 0};
-  if (check == OutputCheck::kProduct && precision == Precision::kBF16)
+  if (check == OutputCheck::kProduct && backend.precision() == Precision::kBF16)
+    return {kBf16Tolerance, kFp32Tolerance};
+  if (check == OutputCheck::kAttentionProduct && backend.attention_precision() == Precision::kBF16)
     return {kBf16Tolerance, kFp32Tolerance};
   return {kFp32Tolerance, 0};
 }
@@ -159,7 +164,7 @@ int compare(const std::vector<OpCase>& cases, const std::vector<std::vector<OpOu
       const OpOutput& ref = reference[i][o];
       const bool present = o < got.size() && got[o].values.size() == ref.values.size();
       const Errors e = present ? errors_of(got[o].values, ref.values) : Errors{INFINITY, INFINITY};
-      const Judgement j = judge(ref.check, candidate.precision(), exact);
+      const Judgement j = judge(ref.check, candidate, exact);
       const bool ok = e.normalised <= j.tolerance && e.normalised >= j.at_least;
       failures += ok ? 0 : 1;
       std::printf("%-26s %-44s %-10s %10.3g %10.3g %9.0e  %s\n", cases[i].op.c_str(),
@@ -180,6 +185,7 @@ Result<std::unique_ptr<Backend>> make_candidate(const Options& o, Precision prec
       .threads = o.threads,
       .precision = precision,
       .fp32_matmul = o.fp32_matmul == "onednn" ? runtime::MatmulLibrary::kOnednn
+                     : o.fp32_matmul == "auto" ? runtime::MatmulLibrary::kAuto
                                                : runtime::MatmulLibrary::kOpenBlas}));
 }
 
@@ -203,7 +209,8 @@ int main(int argc, char** argv) {
   // the backend made last sets.
   std::vector<std::vector<OpOutput>> reference;
   {
-    auto cpu = runtime::make_cpu_backend(runtime::CpuBackendOptions{.threads = 1});
+    auto cpu = runtime::make_cpu_backend(
+        runtime::CpuBackendOptions{.threads = 1, .fp32_matmul = runtime::MatmulLibrary::kOpenBlas});
     for (const OpCase& c : cases) reference.push_back(run_case(c, *cpu));
   }
 

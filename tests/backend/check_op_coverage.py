@@ -2,8 +2,8 @@
 """Fails when an operation of the Backend interface has no case in the op harness.
 
 Reads every virtual method of runtime/backend.h's Backend class, leaves out the ones that
-describe or allocate (name, device, precision, error, host_addressable, allocate,
-deallocate), and requires each of the rest to be the op of at least one case that `backend_ops --list` prints: a new
+describe or allocate (name, device, precision, attention_precision, error,
+host_addressable, allocate, allocate_zeroed, deallocate), and requires each of the rest to be the op of at least one case that `backend_ops --list` prints: a new
 Backend operation must come with its comparison against the CPU reference.
 Usage: check_op_coverage.py BACKEND_OPS BACKEND_H
 """
@@ -11,7 +11,8 @@ import re
 import subprocess
 import sys
 
-NOT_OPS = {"name", "device", "precision", "error", "host_addressable", "allocate", "deallocate"}
+NOT_OPS = {"name", "device", "precision", "attention_precision", "error", "host_addressable",
+           "allocate", "allocate_zeroed", "deallocate"}
 
 
 def backend_methods(header):

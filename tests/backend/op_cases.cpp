@@ -252,8 +252,8 @@ void attention_cases(std::vector<OpCase>& cases) {
       r.backend().attention_forward(out, probs, q, k, v, pk, pv, s.padded ? r.upload(lengths) : nullptr,
                                     s.B, s.T, s.P, s.C, s.NH, s.causal);
       if (!backward) {
-        r.keep("out", out, n);
-        r.keep("probs", probs, probs_n);
+        r.keep("out", out, n, OutputCheck::kAttentionProduct);
+        r.keep("probs", probs, probs_n, OutputCheck::kAttentionProduct);
         return;
       }
       float *dq = r.buffer(n), *dk = r.buffer(n), *dv = r.buffer(n);
@@ -261,12 +261,12 @@ void attention_cases(std::vector<OpCase>& cases) {
       float* dpv = s.P ? r.buffer(n_of(s.P, s.C)) : nullptr;
       r.backend().attention_backward(dq, dk, dv, dpk, dpv, r.upload(random_values(n, 36)), probs, q,
                                      k, v, pk, pv, s.B, s.T, s.P, s.C, s.NH);
-      r.keep("dq", dq, n);
-      r.keep("dk", dk, n);
-      r.keep("dv", dv, n);
+      r.keep("dq", dq, n, OutputCheck::kAttentionProduct);
+      r.keep("dk", dk, n, OutputCheck::kAttentionProduct);
+      r.keep("dv", dv, n, OutputCheck::kAttentionProduct);
       if (s.P) {
-        r.keep("dprefix_k", dpk, n_of(s.P, s.C));
-        r.keep("dprefix_v", dpv, n_of(s.P, s.C));
+        r.keep("dprefix_k", dpk, n_of(s.P, s.C), OutputCheck::kAttentionProduct);
+        r.keep("dprefix_v", dpv, n_of(s.P, s.C), OutputCheck::kAttentionProduct);
       }
     };
     cases.push_back({"attention_forward", shape, [=](OpRun& r) { run(r, false); }});

@@ -30,7 +30,10 @@ enum class OutputCheck {
   // A product with bf16 operands in every precision (a frozen weight held in bf16): the
   // reference does the same arithmetic, so fp32 tolerance; summed differently per thread.
   kBf16Product,
-  kExact,    // integers and masks: equal in every precision and on every backend
+  // An output of attention's products: computed in the backend's attention_precision()
+  // (bf16 on a bf16 CPU backend, fp32 where a backend keeps attention fp32).
+  kAttentionProduct,
+  kExact,  // integers and masks: equal in every precision and on every backend
 };
 
 struct OpOutput {

@@ -46,6 +46,7 @@ class HostFaultBackend final : public runtime::Backend {
   std::string name() const override { return "host-fault(" + cpu_->name() + ")"; }
   runtime::Device device() const override { return runtime::Device::kCuda; }
   runtime::Precision precision() const override { return cpu_->precision(); }
+  runtime::Precision attention_precision() const override { return cpu_->attention_precision(); }
 
   void* allocate(std::size_t bytes) override {
     const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));

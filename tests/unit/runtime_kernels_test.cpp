@@ -199,17 +199,19 @@ void attention_case(bool causal, int P, bool padded) {
   std::vector<float> out(B * T * C), probs(B * NH * T * (P + T));
   const float* pkp = P ? pk.data() : nullptr;
   const float* pvp = P ? pv.data() : nullptr;
+  // The reference's products: fp32 on OpenBLAS (the bf16 ones are the harness's to check).
+  const HeadProducts products(Precision::kF32, MatmulLibrary::kOpenBlas);
   auto loss = [&] {
     attention_forward(out.data(), probs.data(), q.data(), k.data(), v.data(), pkp, pvp, len, B, T,
-                      P, C, NH, causal);
+                      P, C, NH, causal, products);
     return weighted_sum(out.data(), r);
   };
   loss();
   std::vector<float> dq(B * T * C), dk(B * T * C), dv(B * T * C), dpk(std::max(P, 1) * C),
       dpv(std::max(P, 1) * C);
   attention_backward(dq.data(), dk.data(), dv.data(), P ? dpk.data() : nullptr,
-                     P ? dpv.data() : nullptr, r.data(), probs.data(), q.data(), k.data(),
-                     v.data(), pkp, pvp, B, T, P, C, NH);
+                     P ? dpv.data() : nullptr, r.data(), probs.data(), q.data(), k.data(), v.data(),
+                     pkp, pvp, B, T, P, C, NH, products);
   check_gradient("dq", loss, q.data(), q.size(), dq.data());
   check_gradient("dk", loss, k.data(), k.size(), dk.data());
   check_gradient("dv", loss, v.data(), v.size(), dv.data());
