@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -245,6 +246,32 @@ std::string_view test_type_name(TestType type) {
   return "?";
 }
 
+std::optional<std::string> unsupported_for(const BehaviouralTest& test, spec::HeadTask task) {
+  const bool labels = test.expect.kind == Expectation::Kind::kLabel ||
+                      test.expect.kind == Expectation::Kind::kNotLabel;
+  switch (task) {
+    case spec::HeadTask::kRegression:
+      if (labels)
+        return "a regression head predicts values, not labels; test them with expect: {predicate: "
+               "\"value > 0.5\"}";
+      if (test.type == TestType::kInv && !test.threshold)
+        return "an INV test of a regression head needs threshold: the largest change of its value "
+               "allowed";
+      if (test.direction && test.direction->quantity == Direction::Quantity::kConfidence)
+        return "a regression head has no confidence to move; name its output: direction: {label: "
+               "NAME, ...}";
+      return std::nullopt;
+    case spec::HeadTask::kTokenClassification:
+      if (test.type == TestType::kDir)
+        return "a token classifier has no one probability to move; test it with mft or inv";
+      return std::nullopt;
+    case spec::HeadTask::kClassification:
+    case spec::HeadTask::kMultiLabel:
+      break;
+  }
+  return std::nullopt;
+}
+
 Result<BehaviouralTest> compile_test(const spec::TestSpec& spec, const LexiconSet& lexicons,
                                      const std::filesystem::path& root_dir) {
   BehaviouralTest test;
@@ -293,7 +320,11 @@ Result<BehaviouralTest> compile_test(const spec::TestSpec& spec, const LexiconSe
   if (body.has("threshold")) {
     auto t = body.number("threshold");
     if (!t) return t.status();
-    if (*t < 0.0 || *t > 1.0) return body.error("threshold", "must be between 0 and 1");
+    // A probability's change (classifiers), or a regression head's value's, unbounded.
+    if (!(*t >= 0.0) || !std::isfinite(*t))
+      return body.error("threshold",
+                        "must be a number of at least 0 (a probability's change "
+                        "for classifiers, a value's for regression heads)");
     test.threshold = *t;
   }
   if (body.has("regression")) {

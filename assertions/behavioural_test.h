@@ -91,6 +91,13 @@ struct BehaviouralTest {
   bool scores_continuations() const { return expect.kind == Expectation::Kind::kPrefer; }
 };
 
+// Why `test` cannot judge a model whose head has `task`, or nullopt when it can:
+// regression heads predict no label (label expectations, INV without a threshold on the
+// value's change, DIR on the confidence do not apply), token classifiers have no one
+// probability to move (DIR does not apply). Tests without `models:` skip such models;
+// naming one is an error.
+std::optional<std::string> unsupported_for(const BehaviouralTest& test, spec::HeadTask task);
+
 // Compiles a spec test. `lexicons` are the workspace's (LexiconSet::for_workspace); the
 // test's own `lexicons:` key adds to them, with string values read as files relative to
 // `root_dir`. Every error names the file:line:col of the test and the key path.

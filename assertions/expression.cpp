@@ -101,6 +101,12 @@ void add_output_variables(const ModelOutput& output, std::string_view prefix, Va
   const std::string p(prefix);
   for (std::size_t i = 0; i < output.labels.size() && i < output.probabilities.size(); ++i)
     (*values)[p + "p." + output.labels[i]] = output.probabilities[i];
+  // A regression head's outputs: `value` (the first) and value.<name> for each.
+  for (std::size_t i = 0; i < output.labels.size() && i < output.values.size(); ++i)
+    (*values)[p + "value." + output.labels[i]] = output.values[i];
+  if (!output.values.empty()) (*values)[p + "value"] = output.values.front();
+  if (output.task == spec::HeadTask::kMultiLabel)
+    (*values)[p + "labels_predicted"] = static_cast<double>(predicted_labels(output).size());
   if (!output.is_classifier()) return;
   (*values)[p + "confidence"] = confidence(output);
   (*values)[p + "margin"] = margin(output);

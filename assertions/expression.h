@@ -58,9 +58,12 @@ class Expression {
   std::unique_ptr<std::mutex> mutex_;
 };
 
-// Adds the variables of one classifier output under `prefix` ("" for the model under
-// test, "parent." or "perturbed."): <prefix>p.<label> for each label, <prefix>confidence,
-// <prefix>margin, <prefix>entropy, <prefix>label_index, <prefix>num_labels. A language
+// Adds the variables of one head model's output under `prefix` ("" for the model under
+// test, "parent." or "perturbed."): <prefix>p.<label> for each label (class or multi-label
+// probabilities), a regression head's <prefix>value (its first output) and
+// <prefix>value.<name> for each, a multi-label head's <prefix>labels_predicted, and
+// <prefix>confidence, <prefix>margin, <prefix>entropy, <prefix>label_index,
+// <prefix>num_labels. A language
 // model's lm.<name> variables are bound by the assertion that names its continuations
 // (model_assertion.h).
 void add_output_variables(const ModelOutput& output, std::string_view prefix, VariableMap* values);

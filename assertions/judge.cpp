@@ -16,7 +16,21 @@ struct Check {
 };
 
 std::string describe(const ModelOutput& o) {
-  return fmt::format("{} ({:.3f})", predicted_label(o), confidence(o));
+  if (o.task == spec::HeadTask::kRegression) return prediction(o);
+  return fmt::format("{} ({:.3f})", prediction(o), confidence(o));
+}
+
+// What the labels of an expectation are matched against: the predicted label, a
+// multi-label head's predicted labels, a token classifier's tags.
+std::vector<std::string> answered_labels(const ModelOutput& o) {
+  switch (o.task) {
+    case spec::HeadTask::kMultiLabel:
+      return predicted_labels(o);
+    case spec::HeadTask::kTokenClassification:
+      return predicted_tags(o);
+    default:
+      return {predicted_label(o)};
+  }
 }
 
 Result<double> probability(const BehaviouralTest& test, const ModelOutput& output,
@@ -32,14 +46,15 @@ Result<double> probability(const BehaviouralTest& test, const ModelOutput& outpu
 Result<Check> check_labels(const BehaviouralTest& test, const ModelOutput& output,
                            bool must_be_in) {
   for (const std::string& label : test.expect.labels)
-    if (!probability_of(output, label))
+    if (std::find(output.labels.begin(), output.labels.end(), label) == output.labels.end())
       return invalid_argument(
           fmt::format("{}: expect names label '{}', which this model does not have; its "
                       "labels are: {}",
                       test.origin, label, fmt::join(output.labels, ", ")));
-  const std::string got = predicted_label(output);
-  const bool in = std::find(test.expect.labels.begin(), test.expect.labels.end(), got) !=
-                  test.expect.labels.end();
+  bool in = false;
+  for (const std::string& got : answered_labels(output))
+    in = in || std::find(test.expect.labels.begin(), test.expect.labels.end(), got) !=
+                   test.expect.labels.end();
   if (in == must_be_in) return Check{true, fmt::format("predicted {}", describe(output))};
   return Check{false, fmt::format("predicted {}, expected {}{}", describe(output),
                                   must_be_in ? "" : "not ", fmt::join(test.expect.labels, " or "))};
@@ -111,14 +126,37 @@ Result<Check> check_expectation(const BehaviouralTest& test, const TestCase& c,
   return Check{};
 }
 
+// A regression head keeps its prediction when no value moves more than the threshold.
+Check check_value_invariance(const BehaviouralTest& test, const ModelOutput& original,
+                             const ModelOutput& perturbed) {
+  for (std::size_t i = 0; i < original.values.size() && i < perturbed.values.size(); ++i) {
+    const double change = std::fabs(perturbed.values[i] - original.values[i]);
+    if (change > *test.threshold)
+      return Check{false, fmt::format("{} moved {:.3f} -> {:.3f}, more than threshold {}",
+                                      i < original.labels.size() ? original.labels[i] : "value",
+                                      original.values[i], perturbed.values[i], *test.threshold)};
+  }
+  return Check{true,
+               fmt::format("values kept within {}: {}", *test.threshold, prediction(original))};
+}
+
 Result<Check> check_invariance(const BehaviouralTest& test, const ModelOutput& original,
                                const ModelOutput& perturbed) {
-  const std::string before = predicted_label(original);
-  const std::string after = predicted_label(perturbed);
+  if (original.task == spec::HeadTask::kRegression)
+    return check_value_invariance(test, original, perturbed);
+  const std::string before = prediction(original);
+  const std::string after = prediction(perturbed);
   if (before != after)
     return Check{false, fmt::format("prediction changed: {} -> {}", describe(original),
                                     describe(perturbed))};
-  if (test.threshold) {
+  if (test.threshold && original.task == spec::HeadTask::kMultiLabel) {
+    for (std::size_t i = 0; i < original.probabilities.size() && i < perturbed.probabilities.size();
+         ++i)
+      if (std::fabs(perturbed.probabilities[i] - original.probabilities[i]) > *test.threshold)
+        return Check{false, fmt::format("p({}) moved {:.3f} -> {:.3f}, more than threshold {}",
+                                        original.labels[i], original.probabilities[i],
+                                        perturbed.probabilities[i], *test.threshold)};
+  } else if (test.threshold && original.task == spec::HeadTask::kClassification) {
     auto p_before = probability(test, original, before);
     auto p_after = probability(test, perturbed, before);
     if (!p_before) return p_before.status();
@@ -136,16 +174,25 @@ Result<Check> check_direction(const BehaviouralTest& test, const ModelOutput& or
   const Direction& d = *test.direction;
   const std::string label =
       d.quantity == Direction::Quantity::kLabel ? d.label : predicted_label(original);
-  auto before = probability(test, original, label);
-  auto after = probability(test, perturbed, label);
+  const bool values = original.task == spec::HeadTask::kRegression;
+  const auto quantity = [&](const ModelOutput& o) -> Result<double> {
+    if (!values) return probability(test, o, label);
+    if (auto v = value_of(o, label)) return *v;
+    return invalid_argument(
+        fmt::format("{}: direction names '{}', which is not an output of "
+                    "this regression head; its outputs are: {}",
+                    test.origin, label, fmt::join(o.labels, ", ")));
+  };
+  auto before = quantity(original);
+  auto after = quantity(perturbed);
   if (!before) return before.status();
   if (!after) return after.status();
   const double delta = *after - *before;
   const bool ok = d.increase ? delta >= -d.tolerance : delta <= d.tolerance;
-  return Check{ok,
-               fmt::format("p({}) {:.3f} -> {:.3f}, expected {}{}", label, *before, *after,
-                           d.increase ? "an increase" : "a decrease",
-                           d.tolerance > 0.0 ? fmt::format(" (tolerance {})", d.tolerance) : "")};
+  return Check{
+      ok, fmt::format("{}({}) {:.3f} -> {:.3f}, expected {}{}", values ? "" : "p", label, *before,
+                      *after, d.increase ? "an increase" : "a decrease",
+                      d.tolerance > 0.0 ? fmt::format(" (tolerance {})", d.tolerance) : "")};
 }
 
 // A failed check when an output the test reads is not finite: every comparison with NaN

@@ -186,6 +186,12 @@ bool ModelAssertion::needs_parent() const {
   return expression_ && expression_->uses_prefix("parent.");
 }
 
+std::optional<std::string> ModelAssertion::unsupported_for(spec::HeadTask task) const {
+  if (task != spec::HeadTask::kRegression || kind_ == AssertionKind::kExpression)
+    return std::nullopt;
+  return "a regression head predicts values: only expression assertions (on `value`) check it";
+}
+
 Result<double> ModelAssertion::severity(const AssertionInput& in) const {
   auto missing = [&](std::string_view what) {
     return invalid_argument(fmt::format("{}: needs the {} output", origin_, what));
@@ -201,6 +207,8 @@ Result<double> ModelAssertion::severity(const AssertionInput& in) const {
       return std::max(0.0, threshold_ - confidence(out));
     case AssertionKind::kParentDisagreement: {
       if (in.parent == nullptr) return missing("parent's");
+      if (out.task != spec::HeadTask::kClassification)  // a label set or a tag sequence
+        return prediction(out) == prediction(*in.parent) ? 0.0 : confidence(*in.parent);
       const std::string parent_label = predicted_label(*in.parent);
       const std::string label = predicted_label(out);
       if (label == parent_label) return 0.0;
@@ -210,6 +218,8 @@ Result<double> ModelAssertion::severity(const AssertionInput& in) const {
     }
     case AssertionKind::kPerturbationFlip: {
       if (in.perturbed == nullptr) return missing("perturbed input's");
+      if (out.task != spec::HeadTask::kClassification)
+        return prediction(out) == prediction(*in.perturbed) ? 0.0 : confidence(*in.perturbed);
       const std::string before = predicted_label(out);
       if (predicted_label(*in.perturbed) == before) return 0.0;
       return std::max(
@@ -217,10 +227,14 @@ Result<double> ModelAssertion::severity(const AssertionInput& in) const {
     }
     case AssertionKind::kAllowedOutputs: {
       if (!std::regex_search(in.text.begin(), in.text.end(), *regex_)) return 0.0;
-      const std::string label = predicted_label(out);
-      if (std::find(allowed_labels_.begin(), allowed_labels_.end(), label) != allowed_labels_.end())
-        return 0.0;
-      return confidence(out);
+      std::vector<std::string> answered = {predicted_label(out)};
+      if (out.task == spec::HeadTask::kMultiLabel) answered = predicted_labels(out);
+      if (out.task == spec::HeadTask::kTokenClassification) answered = predicted_tags(out);
+      for (const std::string& label : answered)
+        if (!label.empty() && std::find(allowed_labels_.begin(), allowed_labels_.end(), label) ==
+                                  allowed_labels_.end())
+          return confidence(out);
+      return 0.0;
     }
     case AssertionKind::kExpression: {
       VariableMap values;

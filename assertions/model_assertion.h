@@ -78,6 +78,11 @@ class ModelAssertion {
   // The labels an allowed_outputs assertion allows; empty for the other kinds.
   const std::vector<std::string>& allowed_labels() const { return allowed_labels_; }
 
+  // Why the assertion cannot check a model whose head has `task`, or nullopt when it can:
+  // only expressions check regression heads (they have no label or probability to be
+  // unsure of, disagree on or flip). Assertions without `models:` skip such models.
+  std::optional<std::string> unsupported_for(spec::HeadTask task) const;
+
   // Severity >= 0. Fails (invalid argument) when an output it needs is missing, an
   // expression names a variable the output lacks, or a language model's output lacks the
   // score of a named continuation (output->continuation_logprobs is keyed by text).

@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
 
   FamilyEvaluator evaluator(*backend);
   std::vector<double> shared_times, alone_times;
-  std::vector<std::vector<runtime::Classification>> shared_out, alone_out(models.size());
+  std::vector<std::vector<runtime::HeadOutput>> shared_out, alone_out(models.size());
   for (int rep = 0; rep < opt.reps; ++rep) {
     auto start = Clock::now();
     auto together = evaluator.classify(models, texts, {.chunk_size = opt.chunk, .share_identical = true});

@@ -1,6 +1,8 @@
 // `scion eval MODEL... --data NAME|FILE`: stored models scored on a dataset, all in one
-// shared-trunk pass (workbench/dataset_eval.h): accuracy, macro-F1, per-class precision
-// and recall and the confusion matrix for classifiers; perplexity for language models.
+// shared-trunk pass (workbench/dataset_eval.h): each head model by its task (classifiers'
+// accuracy, F1s, MCC, calibration, ROC-AUC and confusion matrix; regression's errors and
+// correlations; multi-label F1s and subset accuracy; token classifiers' entity F1);
+// perplexity for language models.
 // Each result is recorded in the lineage store against the model's exact version (its
 // recipe hash) and the data's digest, and `scion lineage show MODEL` lists it.
 #include <fmt/format.h>
@@ -26,14 +28,24 @@ namespace {
 struct EvalOptions {
   std::vector<std::string> models;
   std::string data;
+  workbench::EvalFields fields;
   int chunk_size = 64;
   bool record = true;
 };
+
+// "0.8123", or "n/a" for a metric the data leaves undefined (null).
+std::string number(const nlohmann::json& v) {
+  return v.is_null() ? std::string("n/a") : fmt::format("{:.4f}", v.get<double>());
+}
 
 void print_classifier(const nlohmann::json& m) {
   std::cout << fmt::format("  accuracy {:.4f}   macro-F1 {:.4f}   ({} rows)\n",
                            m["accuracy"].get<double>(), m["macro_f1"].get<double>(),
                            m["rows"].get<std::int64_t>());
+  std::cout << fmt::format("  micro-F1 {:.4f}   weighted-F1 {:.4f}   MCC {:.4f}   ECE {:.4f}{}\n",
+                           m["micro_f1"].get<double>(), m["weighted_f1"].get<double>(),
+                           m["mcc"].get<double>(), m["ece"].get<double>(),
+                           m["labels"].size() == 2 ? "   ROC-AUC " + number(m["roc_auc"]) : "");
   std::size_t width = 5;
   for (const auto& c : m["per_class"])
     width = std::max(width, terminal_text(c["label"].get<std::string>()).size());
@@ -53,6 +65,54 @@ void print_classifier(const nlohmann::json& m) {
     for (const auto& n : m["confusion"][i]) std::cout << fmt::format("  {:>8}", n.get<std::int64_t>());
     std::cout << '\n';
   }
+}
+
+void print_regression(const nlohmann::json& m) {
+  std::cout << fmt::format("  RMSE {:.4f}   MAE {:.4f}   Pearson {}   Spearman {}   ({} rows)\n",
+                           m["rmse"].get<double>(), m["mae"].get<double>(), number(m["pearson"]),
+                           number(m["spearman"]), m["rows"].get<std::int64_t>());
+  if (m["per_output"].size() < 2) return;
+  for (const auto& o : m["per_output"])
+    std::cout << fmt::format("  {:<12}  RMSE {:.4f}   MAE {:.4f}   Pearson {}   Spearman {}\n",
+                             o["label"].get<std::string>(), o["rmse"].get<double>(),
+                             o["mae"].get<double>(), number(o["pearson"]), number(o["spearman"]));
+}
+
+void print_per_label(const nlohmann::json& rows, const char* key) {
+  std::size_t width = 5;
+  for (const auto& c : rows) width = std::max(width, c[key].get<std::string>().size());
+  std::cout << fmt::format("  {:<{}}  precision  recall  f1      support\n", key, width);
+  for (const auto& c : rows)
+    std::cout << fmt::format("  {:<{}}  {:9.4f}  {:6.4f}  {:6.4f}  {:7}\n",
+                             c[key].get<std::string>(), width, c["precision"].get<double>(),
+                             c["recall"].get<double>(), c["f1"].get<double>(),
+                             c["support"].get<std::int64_t>());
+}
+
+void print_multi_label(const nlohmann::json& m) {
+  std::cout << fmt::format(
+      "  micro-F1 {:.4f}   macro-F1 {:.4f}   subset accuracy {:.4f}   Hamming loss {:.4f}   "
+      "(threshold {:g}, {} rows)\n",
+      m["micro_f1"].get<double>(), m["macro_f1"].get<double>(), m["subset_accuracy"].get<double>(),
+      m["hamming_loss"].get<double>(), m["threshold"].get<double>(), m["rows"].get<std::int64_t>());
+  print_per_label(m["per_label"], "label");
+}
+
+void print_token_classifier(const nlohmann::json& m) {
+  std::cout << fmt::format(
+      "  entity F1 {:.4f}   precision {:.4f}   recall {:.4f}   word accuracy {:.4f}   ({} "
+      "sentences, {} words)\n",
+      m["f1"].get<double>(), m["precision"].get<double>(), m["recall"].get<double>(),
+      m["accuracy"].get<double>(), m["rows"].get<std::int64_t>(), m["words"].get<std::int64_t>());
+  print_per_label(m["per_type"], "type");
+}
+
+void print_head(const nlohmann::json& m) {
+  const std::string task = m.value("task", "classification");
+  if (task == "regression") return print_regression(m);
+  if (task == "multi_label") return print_multi_label(m);
+  if (task == "token_classification") return print_token_classifier(m);
+  print_classifier(m);
 }
 
 void print_language_model(const nlohmann::json& m) {
@@ -82,11 +142,22 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
   // One pass per version the models are named at (workbench/version_rounds.h).
   auto rounds = workbench::version_rounds(*ws, **store, options.models);
   if (!rounds) return fail(rounds.status());
+  // A file's rows are read with every round's head labels, as their one task needs.
   std::vector<std::string> labels;
-  for (const workbench::VersionRound& round : *rounds)
+  std::optional<spec::LabelType> label_type;
+  for (const workbench::VersionRound& round : *rounds) {
     for (const std::string& label : workbench::head_labels(round.workspace, round.models))
       if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
-  auto data = workbench::eval_data(*ws, options.data, labels);
+    auto type = workbench::eval_label_type(round.workspace, round.models);
+    if (!type) return fail(type.status());
+    if (label_type && *type && *label_type != **type)
+      return fail(invalid_argument(
+          "the models' heads are of different tasks, and a file's labels are read one way; "
+          "evaluate them with separate `scion eval` commands"));
+    if (*type) label_type = *type;
+  }
+  auto data = workbench::eval_data(*ws, options.data, labels,
+                                   label_type.value_or(spec::LabelType::kSingle), options.fields);
   if (!data) return fail(data.status());
 
   auto made = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
@@ -154,7 +225,7 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
               << paint(named[i], Color::kBold, tty) << "  [" << workbench::kind_name(r.kind)
               << ", version " << r.model_version.substr(0, 12) << "]\n";
     if (r.kind == workbench::ModelKind::kClassifier)
-      print_classifier(r.metrics);
+      print_head(r.metrics);
     else
       print_language_model(r.metrics);
   }
@@ -166,8 +237,8 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
 
 void add_eval_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
   static EvalOptions options;
-  CLI::App* cmd =
-      app.add_subcommand("eval", "Score trained models on a dataset (accuracy, F1, perplexity)");
+  CLI::App* cmd = app.add_subcommand(
+      "eval", "Score trained models on a dataset (accuracy, F1, RMSE, perplexity)");
   cmd->add_option("MODEL", options.models,
                   "The models (one shared-trunk pass; MODEL@N or MODEL@<hash>: a stored version)")
       ->required();
@@ -175,16 +246,31 @@ void add_eval_command(CLI::App& app, const GlobalOptions& global, CommandAction&
                   "A dataset of the spec, or a .jsonl/.csv/.tsv/.txt file")
       ->required()
       ->option_text("NAME|FILE");
+  cmd->add_option("--text-field", options.fields.text,
+                  "The field (column) holding the text (default: the dataset's, a file's `text`)")
+      ->option_text("NAME");
+  cmd->add_option("--pair-field", options.fields.pair,
+                  "The field holding a sentence pair's second text (default: the dataset's; a "
+                  "file's: none)")
+      ->option_text("NAME");
+  cmd->add_option("--label-field", options.fields.label,
+                  "The field holding the labels (default: the dataset's, a file's `label`)")
+      ->option_text("NAME");
   cmd->add_option("--chunk-size", options.chunk_size, "Texts per forward pass (default 64)")
       ->check(whole_number(1, 65536));
   cmd->add_flag("!--no-record", options.record,
                 "Do not record the results in the lineage store (opens it read-only)");
   cmd->footer(
-      "Classifiers: accuracy, macro-F1, per-class precision/recall/F1 and the confusion\n"
-      "matrix; language models: perplexity (pseudo-perplexity for a masked LM).\n"
-      "A file's rows are read as the spec reads a dataset (fields text and label).\n"
+      "Classifiers: accuracy, macro/micro/weighted F1, MCC, calibration error (ECE),\n"
+      "ROC-AUC (two classes), per-class precision/recall/F1 and the confusion matrix;\n"
+      "regression: RMSE, MAE, Pearson, Spearman; multi-label: micro/macro F1, subset\n"
+      "accuracy, Hamming loss; token classification: entity precision/recall/F1 (seqeval)\n"
+      "and word accuracy; language models: perplexity (pseudo-perplexity for a masked LM).\n"
+      "A file's rows are read as the spec reads a dataset (fields text and label unless\n"
+      "--text-field/--label-field say otherwise), labels of the type the heads' task needs.\n"
       "Example: scion -C examples/minilm eval head lora prefix --data critics\n"
-      "         scion eval lora --data held-out.jsonl --json");
+      "         scion eval lora --data held-out.csv --text-field review --label-field stars\n"
+      "         scion eval nli --data dev.jsonl --text-field premise --pair-field hypothesis");
   cmd->callback([&global, &action] { action = [&global] { return eval(global, options); }; });
 }
 

@@ -1,5 +1,7 @@
 // `scion lineage show MODEL` and `scion lineage diff A B`: options and printing of
 // workbench::show_model and workbench::diff_models (workbench/lineage_views.h).
+#include <fmt/format.h>
+
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -109,7 +111,18 @@ void print_evaluations(const json& evaluations) {
     std::cout << "  " << e["evaluated_at"].get<std::string>() << "  "
               << e["dataset"].get<std::string>() << " (" << e["rows"] << " rows)  " << std::fixed
               << std::setprecision(4);
-    if (e["kind"] == "classifier")
+    const std::string task = m.value("task", "classification");
+    const auto number = [&](const char* key) {
+      return m.contains(key) && m[key].is_number() ? fmt::format("{:.4f}", m[key].get<double>())
+                                                   : std::string("n/a");
+    };
+    if (e["kind"] == "classifier" && task == "regression")
+      std::cout << "RMSE " << number("rmse") << "  Spearman " << number("spearman");
+    else if (e["kind"] == "classifier" && task == "multi_label")
+      std::cout << "micro-F1 " << number("micro_f1") << "  macro-F1 " << number("macro_f1");
+    else if (e["kind"] == "classifier" && task == "token_classification")
+      std::cout << "entity F1 " << number("f1") << "  word accuracy " << number("accuracy");
+    else if (e["kind"] == "classifier")
       std::cout << "accuracy " << m["accuracy"].get<double>() << "  macro-F1 "
                 << m["macro_f1"].get<double>();
     else

@@ -1,10 +1,12 @@
-// `scion predict MODEL... --text T | --file F [--assert]`: stored models' labels and class
-// probabilities for each text; with --assert, the spec's model assertions for each model
-// are checked on every prediction and their violations printed. Several models answer in
-// one evaluation through the shared trunk (the trie of layer applications: what their
-// ancestry has in common is computed once), as `scion test` evaluates the family.
-// The texts come from workbench/predict_input.h (lines or JSONL, a file or standard
-// input), the predictions from workbench/prediction.h; this file parses and prints. A text
+// `scion predict MODEL... --text T [--pair P] | --file F [--assert]`: stored head models'
+// answers for each text or sentence pair, by task: a classifier's label and class
+// probabilities, a regression head's values, a multi-label head's labels at its threshold
+// and their probabilities, a token classifier's tag per word and the entities they spell; with
+// --assert, the spec's model assertions for each model are checked on every prediction and their
+// violations printed. Several models answer in one evaluation through the shared trunk (the trie of
+// layer applications: what their ancestry has in common is computed once), as `scion test`
+// evaluates the family. The texts come from workbench/predict_input.h (lines or JSONL, a file or
+// standard input), the predictions from workbench/prediction.h; this file parses and prints. A text
 // longer than a model reads is classified by its first tokens, with a warning.
 // With --generate, causal language models continue the texts instead
 // (cli/cmd_predict_generate.cpp); this file holds the options of both.
@@ -21,21 +23,71 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "runtime/compute_device.h"
+#include "runtime/metrics/entity_metrics.h"
 #include "workbench/checked_workspace.h"
 #include "workbench/prediction.h"
 
 namespace scion::cli {
 namespace {
 
+// A token classifier's words with their tags and probabilities, and its entities.
+void add_tags(const assertions::ModelOutput& o, nlohmann::json& json) {
+  const std::vector<std::string> tags = assertions::predicted_tags(o);
+  nlohmann::json words = nlohmann::json::array();
+  for (std::size_t w = 0; w < o.words.size(); ++w) {
+    const std::vector<float>& p = o.word_probabilities[w];
+    words.push_back(
+        {{"word", o.words[w]},
+         {"tag", p.empty() ? nlohmann::json() : nlohmann::json(tags[w])},
+         {"probability",
+          p.empty() ? nlohmann::json() : nlohmann::json(*std::max_element(p.begin(), p.end()))}});
+  }
+  nlohmann::json entities = nlohmann::json::array();
+  std::vector<std::string> read(tags.begin(), tags.end());
+  for (std::string& t : read)
+    if (t.empty()) t = "O";
+  for (const auto& [type, first, last] : runtime::entities(read)) {
+    std::vector<std::string> span(o.words.begin() + first, o.words.begin() + last + 1);
+    entities.push_back({{"type", type},
+                        {"text", fmt::format("{}", fmt::join(span, " "))},
+                        {"start", first},
+                        {"end", last}});
+  }
+  json["words"] = words;
+  json["entities"] = entities;
+}
+
 nlohmann::json prediction_json(const workbench::Prediction& p, bool with_violations) {
   const assertions::ModelOutput& o = p.output;
   nlohmann::json probabilities = nlohmann::json::object();
-  for (std::size_t k = 0; k < o.labels.size(); ++k) probabilities[o.labels[k]] = o.probabilities[k];
-  nlohmann::json json = {{"model", p.model},
-                         {"text", p.text},
-                         {"label", assertions::predicted_label(o)},
-                         {"confidence", assertions::confidence(o)},
-                         {"probabilities", probabilities}};
+  for (std::size_t k = 0; k < o.labels.size() && k < o.probabilities.size(); ++k)
+    probabilities[o.labels[k]] = o.probabilities[k];
+  nlohmann::json json = {
+      {"model", p.model}, {"text", p.text}, {"task", spec::head_task_name(o.task)}};
+  if (p.pair) json["pair"] = *p.pair;
+  switch (o.task) {
+    case spec::HeadTask::kClassification:
+      json["label"] = assertions::predicted_label(o);
+      json["confidence"] = assertions::confidence(o);
+      json["probabilities"] = probabilities;
+      break;
+    case spec::HeadTask::kMultiLabel:
+      json["labels"] = assertions::predicted_labels(o);
+      json["threshold"] = o.threshold;
+      json["probabilities"] = probabilities;
+      break;
+    case spec::HeadTask::kRegression: {
+      nlohmann::json values = nlohmann::json::object();
+      for (std::size_t k = 0; k < o.labels.size() && k < o.values.size(); ++k)
+        values[o.labels[k]] = o.values[k];
+      json["value"] = o.values.empty() ? nlohmann::json() : nlohmann::json(o.values.front());
+      json["values"] = values;
+      break;
+    }
+    case spec::HeadTask::kTokenClassification:
+      add_tags(o, json);
+      break;
+  }
   if (with_violations) {
     nlohmann::json v = nlohmann::json::array();
     for (const workbench::PredictionViolation& f : p.violations) {
@@ -48,17 +100,36 @@ nlohmann::json prediction_json(const workbench::Prediction& p, bool with_violati
   return json;
 }
 
+// What a prediction says after its answer, in parentheses: each label's probability, a
+// regression head's named values, a token classifier's entities.
+std::string prediction_details(const assertions::ModelOutput& o) {
+  std::vector<std::string> parts;
+  if (o.task == spec::HeadTask::kRegression) {
+    for (std::size_t k = 0; k < o.labels.size() && k < o.values.size(); ++k)
+      parts.push_back(fmt::format("{} {:.4f}", o.labels[k], o.values[k]));
+  } else if (o.task == spec::HeadTask::kTokenClassification) {
+    std::vector<std::string> tags = assertions::predicted_tags(o);
+    for (std::string& t : tags)
+      if (t.empty()) t = "O";
+    for (const auto& [type, first, last] : runtime::entities(tags)) {
+      std::vector<std::string> span(o.words.begin() + first, o.words.begin() + last + 1);
+      parts.push_back(fmt::format("{}: {}", type, fmt::join(span, " ")));
+    }
+    if (parts.empty()) parts.push_back("no entities");
+  } else {
+    for (std::size_t k = 0; k < o.labels.size() && k < o.probabilities.size(); ++k)
+      parts.push_back(fmt::format("{} {:.3f}", o.labels[k], o.probabilities[k]));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 // "<lead>positive  (negative 0.081, positive 0.919)<tail>", and below it each violation,
 // indented by `indent`.
 void print_prediction(const std::string& lead, const std::string& tail, const std::string& indent,
                       const workbench::Prediction& p, bool tty) {
   const assertions::ModelOutput& o = p.output;
-  std::vector<std::string> probabilities;
-  for (std::size_t k = 0; k < o.labels.size(); ++k)
-    probabilities.push_back(
-        fmt::format("{} {:.3f}", terminal_text(o.labels[k]), o.probabilities[k]));
-  std::cout << lead << paint(terminal_text(assertions::predicted_label(o)), Color::kBold, tty)
-            << "  (" << fmt::format("{}", fmt::join(probabilities, ", ")) << ")" << tail << "\n";
+  std::cout << lead << paint(terminal_text(assertions::prediction(o)), Color::kBold, tty) << "  ("
+            << terminal_text(prediction_details(o)) << ")" << tail << "\n";
   for (const workbench::PredictionViolation& f : p.violations)
     std::cout << indent << paint("violation", Color::kYellow, tty) << " " << f.assertion
               << fmt::format(" (severity {:.3f})", f.severity)
@@ -71,8 +142,9 @@ void warn_truncated(const std::vector<workbench::Truncation>& truncated) {
     std::vector<std::string> readers;
     for (const auto& [model, kept] : t.readers)
       readers.push_back(fmt::format("'{}' reads its first {}", model, kept));
-    print_warning(fmt::format("{} is {} tokens, longer than the model reads: {}; the rest is ignored",
-                              t.origin, t.tokens, fmt::join(readers, ", ")));
+    print_warning(
+        fmt::format("{} is {} tokens, longer than the model reads: {}; the rest is ignored",
+                    t.origin, t.tokens, fmt::join(readers, ", ")));
   }
 }
 
@@ -84,12 +156,13 @@ void print_predictions(const workbench::Predictions& result, bool check_assertio
   for (std::size_t i = 0; i < result.predictions.size(); ++i) {
     const workbench::Prediction& p = result.predictions[i];
     // One model: a line per text. Several: the text, then a line per model.
-    if (several && i % result.models.size() == 0) std::cout << terminal_text(p.text) << "\n";
+    const std::string input = p.pair ? p.text + "  ||  " + *p.pair : p.text;
+    if (several && i % result.models.size() == 0) std::cout << terminal_text(input) << "\n";
     if (several)
       print_prediction(fmt::format("  {:<{}}  ", p.model, width), "", std::string(width + 6, ' '),
                        p, tty);
     else
-      print_prediction("", "  " + terminal_text(p.text), "  ", p, tty);
+      print_prediction("", "  " + terminal_text(input), "  ", p, tty);
   }
   if (check_assertions)
     std::cout << fmt::format("{} assertion violation{} ({} assertion{} checked)\n",
@@ -102,6 +175,10 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
     if (options.check_assertions)
       return fail(invalid_argument(
           "--assert checks classifiers' predictions; it does not apply with --generate"));
+    if (!options.input.pairs.empty() || !options.input.pair_field.empty())
+      return fail(invalid_argument(
+          "--pair and --pair-field give sentence pairs to head models; they do not apply with "
+          "--generate"));
     return generate_text(global, options);
   }
   if (!options.generation_flags.empty())
@@ -109,8 +186,8 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
         "{} applies only with --generate (continuing prompts with a causal language model)",
         fmt::join(options.generation_flags, ", "))));
   if (options.input.file == "-" && global.spec_file == workbench::kStdinSpec)
-    return fail(invalid_argument(
-        "-f - and --file - both read standard input; give one of them a file"));
+    return fail(
+        invalid_argument("-f - and --file - both read standard input; give one of them a file"));
   auto texts = workbench::read_predict_texts(options.input, std::cin);
   if (!texts) return fail(texts.status());
   if (texts->empty())
@@ -168,11 +245,14 @@ void add_generation_options(CLI::App& cmd, PredictOptions& options) {
 
 void add_predict_command(CLI::App& app, const GlobalOptions& global, CommandAction& action) {
   static PredictOptions options;
-  CLI::App* cmd = app.add_subcommand("predict", "Labels and class probabilities of trained models");
+  CLI::App* cmd = app.add_subcommand(
+      "predict", "Labels, values or tags of trained head models (any task), per text or pair");
   cmd->add_option("MODEL", options.models,
                   "The models (one shared pass; MODEL@N or MODEL@<hash>: a stored version)")
       ->required();
   cmd->add_option("--text", options.input.texts, "A text to classify (repeatable)");
+  cmd->add_option("--pair", options.input.pairs,
+                  "The second text of a sentence pair, one per --text (repeatable)");
   cmd->add_option("--file", options.input.file,
                   "A file with one text per line, or JSONL records; - reads stdin")
       ->option_text("FILE");
@@ -183,6 +263,9 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global, CommandActi
           {"jsonl", workbench::PredictFormat::kJsonl}}));
   cmd->add_option("--text-field", options.input.text_field,
                   "The JSONL field holding the text (default text)")
+      ->option_text("NAME");
+  cmd->add_option("--pair-field", options.input.pair_field,
+                  "The JSONL field holding a sentence pair's second text")
       ->option_text("NAME");
   cmd->add_flag("--assert", options.check_assertions,
                 "Check the spec's model assertions on each prediction");

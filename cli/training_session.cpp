@@ -80,17 +80,24 @@ void StderrObserver::step(const runtime::StepReport& r, std::size_t group_size) 
     nlohmann::json e = {{"event", "step"}, {"model", job.model().name},
                         {"step", r.step},  {"total_steps", job.total_steps()},
                         {"loss", r.loss},  {"lr", r.lr}};
-    if (r.validation) {
-      e["val_loss"] = r.validation->loss;
-      if (r.validation->accuracy) e["val_accuracy"] = *r.validation->accuracy;
-    }
+    if (r.validation)  // val_loss and the task's other metrics (docs/spec.md)
+      for (const auto& [name, value] : r.validation->metrics) e[name] = value;
     return event(e);
   }
   std::string line = fmt::format("  {:<20} step {:>5}/{:<5} loss {:.4f}  lr {:.2e}",
                                  job.model().name, r.step, job.total_steps(), r.loss, r.lr);
   if (r.validation) {
     line += fmt::format("  val_loss {:.4f}", r.validation->loss);
-    if (r.validation->accuracy) line += fmt::format("  val_acc {:.3f}", *r.validation->accuracy);
+    if (auto accuracy = r.validation->metric("val_accuracy"))
+      line += fmt::format("  val_acc {:.3f}", *accuracy);
+    // The metric the recipe selects or stops by, when it is another one.
+    const spec::TrainingSpec& recipe = job.recipe();
+    for (const std::string& name : {recipe.keep_best, recipe.early_stopping.metric})
+      if (!name.empty() && name != "val_loss" && name != "val_accuracy")
+        if (auto value = r.validation->metric(name)) {
+          line += fmt::format("  {} {:.3f}", name, *value);
+          break;
+        }
   }
   if (in_place) {
     std::cerr << "\r" << line << "  " << progress_clock_.annotate(&job, r.step, job.total_steps())
@@ -179,6 +186,8 @@ void print_summary_json(const workbench::TrainingOutcome& outcome,
     }
     if (o.val_loss) m["val_loss"] = *o.val_loss;
     if (o.val_accuracy) m["val_accuracy"] = *o.val_accuracy;
+    m["validation"] = o.validation;
+    m["kept"] = o.kept ? workbench::kept_json(*o.kept) : nlohmann::json();
     models.push_back(m);
   }
   for (const workbench::GroupOutcome& g : outcome.groups)
@@ -220,6 +229,7 @@ void print_summary(const workbench::TrainingOutcome& outcome) {
     if (o.resumed_from > 0) detail += fmt::format(" (resumed at step {})", o.resumed_from);
     if (o.val_loss) detail += fmt::format(", val_loss {:.4f}", *o.val_loss);
     if (o.val_accuracy) detail += fmt::format(", val_acc {:.3f}", *o.val_accuracy);
+    if (o.kept) detail += "; " + workbench::kept_message(*o.kept);
     const Color color = o.status == "trained" || o.status == "restored" || o.status == "imported"
                             ? Color::kGreen
                         : o.status == "up to date" ? Color::kDim

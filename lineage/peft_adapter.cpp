@@ -27,6 +27,10 @@ struct PeftArchitecture {
   std::string_view seq_cls_class;   // AutoModelForSequenceClassification's class
   std::string_view head_module;     // where scion's head goes; "" when it cannot
   std::string_view pooler_module;   // where the base's pooler goes with it; "" for none
+  // AutoModelForTokenClassification's: a linear layer `classifier` on every position,
+  // with no pooler; "" where scion does not export token classifiers.
+  std::string_view token_cls_class;
+  std::string_view token_head_module;
 };
 
 // Prefix tuning: PEFT passes the virtual tokens as past_key_values, and transformers then
@@ -35,13 +39,14 @@ struct PeftArchitecture {
 // (spec::prefix_shifts_positions).
 constexpr PeftArchitecture kArchitectures[] = {
     // BertForSequenceClassification: classifier(pooler(h[:, 0])).
-    {"bert", "encoder.layer.", "BertForSequenceClassification", "classifier", ""},
+    {"bert", "encoder.layer.", "BertForSequenceClassification", "classifier", "",
+     "BertForTokenClassification", "classifier"},
     // RobertaClassificationHead: out_proj(tanh(dense(h[:, 0]))), scion's pooler + head.
     {"roberta", "encoder.layer.", "RobertaForSequenceClassification", "classifier.out_proj",
-     "classifier.dense"},
+     "classifier.dense", "RobertaForTokenClassification", "classifier"},
     // GPT2ForSequenceClassification and LlamaForSequenceClassification: score, no bias.
-    {"gpt2", "h.", "GPT2ForSequenceClassification", "", ""},
-    {"llama", "model.layers.", "LlamaForSequenceClassification", "", ""},
+    {"gpt2", "h.", "GPT2ForSequenceClassification", "", "", "", ""},
+    {"llama", "model.layers.", "LlamaForSequenceClassification", "", "", "", ""},
 };
 
 const PeftArchitecture* peft_architecture(std::string_view model_type) {
@@ -159,6 +164,18 @@ const PeftArchitecture& architecture_of(const spec::Workspace& ws, const spec::M
   return *peft_architecture(ws.architecture_of(model).hf_model_type);
 }
 
+bool tags_words(const spec::Model& head_owner) {
+  return head_owner.adaptation.head->task == spec::HeadTask::kTokenClassification;
+}
+
+// The task model's module that holds the head `owner` introduced, and its class.
+std::string_view head_module(const PeftArchitecture& arch, const spec::Model& owner) {
+  return tags_words(owner) ? arch.token_head_module : arch.head_module;
+}
+std::string_view task_class(const PeftArchitecture& arch, const spec::Model& owner) {
+  return tags_words(owner) ? arch.token_cls_class : arch.seq_cls_class;
+}
+
 bool is_causal_lm(const spec::Workspace& ws, const spec::Model& model) {
   return !classifying_head(ws.ancestry(model)) &&
          ws.objective_of(model) == spec::Objective::kCausalLm;
@@ -227,7 +244,15 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
     return refuse(model, "it combines LoRA, prefix and prompt tuning, and a PEFT adapter is "
                          "one method");
   const spec::Model* head = classifying_head(chain);
-  if (head) {
+  if (head && tags_words(*head)) {
+    if (arch->token_head_module.empty())
+      return refuse(model, "scion exports token classifiers of BERT and RoBERTa bases (" +
+                               a.hf_model_type + " has no such row)");
+    if (ad.prompt)
+      return refuse(model,
+                    "PEFT prepends prompt tuning's virtual tokens to the words, so its "
+                    "token classifier tags them too and shifts every word's position");
+  } else if (head) {
     if (arch->head_module.empty())
       return refuse(model, std::string(arch->seq_cls_class) +
                                "'s score layer has no bias and scion's classification head has "
@@ -249,7 +274,7 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
                   "(out, in), and GPT-2's Conv1D holds (in, out) (fan_in_fan_out), so it "
                   "would not run the adapter as scion does (--format huggingface merges "
                   "DoRA into the weights)");
-  if (ad.prompt && head)
+  if (ad.prompt && head && !tags_words(*head))
     return refuse(model, "PEFT prepends prompt tuning's virtual tokens before [CLS], so " +
                              std::string(arch->seq_cls_class) +
                              " classifies from the first virtual token, while scion's head "
@@ -290,10 +315,10 @@ std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
                                          : ".lora_magnitude_vector");
   }
   const PeftArchitecture* peft = peft_architecture(arch.hf_model_type);
-  if (!peft || peft->head_module.empty()) return std::nullopt;
+  if (!peft || !model.adaptation.head || head_module(*peft, model).empty()) return std::nullopt;
   for (const char* part : {"weight", "bias"})
     if (scion_name == "head." + model.name + "." + part)
-      return "base_model.model." + std::string(peft->head_module) + "." + part;
+      return "base_model.model." + std::string(head_module(*peft, model)) + "." + part;
   return std::nullopt;
 }
 
@@ -302,11 +327,14 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
   const spec::Architecture& a = *base.architecture;
   const PeftArchitecture& arch = architecture_of(workspace, model);
   const spec::Adaptation& ad = model.adaptation;
-  const bool classifier = classifying_head(workspace.ancestry(model)) != nullptr;
+  const spec::Model* owner = classifying_head(workspace.ancestry(model));
+  const bool classifier = owner != nullptr;
   nlohmann::json config = {
       {"base_model_name_or_path", base.import_path},
       {"revision", nullptr},
-      {"task_type", classifier ? "SEQ_CLS" : "CAUSAL_LM"},
+      {"task_type", !owner               ? "CAUSAL_LM"
+                    : tags_words(*owner) ? "TOKEN_CLS"
+                                         : "SEQ_CLS"},
       {"inference_mode", true},
   };
   // PEFT's prompt-learning configs have no modules_to_save: PeftModelForSequenceClassification
@@ -479,15 +507,17 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
     const std::string root = ad.lora ? "base_model.model." : "base_model.";
     for (const char* part : {"weight", "bias"}) {
       const LoadedParameter& head = params.at("head." + owner->name + "." + part);
-      out.tensors.push_back(
-          {root + std::string(arch.head_module) + "." + part, head.shape, as_float32(head)});
-      if (arch.pooler_module.empty()) continue;
+      out.tensors.push_back({root + std::string(head_module(arch, *owner)) + "." + part, head.shape,
+                             as_float32(head)});
+      if (arch.pooler_module.empty() || tags_words(*owner)) continue;
       const LoadedParameter& pooler = params.at(std::string("pooler.") + part);
       out.tensors.push_back(
           {root + std::string(arch.pooler_module) + "." + part, pooler.shape, as_float32(pooler)});
     }
   }
   out.config = peft_config(workspace, model);
+  if (const spec::Model* owner = classifying_head(workspace.ancestry(model)))
+    out.task_class = std::string(task_class(arch, *owner));
   return out;
 }
 
@@ -501,11 +531,15 @@ Status write_peft_adapter(Env& env, const std::filesystem::path& dir,
     tensors.push_back({t.name, DType::kF32, t.shape, std::as_bytes(std::span<const float>(t.values))});
   SCION_RETURN_IF_ERROR(write_safetensors(env, dir / "adapter_model.safetensors", tensors,
                                           {{"format", "pt"}}));
-  const std::string config = files.config.dump(2) + "\n";
-  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(config.data()),
-                                         config.size());
-  const std::span<const std::byte> pieces[] = {bytes};
-  return write_file_atomically(env, dir / "adapter_config.json", pieces);
+  const auto write_json = [&](const nlohmann::json& json, const char* name) {
+    const std::string text = json.dump(2) + "\n";
+    const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(text.data()),
+                                           text.size());
+    const std::span<const std::byte> pieces[] = {bytes};
+    return write_file_atomically(env, dir / name, pieces);
+  };
+  if (files.model_config) SCION_RETURN_IF_ERROR(write_json(*files.model_config, "config.json"));
+  return write_json(files.config, "adapter_config.json");
 }
 
 }  // namespace scion::lineage

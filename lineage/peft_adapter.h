@@ -27,12 +27,14 @@
 // not exported: prefix_projection false), are prompt_embeddings (P, L·2·C), row p being
 // [keys_0[p] | values_0[p] | keys_1[p] | ...], which PEFT passes as past_key_values.
 //
-// Classification (task_type SEQ_CLS): the head the model classifies with (its own, else
-// its nearest ancestor's: classifying_head), head.<owner>.{weight,bias}, becomes the task
-// model's classifier in modules_to_save: BERT's `classifier`, RoBERTa's
-// `classifier.out_proj` (with the base's pooler as `classifier.dense`: scion runs
-// RoBERTa's pooler + head as RobertaClassificationHead does). Causal language models
-// (objective clm on GPT-2 or Llama) are task_type CAUSAL_LM.
+// Sequence heads (task_type SEQ_CLS: classification, regression, multi-label): the head the
+// model predicts with (its own, else its nearest ancestor's: classifying_head),
+// head.<owner>.{weight,bias}, becomes the task model's classifier in modules_to_save:
+// BERT's `classifier`, RoBERTa's `classifier.out_proj` (with the base's pooler as
+// `classifier.dense`: scion runs RoBERTa's pooler + head as RobertaClassificationHead
+// does). Token classifiers (TOKEN_CLS, BERT and RoBERTa): the head is `classifier` on
+// every position, without a pooler. Causal language models (objective clm on GPT-2 or
+// Llama) are task_type CAUSAL_LM.
 //
 // A descendant of a descendant is its own adapter only: base_model_name_or_path names the
 // base, and the caller (workbench/peft_export.h) points it at a folder with the ancestors'
@@ -70,6 +72,13 @@ struct PeftTensor {
 struct PeftAdapterFiles {
   nlohmann::json config;  // adapter_config.json
   std::vector<PeftTensor> tensors;
+  // The task model's transformers class (BertForSequenceClassification, ...); empty for
+  // a causal LM.
+  std::string task_class;
+  // config.json beside the adapter: the base's config with the head's labels (id2label,
+  // label2id, problem_type), which the caller (workbench/peft_export.h) fills for a head
+  // model; AutoConfig.from_pretrained(DIR) reads it. Not written when absent.
+  std::optional<nlohmann::json> model_config;
 };
 
 // The model `chain` (a model's ancestry, the model first) classifies with: the first one

@@ -131,8 +131,10 @@ json adaptation_json(const spec::Adaptation& a) {
                          {"layers", a.bottleneck->layers}};
   }
   if (a.head) {
-    out["head"] = {
-        {"task", a.head->task}, {"labels", a.head->labels}, {"pooling", name_of(a.head->pooling)}};
+    out["head"] = {{"task", spec::head_task_name(a.head->task)},
+                   {"labels", a.head->labels},
+                   {"pooling", name_of(a.head->pooling)}};
+    if (a.head->threshold) out["head"]["threshold"] = *a.head->threshold;
   }
   if (a.bitfit) out["bitfit"] = json::object();
   if (a.full) out["full"] = json::object();

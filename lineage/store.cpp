@@ -388,6 +388,19 @@ Status LineageStore::finish_run(std::int64_t run_id, RunStatus status, const std
   return Status::ok();
 }
 
+Status LineageStore::record_kept(std::int64_t run_id, const nlohmann::json& kept,
+                                 const std::string& message) {
+  auto stmt = db_->prepare(
+      "UPDATE runs SET hyperparameters = json_set(hyperparameters, '$.kept', json(?)), "
+      "message = ? WHERE id = ?");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, std::string_view(kept.dump())).bind(2, std::string_view(message)).bind(3, run_id);
+  SCION_RETURN_IF_ERROR(stmt->run());
+  if (sqlite3_changes(db_->handle()) != 1)
+    return not_found("run " + std::to_string(run_id) + " is not in the store");
+  return Status::ok();
+}
+
 // REQUIRES: a transaction is open. Adds the object's row; for a file object, makes sure
 // the file is (still) there under the write lock, so a concurrent `scion gc` cannot have
 // removed it between writing and referencing.

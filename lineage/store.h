@@ -72,6 +72,10 @@ class LineageStore {
   // and, for a test run, the number of cases it judged.
   Status finish_run(std::int64_t run_id, RunStatus status, const std::string& message = "",
                     std::optional<std::int64_t> cases = std::nullopt);
+  // Records which validation's parameters a keep_best training run stores: `kept` under
+  // the run's hyperparameters ("kept": {step, metric, value, last_step, last_value}) and
+  // `message` in words. Called before commit_model, which then marks the run finished.
+  Status record_kept(std::int64_t run_id, const nlohmann::json& kept, const std::string& message);
 
   // Stores `parameters` as the model's complete parameter set for `model.recipe_hash`, its
   // version of that recipe (replacing an earlier one of the same recipe), makes that

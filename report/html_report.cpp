@@ -275,21 +275,52 @@ std::string confusion_table(const nlohmann::json& m) {
   return out + "</table>";
 }
 
+// A stored evaluation's scores by its task (docs/json.md, "Task heads"): "name value" pairs
+// joined by " · ", "-" for a score the data left undefined.
+std::string scores(const nlohmann::json& m) {
+  static const std::vector<std::pair<const char*, const char*>> kByTask[] = {
+      {{"accuracy", "accuracy"},
+       {"macro_f1", "macro-F1"},
+       {"mcc", "MCC"},
+       {"ece", "ECE"},
+       {"roc_auc", "ROC-AUC"}},
+      {{"rmse", "RMSE"}, {"mae", "MAE"}, {"pearson", "Pearson"}, {"spearman", "Spearman"}},
+      {{"micro_f1", "micro-F1"}, {"macro_f1", "macro-F1"}, {"subset_accuracy", "subset accuracy"}},
+      {{"f1", "entity F1"},
+       {"precision", "precision"},
+       {"recall", "recall"},
+       {"accuracy", "word accuracy"}},
+      {{"perplexity", "perplexity"}}};
+  const std::string task =
+      m.value("task", m.contains("perplexity") ? "language model" : "classification");
+  const std::size_t row = task == "regression"             ? 1
+                          : task == "multi_label"          ? 2
+                          : task == "token_classification" ? 3
+                          : task == "language model"       ? 4
+                                                           : 0;
+  std::string out;
+  for (const auto& [key, name] : kByTask[row]) {
+    if (!m.contains(key)) continue;
+    out += fmt::format("{}{} {}", out.empty() ? "" : " · ", name, metric(m, key));
+  }
+  return out;
+}
+
 std::string evaluations_section(const FamilyReport& r) {
   std::string out = "<section id=\"evaluations\"><h2>Evaluations</h2>";
   if (r.evaluations.empty())
     return out + "<p class=\"empty\">no evaluations stored: run <code>scion eval MODEL --data "
                  "NAME</code></p></section>";
-  out += "<table class=\"evaluations\"><tr><th>model</th><th>dataset</th><th class=\"num\">rows"
-         "</th><th class=\"num\">accuracy</th><th class=\"num\">macro-F1</th><th class=\"num\">"
-         "perplexity</th><th>version</th><th>confusion matrix</th></tr>";
+  out +=
+      "<table class=\"evaluations\"><tr><th>model</th><th>dataset</th><th class=\"num\">rows"
+      "</th><th>task</th><th>scores</th><th>version</th><th>confusion matrix</th></tr>";
   for (const ReportEvaluation& e : r.evaluations) {
     const nlohmann::json& m = e.result.metrics;
     out += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
-        esc(e.result.model), esc(e.result.dataset), e.result.rows, metric(m, "accuracy"),
-        metric(m, "macro_f1"), metric(m, "perplexity"),
+        "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td></tr>",
+        esc(e.result.model), esc(e.result.dataset), e.result.rows,
+        esc(m.value("task", e.result.kind)), esc(scores(m)),
         e.current ? "current" : "older parameters", confusion_table(m));
   }
   return out + "</table></section>";

@@ -152,6 +152,15 @@ class Backend {
   virtual void cross_entropy_backward(float* dlogits, const float* probs,
                                       const std::int32_t* targets, float scale, std::int64_t N,
                                       int V) = 0;
+  // Class-weighted cross-entropy's backward (cpu/cross_entropy.h); weights: (V).
+  virtual void cross_entropy_backward_weighted(float* dlogits, const float* probs,
+                                               const std::int32_t* targets, const float* weights,
+                                               float scale, std::int64_t N, int V) = 0;
+  // Multi-label heads: binary cross-entropy with logits (cpu/binary_cross_entropy.h).
+  virtual void bce_with_logits_forward(float* losses, float* probs, const float* logits,
+                                       const float* targets, std::int64_t N, int K) = 0;
+  virtual void bce_with_logits_backward(float* dlogits, const float* probs, const float* targets,
+                                        float scale, std::int64_t N, int K) = 0;
 
   virtual void pool_forward(float* out, const float* inp, const std::int32_t* lengths, int B,
                             int S, int offset, int C, PoolMode mode) = 0;

@@ -22,40 +22,6 @@ void Pass::activation_backward(float* dinp, const float* inp, const float* dout,
     be_.gelu_backward(dinp, inp, dout, n);
 }
 
-// dy (N, C) = gradient of Σ_s mean loss_s w.r.t. the final hidden states y.
-void Pass::heads_backward(const float* y, float* dy) {
-  for (std::size_t s = 0; s < segment_count(); ++s) {
-    const ModelWeights& m = *seg(s).model;
-    Plan::SegmentActs& sa = plan_.segments[s];
-    const float* ys = y + sa.row0 * C_;
-    float* dys = dy + sa.row0 * C_;
-    if (m.objective == spec::Objective::kClassification) {
-      const LinearWeights& head = m.classifier.linear;
-      const float scale = sa.counted ? 1.0f / static_cast<float>(sa.counted) : 0.0f;
-      be_.cross_entropy_backward(sa.dlogits, sa.probs, sa.targets, scale, sa.B, head.out);
-      if (m.pooler.weight) {
-        const std::int64_t n = static_cast<std::int64_t>(sa.B) * C_;
-        be_.matmul_backward(sa.dpooler, head.dweight, head.dbias, sa.dlogits, sa.pooler_out,
-                            head.weight, 1.0f, sa.B, C_, head.out, GradMode::kAssign);
-        be_.tanh_backward(sa.dpooler, sa.pooler_out, sa.dpooler, n);
-        be_.matmul_backward(sa.dpooled, m.pooler.dweight, m.pooler.dbias, sa.dpooler, sa.pooled,
-                            m.pooler.weight, 1.0f, sa.B, C_, C_, GradMode::kAssign);
-      } else {
-        be_.matmul_backward(sa.dpooled, head.dweight, head.dbias, sa.dlogits, sa.pooled,
-                            head.weight, 1.0f, sa.B, C_, head.out, GradMode::kAssign);
-      }
-      be_.pool_backward(dys, sa.dpooled, sa.lengths, sa.B, sa.S, sa.P, C_,
-                        m.classifier.pooling);
-    } else {
-      const float scale = sa.counted ? 1.0f / static_cast<float>(sa.counted) : 0.0f;
-      be_.cross_entropy_backward(sa.dlogits, sa.probs, sa.targets, scale, sa.rows,
-                                 a_.vocab_size);
-      be_.matmul_backward(dys, m.dlm_head, nullptr, sa.dlogits, ys, m.lm_head, 1.0f, sa.rows,
-                          C_, a_.vocab_size, GradMode::kAssign);
-    }
-  }
-}
-
 // dinp (=/+= per mode) and the frozen product's weight gradients (only when the trunk
 // trains), then each segment's LoRA: its A/B gradients and its share of dinp (+=). A null
 // dinp: nothing below needs the input's gradient, so only weight gradients are computed.
@@ -257,8 +223,11 @@ void Pass::embeddings_backward() {
   }
   dropout_backward(demb, plan_.emb_mask, C_);
   if (trunk_.dtype_emb)
-    for (std::int64_t row = 0; row < N_; ++row)
-      be_.add_inplace(trunk_.dtype_emb, demb + row * C_, 1.0f, C_);
+    for (std::size_t s = 0; s < segment_count(); ++s)
+      for_each_token_type(s, [&](std::int64_t row, int type) {
+        be_.add_inplace(trunk_.dtype_emb + type * C_, demb + (plan_.segments[s].row0 + row) * C_,
+                        1.0f, C_);
+      });
   for (std::size_t s = 0; s < segment_count(); ++s) {
     const ModelWeights& m = *seg(s).model;
     Plan::SegmentActs& sa = plan_.segments[s];

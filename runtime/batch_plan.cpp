@@ -44,7 +44,7 @@ class Layout {
 bool is_inference(const FamilyBatch& batch) {
   if (batch.training) return false;
   for (const Segment& seg : batch.segments)
-    if (seg.targets) return false;
+    if (seg.targets || seg.values) return false;
   return true;
 }
 
@@ -71,6 +71,7 @@ std::string batch_signature(const FamilyBatch& batch) {
     add(seg.length);
     add(static_cast<int>(m.objective));
     add(m.has_classifier ? m.classifier.linear.out : 0);
+    add(m.has_classifier ? static_cast<int>(m.classifier.task) : 0);
     add(prompt_rows(seg));
     add(seg.cache ? seg.cache->capacity() : 0);
     add(seg.last_position_logits);
@@ -193,8 +194,16 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     layout.add_ints(p + "tokens", static_cast<std::int64_t>(sa.B) * sa.T, &sa.tokens_buffer);
     layout.add_ints(p + "lengths", sa.B, &sa.lengths_buffer);
     layout.add_ints(p + "attn_lengths", sa.B, &sa.attn_lengths_buffer);
-    layout.add_ints(p + "targets", m.objective == spec::Objective::kClassification ? sa.B : rows,
-                    &sa.targets_buffer);
+    const bool head = m.objective == spec::Objective::kClassification;
+    const bool per_token = head && m.classifier.per_token();
+    const spec::HeadTask task = head ? m.classifier.task : spec::HeadTask::kClassification;
+    const bool by_values =
+        head && (task == spec::HeadTask::kRegression || task == spec::HeadTask::kMultiLabel);
+    if (!by_values)
+      layout.add_ints(p + "targets", head && !per_token ? sa.B : rows, &sa.targets_buffer);
+    if (by_values && !plan.inference)
+      layout.add(p + "values", static_cast<std::int64_t>(sa.B) * m.classifier.linear.out,
+                 &sa.values_buffer);
     layout.add(p + "prompt", sa.P * C, &sa.prompt);
     layout.add(p + "dprompt", sa.P * C, &sa.dprompt);
     sa.prefix_k.assign(L, nullptr);
@@ -254,12 +263,12 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     if (!plan.inference) layout.add(p + "dlora_out", rows * max_dora_out, &sa.dlora_out);
     layout.add(p + "dbneck_pre", rows * max_hidden, &sa.dbneck_pre);
     layout.add(p + "dbneck_act", rows * max_hidden, &sa.dbneck_act);
-    const bool classify = m.objective == spec::Objective::kClassification;
-    const bool last_only = !classify && seg.last_position_logits;
-    const std::int64_t logit_rows = classify || last_only ? sa.B : rows;
+    const bool pooled = head && !per_token;
+    const bool last_only = !head && seg.last_position_logits;
+    const std::int64_t logit_rows = pooled || last_only ? sa.B : rows;
     if (last_only) layout.add(p + "last_hidden", sa.B * C, &sa.last_hidden);
-    const std::int64_t width = classify ? m.classifier.linear.out : V;
-    if (classify) {
+    const std::int64_t width = head ? m.classifier.linear.out : V;
+    if (pooled) {
       layout.add(p + "pooled", sa.B * C, &sa.pooled);
       layout.add(p + "dpooled", sa.B * C, &sa.dpooled);
       if (m.pooler.weight) {

@@ -37,17 +37,19 @@ struct BatchPlan {
   };
   struct SegmentActs {
     std::int64_t row0 = 0, rows = 0;
-    std::int64_t counted = 0;  // the last forward's loss denominator (Segment::loss_denominator)
+    double denominator = 0;  // the last forward's loss denominator (Segment::loss_denominator)
     int B = 0, T = 0, P = 0, S = 0;  // S = P + T
     // The segment's inputs in backend memory (the Segment's pointers are host memory):
     // arena buffers, and what each forward copied into them, null where the Segment has
     // none (the batch signature does not say whether it has lengths or targets).
     std::int32_t *tokens_buffer = nullptr, *lengths_buffer = nullptr,
                  *attn_lengths_buffer = nullptr, *targets_buffer = nullptr;
+    float* values_buffer = nullptr;              // (B, K) regression and multi-label targets
     const std::int32_t* tokens = nullptr;        // (B, T)
     const std::int32_t* lengths = nullptr;       // (B) real tokens
     const std::int32_t* attn_lengths = nullptr;  // (B) prompt + real tokens
-    const std::int32_t* targets = nullptr;       // (B) classes, or (B, S) LM targets
+    const std::int32_t* targets = nullptr;       // (B) classes, or (B, S) LM or tag targets
+    const float* values = nullptr;               // (B, K) target values
     // Host staging of what the Segment does not hold as such, and of the losses read back.
     std::vector<std::int32_t> host_attn_lengths, host_lm_targets;
     std::vector<float> host_losses;
@@ -72,8 +74,10 @@ struct BatchPlan {
     float* dpooler = nullptr;     // (B, C)
     float* last_hidden = nullptr;  // (B, C) each sequence's last position, when only its
                                    // logits are wanted (Segment::last_position_logits)
-    float* logits = nullptr;       // (B, K), (rows, V), or (B, V) of the last positions
+    float* logits = nullptr;       // (B, K), (rows, K) for tags, (rows, V), or (B, V) of the
+                                   // last positions
     float* dlogits = nullptr;
+    // Softmax or sigmoid probabilities; for a regression head, predictions − targets.
     float* probs = nullptr;
     float* losses = nullptr;
   };

@@ -1,5 +1,6 @@
 #include "runtime/batch_validation.h"
 
+#include <cmath>
 #include <string>
 
 #include "runtime/batch_plan.h"
@@ -105,10 +106,35 @@ Status validate_batch(const FamilyBatch& batch) {
           return invalid_argument("model '" + m.name + "': sequence length " +
                                   std::to_string(seg.lengths[b]) + " outside 1.." +
                                   std::to_string(seg.length));
+    if (seg.token_types && m.type_emb)
+      for (std::int64_t i = 0; i < n; ++i)
+        if (seg.token_types[i] < 0 || seg.token_types[i] >= a.type_vocab_size)
+          return invalid_argument("model '" + m.name + "': token type " +
+                                  std::to_string(seg.token_types[i]) + " outside 0.." +
+                                  std::to_string(a.type_vocab_size - 1));
+    const bool head = m.objective == spec::Objective::kClassification;
+    const spec::HeadTask task = head ? m.classifier.task : spec::HeadTask::kClassification;
+    const bool by_values =
+        head && (task == spec::HeadTask::kRegression || task == spec::HeadTask::kMultiLabel);
+    if (by_values) {
+      if (seg.targets)
+        return invalid_argument("model '" + m.name + "': a " + spec::head_task_name(task) +
+                                " head trains on values, not class targets");
+      if (!seg.values) continue;
+      const std::int64_t count = static_cast<std::int64_t>(seg.batch) * m.classifier.linear.out;
+      for (std::int64_t i = 0; i < count; ++i)
+        if (!std::isfinite(seg.values[i]) ||
+            (task == spec::HeadTask::kMultiLabel && (seg.values[i] < 0 || seg.values[i] > 1)))
+          return invalid_argument(
+              "model '" + m.name + "': target value " + std::to_string(seg.values[i]) +
+              (task == spec::HeadTask::kMultiLabel ? " outside 0..1" : " is not finite"));
+      continue;
+    }
+    if (seg.values)
+      return invalid_argument("model '" + m.name + "' takes class targets, not values");
     if (!seg.targets) continue;
-    const bool classify = m.objective == spec::Objective::kClassification;
-    const int classes = classify ? m.classifier.linear.out : a.vocab_size;
-    const std::int64_t targets = classify ? seg.batch : n;
+    const int classes = head ? m.classifier.linear.out : a.vocab_size;
+    const std::int64_t targets = head && !m.classifier.per_token() ? seg.batch : n;
     for (std::int64_t i = 0; i < targets; ++i) {
       const std::int32_t t = seg.targets[i];
       if (t != kIgnoreIndex && (t < 0 || t >= classes))

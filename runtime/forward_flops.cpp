@@ -45,7 +45,9 @@ double forward_flops(const FamilyBatch& batch) {
     }
   for (const Segment& seg : batch.segments) {
     const ModelWeights& m = *seg.model;
-    if (m.objective == spec::Objective::kClassification)
+    if (m.objective == spec::Objective::kClassification && m.classifier.per_token())
+      flops += 2.0 * seg.batch * (prompt_rows(seg) + seg.length) * C * m.classifier.linear.out;
+    else if (m.objective == spec::Objective::kClassification)
       flops += 2.0 * seg.batch * C * m.classifier.linear.out;
     else
       flops += 2.0 * seg.batch * (seg.last_position_logits ? 1 : prompt_rows(seg) + seg.length) *

@@ -44,16 +44,25 @@ void Pass::prepare_segment_inputs() {
     }
     sa.tokens = upload(sa.tokens_buffer, seg(s).tokens, static_cast<std::int64_t>(sa.B) * sa.T);
     sa.lengths = sa.attn_lengths = sa.targets = nullptr;
+    sa.values = nullptr;
     if (seg(s).lengths) {
       sa.lengths = upload(sa.lengths_buffer, seg(s).lengths, sa.B);
       sa.host_attn_lengths.clear();
       for (int b = 0; b < sa.B; ++b) sa.host_attn_lengths.push_back(sa.P + seg(s).lengths[b]);
       sa.attn_lengths = upload(sa.attn_lengths_buffer, sa.host_attn_lengths.data(), sa.B);
     }
+    if (seg(s).values) {
+      const std::int64_t n = static_cast<std::int64_t>(sa.B) * m.classifier.linear.out;
+      be_.copy_to_device(sa.values_buffer, seg(s).values,
+                         static_cast<std::size_t>(n) * sizeof(float));
+      sa.values = sa.values_buffer;
+    }
     if (!seg(s).targets) continue;
-    if (m.objective == spec::Objective::kClassification) {
+    const bool head = m.objective == spec::Objective::kClassification;
+    if (head && !m.classifier.per_token()) {
       sa.targets = upload(sa.targets_buffer, seg(s).targets, sa.B);
     } else {
+      // Per position, after the segment's prompt tokens (which take no loss).
       sa.host_lm_targets.assign(static_cast<std::size_t>(sa.rows), kIgnoreIndex);
       for (int b = 0; b < sa.B; ++b)
         for (int t = 0; t < sa.T; ++t)
@@ -91,10 +100,12 @@ void Pass::embeddings_forward() {
     be_.embedding_forward(plan_.emb + u.row0 * C_, sa.tokens, trunk_.tok_emb, positions,
                           sa.P ? sa.prompt : nullptr, sa.B, sa.T, sa.P, C_);
   }
-  // BERT's token types: every token is type 0 (single texts), so row 0 goes everywhere.
+  // BERT's token types: each position's row (type 0 for single texts and prompt tokens).
   if (trunk_.type_emb)
-    for (std::int64_t row = 0; row < plan_.stage_rows.front(); ++row)
-      be_.add_inplace(plan_.emb + row * C_, trunk_.type_emb, 1.0f, C_);
+    for (const Unit& u : plan_.stages.front())
+      for_each_token_type(u.segment, [&](std::int64_t row, int type) {
+        be_.add_inplace(plan_.emb + (u.row0 + row) * C_, trunk_.type_emb + type * C_, 1.0f, C_);
+      });
   dropout_forward(plan_.emb, plan_.emb_mask, -1, kEmbeddingSite, C_);
   if (!pre_norm_)
     norm_forward(plan_.embn, plan_.embn_mean, plan_.embn_rstd, plan_.emb, trunk_.emb_ln,
@@ -240,60 +251,6 @@ const float* Pass::block_forward(int l, const float* x) {
   if (pre_norm_) return b.res2;
   norm_forward(b.ln2, b.ln2_mean, b.ln2_rstd, b.res2, w.ln2, N_);
   return b.ln2;
-}
-
-void Pass::heads_forward(const float* y, std::vector<SegmentResult>& results) {
-  results.assign(segment_count(), SegmentResult{});
-  for (std::size_t s = 0; s < segment_count(); ++s) {
-    const ModelWeights& m = *seg(s).model;
-    Plan::SegmentActs& sa = plan_.segments[s];
-    const float* ys = y + plan_.stages.back()[plan_.final_unit[s]].row0 * C_;
-    SegmentResult& r = results[s];
-    std::int64_t rows;
-    int width;
-    const std::int32_t* targets;
-    if (m.objective == spec::Objective::kClassification) {
-      const LinearWeights& head = m.classifier.linear;
-      be_.pool_forward(sa.pooled, ys, sa.lengths, sa.B, sa.S, sa.P, C_, m.classifier.pooling);
-      const float* features = sa.pooled;
-      if (m.pooler.weight) {
-        be_.matmul_forward(sa.pooler_pre, sa.pooled, m.pooler.weight, m.pooler.bias, sa.B, C_, C_);
-        be_.tanh_forward(sa.pooler_out, sa.pooler_pre, static_cast<std::int64_t>(sa.B) * C_);
-        features = sa.pooler_out;
-      }
-      be_.matmul_forward(sa.logits, features, head.weight, head.bias, sa.B, C_, head.out);
-      rows = sa.B;
-      width = head.out;
-      targets = sa.targets;
-      r.logits = Tensor{sa.logits, {sa.B, width}, DType::kF32, be_.device()};
-    } else if (seg(s).last_position_logits) {
-      // Each sequence's last real position, gathered, through the LM head.
-      for (int b = 0; b < sa.B; ++b) {
-        const int last = sa.P + (seg(s).lengths ? seg(s).lengths[b] : sa.T) - 1;
-        be_.copy(sa.last_hidden + static_cast<std::int64_t>(b) * C_,
-                 ys + (static_cast<std::int64_t>(b) * sa.S + last) * C_, C_);
-      }
-      be_.matmul_forward(sa.logits, sa.last_hidden, m.lm_head, nullptr, sa.B, C_, a_.vocab_size);
-      rows = sa.B;
-      width = a_.vocab_size;
-      targets = nullptr;  // inference: nothing to score against
-      r.logits = Tensor{sa.logits, {sa.B, 1, width}, DType::kF32, be_.device()};
-    } else {
-      be_.matmul_forward(sa.logits, ys, m.lm_head, nullptr, sa.rows, C_, a_.vocab_size);
-      rows = sa.rows;
-      width = a_.vocab_size;
-      targets = sa.targets;
-      r.logits = Tensor{sa.logits, {sa.B, sa.S, width}, DType::kF32, be_.device()};
-    }
-    if (!targets) continue;
-    r.counted = be_.cross_entropy_forward(sa.losses, sa.probs, sa.logits, targets, rows, width);
-    sa.counted = seg(s).loss_denominator > 0 ? seg(s).loss_denominator : r.counted;
-    sa.host_losses.resize(static_cast<std::size_t>(rows));
-    be_.copy_to_host(sa.host_losses.data(), sa.losses, sa.host_losses.size() * sizeof(float));
-    double sum = 0.0;  // fixed order: the loss must not depend on threads
-    for (const float loss : sa.host_losses) sum += loss;
-    r.loss = sa.counted ? static_cast<float>(sum / static_cast<double>(sa.counted)) : 0.0f;
-  }
 }
 
 void Pass::forward(std::vector<SegmentResult>& results) {

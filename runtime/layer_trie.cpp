@@ -20,6 +20,11 @@ bool same_inputs(const Segment& a, const Segment& b) {
   const auto n = static_cast<std::size_t>(a.batch) * static_cast<std::size_t>(a.length);
   if (a.tokens != b.tokens && std::memcmp(a.tokens, b.tokens, n * sizeof(std::int32_t)) != 0)
     return false;
+  // Token types count only where the trunk adds their embeddings (the same trunk here).
+  if (x.type_emb && (a.token_types != nullptr) != (b.token_types != nullptr)) return false;
+  if (x.type_emb && a.token_types && a.token_types != b.token_types &&
+      std::memcmp(a.token_types, b.token_types, n * sizeof(std::int32_t)) != 0)
+    return false;
   if (!a.lengths || !b.lengths) return a.lengths == b.lengths;
   return a.lengths == b.lengths ||
          std::memcmp(a.lengths, b.lengths, static_cast<std::size_t>(a.batch) * sizeof(std::int32_t)) == 0;

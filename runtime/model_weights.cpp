@@ -109,6 +109,7 @@ Status resolve_classifier(const spec::Workspace& ws, const spec::Model& model,
     const auto K = static_cast<int>(r.at(stem + ".weight").rows);
     w.has_classifier = true;
     w.classifier.linear = r.linear(stem, C, K);
+    w.classifier.task = ws.head_task_of(model);
     if (m->adaptation.head)
       w.classifier.pooling = pool_mode(m->adaptation.head->pooling);
     else

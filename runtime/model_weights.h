@@ -93,9 +93,20 @@ struct PromptWeights {
   int tokens = 0;
 };
 
+// The head a model predicts with (spec::HeadTask says what it predicts and its loss).
+// Sequence tasks pool the final hidden states (through BERT's pooler, where the base has
+// one) into (B, C) and map them to (B, K); token classification maps every position's
+// hidden state to (B·S, K), without pooling or pooler, as AutoModelForTokenClassification.
 struct ClassifierWeights {
   LinearWeights linear;  // (K, C)
   PoolMode pooling = PoolMode::kCls;
+  spec::HeadTask task = spec::HeadTask::kClassification;
+  // Training only: (K) backend memory, each class's weight in the classification loss
+  // (spec::ClassWeightsSpec), with host_class_weights their host copy; null: unweighted.
+  const float* class_weights = nullptr;
+  std::vector<float> host_class_weights;
+
+  bool per_token() const { return task == spec::HeadTask::kTokenClassification; }
 };
 
 struct ModelWeights {

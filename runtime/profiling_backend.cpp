@@ -153,6 +153,22 @@ class ProfilingBackend final : public Backend {
     ScopedOpTimer timer(&profile_, OpClass::kLoss);
     inner_->cross_entropy_backward(dlogits, probs, targets, scale, N, V);
   }
+  void cross_entropy_backward_weighted(float* dlogits, const float* probs,
+                                       const std::int32_t* targets, const float* weights,
+                                       float scale, std::int64_t N, int V) override {
+    ScopedOpTimer timer(&profile_, OpClass::kLoss);
+    inner_->cross_entropy_backward_weighted(dlogits, probs, targets, weights, scale, N, V);
+  }
+  void bce_with_logits_forward(float* losses, float* probs, const float* logits,
+                               const float* targets, std::int64_t N, int K) override {
+    ScopedOpTimer timer(&profile_, OpClass::kLoss);
+    inner_->bce_with_logits_forward(losses, probs, logits, targets, N, K);
+  }
+  void bce_with_logits_backward(float* dlogits, const float* probs, const float* targets,
+                                float scale, std::int64_t N, int K) override {
+    ScopedOpTimer timer(&profile_, OpClass::kLoss);
+    inner_->bce_with_logits_backward(dlogits, probs, targets, scale, N, K);
+  }
   void pool_forward(float* out, const float* inp, const std::int32_t* lengths, int B, int S,
                     int offset, int C, PoolMode mode) override {
     ScopedOpTimer timer(&profile_, OpClass::kLoss);

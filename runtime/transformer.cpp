@@ -34,7 +34,8 @@ Result<std::vector<SegmentResult>> SegmentedTransformer::forward(const FamilyBat
   batch_ = batch;
   detail::Pass(backend_, *plan_, batch_).forward(results_);
   ready_for_backward_ = true;
-  for (const Segment& s : batch.segments) ready_for_backward_ &= s.targets != nullptr;
+  for (const Segment& s : batch.segments)
+    ready_for_backward_ &= s.targets != nullptr || s.values != nullptr;
   return results_;
 }
 

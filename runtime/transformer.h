@@ -78,18 +78,28 @@ struct Segment {
   const std::int32_t* tokens = nullptr;   // (B, T) token ids < V
   const std::int32_t* lengths = nullptr;  // (B) real tokens per sequence (1..T); null: all T
   // Classification: (B) class indices. Masked/causal LM: (B, T) target token per position
-  // (already shifted for causal LM), kIgnoreIndex where no loss is taken.
-  // Null: inference only, no loss.
+  // (already shifted for causal LM), kIgnoreIndex where no loss is taken. Token
+  // classification: (B, T) tag per position, kIgnoreIndex where no loss is taken.
+  // Null: inference only, no loss (and for regression and multi-label heads, whose
+  // targets are `values`).
   const std::int32_t* targets = nullptr;
   std::uint64_t dropout_seed = 0;  // vary per step; masks depend only on (seed, row, site)
   // The index of this segment's first sequence in the whole batch: a data-parallel rank
   // trains rows [first_row, first_row + batch) of it, and its dropout masks are the ones
   // those rows get in one process. 0 outside data parallelism.
   std::int64_t first_row = 0;
-  // The mean loss divides by this many targets; 0: the targets counted in this segment.
-  // Data parallelism gives each rank a slice of a batch and here the whole batch's count,
-  // so that the ranks' losses and gradients sum to the whole batch's mean.
-  std::int64_t loss_denominator = 0;
+  // The mean loss divides by this; 0: this segment's own (loss_denominator() in
+  // batch_plan.h: the targets counted, their class weights' sum under class weights, B·K
+  // values for regression and multi-label heads). Data parallelism gives each rank a
+  // slice of a batch and here the whole batch's, so that the ranks' losses and gradients
+  // sum to the whole batch's mean.
+  double loss_denominator = 0;
+  // Regression and multi-label heads: (B, K) target values (multi-label: 1 or 0 per
+  // label). Null: inference only.
+  const float* values = nullptr;
+  // (B, T) token types (sentence pairs: BERT's segment ids) < Architecture::type_vocab_size;
+  // null: every token type 0. Only a base with token-type embeddings reads them.
+  const std::int32_t* token_types = nullptr;
   // Incremental decoding (inference only, batch 1, no layer sharing): the keys and values
   // of the positions this sequence has run so far, created for this segment's model
   // (runtime/kv_cache.h). The tokens are the next positions: they attend to the cached
@@ -133,11 +143,15 @@ struct FamilyBatch {
 };
 
 struct SegmentResult {
-  float loss = 0.0f;          // sum over counted targets / denominator (Segment::loss_denominator)
-  std::int64_t counted = 0;   // targets that were not ignored
-  // Classification: (B, K). LM: (B, P+T, V) where the first P positions are the
-  // segment's prompt rows (prompt_rows()); (B, 1, V) with last_position_logits. Backend memory
-  // (read it with copy_to_host), valid until the next forward().
+  float loss = 0.0f;  // the loss summed over targets / denominator (Segment::loss_denominator)
+  std::int64_t counted =
+      0;                   // targets that were not ignored (values, for regression and multi-label)
+  double denominator = 0;  // what `loss` divided by
+  // Sequence heads: (B, K) (regression: the predicted values; multi-label: logits, whose
+  // sigmoid is each label's probability). Token classification: (B, P+T, K). LM:
+  // (B, P+T, V), or (B, 1, V) with last_position_logits. The first P positions are the
+  // segment's prompt rows (prompt_rows()). Backend memory (read it with copy_to_host), valid
+  // until the next forward().
   Tensor logits;
 };
 

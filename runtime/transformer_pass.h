@@ -80,9 +80,27 @@ class Pass {
   // Where segment s's first row (of `width` elements) lies in the dropout streams of the
   // whole batch: after the rows of the sequences before it (data parallelism).
   std::uint64_t first_element(std::size_t s, std::int64_t width) const;
-  void heads_forward(const float* y, std::vector<SegmentResult>& results);
+  // Calls f(row, type) for each of segment s's B·S rows (relative to its first): the token
+  // type of that position, 0 for prompt tokens and where the segment has no types.
+  template <class F>
+  void for_each_token_type(std::size_t s, F f) const {
+    const Plan::SegmentActs& sa = plan_.segments[s];
+    const std::int32_t* types = seg(s).token_types;
+    for (int b = 0; b < sa.B; ++b)
+      for (int p = 0; p < sa.S; ++p)
+        f(static_cast<std::int64_t>(b) * sa.S + p,
+          types && p >= sa.P ? types[static_cast<std::size_t>(b) * sa.T + (p - sa.P)] : 0);
+  }
 
+  // head_pass.cpp: each segment's head and loss, forward and backward.
+  void heads_forward(const float* y, std::vector<SegmentResult>& results);
+  // The (B, C) features a sequence head reads: pooled, then BERT's pooler where it has one.
+  const float* head_features(std::size_t s, const float* ys);
+  // The loss summed over targets (regression: squared errors; multi-label: per-label BCE),
+  // and in `counted` the targets and in `denominator` what the mean divides by.
+  double head_loss(std::size_t s, std::int64_t& counted, double& denominator);
   void heads_backward(const float* y, float* dy);
+  void head_loss_backward(std::size_t s);
   void block_backward(int l, const float* x, bool input_grad);
   void linear_backward(int l, int i, float* dinp, const float* dout, const float* inp,
                        GradMode mode);

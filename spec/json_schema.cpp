@@ -78,8 +78,10 @@ Json dataset_schema(SchemaBuilder& b) {
                       {{"path", type("string")},
                        {"format", words<DatasetFormat>(keys::kDatasetFormats)},
                        {"text_field", type("string")},
+                       {"text_pair_field", type("string")},
                        {"label_field", type("string")},
                        {"labels", strings()},
+                       {"label_type", words<LabelType>(keys::kLabelTypes)},
                        {"prompt_field", type("string")},
                        {"completion_field", type("string")}},
                       "a data file");
@@ -129,10 +131,12 @@ Json adaptation_schema(SchemaBuilder& b) {
                     {"layers", integers()}},
                    "small MLPs inside each layer");
   const Json head = b.closed_map(p + ".head", keys::kHead,
-                                 {{"task", words(keys::kTasks)},
+                                 {{"task", words<HeadTask>(keys::kTasks)},
                                   {"labels", strings()},
-                                  {"pooling", words<Pooling>(keys::kPoolings)}},
-                                 "a classification head");
+                                  {"pooling", words<Pooling>(keys::kPoolings)},
+                                  {"threshold", type("number")}},
+                                 "a task head: classification, regression, multi-label or "
+                                 "token classification");
   return b.closed_map(p, keys::kMethods,
                       {{"lora", lora},
                        {"prefix", prefix},
@@ -163,24 +167,28 @@ Json training_schema(SchemaBuilder& b) {
       b.closed_map(p + ".early_stopping", keys::kEarlyStopping,
                    {{"metric", words(keys::kMetrics)}, {"patience", type("integer")}},
                    "stop when the validation metric stops improving");
-  return b.closed_map(p, keys::kTrain,
-                      {{"data", type("string")},
-                       {"objective", words<Objective>(keys::kObjectives)},
-                       {"steps", type("integer")},
-                       {"epochs", type("integer")},
-                       {"batch_size", type("integer")},
-                       {"grad_accumulation", type("integer")},
-                       {"max_length", type("integer")},
-                       {"validation_split", type("number")},
-                       {"eval_every", type("integer")},
-                       {"mask_probability", type("number")},
-                       {"optimizer", optimizer},
-                       {"schedule", schedule},
-                       {"early_stopping", early_stopping},
-                       {"seed", type("integer")},
-                       {"precision", words<Precision>(keys::kPrecisions)},
-                       {"recompute", type("boolean")}},
-                      "the training recipe");
+  return b.closed_map(
+      p, keys::kTrain,
+      {{"data", type("string")},
+       {"objective", words<Objective>(keys::kObjectives)},
+       {"steps", type("integer")},
+       {"epochs", type("integer")},
+       {"batch_size", type("integer")},
+       {"grad_accumulation", type("integer")},
+       {"max_length", type("integer")},
+       {"validation_split", type("number")},
+       {"validation", type("string")},
+       {"eval_every", type("integer")},
+       {"mask_probability", type("number")},
+       {"optimizer", optimizer},
+       {"schedule", schedule},
+       {"early_stopping", early_stopping},
+       {"keep_best", words(keys::kMetrics)},
+       {"class_weights", {{"anyOf", {{{"enum", {"balanced"}}}, list_of(type("number"))}}}},
+       {"seed", type("integer")},
+       {"precision", words<Precision>(keys::kPrecisions)},
+       {"recompute", type("boolean")}},
+      "the training recipe");
 }
 
 Json model_schema(SchemaBuilder& b) {

@@ -19,7 +19,12 @@ inline constexpr std::string_view kSections[] = {"datasets", "models",     "shar
                                                  "tests",    "assertions", "lexicons"};
 
 inline constexpr std::string_view kDataset[] = {
-    "path", "format", "text_field", "label_field", "labels", "prompt_field", "completion_field"};
+    "path",   "format",     "text_field",   "text_pair_field", "label_field",
+    "labels", "label_type", "prompt_field", "completion_field"};
+inline constexpr Choice<LabelType> kLabelTypes[] = {{"single", LabelType::kSingle},
+                                                    {"multi", LabelType::kMulti},
+                                                    {"number", LabelType::kNumber},
+                                                    {"tags", LabelType::kTags}};
 inline constexpr Choice<DatasetFormat> kDatasetFormats[] = {{"jsonl", DatasetFormat::kJsonl},
                                                             {"csv", DatasetFormat::kCsv},
                                                             {"tsv", DatasetFormat::kTsv},
@@ -46,7 +51,7 @@ inline constexpr std::string_view kLora[] = {"rank",   "alpha",      "dropout", 
 inline constexpr std::string_view kPrefix[] = {"virtual_tokens", "layers", "reparam_hidden"};
 inline constexpr std::string_view kPrompt[] = {"virtual_tokens", "init", "text"};
 inline constexpr std::string_view kBottleneck[] = {"reduction", "placement", "layers"};
-inline constexpr std::string_view kHead[] = {"task", "labels", "pooling"};
+inline constexpr std::string_view kHead[] = {"task", "labels", "pooling", "threshold"};
 inline constexpr Choice<PromptInit> kPromptInits[] = {
     {"random", PromptInit::kRandom}, {"text", PromptInit::kText}, {"vocab", PromptInit::kVocab}};
 inline constexpr Choice<BottleneckPlacement> kPlacements[] = {
@@ -55,17 +60,32 @@ inline constexpr Choice<BottleneckPlacement> kPlacements[] = {
     {"both", BottleneckPlacement::kBoth}};
 inline constexpr Choice<Pooling> kPoolings[] = {
     {"cls", Pooling::kCls}, {"mean", Pooling::kMean}, {"last", Pooling::kLast}};
-inline constexpr std::string_view kTasks[] = {"classification"};
+inline constexpr Choice<HeadTask> kTasks[] = {
+    {"classification", HeadTask::kClassification},
+    {"regression", HeadTask::kRegression},
+    {"multi_label", HeadTask::kMultiLabel},
+    {"token_classification", HeadTask::kTokenClassification}};
 
 // `train`: the recipe.
-inline constexpr std::string_view kTrain[] = {"data",           "objective",
-                                              "steps",          "epochs",
-                                              "batch_size",     "grad_accumulation",
-                                              "max_length",     "validation_split",
-                                              "eval_every",     "mask_probability",
-                                              "optimizer",      "schedule",
-                                              "early_stopping", "seed",
-                                              "precision",      "recompute"};
+inline constexpr std::string_view kTrain[] = {"data",
+                                              "objective",
+                                              "steps",
+                                              "epochs",
+                                              "batch_size",
+                                              "grad_accumulation",
+                                              "max_length",
+                                              "validation_split",
+                                              "validation",
+                                              "eval_every",
+                                              "mask_probability",
+                                              "optimizer",
+                                              "schedule",
+                                              "early_stopping",
+                                              "keep_best",
+                                              "class_weights",
+                                              "seed",
+                                              "precision",
+                                              "recompute"};
 inline constexpr std::string_view kOptimizer[] = {"type", "lr",       "weight_decay", "betas",
                                                   "eps",  "momentum", "grad_clip"};
 inline constexpr std::string_view kSchedule[] = {"type", "warmup_steps"};
@@ -80,7 +100,22 @@ inline constexpr Choice<ScheduleKind> kSchedules[] = {{"constant", ScheduleKind:
                                                       {"cosine", ScheduleKind::kCosine}};
 inline constexpr Choice<Precision> kPrecisions[] = {{"fp32", Precision::kF32},
                                                     {"bf16", Precision::kBF16}};
-inline constexpr std::string_view kMetrics[] = {"val_loss", "val_accuracy"};
+// Every validation metric of any task (spec/metric_names.h says which a task records).
+inline constexpr std::string_view kMetrics[] = {"val_loss",
+                                                "val_accuracy",
+                                                "val_f1",
+                                                "val_micro_f1",
+                                                "val_weighted_f1",
+                                                "val_mcc",
+                                                "val_ece",
+                                                "val_auc",
+                                                "val_rmse",
+                                                "val_mae",
+                                                "val_pearson",
+                                                "val_spearman",
+                                                "val_subset_accuracy",
+                                                "val_precision",
+                                                "val_recall"};
 
 inline constexpr std::string_view kShare[] = {"models", "modules"};
 

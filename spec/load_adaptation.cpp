@@ -153,20 +153,37 @@ BottleneckSpec load_bottleneck(SpecReader& r, const YamlNode& node, const std::s
 HeadSpec load_head(SpecReader& r, const YamlNode& node, const std::string& path) {
   HeadSpec s;
   r.check_keys(node, path, keys::kHead);
-  if (const YamlNode* task = find(node, "task")) {
-    std::string word;
-    if (r.read_string(task, join_path(path, "task"), word) && word != "classification")
-      r.report_unknown(*task, join_path(path, "task"), word, keys::kTasks, "head task");
-  }
+  r.read_choice<HeadTask>(find(node, "task"), join_path(path, "task"), keys::kTasks, s.task,
+                          "head task");
   const YamlNode* labels = find(node, "labels");
   const std::string lpath = join_path(path, "labels");
+  // One output is a head of its own for regression (one number) and multi-label (one
+  // yes/no label); choosing among classes or tags needs two.
+  const bool one_is_enough = s.task == HeadTask::kRegression || s.task == HeadTask::kMultiLabel;
   if (r.read_string_list(labels, lpath, s.labels) && labels) {
     std::set<std::string> seen(s.labels.begin(), s.labels.end());
-    if (s.labels.size() < 2 || seen.size() != s.labels.size() || seen.count(""))
-      r.error(*labels, lpath, "expected at least two distinct, non-empty labels");
+    const std::size_t least = one_is_enough ? 1 : 2;
+    if (s.labels.size() < least || seen.size() != s.labels.size() || seen.count(""))
+      r.error(*labels, lpath,
+              fmt::format("expected at least {} distinct, non-empty label{}",
+                          least == 1 ? "one" : "two", least == 1 ? "" : "s"));
   }
-  r.read_choice<Pooling>(find(node, "pooling"), join_path(path, "pooling"), keys::kPoolings,
-                         s.pooling, "pooling");
+  const YamlNode* pooling = find(node, "pooling");
+  r.read_choice<Pooling>(pooling, join_path(path, "pooling"), keys::kPoolings, s.pooling,
+                         "pooling");
+  if (pooling && s.task == HeadTask::kTokenClassification)
+    r.error(*pooling, join_path(path, "pooling"),
+            "'pooling' does not apply to task: token_classification (every position is "
+            "classified)");
+  if (const YamlNode* threshold = find(node, "threshold")) {
+    float value = 0.5f;
+    if (s.task != HeadTask::kMultiLabel)
+      r.error(*threshold, join_path(path, "threshold"),
+              "'threshold' applies only to task: multi_label");
+    else if (r.read_float(threshold, join_path(path, "threshold"), value, 0, true, 1, true,
+                          "a probability above 0 and below 1"))
+      s.threshold = value;
+  }
   return s;
 }
 

@@ -27,7 +27,7 @@ std::optional<DatasetFormat> format_from_extension(const std::filesystem::path& 
 }
 
 bool check_labels(SpecReader& reader, const YamlNode* node, const std::string& path,
-                  const std::vector<std::string>& labels) {
+                  const std::vector<std::string>& labels, std::size_t least) {
   std::set<std::string> seen;
   for (std::size_t i = 0; i < labels.size(); ++i) {
     if (labels[i].empty()) {
@@ -40,11 +40,38 @@ bool check_labels(SpecReader& reader, const YamlNode* node, const std::string& p
       return false;
     }
   }
-  if (labels.size() == 1) {
-    reader.error(*node, path, "expected at least two labels, got one");
+  if (labels.size() < least) {
+    reader.error(*node, path, "expected at least two labels, got one",
+                 "; a yes/no label is label_type: multi with one label");
     return false;
   }
   return true;
+}
+
+// What label_type asks of the other keys.
+void check_label_type(SpecReader& reader, const YamlNode& node, const std::string& path,
+                      const Dataset& d) {
+  const YamlNode* type = find(node, "label_type");
+  const YamlNode* labels = find(node, "labels");
+  const std::string tpath = join_path(path, "label_type");
+  if (d.label_type == LabelType::kNumber) {
+    if (labels)
+      reader.error(*labels, join_path(path, "labels"),
+                   "'labels' does not apply to label_type: number (the field holds numbers)",
+                   "; name a regression head's outputs with its own labels: [...]");
+  } else if (type && d.labels.empty()) {
+    reader.error(*type, tpath,
+                 fmt::format("label_type {} needs the label names", label_type_name(d.label_type)),
+                 "; add labels: [...] to the dataset");
+  }
+  if (d.label_type == LabelType::kTags && d.format != DatasetFormat::kJsonl && type)
+    reader.error(*type, tpath,
+                 "label_type tags needs a JSONL dataset (each row a list of words and a list "
+                 "of tags)");
+  if (const YamlNode* pair = find(node, "text_pair_field");
+      pair && d.label_type == LabelType::kTags)
+    reader.error(*pair, join_path(path, "text_pair_field"),
+                 "'text_pair_field' does not apply to label_type: tags");
 }
 
 // prompt_field and completion_field: both or neither, two different non-empty names, in
@@ -80,7 +107,8 @@ void load_completion_fields(SpecReader& reader, const YamlNode& node, const std:
                              prompt_name));
     return;
   }
-  for (std::string_view key : {"text_field", "label_field", "labels"})
+  for (std::string_view key :
+       {"text_field", "text_pair_field", "label_field", "labels", "label_type"})
     if (const YamlNode* n = find(node, key)) {
       reader.error(*n, join_path(path, key),
                    fmt::format("'{}' does not apply to a prompt/completion dataset "
@@ -115,13 +143,21 @@ void load_dataset(SpecReader& reader, const YamlNode& node, const std::string& p
   }
   if (d.format == DatasetFormat::kText) d.label_field.clear();
   reader.read_string(find(node, "text_field"), join_path(path, "text_field"), d.text_field);
+  if (const YamlNode* pair = find(node, "text_pair_field");
+      reader.read_string(pair, join_path(path, "text_pair_field"), d.text_pair_field) && pair &&
+      (d.text_pair_field.empty() || d.text_pair_field == d.text_field))
+    reader.error(*pair, join_path(path, "text_pair_field"),
+                 "expected the name of a second text field, other than text_field");
   reader.read_string(find(node, "label_field"), join_path(path, "label_field"), d.label_field);
+  reader.read_choice<LabelType>(find(node, "label_type"), join_path(path, "label_type"),
+                                keys::kLabelTypes, d.label_type, "label type");
   const YamlNode* labels = find(node, "labels");
   if (reader.read_string_list(labels, join_path(path, "labels"), d.labels) && labels)
-    check_labels(reader, labels, join_path(path, "labels"), d.labels);
+    check_labels(reader, labels, join_path(path, "labels"), d.labels,
+                 d.label_type == LabelType::kMulti ? 1 : 2);
   if (d.format == DatasetFormat::kText) {
-    for (std::string_view key :
-         {"text_field", "label_field", "labels", "prompt_field", "completion_field"})
+    for (std::string_view key : {"text_field", "text_pair_field", "label_field", "labels",
+                                 "label_type", "prompt_field", "completion_field"})
       if (const YamlNode* n = find(node, key))
         reader.error(
             *n, join_path(path, key),
@@ -129,6 +165,8 @@ void load_dataset(SpecReader& reader, const YamlNode& node, const std::string& p
   } else if (!d.labels.empty() && d.label_field.empty()) {
     reader.error(*labels, join_path(path, "labels"),
                  "labels given but label_field is empty; name the field that holds them");
+  } else {
+    check_label_type(reader, node, path, d);
   }
   load_completion_fields(reader, node, path, d);
 }

@@ -10,6 +10,7 @@
 #include "spec/hf_model_folder.h"
 #include "spec/keys.h"
 #include "spec/loader_parts.h"
+#include "spec/metric_names.h"
 #include "spec/text_positions.h"
 
 namespace scion::spec::detail {
@@ -55,20 +56,129 @@ bool check_model_shape(SpecReader& r, const YamlNode& node, const std::string& p
   return ok;
 }
 
-// Labels the model's classification head outputs: the model's own head, else the nearest
-// ancestor's, else a base trained for classification takes its dataset's labels.
-const std::vector<std::string>* inherited_labels(const std::vector<const Model*>& ancestors,
-                                                 const std::vector<Dataset>& datasets) {
+// The head the model predicts with: its own, else the nearest ancestor's. A base trained
+// for classification has an implicit classification head over its dataset's labels,
+// returned as `implicit` (a head spec the loader keeps for this check only).
+const HeadSpec* inherited_head(const std::vector<const Model*>& ancestors,
+                               const std::vector<Dataset>& datasets, HeadSpec& implicit) {
   for (const Model* m : ancestors) {
-    if (m->adaptation.head) return &m->adaptation.head->labels;
+    if (m->adaptation.head) return &*m->adaptation.head;
     if (m->is_base() && m->training && m->training->objective == Objective::kClassification)
       for (const Dataset& d : datasets)
-        if (d.name == m->training->dataset) return &d.labels;
+        if (d.name == m->training->dataset) {
+          implicit = HeadSpec{.labels = d.labels};
+          return &implicit;
+        }
   }
   return nullptr;
 }
 
-// A head without labels takes its training data's; given labels must match the data's.
+// The kind of labels each head task trains on.
+LabelType label_type_for(HeadTask task) {
+  switch (task) {
+    case HeadTask::kClassification:
+      return LabelType::kSingle;
+    case HeadTask::kRegression:
+      return LabelType::kNumber;
+    case HeadTask::kMultiLabel:
+      return LabelType::kMulti;
+    case HeadTask::kTokenClassification:
+      return LabelType::kTags;
+  }
+  return LabelType::kSingle;
+}
+
+// A head without labels takes its training data's (a regression head: one output named
+// after the label field); given labels must match the data's.
+void settle_own_head(SpecReader& r, ModelEntry& e, const Dataset* data) {
+  Model& m = e.model;
+  if (!m.adaptation.head || !m.adaptation.head->labels.empty() || !data) return;
+  HeadSpec& head = *m.adaptation.head;
+  if (head.task == HeadTask::kRegression && data->label_type == LabelType::kNumber &&
+      !data->label_field.empty()) {
+    head.labels = {data->label_field};
+  } else if (!data->labels.empty()) {
+    head.labels = data->labels;
+  } else {
+    r.error(*find(*find(*e.node, "adapt"), "head"),
+            join_path(join_path("models", m.name), "adapt.head"),
+            fmt::format("the head has no labels and its dataset '{}' lists none", data->name),
+            "; add labels: [...] to the head or to the dataset");
+  }
+}
+
+// The training data must hold the labels the head predicts: the label type of its task,
+// and for named labels the head's names in its order.
+void check_head_data(SpecReader& r, const ModelEntry& e, const HeadSpec& head,
+                     const Dataset& data) {
+  const Model& m = e.model;
+  const YamlNode* train = find(*e.node, "train");
+  const std::string path = join_path(join_path("models", m.name), "train.data");
+  const LabelType wanted = label_type_for(head.task);
+  if (!data.labelled()) {
+    r.error(*train, path,
+            fmt::format("dataset '{}' has no labels, but a {} head trains on them", data.name,
+                        head_task_name(head.task)),
+            wanted == LabelType::kNumber ? "; set label_type: number and label_field on the dataset"
+                                         : "; add labels: [...] to the dataset");
+  } else if (data.label_type != wanted) {
+    r.error(
+        *train, path,
+        fmt::format("dataset '{}' has label_type {}, but a {} head trains on label_type {}",
+                    data.name, label_type_name(data.label_type), head_task_name(head.task),
+                    label_type_name(wanted)),
+        fmt::format("; set label_type: {} on a dataset with such labels", label_type_name(wanted)));
+  } else if (wanted != LabelType::kNumber && head.labels != data.labels) {
+    r.error(*train, path,
+            fmt::format("dataset '{}' has labels [{}] but the head outputs [{}]", data.name,
+                        fmt::join(data.labels, ", "), fmt::join(head.labels, ", ")),
+            "; list the same labels in the same order");
+  }
+}
+
+// early_stopping.metric and keep_best name metrics the model's validation records;
+// class_weights weigh the classes of a classification or token-classification head.
+void check_task_recipe(SpecReader& r, const ModelEntry& e, const HeadSpec* head) {
+  const Model& m = e.model;
+  const TrainingSpec& t = *m.training;
+  const YamlNode* train = find(*e.node, "train");
+  const std::string path = join_path(join_path("models", m.name), "train");
+  const HeadTask task = head ? head->task : HeadTask::kClassification;
+  const int outputs = head ? static_cast<int>(head->labels.size()) : 0;
+  const auto known = validation_metrics(t.objective, task, outputs);
+  const std::string what = t.objective == Objective::kClassification
+                               ? fmt::format("a {} head", head_task_name(task))
+                               : std::string("a language model");
+  const auto check_metric = [&](const YamlNode* at, const std::string& at_path,
+                                const std::string& metric) {
+    if (!at || std::find(known.begin(), known.end(), metric) != known.end()) return;
+    r.error(*at, at_path, fmt::format("{} records no {} in validation", what, metric),
+            fmt::format("; choose one of {}", join_words(known)));
+  };
+  if (const YamlNode* es = find(*train, "early_stopping"))
+    check_metric(find(*es, "metric"), join_path(path, "early_stopping.metric"),
+                 t.early_stopping.metric);
+  check_metric(find(*train, "keep_best"), join_path(path, "keep_best"), t.keep_best);
+  const YamlNode* weights = find(*train, "class_weights");
+  if (!weights) return;
+  const bool weighable =
+      t.objective == Objective::kClassification &&
+      (task == HeadTask::kClassification || task == HeadTask::kTokenClassification);
+  if (!weighable)
+    r.error(*weights, join_path(path, "class_weights"),
+            fmt::format("class_weights apply to classification and token_classification heads, "
+                        "not to {}",
+                        what));
+  else if (t.class_weights.kind == ClassWeightsSpec::Kind::kExplicit &&
+           static_cast<int>(t.class_weights.values.size()) != outputs && weights->is_sequence() &&
+           static_cast<int>(weights->items.size()) ==
+               static_cast<int>(t.class_weights.values.size()))
+    r.error(*weights, join_path(path, "class_weights"),
+            fmt::format("{} weights for {} labels", t.class_weights.values.size(), outputs),
+            "; give one weight per head label, in label order");
+}
+
+// Settles the head's labels and checks the head, its data and the recipe's task keys.
 void settle_head_labels(SpecReader& r, ModelEntry& e, const std::vector<const Model*>& ancestors,
                         const std::vector<Dataset>& datasets) {
   Model& m = e.model;
@@ -77,34 +187,23 @@ void settle_head_labels(SpecReader& r, ModelEntry& e, const std::vector<const Mo
   if (m.training)
     for (const Dataset& d : datasets)
       if (d.name == m.training->dataset) data = &d;
-  const YamlNode* train = find(*e.node, "train");
-  if (m.adaptation.head && m.adaptation.head->labels.empty()) {
-    if (data && !data->labels.empty()) {
-      m.adaptation.head->labels = data->labels;
-    } else if (data) {
-      r.error(*find(*find(*e.node, "adapt"), "head"), join_path(path, "adapt.head"),
-              fmt::format("the head has no labels and its dataset '{}' lists none", data->name),
-              "; add labels: [...] to the head or to the dataset");
-    }
+  settle_own_head(r, e, data);
+  HeadSpec implicit;
+  const HeadSpec* head =
+      m.adaptation.head ? &*m.adaptation.head : inherited_head(ancestors, datasets, implicit);
+  if (m.is_base() && data) {
+    implicit = HeadSpec{.labels = data->labels};
+    head = &implicit;
   }
+  if (m.training) check_task_recipe(r, e, head);
   if (!m.training || m.training->objective != Objective::kClassification || !data) return;
-  const std::vector<std::string>* head_labels =
-      m.adaptation.head ? &m.adaptation.head->labels : inherited_labels(ancestors, datasets);
-  if (m.is_base()) head_labels = &data->labels;
-  if (head_labels == nullptr) {
+  const YamlNode* train = find(*e.node, "train");
+  if (head == nullptr) {
     r.error(*train, join_path(path, "train.objective"), "objective classification needs a head",
             "; add adapt: {head: {}} to this model");
-  } else if (data->labels.empty()) {
-    r.error(*train, join_path(path, "train.data"),
-            fmt::format("dataset '{}' has no labels, but objective classification needs them",
-                        data->name),
-            "; add labels: [...] to the dataset");
-  } else if (*head_labels != data->labels) {
-    r.error(*train, join_path(path, "train.data"),
-            fmt::format("dataset '{}' has labels [{}] but the head outputs [{}]", data->name,
-                        fmt::join(data->labels, ", "), fmt::join(*head_labels, ", ")),
-            "; list the same labels in the same order");
+    return;
   }
+  check_head_data(r, e, *head, *data);
 }
 
 // Prompts and completions train a causal LM, the loss on the completion alone; no other
@@ -212,7 +311,7 @@ void warn_labels_ignored(SpecReader& r, const ModelEntry& e, bool has_head,
   const YamlNode* train = find(*e.node, "train");
   if (m.is_base() || !m.training || has_head || find(*train, "objective")) return;
   for (const Dataset& d : datasets) {
-    if (d.name != m.training->dataset || d.labels.empty()) continue;
+    if (d.name != m.training->dataset || !d.labelled()) continue;
     const bool mlm = m.training->objective == Objective::kMaskedLm;
     r.warn(*train, join_path(join_path("models", m.name), "train"),
            fmt::format("'{}' has no classification head (of its own or an ancestor's), so it "
@@ -386,7 +485,9 @@ void load_model_body(SpecReader& r, ModelEntry& e, const Architecture* arch,
     load_adaptation(r, *adapt, join_path(path, "adapt"), arch, m.adaptation);
   r.read_string_list(find(*e.node, "freeze"), join_path(path, "freeze"), m.freeze);
   r.read_string_list(find(*e.node, "unfreeze"), join_path(path, "unfreeze"), m.unfreeze);
-  const bool has_head = m.adaptation.head.has_value() || inherited_labels(ancestors, datasets);
+  HeadSpec implicit;
+  const bool has_head =
+      m.adaptation.head.has_value() || inherited_head(ancestors, datasets, implicit) != nullptr;
   if (const YamlNode* train = find(*e.node, "train")) {
     TrainingContext context;
     context.arch = arch;

@@ -1,5 +1,6 @@
 // The `train` recipe of a model: data, objective, length, optimizer, schedule.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "spec/keys.h"
 #include "spec/loader_parts.h"
@@ -58,19 +59,74 @@ void load_schedule(SpecReader& r, const YamlNode& node, const std::string& path,
              kMaxCount, "an integer of at least 0");
 }
 
+// A validation metric's name; whether the model's task records it is checked once the
+// task is known (load_models.cpp).
+void read_metric(SpecReader& r, const YamlNode* node, const std::string& path, std::string& out) {
+  std::string word;
+  if (!node || !r.read_string(node, path, word)) return;
+  for (std::string_view known : keys::kMetrics)
+    if (word == known) {
+      out = word;
+      return;
+    }
+  r.report_unknown(*node, path, word, keys::kMetrics, "metric");
+}
+
+// `class_weights: balanced` or a list of positive numbers, one per label.
+void load_class_weights(SpecReader& r, const YamlNode& node, const std::string& path,
+                        ClassWeightsSpec& w) {
+  if (node.is_scalar() && node.value == "balanced") {
+    w.kind = ClassWeightsSpec::Kind::kBalanced;
+    return;
+  }
+  if (!node.is_sequence() || node.items.empty()) {
+    r.error(node, path,
+            fmt::format("expected 'balanced' or a list of positive numbers (one per label), got {}",
+                        describe(node)));
+    return;
+  }
+  w.kind = ClassWeightsSpec::Kind::kExplicit;
+  for (std::size_t i = 0; i < node.items.size(); ++i) {
+    float value = 1.0f;
+    if (r.read_float(node.items[i].get(), index_path(path, i), value, 0, true, 1e6, false,
+                     "a weight above 0 and at most 1000000"))
+      w.values.push_back(value);
+  }
+}
+
+// The dev set `validation` names must be read as the training data is: the same kind of
+// labels with the same names, and a second text when the training rows have one.
+void check_validation_data(SpecReader& r, const YamlNode& node, const std::string& path,
+                           const TrainingSpec& t, const TrainingContext& c) {
+  const Dataset* train = nullptr;
+  const Dataset* dev = nullptr;
+  for (const Dataset& d : *c.datasets) {
+    if (d.name == t.dataset) train = &d;
+    if (d.name == t.validation) dev = &d;
+  }
+  if (!train || !dev) return;
+  std::string why;
+  if (dev->label_type != train->label_type)
+    why = fmt::format("its label_type is {}, the training data's {}",
+                      label_type_name(dev->label_type), label_type_name(train->label_type));
+  else if (dev->labels != train->labels)
+    why = fmt::format("its labels [{}] differ from the training data's [{}]",
+                      fmt::join(dev->labels, ", "), fmt::join(train->labels, ", "));
+  else if (dev->text_pair_field.empty() != train->text_pair_field.empty())
+    why = dev->text_pair_field.empty() ? "it has no text_pair_field and the training data has"
+                                       : "it has a text_pair_field and the training data has none";
+  if (!why.empty())
+    r.error(node, join_path(path, "validation"),
+            fmt::format("dataset '{}' cannot validate a model trained on '{}': {}", dev->name,
+                        train->name, why),
+            "; give the dev set the training data's label_type, labels and fields");
+}
+
 void load_early_stopping(SpecReader& r, const YamlNode& node, const std::string& path,
                          EarlyStoppingSpec& e) {
   if (!r.expect_map(node, path)) return;
   r.check_keys(node, path, keys::kEarlyStopping);
-  if (const YamlNode* metric = find(node, "metric")) {
-    std::string word;
-    if (r.read_string(metric, join_path(path, "metric"), word)) {
-      if (word == "val_loss" || word == "val_accuracy")
-        e.metric = word;
-      else
-        r.report_unknown(*metric, join_path(path, "metric"), word, keys::kMetrics, "metric");
-    }
-  }
+  read_metric(r, find(node, "metric"), join_path(path, "metric"), e.metric);
   r.read_int(find(node, "patience"), join_path(path, "patience"), e.patience, 0, kMaxCount,
              "an integer of at least 0 (0: no early stopping)");
 }
@@ -92,12 +148,23 @@ void check_recipe(SpecReader& r, const YamlNode& node, const std::string& path,
       mask && t.objective != Objective::kMaskedLm)
     r.error(*mask, join_path(path, "mask_probability"),
             "mask_probability applies only to objective: mlm");
-  if (t.early_stopping.patience > 0 && t.validation_split == 0.0f)
+  const bool held_out = t.validation_split > 0.0f || !t.validation.empty();
+  if (t.early_stopping.patience > 0 && !held_out)
     r.error(*find(node, "early_stopping"), join_path(path, "early_stopping"),
-            "early stopping needs held-out data; set validation_split above 0");
-  if (t.early_stopping.metric == "val_accuracy" && t.objective != Objective::kClassification)
-    r.error(*find(node, "early_stopping"), join_path(path, "early_stopping.metric"),
-            "val_accuracy needs objective: classification; use val_loss");
+            "early stopping needs held-out data; set validation_split above 0 or name a dev "
+            "set with validation: DATASET");
+  if (const YamlNode* keep = find(node, "keep_best"); keep && !held_out)
+    r.error(*keep, join_path(path, "keep_best"),
+            "keep_best needs held-out data; set validation_split above 0 or name a dev set "
+            "with validation: DATASET");
+  const YamlNode* split = find(node, "validation_split");
+  if (const YamlNode* dev = find(node, "validation")) {
+    if (split && t.validation_split > 0.0f)
+      r.error(*dev, join_path(path, "validation"),
+              "both validation and validation_split are set; keep one");
+    else
+      check_validation_data(r, *dev, path, t, c);
+  }
 
   const YamlNode* objective = find(node, "objective");
   const YamlNode& at = objective ? *objective : node;
@@ -142,6 +209,12 @@ std::optional<TrainingSpec> load_training(SpecReader& r, const YamlNode& node,
                     : std::string("a positive integer"));
   r.read_float(find(node, "validation_split"), join_path(path, "validation_split"),
                t.validation_split, 0, false, 1, true, "a fraction from 0 to below 1");
+  if (const YamlNode* dev = find(node, "validation")) {
+    if (r.read_string(dev, join_path(path, "validation"), t.validation))
+      if (!check_reference(r, *dev, join_path(path, "validation"), t.validation, dataset_names,
+                           "dataset"))
+        t.validation.clear();
+  }
   r.read_int(find(node, "eval_every"), join_path(path, "eval_every"), t.eval_every, 0, kMaxCount,
              "an integer of at least 0 (0: once per epoch)");
   r.read_float(find(node, "mask_probability"), join_path(path, "mask_probability"),
@@ -152,6 +225,9 @@ std::optional<TrainingSpec> load_training(SpecReader& r, const YamlNode& node,
     load_schedule(r, *n, join_path(path, "schedule"), t.schedule);
   if (const YamlNode* n = find(node, "early_stopping"))
     load_early_stopping(r, *n, join_path(path, "early_stopping"), t.early_stopping);
+  read_metric(r, find(node, "keep_best"), join_path(path, "keep_best"), t.keep_best);
+  if (const YamlNode* n = find(node, "class_weights"))
+    load_class_weights(r, *n, join_path(path, "class_weights"), t.class_weights);
   r.read_uint64(find(node, "seed"), join_path(path, "seed"), t.seed);
   r.read_choice<Precision>(find(node, "precision"), join_path(path, "precision"), keys::kPrecisions,
                            t.precision, "precision");

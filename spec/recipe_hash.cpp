@@ -4,6 +4,7 @@
 #include <set>
 
 #include "spec/file_digest.h"
+#include "spec/keys.h"
 #include "spec/text_positions.h"
 
 namespace scion::spec {
@@ -12,18 +13,19 @@ namespace {
 using nlohmann::json;
 
 json to_json(const Architecture& a) {
-  json out = {{"type", a.kind == ArchitectureKind::kEncoder ? "encoder" : "decoder"},
-          {"layers", a.layers},
-          {"width", a.width},
-          {"heads", a.heads},
-          {"ffn_width", a.ffn_width},
-          {"vocab_size", a.vocab_size},
-          {"max_length", a.max_length},
-          {"norm", a.norm == NormPlacement::kPre ? "pre" : "post"},
-          {"dropout", a.dropout},
-          {"tie_embeddings", a.tie_embeddings},
-          {"tokenizer",
-           {{"kind", static_cast<int>(a.tokenizer.kind)}, {"vocab_file", a.tokenizer.vocab_file}}}};
+  json out = {
+      {"type", a.kind == ArchitectureKind::kEncoder ? "encoder" : "decoder"},
+      {"layers", a.layers},
+      {"width", a.width},
+      {"heads", a.heads},
+      {"ffn_width", a.ffn_width},
+      {"vocab_size", a.vocab_size},
+      {"max_length", a.max_length},
+      {"norm", a.norm == NormPlacement::kPre ? "pre" : "post"},
+      {"dropout", a.dropout},
+      {"tie_embeddings", a.tie_embeddings},
+      {"tokenizer",
+       {{"kind", static_cast<int>(a.tokenizer.kind)}, {"vocab_file", a.tokenizer.vocab_file}}}};
   // Only where they differ from native models, so existing recipe hashes stay the same.
   if (!a.hf_model_type.empty()) {
     out["hf_model_type"] = a.hf_model_type;
@@ -70,10 +72,12 @@ json to_json(const Adaptation& ad) {
     out["bottleneck"] = {{"reduction", ad.bottleneck->reduction},
                          {"placement", static_cast<int>(ad.bottleneck->placement)},
                          {"layers", ad.bottleneck->layers}};
-  if (ad.head)
-    out["head"] = {{"task", ad.head->task},
+  if (ad.head) {
+    out["head"] = {{"task", head_task_name(ad.head->task)},
                    {"labels", ad.head->labels},
                    {"pooling", static_cast<int>(ad.head->pooling)}};
+    if (ad.head->threshold) out["head"]["threshold"] = *ad.head->threshold;
+  }
   if (ad.bitfit) out["bitfit"] = true;
   if (ad.full) out["full"] = true;
   return out;
@@ -86,7 +90,10 @@ json to_json(const Dataset& d) {
               {"text_field", d.text_field},
               {"label_field", d.label_field},
               {"labels", d.labels}};
-  // Only where set, so that every recipe from before these keys keeps its hash.
+  // Only where set, so that every recipe from before these keys (single texts with named
+  // labels, no prompts) keeps its hash.
+  if (!d.text_pair_field.empty()) out["text_pair_field"] = d.text_pair_field;
+  if (d.label_type != LabelType::kSingle) out["label_type"] = label_type_name(d.label_type);
   if (d.has_completions()) {
     out["prompt_field"] = d.prompt_field;
     out["completion_field"] = d.completion_field;
@@ -125,6 +132,16 @@ json to_json(const TrainingSpec& t, const Workspace& ws) {
   // Only when not the default, so that fp32 recipes keep the hashes they had before
   // precision existed (and stay up to date in existing stores).
   if (t.precision != Precision::kF32) recipe["precision"] = precision_name(t.precision);
+  // Likewise the keys that came with the tasks beyond single-label classification.
+  if (!t.validation.empty()) {
+    const Dataset* dev = ws.find_dataset(t.validation);
+    recipe["validation"] = dev ? to_json(*dev) : json();
+  }
+  if (!t.keep_best.empty()) recipe["keep_best"] = t.keep_best;
+  if (t.class_weights.kind == ClassWeightsSpec::Kind::kBalanced)
+    recipe["class_weights"] = "balanced";
+  else if (t.class_weights.kind == ClassWeightsSpec::Kind::kExplicit)
+    recipe["class_weights"] = t.class_weights.values;
   return recipe;
 }
 
@@ -201,9 +218,14 @@ std::optional<Adaptation> adaptation_from_recipe(const json& adapt) {
     }
     if (adapt.contains("head")) {
       const json& h = adapt["head"];
-      ad.head = HeadSpec{.task = h.at("task").get<std::string>(),
+      const std::string task = h.at("task").get<std::string>();
+      const auto known = std::find_if(std::begin(keys::kTasks), std::end(keys::kTasks),
+                                      [&](const auto& c) { return c.word == task; });
+      if (known == std::end(keys::kTasks)) return std::nullopt;
+      ad.head = HeadSpec{.task = known->value,
                          .labels = h.at("labels").get<std::vector<std::string>>(),
                          .pooling = static_cast<Pooling>(h.at("pooling").get<int>())};
+      if (h.contains("threshold")) ad.head->threshold = h.at("threshold").get<float>();
     }
     if (adapt.contains("bitfit")) ad.bitfit = BitfitSpec{};
     if (adapt.contains("full")) ad.full = FullSpec{};

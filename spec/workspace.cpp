@@ -16,6 +16,34 @@ const char* dataset_format_name(DatasetFormat format) {
   return "jsonl";
 }
 
+const char* label_type_name(LabelType type) {
+  switch (type) {
+    case LabelType::kSingle:
+      return "single";
+    case LabelType::kMulti:
+      return "multi";
+    case LabelType::kNumber:
+      return "number";
+    case LabelType::kTags:
+      return "tags";
+  }
+  return "single";
+}
+
+const char* head_task_name(HeadTask task) {
+  switch (task) {
+    case HeadTask::kClassification:
+      return "classification";
+    case HeadTask::kRegression:
+      return "regression";
+    case HeadTask::kMultiLabel:
+      return "multi_label";
+    case HeadTask::kTokenClassification:
+      return "token_classification";
+  }
+  return "classification";
+}
+
 const char* precision_name(Precision precision) {
   return precision == Precision::kBF16 ? "bf16" : "fp32";
 }
@@ -63,6 +91,17 @@ std::vector<const Model*> Workspace::training_unit(const Model& model) const {
   for (const Model& m : models)
     if (unit.count(m.name)) members.push_back(&m);
   return members;
+}
+
+const HeadSpec* Workspace::head_of(const Model& model) const {
+  for (const Model* m : ancestry(model))
+    if (m->adaptation.head) return &*m->adaptation.head;
+  return nullptr;
+}
+
+HeadTask Workspace::head_task_of(const Model& model) const {
+  const HeadSpec* head = head_of(model);
+  return head ? head->task : HeadTask::kClassification;
 }
 
 Objective Workspace::objective_of(const Model& model) const {

@@ -129,10 +129,26 @@ struct BottleneckSpec {
 };
 
 enum class Pooling { kCls, kMean, kLast };
+
+// What a head predicts, and so its loss:
+//   classification        one of K classes per text (softmax, cross-entropy)
+//   regression            K numbers per text (identity, mean squared error)
+//   multi_label           any subset of K labels per text (sigmoid per label, binary
+//                         cross-entropy; a label is predicted at probability >= threshold)
+//   token_classification  one of K tags per word: every position's hidden state through
+//                         the head, the loss on each word's first sub-word (cross-entropy)
+enum class HeadTask { kClassification, kRegression, kMultiLabel, kTokenClassification };
+const char* head_task_name(HeadTask task);  // "classification", "regression", ...
+
 struct HeadSpec {
-  std::string task = "classification";
-  std::vector<std::string> labels;  // class names, in output order
-  Pooling pooling = Pooling::kCls;
+  HeadTask task = HeadTask::kClassification;
+  // Output names, in output order: class names, label names (multi-label), tag names
+  // (token classification) or the regression targets' names.
+  std::vector<std::string> labels;
+  Pooling pooling = Pooling::kCls;  // sequence heads; token classification reads every position
+  std::optional<float> threshold;   // multi-label only; unset: 0.5
+
+  float decision_threshold() const { return threshold.value_or(0.5f); }
 };
 
 struct BitfitSpec {};
@@ -175,8 +191,19 @@ struct ScheduleSpec {
 };
 
 struct EarlyStoppingSpec {
-  std::string metric = "val_loss";  // val_loss (lower is better) or val_accuracy
+  std::string metric = "val_loss";  // a validation metric of the task (spec/metric_names.h)
   int patience = 0;                 // evaluations without improvement; 0 disables
+};
+
+// Per-class weights of a classification or token-classification loss: each example's (or
+// tag's) loss is scaled by its true class's weight and the mean divides by the sum of the
+// weights, as torch.nn.CrossEntropyLoss(weight=...) does. kBalanced: n / (K · n_c) from
+// the training rows' class counts n_c (scikit-learn's "balanced"), computed when training
+// starts.
+struct ClassWeightsSpec {
+  enum class Kind { kNone, kExplicit, kBalanced };
+  Kind kind = Kind::kNone;
+  std::vector<float> values;  // kExplicit: one per head label, in label order
 };
 
 struct TrainingSpec {
@@ -188,11 +215,17 @@ struct TrainingSpec {
   int grad_accumulation = 1;
   int max_length = 0;   // 0: the architecture's max_length
   float validation_split = 0.0f;  // fraction held out for per-epoch validation
+  // A named dev set (Workspace::datasets) validated on instead of a split; empty: none.
+  std::string validation;
   int eval_every = 0;   // steps between validations; 0: once per epoch
   float mask_probability = 0.15f;  // masked-LM only
   OptimizerSpec optimizer;
   ScheduleSpec schedule;
   EarlyStoppingSpec early_stopping;
+  // A validation metric (spec/metric_names.h): training stores the parameters of the
+  // validation where it was best, not the last step's. Empty: the last step's.
+  std::string keep_best;
+  ClassWeightsSpec class_weights;
   std::uint64_t seed = 0;
   Precision precision = Precision::kF32;
   // Activation recomputation: keep only each block's input in the forward pass and run
@@ -232,20 +265,37 @@ struct Model {
 enum class DatasetFormat { kJsonl, kCsv, kTsv, kText };
 const char* dataset_format_name(DatasetFormat format);  // "jsonl", "csv", "tsv", "text"
 
+// What a row's label field holds:
+//   single  one label name (classification)
+//   multi   a list of label names, possibly empty (multi-label); in CSV/TSV one cell with
+//           the names separated by '|'
+//   number  a number, or a list of numbers of one length (regression targets)
+//   tags    a list of tag names, one per word of the text field, which is then a list of
+//           words (token classification; JSONL only)
+enum class LabelType { kSingle, kMulti, kNumber, kTags };
+const char* label_type_name(LabelType type);  // "single", "multi", "number", "tags"
+
 struct Dataset {
   std::string name;
   SourceLocation location;
   std::filesystem::path path;  // absolute, resolved against the spec's directory
   DatasetFormat format = DatasetFormat::kJsonl;
   std::string text_field = "text";   // ignored for kText
+  std::string text_pair_field;       // the second text of a sentence pair; empty: single texts
   std::string label_field = "label"; // empty: unlabelled
   std::vector<std::string> labels;   // label names, mapped to indices in this order
+  LabelType label_type = LabelType::kSingle;
   // A prompt/completion dataset (both set, or neither): each row's prompt and completion
   // in these fields, for causal-LM training with the loss on the completion alone; the
   // text and label fields are not read.
   std::string prompt_field;
   std::string completion_field;
   std::string digest;                // SHA-256 of the file's bytes, set by the loader
+
+  // Whether rows carry labels: numbers need only label_field, names need `labels`.
+  bool labelled() const {
+    return !label_field.empty() && (label_type == LabelType::kNumber || !labels.empty());
+  }
 
   bool has_completions() const { return !completion_field.empty(); }
 };
@@ -315,6 +365,12 @@ struct Workspace {
   // `model` itself, in spec order: they train as one unit (one co-batched group, stored
   // together), since each one's shared modules depend on every other one's training.
   std::vector<const Model*> training_unit(const Model& model) const;
+  // The head `model` predicts with: its own, else its nearest ancestor's; null when none
+  // has one (a language model, or a base trained for classification, whose head the
+  // dataset's labels define: an implicit classification head).
+  const HeadSpec* head_of(const Model& model) const;
+  // The task of that head; classification for a base trained for classification.
+  HeadTask head_task_of(const Model& model) const;
   // The objective the model was trained with: its own recipe's, else its nearest
   // ancestor's. An imported base has none: its architecture's language-model objective
   // (masked LM for an encoder, causal LM for a decoder).

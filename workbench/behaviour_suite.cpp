@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "assertions/body_fields.h"
@@ -35,6 +36,67 @@ Status check_kinds(const spec::Workspace& ws, const std::string& origin, const c
                        : "an expression assertion with continuations:");
     return spec_error(fmt::format("{}: models: '{}' is a {}, but this {} {}; {}", origin, name,
                                   kind_name(model_kind(ws, *model)), what, reads, remedy));
+  }
+  return Status::ok();
+}
+
+std::optional<std::string> unsupported(const assertions::BehaviouralTest& test,
+                                       spec::HeadTask task) {
+  return assertions::unsupported_for(test, task);
+}
+std::optional<std::string> unsupported(const assertions::ModelAssertion& assertion,
+                                       spec::HeadTask task) {
+  return assertion.unsupported_for(task);
+}
+
+// Why a test or assertion cannot judge `model`'s head task, or nullopt (also for models
+// that are not head models: check_kinds says what is wrong with those).
+template <class Checked>
+std::optional<std::string> task_problem(const spec::Workspace& ws, const Checked& checked,
+                                        const spec::Model& model) {
+  if (model_kind(ws, model) != ModelKind::kClassifier) return std::nullopt;
+  return unsupported(checked, ws.head_task_of(model));
+}
+
+// The head labels a test or assertion names: a test's expected labels and direction
+// label, an allowed_outputs assertion's labels.
+std::vector<std::string> named_labels(const assertions::BehaviouralTest& test) {
+  std::vector<std::string> labels;
+  using Kind = assertions::Expectation::Kind;
+  if (test.expect.kind == Kind::kLabel || test.expect.kind == Kind::kNotLabel)
+    labels = test.expect.labels;
+  if (test.direction && test.direction->quantity == assertions::Direction::Quantity::kLabel)
+    labels.push_back(test.direction->label);
+  return labels;
+}
+std::vector<std::string> named_labels(const assertions::ModelAssertion& assertion) {
+  return assertion.allowed_labels();
+}
+
+// Whether `model`'s head has every label the test or assertion names: one without
+// `models:` runs on the models whose heads it can read (a sentiment test skips a
+// multi-label model of topics beside the classifiers); one that names a model is judged
+// on it, and a label it lacks is an error there.
+template <class Checked>
+bool has_named_labels(const spec::Workspace& ws, const Checked& checked, const spec::Model& model) {
+  const auto labels = classifier_labels(ws, model);
+  if (!labels) return true;
+  for (const std::string& label : named_labels(checked))
+    if (std::find(labels->begin(), labels->end(), label) == labels->end()) return false;
+  return true;
+}
+
+// A `models:` entry whose head the test or assertion cannot judge, as a spec error.
+template <class Checked>
+Status check_tasks(const spec::Workspace& ws, const std::string& origin, const char* what,
+                   const std::vector<std::string>& models, const Checked& checked) {
+  for (const std::string& name : models) {
+    const spec::Model* model = ws.find_model(name);
+    if (!model) continue;
+    if (auto why = task_problem(ws, checked, *model))
+      return spec_error(
+          fmt::format("{}: models: '{}' has a {} head, which this {} cannot judge: {}", origin,
+                      name, spec::head_task_name(ws.head_task_of(*model)), what, *why));
   }
   return Status::ok();
 }
@@ -128,6 +190,8 @@ std::vector<Status> suite_problems(const spec::Workspace& ws) {
                                                            test->data->dataset)));
     if (Status s = check_kinds(ws, test->origin, "test", test->models, kind_of(*test)); !s.is_ok())
       problems.push_back(s);
+    else if (Status t = check_tasks(ws, test->origin, "test", test->models, *test); !t.is_ok())
+      problems.push_back(t);
   }
   for (const spec::AssertionSpec& spec : ws.assertions) {
     auto assertion = assertions::ModelAssertion::compile(spec, *lexicons);
@@ -141,6 +205,10 @@ std::vector<Status> suite_problems(const spec::Workspace& ws) {
                                kind_of(*assertion));
         !s.is_ok())
       problems.push_back(s);
+    else if (Status t =
+                 check_tasks(ws, assertion->origin(), "assertion", assertion->models(), *assertion);
+             !t.is_ok())
+      problems.push_back(t);
   }
   return problems;
 }
@@ -163,6 +231,7 @@ Result<BehaviourSuite> compile_suite(const spec::Workspace& ws) {
       for (const data::Example& e : examples->examples) dataset_texts.push_back(e.text);
     }
     SCION_RETURN_IF_ERROR(check_kinds(ws, test->origin, "test", test->models, kind_of(*test)));
+    SCION_RETURN_IF_ERROR(check_tasks(ws, test->origin, "test", test->models, *test));
     auto cases = assertions::generate_cases(*test, dataset_texts);
     if (!cases) return cases.status();
     suite.tests.push_back({std::move(*test), std::move(*cases)});
@@ -172,6 +241,8 @@ Result<BehaviourSuite> compile_suite(const spec::Workspace& ws) {
     if (!assertion) return assertion.status();
     SCION_RETURN_IF_ERROR(check_kinds(ws, assertion->origin(), "assertion", assertion->models(),
                                       kind_of(*assertion)));
+    SCION_RETURN_IF_ERROR(
+        check_tasks(ws, assertion->origin(), "assertion", assertion->models(), *assertion));
     suite.assertions.push_back(std::move(*assertion));
   }
   return suite;
@@ -191,19 +262,37 @@ ModelKind kind_of(const assertions::ModelAssertion& assertion) {
 
 bool applies(const spec::Workspace& ws, const assertions::BehaviouralTest& test,
              const std::string& model) {
-  return covers(test.models, model) && model_kind(ws, *ws.find_model(model)) == kind_of(test);
+  const spec::Model& m = *ws.find_model(model);
+  return covers(test.models, model) && model_kind(ws, m) == kind_of(test) &&
+         !task_problem(ws, test, m) && (!test.models.empty() || has_named_labels(ws, test, m));
 }
 
 bool applies(const spec::Workspace& ws, const assertions::ModelAssertion& assertion,
              const std::string& model) {
-  return covers(assertion.models(), model) &&
-         model_kind(ws, *ws.find_model(model)) == kind_of(assertion);
+  const spec::Model& m = *ws.find_model(model);
+  return covers(assertion.models(), model) && model_kind(ws, m) == kind_of(assertion) &&
+         !task_problem(ws, assertion, m) &&
+         (!assertion.models().empty() || has_named_labels(ws, assertion, m));
 }
 
 std::size_t TextIndex::add(const std::string& text) {
   auto [it, inserted] = index_.emplace(text, texts_.size());
   if (inserted) texts_.push_back(text);
   return it->second;
+}
+
+std::string input_key(const runtime::ModelInput& input) {
+  constexpr char kSeparator = '\x1d';
+  if (!input.pair && (input.text.empty() || input.text.front() != kSeparator)) return input.text;
+  nlohmann::json parts = nlohmann::json::array({input.text});
+  if (input.pair) parts.push_back(*input.pair);
+  return kSeparator + parts.dump();
+}
+
+void EvaluationPlan::add_input(const runtime::ModelInput& input) {
+  const std::size_t before = texts_.texts().size();
+  texts_.add(input_key(input));
+  if (texts_.texts().size() > before) inputs_.push_back(input);
 }
 
 void EvaluationPlan::add_continuation(const std::string& input, const std::string& continuation,
@@ -228,9 +317,8 @@ EvaluationPlan EvaluationPlan::shard(int rank, int ranks) const {
     return n * static_cast<std::size_t>(r) / static_cast<std::size_t>(ranks);
   };
   EvaluationPlan shard;
-  const std::vector<std::string>& all_texts = texts();
-  for (std::size_t t = part(all_texts.size(), rank); t < part(all_texts.size(), rank + 1); ++t)
-    shard.add_text(all_texts[t]);
+  for (std::size_t t = part(inputs_.size(), rank); t < part(inputs_.size(), rank + 1); ++t)
+    shard.add_input(inputs_[t]);
   for (std::size_t q = part(queries_.size(), rank); q < part(queries_.size(), rank + 1); ++q)
     shard.add_continuation(queries_[q].input, queries_[q].continuation,
                            origins_.at(queries_[q].continuation));
@@ -245,9 +333,10 @@ void FamilyOutputs::merge(FamilyOutputs other) {
       if (inserted) continue;
       at->second.continuation_logprobs.merge(output.continuation_logprobs);
       at->second.continuation_tokens.merge(output.continuation_tokens);
-      if (at->second.probabilities.empty()) {
-        at->second.labels = std::move(output.labels);
-        at->second.probabilities = std::move(output.probabilities);
+      if (!at->second.is_classifier()) {
+        output.continuation_logprobs = std::move(at->second.continuation_logprobs);
+        output.continuation_tokens = std::move(at->second.continuation_tokens);
+        at->second = std::move(output);
       }
     }
   }
@@ -272,15 +361,14 @@ Result<FamilyOutputs> evaluate_models(const StoredFamily& family, runtime::Backe
   }
   const runtime::EvaluationOptions options{.chunk_size = chunk_size};
   FamilyOutputs outputs;
-  if (!classifiers.empty() && !plan.texts().empty()) {
+  if (!classifiers.empty() && !plan.inputs().empty()) {
     auto classified =
-        runtime::FamilyEvaluator(backend).classify(classifiers, plan.texts(), options);
+        runtime::FamilyEvaluator(backend).classify(classifiers, plan.inputs(), options);
     if (!classified) return classified.status();
     for (std::size_t m = 0; m < classifiers.size(); ++m)
-      for (std::size_t t = 0; t < plan.texts().size(); ++t)
-        outputs.of(classifier_names[m])[plan.texts()[t]] = {
-            .labels = std::move((*classified)[m][t].labels),
-            .probabilities = std::move((*classified)[m][t].probabilities)};
+      for (std::size_t t = 0; t < plan.inputs().size(); ++t)
+        outputs.of(classifier_names[m])[plan.texts()[t]] =
+            model_output(std::move((*classified)[m][t]));
   }
   if (!language_models.empty() && !plan.queries().empty()) {
     auto scores =
@@ -298,14 +386,24 @@ Result<FamilyOutputs> evaluate_models(const StoredFamily& family, runtime::Backe
   return outputs;
 }
 
+assertions::ModelOutput model_output(runtime::HeadOutput output) {
+  return {.labels = std::move(output.labels),
+          .probabilities = std::move(output.probabilities),
+          .task = output.task,
+          .values = std::move(output.values),
+          .threshold = output.threshold,
+          .words = std::move(output.words),
+          .word_probabilities = std::move(output.word_probabilities)};
+}
+
 std::int64_t case_number(const std::string& case_id) {
   const auto slash = case_id.rfind('/');
   return std::stoll(case_id.substr(slash == std::string::npos ? 0 : slash + 1));
 }
 
 std::string describe_output(const assertions::ModelOutput& output) {
-  return fmt::format("{} ({:.2f})", assertions::predicted_label(output),
-                     assertions::confidence(output));
+  if (output.task == spec::HeadTask::kRegression) return assertions::prediction(output);
+  return fmt::format("{} ({:.2f})", assertions::prediction(output), assertions::confidence(output));
 }
 
 std::string describe_expectation(const assertions::BehaviouralTest& test,

@@ -80,11 +80,17 @@ class TextIndex {
   std::vector<std::string> texts_;
 };
 
-// What one pass computes: every classifier on every text, every language model on every
-// (input, continuation) pair.
+// The key of an input in EvaluationPlan and FamilyOutputs: a single text is its own key;
+// a sentence pair (and a text that begins with the separator U+001D) is U+001D followed
+// by its parts as a JSON array, so that no pair's key is a text's.
+std::string input_key(const runtime::ModelInput& input);
+
+// What one pass computes: every head model on every input (texts, or sentence pairs),
+// every language model on every (input, continuation) pair.
 class EvaluationPlan {
  public:
-  void add_text(const std::string& text) { texts_.add(text); }
+  void add_text(const std::string& text) { add_input({text, std::nullopt}); }
+  void add_input(const runtime::ModelInput& input);
   // `origin` says where the continuation comes from ("file:line:col: test 'x':
   // expect.prefer"), for the error when it is too long for a model.
   void add_continuation(const std::string& input, const std::string& continuation,
@@ -92,7 +98,9 @@ class EvaluationPlan {
   // What judging `test_case` needs: a classifier test its input and perturbed twin, a
   // language-model test its two continuations after the input.
   void add_case(const assertions::BehaviouralTest& test, const assertions::TestCase& test_case);
+  // The inputs' keys (input_key), and the inputs, in the order first added.
   const std::vector<std::string>& texts() const { return texts_.texts(); }
+  const std::vector<runtime::ModelInput>& inputs() const { return inputs_; }
   const std::vector<runtime::ContinuationQuery>& queries() const { return queries_; }
   // Each distinct continuation and where it was first asked for.
   const std::map<std::string, std::string>& continuation_origins() const { return origins_; }
@@ -104,14 +112,15 @@ class EvaluationPlan {
 
  private:
   TextIndex texts_;
+  std::vector<runtime::ModelInput> inputs_;
   std::set<std::pair<std::string, std::string>> seen_;
   std::vector<runtime::ContinuationQuery> queries_;
   std::map<std::string, std::string> origins_;
 };
 
-// The outputs of one pass, by model and input. A classifier's output has its labels and
-// probabilities; a language model's has continuation_logprobs for every continuation
-// scored after that input.
+// The outputs of one pass, by model and input key (input_key). A head model's output has
+// its task's values (assertions::ModelOutput); a language model's has
+// continuation_logprobs for every continuation scored after that input.
 class FamilyOutputs {
  public:
   // REQUIRES: the model was evaluated, and `input` collected for its kind.
@@ -134,7 +143,7 @@ class FamilyOutputs {
   std::map<std::string, std::map<std::string, assertions::ModelOutput>> by_model_;
 };
 
-// Runs each model that has a classifier form (StoredFamily::classifier) on plan.texts()
+// Runs each model that has a head (StoredFamily::classifier) on plan.inputs()
 // and each that has a language-model form on plan.queries(). A continuation longer than
 // a language model's rows hold is a spec error at its origin.
 // REQUIRES: every model is loaded in `family`.
@@ -145,8 +154,11 @@ Result<FamilyOutputs> evaluate_models(const StoredFamily& family, runtime::Backe
 // The case number of a case id "<test>/<n>".
 std::int64_t case_number(const std::string& case_id);
 
-// "positive (0.93)": the predicted label and its probability.
+// "positive (0.93)": the prediction and how sure it is (a regression head: its values).
 std::string describe_output(const assertions::ModelOutput& output);
+
+// A head model's output as assertions/ judges it.
+assertions::ModelOutput model_output(runtime::HeadOutput output);
 
 // What a case of `test` must satisfy, in words, for stored results and reports; with
 // `test_case`, a preference names that case's continuations (template slots filled).

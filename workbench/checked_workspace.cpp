@@ -1,6 +1,7 @@
 #include "workbench/checked_workspace.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -84,6 +85,31 @@ void check_data(const spec::Workspace& ws, const std::string& spec_file,
   }
 }
 
+// A regression head's outputs against its data's targets per row (the reader has checked
+// that every row holds as many as the first), for each model trained on numbers.
+void check_target_widths(const spec::Workspace& ws, const std::string& spec_file,
+                         std::vector<spec::Diagnostic>& out) {
+  for (const spec::Model& m : ws.models) {
+    const spec::HeadSpec* head = ws.head_of(m);
+    if (!m.training || !head || head->task != spec::HeadTask::kRegression) continue;
+    for (const std::string& name : {m.training->dataset, m.training->validation}) {
+      const spec::Dataset* data = ws.find_dataset(name);
+      if (!data || data->label_type != spec::LabelType::kNumber) continue;
+      auto examples = data::read_dataset(*data);
+      if (!examples || examples->examples.empty()) continue;  // check_data reports it
+      const std::size_t width = examples->examples.front().values.size();
+      if (width == head->labels.size()) continue;
+      out.push_back(spec::Diagnostic::at(
+          spec_file, m.location.line, m.location.column,
+          fmt::format("'{}' has a regression head of {} output{} ([{}]), but the rows of "
+                      "dataset '{}' hold {} target value{}; give the head one label per target",
+                      m.name, head->labels.size(), head->labels.size() == 1 ? "" : "s",
+                      fmt::join(head->labels, ", "), data->name, width, width == 1 ? "" : "s"),
+          "models." + m.name + ".adapt.head.labels"));
+    }
+  }
+}
+
 void check_suite(const spec::Workspace& ws, const std::string& spec_file,
                  std::vector<spec::Diagnostic>& out) {
   for (const Status& problem : suite_problems(ws)) {
@@ -164,6 +190,7 @@ CheckedWorkspace load_checked(const std::string& named_spec) {
   check_suite(*ws, spec_file, checked.errors);
   std::stable_sort(checked.errors.begin(), checked.errors.end(), by_file_position);
   check_data(*ws, spec_file, checked.errors);
+  if (checked.errors.empty()) check_target_widths(*ws, spec_file, checked.errors);
   if (checked.errors.empty()) checked.workspace = std::move(loaded.workspace);
   return checked;
 }

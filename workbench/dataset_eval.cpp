@@ -1,6 +1,7 @@
 #include "workbench/dataset_eval.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -8,16 +9,13 @@
 #include <map>
 
 #include "runtime/evaluation/continuation_scorer.h"
+#include "runtime/evaluation/family_evaluator.h"
 #include "spec/file_digest.h"
 #include "workbench/behaviour_suite.h"
 #include "workbench/sharded_evaluation.h"
 
 namespace scion::workbench {
 namespace {
-
-double ratio(std::int64_t num, std::int64_t den) {
-  return den == 0 ? 0.0 : static_cast<double>(num) / static_cast<double>(den);
-}
 
 std::optional<spec::DatasetFormat> format_of(const std::filesystem::path& path) {
   const std::string ext = path.extension().string();
@@ -29,7 +27,8 @@ std::optional<spec::DatasetFormat> format_of(const std::filesystem::path& path) 
 }
 
 Result<spec::Dataset> dataset_of_file(const std::string& file,
-                                      const std::vector<std::string>& labels) {
+                                      const std::vector<std::string>& labels,
+                                      const EvalFields& fields, spec::LabelType label_type) {
   const auto format = format_of(file);
   if (!format)
     return spec_error("--data " + file +
@@ -41,10 +40,19 @@ Result<spec::Dataset> dataset_of_file(const std::string& file,
   d.format = *format;
   d.location = {file, 0, 0};
   if (d.format == spec::DatasetFormat::kText) {
+    if (!fields.text.empty() || !fields.pair.empty() || !fields.label.empty())
+      return invalid_argument("--data " + file +
+                              ": a .txt file has one text per line and no fields; drop "
+                              "--text-field, --pair-field and --label-field");
     d.label_field.clear();
   } else {
-    d.labels = labels;
-    if (labels.empty()) d.label_field.clear();  // only language models read it
+    d.label_type = label_type;
+    if (label_type != spec::LabelType::kNumber) d.labels = labels;
+    if (!fields.text.empty()) d.text_field = fields.text;
+    d.text_pair_field = fields.pair;
+    if (!fields.label.empty()) d.label_field = fields.label;
+    // Only language models are asked: they read no labels.
+    if (labels.empty() && label_type != spec::LabelType::kNumber) d.label_field.clear();
   }
   auto digest = spec::sha256_file(d.path);
   if (!digest) return digest.status();
@@ -58,31 +66,149 @@ std::vector<std::string> dataset_names(const spec::Workspace& ws) {
   return names;
 }
 
-std::int32_t argmax(const std::vector<float>& p) {
-  return static_cast<std::int32_t>(std::max_element(p.begin(), p.end()) - p.begin());
+// The dataset's label index `k` as an index into a head's labels.
+Result<std::int32_t> head_index(const std::string& model,
+                                const std::vector<std::string>& head_labels, const EvalData& data,
+                                const data::Example& e, std::int32_t k) {
+  const std::string& name = data.dataset.labels.at(static_cast<std::size_t>(k));
+  const auto at = std::find(head_labels.begin(), head_labels.end(), name);
+  if (at == head_labels.end())
+    return invalid_argument(fmt::format(
+        "{}:{}: label '{}' is not one of '{}''s labels ({}); evaluate it on data labelled with "
+        "its labels",
+        data.dataset.path.string(), e.line, name, model, fmt::join(head_labels, ", ")));
+  return static_cast<std::int32_t>(at - head_labels.begin());
 }
 
-// The examples' true labels as indices into the classifier's labels.
-Result<std::vector<std::int32_t>> truth_for(const std::string& model,
-                                            const std::vector<std::string>& head_labels,
-                                            const EvalData& data) {
+// The label type each head task is scored on.
+spec::LabelType label_type_of(spec::HeadTask task) {
+  switch (task) {
+    case spec::HeadTask::kRegression:
+      return spec::LabelType::kNumber;
+    case spec::HeadTask::kMultiLabel:
+      return spec::LabelType::kMulti;
+    case spec::HeadTask::kTokenClassification:
+      return spec::LabelType::kTags;
+    case spec::HeadTask::kClassification:
+      break;
+  }
+  return spec::LabelType::kSingle;
+}
+
+// What a head model is scored against, in its own label order: a class (single), a 0/1
+// per label (multi), the target values (number), a tag per word (tags).
+struct Truth {
+  std::vector<std::int32_t> classes;
+  std::vector<float> values;  // rows × K
+  std::vector<std::vector<std::int32_t>> tags;
+};
+
+Result<Truth> truth_for(const std::string& model, const runtime::EvaluatedModel& head,
+                        const EvalData& data) {
+  const spec::HeadTask task = head.weights->classifier.task;
   if (!data.examples.labelled)
     return invalid_argument(fmt::format(
-        "'{}' has no labels, so classifier '{}' cannot be scored on it; give a dataset with "
-        "labels (a `labels:` list in the spec, or a `label` field in the file)",
+        "'{}' has no labels, so '{}' cannot be scored on it; give a dataset with labels (a "
+        "`labels:` list in the spec, or a `label` field in the file)",
         data.name, model));
-  std::vector<std::int32_t> truth;
+  if (data.examples.label_type != label_type_of(task))
+    return invalid_argument(fmt::format(
+        "'{}' holds labels of type {}, but '{}' is a {} head, scored on label_type {}; evaluate "
+        "it on data of that type",
+        data.name, spec::label_type_name(data.examples.label_type), model,
+        spec::head_task_name(task), spec::label_type_name(label_type_of(task))));
+  Truth truth;
+  const auto K = head.labels.size();
   for (const data::Example& e : data.examples.examples) {
-    const std::string& name = data.dataset.labels.at(static_cast<std::size_t>(e.label));
-    const auto at = std::find(head_labels.begin(), head_labels.end(), name);
-    if (at == head_labels.end())
-      return invalid_argument(fmt::format(
-          "{}:{}: label '{}' is not one of classifier '{}''s labels ({}); evaluate it on data "
-          "labelled with its classes",
-          data.dataset.path.string(), e.line, name, model, fmt::join(head_labels, ", ")));
-    truth.push_back(static_cast<std::int32_t>(at - head_labels.begin()));
+    switch (task) {
+      case spec::HeadTask::kClassification: {
+        auto k = head_index(model, head.labels, data, e, e.label);
+        if (!k) return k.status();
+        truth.classes.push_back(*k);
+        break;
+      }
+      case spec::HeadTask::kMultiLabel: {
+        std::vector<float> hot(K, 0.0f);
+        for (std::int32_t label : e.label_set) {
+          auto k = head_index(model, head.labels, data, e, label);
+          if (!k) return k.status();
+          hot[static_cast<std::size_t>(*k)] = 1.0f;
+        }
+        truth.values.insert(truth.values.end(), hot.begin(), hot.end());
+        break;
+      }
+      case spec::HeadTask::kRegression:
+        if (e.values.size() != K)
+          return invalid_argument(
+              fmt::format("{}:{}: {} target value(s), but '{}' has {} output(s) ({})",
+                          data.dataset.path.string(), e.line, e.values.size(), model, K,
+                          fmt::join(head.labels, ", ")));
+        truth.values.insert(truth.values.end(), e.values.begin(), e.values.end());
+        break;
+      case spec::HeadTask::kTokenClassification: {
+        std::vector<std::int32_t> tags;
+        for (std::int32_t tag : e.tags) {
+          auto k = head_index(model, head.labels, data, e, tag);
+          if (!k) return k.status();
+          tags.push_back(*k);
+        }
+        truth.tags.push_back(std::move(tags));
+        break;
+      }
+    }
   }
   return truth;
+}
+
+// The model input of an example.
+runtime::ModelInput input_of(const data::Example& e, bool pairs) {
+  return {e.text, pairs ? std::optional<std::string>(e.text_pair) : std::nullopt};
+}
+
+// A head model's metrics from its outputs on every example, against `truth`.
+nlohmann::json head_metrics(const runtime::EvaluatedModel& head, const Truth& truth,
+                            const EvalData& data, const FamilyOutputs& outputs,
+                            const std::string& name) {
+  std::vector<float> scores;
+  std::vector<std::vector<std::int32_t>> predicted_tags, true_tags;
+  std::size_t row = 0;
+  for (const data::Example& e : data.examples.examples) {
+    const assertions::ModelOutput& o =
+        outputs.at(name, input_key(input_of(e, data.examples.pairs)));
+    const std::vector<float>& got =
+        o.task == spec::HeadTask::kRegression ? o.values : o.probabilities;
+    scores.insert(scores.end(), got.begin(), got.end());
+    if (o.task == spec::HeadTask::kTokenClassification) {
+      // The words the model read: truncation may have cut the sentence's end off.
+      std::vector<std::int32_t> kept_truth, kept_predicted;
+      for (std::size_t w = 0; w < o.word_probabilities.size(); ++w) {
+        if (o.word_probabilities[w].empty()) continue;
+        kept_truth.push_back(truth.tags[row][w]);
+        kept_predicted.push_back(runtime::argmax(o.word_probabilities[w]));
+      }
+      true_tags.push_back(std::move(kept_truth));
+      predicted_tags.push_back(std::move(kept_predicted));
+    }
+    ++row;
+  }
+  nlohmann::json metrics;
+  switch (head.weights->classifier.task) {
+    case spec::HeadTask::kClassification:
+      metrics = to_json(runtime::classification_metrics(head.labels, truth.classes, scores));
+      break;
+    case spec::HeadTask::kRegression:
+      metrics = to_json(runtime::regression_metrics(head.labels, scores, truth.values));
+      break;
+    case spec::HeadTask::kMultiLabel:
+      metrics =
+          to_json(runtime::multi_label_metrics(head.labels, scores, truth.values, head.threshold));
+      break;
+    case spec::HeadTask::kTokenClassification:
+      metrics = to_json(runtime::entity_metrics(head.labels, true_tags, predicted_tags));
+      break;
+  }
+  metrics["task"] = spec::head_task_name(head.weights->classifier.task);
+  return metrics;
 }
 
 // What a language model scores of an example: the completion of a prompt/completion
@@ -118,42 +244,6 @@ Status check_scorable(const std::string& model, const runtime::ScoredModel& lm,
 
 }  // namespace
 
-ClassificationMetrics classification_metrics(const std::vector<std::string>& labels,
-                                             std::span<const std::int32_t> truth,
-                                             std::span<const std::int32_t> predicted) {
-  const std::size_t k = labels.size();
-  ClassificationMetrics m;
-  m.rows = static_cast<std::int64_t>(truth.size());
-  m.confusion.assign(k, std::vector<std::int64_t>(k, 0));
-  std::int64_t correct = 0;
-  for (std::size_t i = 0; i < truth.size(); ++i) {
-    ++m.confusion[static_cast<std::size_t>(truth[i])][static_cast<std::size_t>(predicted[i])];
-    correct += truth[i] == predicted[i];
-  }
-  m.accuracy = ratio(correct, m.rows);
-  double f1_sum = 0;
-  int averaged = 0;
-  for (std::size_t c = 0; c < k; ++c) {
-    ClassMetrics cm{.label = labels[c]};
-    for (std::size_t j = 0; j < k; ++j) {
-      cm.support += m.confusion[c][j];
-      cm.predicted += m.confusion[j][c];
-    }
-    const std::int64_t hits = m.confusion[c][c];
-    cm.precision = ratio(hits, cm.predicted);
-    cm.recall = ratio(hits, cm.support);
-    const double pr = cm.precision + cm.recall;
-    cm.f1 = pr == 0 ? 0.0 : 2 * cm.precision * cm.recall / pr;
-    if (cm.support > 0 || cm.predicted > 0) {
-      f1_sum += cm.f1;
-      ++averaged;
-    }
-    m.per_class.push_back(cm);
-  }
-  m.macro_f1 = averaged == 0 ? 0.0 : f1_sum / averaged;
-  return m;
-}
-
 PerplexityMetrics perplexity_metrics(std::span<const double> logprobs,
                                      std::span<const std::size_t> tokens, bool pseudo) {
   PerplexityMetrics m{.rows = static_cast<std::int64_t>(logprobs.size()), .pseudo = pseudo};
@@ -167,24 +257,80 @@ PerplexityMetrics perplexity_metrics(std::span<const double> logprobs,
   return m;
 }
 
-nlohmann::json to_json(const ClassificationMetrics& m) {
+namespace {
+
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+nlohmann::json class_json(const runtime::ClassMetrics& c) {
+  return {{"label", c.label}, {"precision", c.precision}, {"recall", c.recall},
+          {"f1", c.f1},       {"support", c.support},     {"predicted", c.predicted}};
+}
+
+}  // namespace
+
+nlohmann::json to_json(const runtime::ClassificationMetrics& m) {
   nlohmann::json per_class = nlohmann::json::array();
   std::vector<std::string> labels;
-  for (const ClassMetrics& c : m.per_class) {
+  for (const runtime::ClassMetrics& c : m.per_class) {
     labels.push_back(c.label);
-    per_class.push_back({{"label", c.label},
-                         {"precision", c.precision},
-                         {"recall", c.recall},
-                         {"f1", c.f1},
-                         {"support", c.support},
-                         {"predicted", c.predicted}});
+    per_class.push_back(class_json(c));
   }
   return {{"rows", m.rows},
           {"accuracy", m.accuracy},
           {"macro_f1", m.macro_f1},
+          {"micro_f1", m.micro_f1},
+          {"weighted_f1", m.weighted_f1},
+          {"mcc", m.mcc},
+          {"ece", m.ece},
+          {"roc_auc", optional_json(m.roc_auc)},
           {"labels", labels},
           {"per_class", per_class},
           {"confusion", m.confusion}};
+}
+
+nlohmann::json to_json(const runtime::RegressionMetrics& m) {
+  nlohmann::json per_output = nlohmann::json::array();
+  for (const runtime::OutputMetrics& o : m.per_output)
+    per_output.push_back({{"label", o.label},
+                          {"rmse", o.rmse},
+                          {"mae", o.mae},
+                          {"pearson", optional_json(o.pearson)},
+                          {"spearman", optional_json(o.spearman)}});
+  return {{"rows", m.rows},
+          {"mse", m.mse},
+          {"rmse", m.rmse},
+          {"mae", m.mae},
+          {"pearson", optional_json(m.pearson)},
+          {"spearman", optional_json(m.spearman)},
+          {"per_output", per_output}};
+}
+
+nlohmann::json to_json(const runtime::MultiLabelMetrics& m) {
+  nlohmann::json per_label = nlohmann::json::array();
+  for (const runtime::ClassMetrics& c : m.per_label) per_label.push_back(class_json(c));
+  return {{"rows", m.rows},
+          {"threshold", m.threshold},
+          {"micro_f1", m.micro_f1},
+          {"macro_f1", m.macro_f1},
+          {"subset_accuracy", m.subset_accuracy},
+          {"hamming_loss", m.hamming_loss},
+          {"per_label", per_label}};
+}
+
+nlohmann::json to_json(const runtime::EntityMetrics& m) {
+  nlohmann::json per_type = nlohmann::json::array();
+  for (const runtime::EntityTypeMetrics& t : m.per_type)
+    per_type.push_back({{"type", t.type},
+                        {"precision", t.precision},
+                        {"recall", t.recall},
+                        {"f1", t.f1},
+                        {"support", t.support},
+                        {"predicted", t.predicted}});
+  return {{"rows", m.sentences}, {"words", m.words}, {"precision", m.precision},
+          {"recall", m.recall},  {"f1", m.f1},       {"accuracy", m.accuracy},
+          {"per_type", per_type}};
 }
 
 nlohmann::json to_json(const PerplexityMetrics& m) {
@@ -195,14 +341,38 @@ nlohmann::json to_json(const PerplexityMetrics& m) {
           {"pseudo", m.pseudo}};
 }
 
+Result<std::optional<spec::LabelType>> eval_label_type(const spec::Workspace& ws,
+                                                       const std::vector<std::string>& models) {
+  std::optional<spec::HeadTask> task;
+  std::string first;
+  for (const std::string& name : models) {
+    const spec::Model& model = *ws.find_model(name);
+    if (model_kind(ws, model) != ModelKind::kClassifier) continue;
+    const spec::HeadTask t = ws.head_task_of(model);
+    if (task && *task != t)
+      return invalid_argument(fmt::format(
+          "'{}' is a {} head and '{}' a {} head: a file's labels are read one way; evaluate "
+          "them with separate `scion eval` commands",
+          first, spec::head_task_name(*task), name, spec::head_task_name(t)));
+    if (!task) first = name;
+    task = t;
+  }
+  if (!task) return std::optional<spec::LabelType>();
+  return std::optional<spec::LabelType>(label_type_of(*task));
+}
+
 Result<EvalData> eval_data(const spec::Workspace& ws, const std::string& name_or_file,
-                           const std::vector<std::string>& labels) {
+                           const std::vector<std::string>& labels, spec::LabelType label_type,
+                           const EvalFields& fields) {
   EvalData out;
   out.name = name_or_file;
   if (const spec::Dataset* d = ws.find_dataset(name_or_file)) {
     out.dataset = *d;
+    if (!fields.text.empty()) out.dataset.text_field = fields.text;
+    if (!fields.pair.empty()) out.dataset.text_pair_field = fields.pair;
+    if (!fields.label.empty()) out.dataset.label_field = fields.label;
   } else if (std::filesystem::is_regular_file(name_or_file)) {
-    auto d = dataset_of_file(name_or_file, labels);
+    auto d = dataset_of_file(name_or_file, labels, fields, label_type);
     if (!d) return d.status();
     out.dataset = std::move(*d);
   } else {
@@ -231,7 +401,7 @@ Result<std::vector<ModelEvaluation>> evaluate_on_data(const spec::Workspace& ws,
   // Everything that could refuse the data is checked before the pass; a rank that fails
   // here still takes part in the sharded pass, with its error.
   EvaluationPlan plan;
-  std::map<std::string, std::vector<std::int32_t>> truths;
+  std::map<std::string, Truth> truths;
   auto check_and_plan = [&]() -> Status {
     SCION_RETURN_IF_ERROR(loaded);
     for (const std::string& name : models) {
@@ -241,10 +411,11 @@ Result<std::vector<ModelEvaluation>> evaluate_on_data(const spec::Workspace& ws,
           plan.add_continuation(scored_input(data, e), scored_text(data, e),
                                 fmt::format("{}:{}", data.dataset.path.string(), e.line));
       } else {
-        auto truth = truth_for(name, family.classifier(name)->labels, data);
+        auto truth = truth_for(name, *family.classifier(name), data);
         if (!truth) return truth.status();
         truths[name] = std::move(*truth);
-        for (const data::Example& e : data.examples.examples) plan.add_text(e.text);
+        for (const data::Example& e : data.examples.examples)
+          plan.add_input(input_of(e, data.examples.pairs));
       }
     }
     return Status::ok();
@@ -272,11 +443,7 @@ Result<std::vector<ModelEvaluation>> evaluate_on_data(const spec::Workspace& ws,
       const bool pseudo = lm->weights->objective == spec::Objective::kMaskedLm;
       r.metrics = to_json(perplexity_metrics(logprobs, tokens, pseudo));
     } else {
-      std::vector<std::int32_t> predicted;
-      for (const data::Example& e : data.examples.examples)
-        predicted.push_back(argmax(outputs->at(name, e.text).probabilities));
-      r.metrics =
-          to_json(classification_metrics(family.classifier(name)->labels, truths[name], predicted));
+      r.metrics = head_metrics(*family.classifier(name), truths[name], data, *outputs, name);
     }
     results.push_back(std::move(r));
   }

@@ -1,13 +1,16 @@
 // Evaluating stored models on a labelled dataset (`scion eval`): what each model scores,
 // as plain values the CLI prints and the lineage store keeps (lineage::EvalResult).
 //
-// Classifiers (workbench::ModelKind::kClassifier) answer every example; the metrics are
-// accuracy, per-class precision, recall, F1 and support, their unweighted mean F1
-// (macro-F1) and the confusion matrix (rows: the dataset's label, columns: the predicted
-// one), over the model's head labels. Precision of a class the model never predicts is 0,
-// as is F1 when precision and recall are both 0; macro-F1 averages the classes that occur
-// in the data or in the predictions (scikit-learn's default), so a head label that no
-// example has and the model never predicts does not pull it down.
+// Head models (workbench::ModelKind::kClassifier) answer every example, and score by their
+// task (the metrics' definitions are runtime/metrics/'s): a classifier's accuracy,
+// per-class precision, recall, F1 and support, macro, micro and weighted F1, MCC,
+// expected calibration error, ROC-AUC for two classes and the confusion matrix (rows:
+// the dataset's label, columns: the predicted one), over the model's head labels; a
+// regression head's MSE, RMSE, MAE, Pearson and Spearman correlation (per output too); a
+// multi-label head's micro and macro F1, subset accuracy and Hamming loss at its
+// threshold, per label too; a token classifier's entity precision, recall and F1
+// (seqeval's reading of its IOB tags, per type too) and word accuracy. Each result's
+// metrics say their "task".
 //
 // Language models score each example's text as a continuation of nothing: a causal LM
 // log p(text | BOS), a masked LM the pseudo-log-likelihood (runtime/evaluation/
@@ -21,43 +24,24 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "lineage/store.h"
 #include "runtime/backend.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/data/dataset_reader.h"
+#include "runtime/metrics/classification_metrics.h"
+#include "runtime/metrics/entity_metrics.h"
+#include "runtime/metrics/multi_label_metrics.h"
+#include "runtime/metrics/regression_metrics.h"
 #include "spec/workspace.h"
 #include "workbench/stored_family.h"
 
 namespace scion::workbench {
-
-struct ClassMetrics {
-  std::string label;
-  double precision = 0;
-  double recall = 0;
-  double f1 = 0;
-  std::int64_t support = 0;    // examples whose true label this is
-  std::int64_t predicted = 0;  // examples the model gave this label
-};
-
-struct ClassificationMetrics {
-  std::int64_t rows = 0;
-  double accuracy = 0;
-  double macro_f1 = 0;
-  std::vector<ClassMetrics> per_class;               // the head's label order
-  std::vector<std::vector<std::int64_t>> confusion;  // [true label][predicted label]
-};
-
-// Metrics of `predicted` against `truth`, both indices into `labels`.
-// REQUIRES: equal lengths, every index < labels.size().
-ClassificationMetrics classification_metrics(const std::vector<std::string>& labels,
-                                             std::span<const std::int32_t> truth,
-                                             std::span<const std::int32_t> predicted);
 
 struct PerplexityMetrics {
   std::int64_t rows = 0;
@@ -72,12 +56,24 @@ struct PerplexityMetrics {
 PerplexityMetrics perplexity_metrics(std::span<const double> logprobs,
                                      std::span<const std::size_t> tokens, bool pseudo);
 
-nlohmann::json to_json(const ClassificationMetrics& metrics);
+nlohmann::json to_json(const runtime::ClassificationMetrics& metrics);
+nlohmann::json to_json(const runtime::RegressionMetrics& metrics);
+nlohmann::json to_json(const runtime::MultiLabelMetrics& metrics);
+nlohmann::json to_json(const runtime::EntityMetrics& metrics);
 nlohmann::json to_json(const PerplexityMetrics& metrics);
+
+// How to read the examples (`scion eval --text-field/--pair-field/--label-field`): field
+// (or column) names; empty keeps the dataset's (a file's: `text`, none, `label`).
+struct EvalFields {
+  std::string text;
+  std::string pair;
+  std::string label;
+};
 
 // The examples to evaluate on: a dataset of the spec by name, or a data file. A file is
 // read as the spec reads one (format from its extension: .jsonl, .csv, .tsv, .txt; fields
-// `text` and `label`), its labels named by `labels` (the classifiers' head labels).
+// `text` and `label` unless `fields` say otherwise), its labels named by the head models'
+// labels and of the label type their task trains on (eval_label_type).
 struct EvalData {
   std::string name;    // the spec's dataset name, or the file as given
   std::string digest;  // SHA-256 of the file's bytes
@@ -86,21 +82,31 @@ struct EvalData {
 };
 
 // The head labels of the classifiers among `models`, in first-seen order: a data file's
-// labels are read by these names (eval_data's `labels`).
+// labels are read by these names.
 std::vector<std::string> head_labels(const spec::Workspace& ws,
                                      const std::vector<std::string>& models);
 
-// Errors: kNotFound naming the spec's datasets when `name_or_file` is neither a dataset
-// nor a file, kSpecError for an unknown extension and for bad rows (file:line), kInvalidArgument for
-// an empty dataset.
+// The label type a data file's rows are read with for `models`: the one their heads' task
+// trains on; nullopt for language models alone. Errors: kInvalidArgument when the head
+// models have different tasks (evaluate each task on its own data).
+Result<std::optional<spec::LabelType>> eval_label_type(const spec::Workspace& ws,
+                                                       const std::vector<std::string>& models);
+
+// The examples to evaluate on, a file's rows read with `labels` (the head models' labels,
+// head_labels) as `label_type` says. Errors: kNotFound naming the spec's datasets when
+// `name_or_file` is neither a dataset nor a file, kSpecError for an unknown extension and
+// for bad rows (file:line), kInvalidArgument for an empty dataset and for fields given for
+// a plain-text file.
 Result<EvalData> eval_data(const spec::Workspace& ws, const std::string& name_or_file,
-                           const std::vector<std::string>& labels);
+                           const std::vector<std::string>& labels,
+                           spec::LabelType label_type = spec::LabelType::kSingle,
+                           const EvalFields& fields = {});
 
 struct ModelEvaluation {
   std::string model;
   std::string model_version;  // the recipe hash of the parameters evaluated
   ModelKind kind = ModelKind::kClassifier;
-  nlohmann::json metrics;     // to_json() of ClassificationMetrics or PerplexityMetrics
+  nlohmann::json metrics;  // to_json() of the task's metrics, or of PerplexityMetrics
 };
 
 // Evaluates `models` (REQUIRES: loaded in `family` when `loaded` is ok) on `data` in one
@@ -108,9 +114,10 @@ struct ModelEvaluation {
 // same arguments and its own `loaded` (the status of loading `family`): each evaluates a
 // contiguous share of the examples (workbench/sharded_evaluation.h) and rank 0 alone
 // gets the results; the other ranks get an empty list. `comm` null: one process.
-// Errors: `loaded`'s (on rank 0 the lowest failing rank's), a classifier on unlabelled
-// data, a dataset label that is not one of a classifier's head labels, a text too long
-// for a language model to score (file:line), and the evaluators' errors.
+// Errors: `loaded`'s (on rank 0 the lowest failing rank's), a head model on unlabelled
+// data or on labels of another task's type, a dataset label that is not one of a
+// classifier's head labels, regression targets of another count than its outputs, a text
+// too long for a language model to score (file:line), and the evaluators' errors.
 Result<std::vector<ModelEvaluation>> evaluate_on_data(const spec::Workspace& ws,
                                                       const StoredFamily& family,
                                                       runtime::Backend& backend,

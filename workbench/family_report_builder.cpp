@@ -78,11 +78,7 @@ Status add_model(lineage::LineageStore* store, const spec::Workspace* ws, const 
       training = training_recipe(made_by);
       auto steps = store->run_metrics(made_by->id);
       if (!steps.is_ok()) return steps.status();
-      for (auto it = steps->rbegin(); it != steps->rend(); ++it)
-        if (!it->validation.empty()) {
-          m.validation = it->validation;
-          break;
-        }
+      m.validation = stored_validation(*made_by, *steps);
       if (!steps->empty())
         report.curves.push_back(
             {.model = node.name, .run = made_by->id, .steps = std::move(*steps)});

@@ -17,8 +17,9 @@ namespace scion::workbench {
 namespace {
 
 // How an architecture's task model is laid out in transformers: a sequence classifier
-// (scion's classification head) or a causal LM (a causal-LM descendant of a decoder).
-enum class TaskKind { kClassifier, kCausalLm };
+// (scion's classification, regression and multi-label heads), a token classifier, or a
+// causal LM (a causal-LM descendant of a decoder).
+enum class TaskKind { kClassifier, kTokenClassifier, kCausalLm };
 struct HfTaskModel {
   std::string_view model_type;  // config.json's model_type
   TaskKind kind;
@@ -26,6 +27,7 @@ struct HfTaskModel {
   std::string_view classifier;  // the head's module: <classifier>.weight, .bias
   std::string_view pooler;      // where the base's pooler goes instead; "" keeps it in place
   spec::Pooling pooling;        // the position the task model classifies from
+  bool drops_pooler = false;    // the task model's trunk has no pooler (token classifiers)
 };
 
 constexpr HfTaskModel kTaskModels[] = {
@@ -36,14 +38,35 @@ constexpr HfTaskModel kTaskModels[] = {
     // RobertaForSequenceClassification's trunk has no pooler of its own.
     {"roberta", TaskKind::kClassifier, "RobertaForSequenceClassification", "classifier.out_proj",
      "classifier.dense", spec::Pooling::kCls},
+    // BertForTokenClassification, RobertaForTokenClassification: classifier(dropout(h)) on
+    // every position, over a trunk built without a pooler.
+    {"bert", TaskKind::kTokenClassifier, "BertForTokenClassification", "classifier", "",
+     spec::Pooling::kCls, true},
+    {"roberta", TaskKind::kTokenClassifier, "RobertaForTokenClassification", "classifier", "",
+     spec::Pooling::kCls, true},
     {"gpt2", TaskKind::kCausalLm, "GPT2LMHeadModel", "", "", spec::Pooling::kLast},
     {"llama", TaskKind::kCausalLm, "LlamaForCausalLM", "", "", spec::Pooling::kLast},
 };
 
-const HfTaskModel* task_model(std::string_view model_type) {
+// The row for `model_type`: its token classifier for a token-classification head, else
+// its first (a sequence classifier, or a causal LM for decoders).
+const HfTaskModel* task_model(std::string_view model_type, bool tags_words) {
   for (const HfTaskModel& t : kTaskModels)
-    if (t.model_type == model_type) return &t;
+    if (t.model_type == model_type && (t.kind == TaskKind::kTokenClassifier) == tags_words)
+      return &t;
   return nullptr;
+}
+
+// transformers' problem_type for a sequence head's task.
+const char* problem_type(spec::HeadTask task) {
+  switch (task) {
+    case spec::HeadTask::kRegression:
+      return "regression";
+    case spec::HeadTask::kMultiLabel:
+      return "multi_label_classification";
+    default:
+      return "single_label_classification";
+  }
 }
 
 Status refuse(const spec::Model& model, const std::string& why) {
@@ -102,7 +125,7 @@ void add_trunk_tensors(const std::string& model_type, const HfTaskModel& task,
   const std::string prefix = lineage::hf_base_model_prefix(model_type);
   std::set<std::string> names;
   for (const auto& [name, values] : trunk)
-    if (task.pooler.empty() || !name.starts_with("pooler."))
+    if ((task.pooler.empty() && !task.drops_pooler) || !name.starts_with("pooler."))
       names.insert(*lineage::hf_tensor_name(model_type, name));
   for (const std::string& hf : names) {
     const lineage::HfTensorMapping m = lineage::map_hf_tensor(model_type, hf);
@@ -131,7 +154,9 @@ void add_trunk_tensors(const std::string& model_type, const HfTaskModel& task,
   }
 }
 
-Result<nlohmann::json> read_json(const std::filesystem::path& path) {
+}  // namespace
+
+Result<nlohmann::json> read_config_json(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return not_found(fmt::format("cannot read '{}'", path.string()));
   auto parsed = nlohmann::json::parse(in, nullptr, false);
@@ -139,6 +164,8 @@ Result<nlohmann::json> read_json(const std::filesystem::path& path) {
     return spec_error(fmt::format("'{}' is not a JSON object", path.string()));
   return parsed;
 }
+
+namespace {
 
 Status write_bytes(lineage::Env& env, const std::filesystem::path& path, const std::string& text) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(text.data()),
@@ -148,6 +175,23 @@ Status write_bytes(lineage::Env& env, const std::filesystem::path& path, const s
 }
 
 }  // namespace
+
+nlohmann::json head_config(nlohmann::json config, const spec::HeadSpec& head,
+                           const std::string& class_name) {
+  nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
+  for (std::size_t k = 0; k < head.labels.size(); ++k) {
+    id2label[std::to_string(k)] = head.labels[k];
+    label2id[head.labels[k]] = k;
+  }
+  config["id2label"] = id2label;
+  config["label2id"] = label2id;
+  if (head.task == spec::HeadTask::kTokenClassification)
+    config.erase("problem_type");
+  else
+    config["problem_type"] = problem_type(head.task);
+  config["architectures"] = {class_name};
+  return config;
+}
 
 Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Model& model,
                                       const lineage::LoadedParameters& params, HfMergeScope scope) {
@@ -160,10 +204,14 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
   if (arch.hf_model_type.empty() || !std::filesystem::is_directory(base.import_path))
     return refuse(model, "its base '" + base.name +
                              "' is not an imported Hugging Face model folder (import: FOLDER)");
-  const HfTaskModel* task = task_model(arch.hf_model_type);
+  const spec::Model* owner = head_owner(chain);
+  const bool tags_words =
+      owner && owner->adaptation.head->task == spec::HeadTask::kTokenClassification;
+  const HfTaskModel* task = task_model(arch.hf_model_type, tags_words);
   if (!task)
-    return refuse(model, "there is no task-model layout for model_type '" +
-                             arch.hf_model_type + "' yet");
+    return refuse(model, "there is no " +
+                             std::string(tags_words ? "token-classifier" : "task-model") +
+                             " layout for model_type '" + arch.hf_model_type + "' yet");
   for (const spec::Model* m : merged) {
     const spec::Adaptation& ad = m->adaptation;
     if (ad.prefix || ad.prompt || ad.bottleneck)
@@ -172,7 +220,6 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
                                                                         : "a bottleneck adapter") +
                                ", which a plain Hugging Face model cannot hold");
   }
-  const spec::Model* owner = head_owner(chain);
   if (task->kind == TaskKind::kCausalLm) {
     if (owner)
       return refuse(model, fmt::format("transformers' sequence classifier for {} has a score "
@@ -183,13 +230,13 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
       return refuse(model, "it is neither a classifier nor a causal language model");
   } else {
     if (!owner) return refuse(model, "it has no classification head (its own or an ancestor's)");
-    if (owner->adaptation.head->pooling != task->pooling)
+    if (!tags_words && owner->adaptation.head->pooling != task->pooling)
       return refuse(model, fmt::format("the head of '{}' pools otherwise than {} does ([CLS])",
                                        owner->name, task->class_name));
   }
 
   const std::filesystem::path folder = base.import_path;
-  auto config = read_json(folder / "config.json");
+  auto config = read_config_json(folder / "config.json");
   if (!config) return config.status();
   HfModelFolder out;
   std::map<std::string, std::vector<float>> trunk;  // by scion name
@@ -208,20 +255,13 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
       const std::string hf = std::string(task->classifier) + "." + part;
       out.shapes[hf] = p.shape;
       out.tensors[hf] = as_float32(p);
-      if (task->pooler.empty()) continue;
+      if (task->pooler.empty() || task->drops_pooler) continue;
       const lineage::LoadedParameter& pooler = params.at(std::string("pooler.") + part);
       out.shapes[std::string(task->pooler) + "." + part] = pooler.shape;
       out.tensors[std::string(task->pooler) + "." + part] = as_float32(pooler);
     }
-    const std::vector<std::string>& labels = owner->adaptation.head->labels;
-    nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
-    for (std::size_t k = 0; k < labels.size(); ++k) {
-      id2label[std::to_string(k)] = labels[k];
-      label2id[labels[k]] = k;
-    }
-    (*config)["id2label"] = id2label;
-    (*config)["label2id"] = label2id;
-    (*config)["problem_type"] = "single_label_classification";
+    *config =
+        head_config(std::move(*config), *owner->adaptation.head, std::string(task->class_name));
   }
   (*config)["architectures"] = {task->class_name};
   (*config)["torch_dtype"] = "float32";

@@ -18,6 +18,11 @@
 //                     present)
 // Architectures plug in by a row of the task-model table in hf_export.cpp (the class,
 // the classifier's module names, what the head must pool).
+// Heads: a classification, regression or multi-label head is the sequence classifier's
+// `classifier` with problem_type single_label_classification, regression or
+// multi_label_classification; a token-classification head is the architecture's token
+// classifier (BertForTokenClassification, RobertaForTokenClassification: `classifier` on
+// every position, no pooler, as scion runs it).
 // Refused, with the reason: a base that is not an imported Hugging Face folder, an
 // architecture without a row, an encoder model without a classifier head or whose head
 // pools otherwise than the task model does, a GPT-2 or Llama classifier (transformers'
@@ -51,6 +56,15 @@ struct HfModelFolder {
 // (and not checked here), and still the head it classifies with, so that the folder's
 // classifier has the model's labels.
 enum class HfMergeScope { kWholeModel, kAncestorsOnly };
+
+// A config.json's object. Errors: kNotFound, kSpecError for anything but a JSON object.
+Result<nlohmann::json> read_config_json(const std::filesystem::path& path);
+
+// `config` (a base's config.json) as the config of a task model of class `class_name` with
+// `head`: id2label and label2id from its labels, its problem_type (none for a token
+// classifier, whose transformers class has no use for one), architectures.
+nlohmann::json head_config(nlohmann::json config, const spec::HeadSpec& head,
+                           const std::string& class_name);
 
 // REQUIRES: `params` are `model`'s stored parameters for its current recipe; with
 // kAncestorsOnly, `model`'s own adaptation changes no trunk tensor (lineage::

@@ -172,6 +172,21 @@ nlohmann::json training_recipe(const std::optional<lineage::RunRecord>& run) {
   return recipe.contains("train") ? recipe["train"] : recipe;
 }
 
+std::map<std::string, double> stored_validation(const lineage::RunRecord& run,
+                                                const std::vector<lineage::StepMetrics>& steps) {
+  const nlohmann::json& kept = run.hyperparameters.is_object()
+                                   ? run.hyperparameters.value("kept", nlohmann::json())
+                                   : nlohmann::json();
+  if (kept.is_object() && kept.value("step", nlohmann::json()).is_number_integer()) {
+    const std::int64_t step = kept["step"].get<std::int64_t>();
+    for (const lineage::StepMetrics& s : steps)
+      if (s.step == step && !s.validation.empty()) return s.validation;
+  }
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+    if (!it->validation.empty()) return it->validation;
+  return {};
+}
+
 Result<std::map<std::string, double>> last_validation(lineage::LineageStore& store,
                                                       const FamilyNode& node) {
   if (!node.stored || !node.stored->recipe_hash) return std::map<std::string, double>{};
@@ -184,9 +199,7 @@ Result<std::map<std::string, double>> last_validation(lineage::LineageStore& sto
       continue;
     auto metrics = store.run_metrics(run.id);
     if (!metrics.is_ok()) return metrics.status();
-    for (auto it = metrics->rbegin(); it != metrics->rend(); ++it)
-      if (!it->validation.empty()) return it->validation;
-    break;
+    return stored_validation(run, *metrics);
   }
   return std::map<std::string, double>{};
 }

@@ -68,8 +68,13 @@ std::optional<lineage::RunRecord> recipe_run(const std::vector<lineage::RunRecor
 // imported one's source; an empty object without a run.
 nlohmann::json training_recipe(const std::optional<lineage::RunRecord>& run);
 
-// The validation metrics last recorded by the run that made the node's stored
-// parameters (empty when it recorded none, e.g. no validation split).
+// The validation metrics of the parameters a training run stored: the step keep_best kept
+// (its hyperparameters' `kept.step`), else the last validation's; empty without one.
+std::map<std::string, double> stored_validation(const lineage::RunRecord& run,
+                                                const std::vector<lineage::StepMetrics>& steps);
+
+// The validation metrics of the node's stored parameters (stored_validation of the run
+// that made them; empty when it recorded none, e.g. no validation split).
 Result<std::map<std::string, double>> last_validation(lineage::LineageStore& store,
                                                       const FamilyNode& node);
 

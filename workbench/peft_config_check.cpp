@@ -57,7 +57,9 @@ void check_config(const JsonValue& config, const nlohmann::json& expected, const
         fmt::format("task_type is {}, but '{}' is a {} model, which PEFT runs as "
                     "task_type {}",
                     shown(field("task_type")), model.name,
-                    expected["task_type"] == "SEQ_CLS" ? "classifier" : "causal LM",
+                    expected["task_type"] == "SEQ_CLS"     ? "sequence classifier"
+                    : expected["task_type"] == "TOKEN_CLS" ? "token classifier"
+                                                           : "causal LM",
                     shown(expected["task_type"])));
   if (field("r") != expected["r"])
     problems.push_back(fmt::format("r is {}, but '{}' declares rank {}", shown(field("r")),

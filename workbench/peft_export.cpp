@@ -10,6 +10,13 @@ Result<PeftExport> peft_export(const spec::Workspace& ws, const spec::Model& mod
   if (!adapter.is_ok()) return adapter.status();
   out.adapter = std::move(*adapter);
   const auto chain = ws.ancestry(model);
+  const spec::HeadSpec* head = ws.head_of(model);
+  if (head) {
+    auto config =
+        read_config_json(std::filesystem::path(chain.back()->import_path) / "config.json");
+    if (!config) return config.status();
+    out.adapter.model_config = head_config(std::move(*config), *head, out.adapter.task_class);
+  }
   if (chain.size() <= 2) return out;  // over the imported folder itself
   auto base = hf_model_folder(ws, model, params, HfMergeScope::kAncestorsOnly);
   if (!base.is_ok()) return base.status();

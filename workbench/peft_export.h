@@ -12,8 +12,12 @@
 //                 model.safetensors with every LoRA up the ancestry merged and BitFit or
 //                 other trained trunk tensors as stored, the tokenizer's files
 // so that PeftModel.from_pretrained(AutoModelFor...from_pretrained(DIR/base), DIR) runs the
-// model as scion does. Ancestors with prefix or prompt tuning or a bottleneck adapter
-// cannot be merged and are refused (kInvalidArgument, naming them).
+// model as scion does. A head model's folder also holds DIR/config.json: the base's config
+// with the head's id2label, label2id and problem_type (hf_export.h's head_config), so
+// that its labels travel: AutoConfig.from_pretrained(DIR) gives them to the base model
+// the adapter loads over (transformers reads adapter_config.json first and the base's
+// config from base_model_name_or_path, which knows no labels). Ancestors with prefix or prompt
+// tuning or a bottleneck adapter cannot be merged and are refused (kInvalidArgument, naming them).
 #pragma once
 
 #include <filesystem>

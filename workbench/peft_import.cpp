@@ -1,7 +1,9 @@
 #include "workbench/peft_import.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <charconv>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -14,6 +16,37 @@
 
 namespace scion::workbench {
 namespace {
+
+// The labels config.json beside the adapter gives (id2label, in id order), checked against
+// the head the model declares: a PEFT folder that `scion export` wrote, or that someone
+// saved with their model's config, says what its classifier's outputs mean.
+void check_labels(const std::filesystem::path& file, const spec::Workspace& ws,
+                  const spec::Model& model, std::vector<std::string>& problems) {
+  std::ifstream in(file);
+  if (!in) return;  // PEFT's own save_pretrained writes none
+  const nlohmann::json config = nlohmann::json::parse(in, nullptr, false);
+  const spec::HeadSpec* head = ws.head_of(model);
+  if (config.is_discarded() || !config.is_object() || !head) return;
+  const nlohmann::json& id2label = config.value("id2label", nlohmann::json());
+  if (!id2label.is_object()) return;
+  std::vector<std::string> labels(id2label.size());
+  for (const auto& [id, label] : id2label.items()) {
+    std::size_t k = 0;
+    const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), k);
+    if (ec != std::errc() || end != id.data() + id.size() || k >= labels.size() ||
+        !label.is_string()) {
+      problems.push_back(fmt::format("{}: id2label is not a map from 0..{} to label names",
+                                     file.string(), labels.size() - 1));
+      return;
+    }
+    labels[k] = label.get<std::string>();
+  }
+  if (labels != head->labels)
+    problems.push_back(fmt::format(
+        "{} labels the outputs [{}], but '{}' declares its head's labels "
+        "[{}]",
+        file.string(), fmt::join(labels, ", "), model.name, fmt::join(head->labels, ", ")));
+}
 
 // adapter_config.json's text. Errors: kNotFound when the folder has none.
 Result<std::string> read_config_text(const std::filesystem::path& file) {
@@ -56,6 +89,7 @@ Result<std::unique_ptr<PeftImport>> read_peft_import(const spec::Workspace& ws,
   auto config_problems = peft_config_problems(*config, config_file.string(), ws, model);
   if (!config_problems) return config_problems.status();
   problems = std::move(*config_problems);
+  check_labels(dir / "config.json", ws, model, problems);
 
   auto out = std::make_unique<PeftImport>();
   const std::filesystem::path weights = dir / "adapter_model.safetensors";

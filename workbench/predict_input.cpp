@@ -129,21 +129,35 @@ Status check_not_empty(const PredictText& input) {
 Result<std::vector<PredictText>> read_predict_texts(const PredictInputOptions& options,
                                                     std::istream& standard_input) {
   std::vector<PredictText> inputs;
+  if (!options.pairs.empty() && options.pairs.size() != options.texts.size())
+    return invalid_argument(
+        fmt::format("{} --pair for {} --text: give each text of a sentence pair its --pair",
+                    options.pairs.size(), options.texts.size()));
   for (std::size_t i = 0; i < options.texts.size(); ++i) {
     inputs.push_back({options.texts[i], fmt::format("--text {}", i + 1)});
+    if (!options.pairs.empty()) inputs.back().pair = options.pairs[i];
     SCION_RETURN_IF_ERROR(check_not_empty(inputs.back()));
   }
   if (options.file.empty()) {
+    if (!options.pair_field.empty())
+      return invalid_argument(
+          "--pair-field names the second text of JSONL records; give --file FILE.jsonl with it");
     if (!options.text_field.empty())
       return invalid_argument(
           "--text-field names the text of JSONL records; give --file FILE.jsonl with it");
     return inputs;
   }
   const PredictFormat format = resolved_format(options);
-  if (format == PredictFormat::kLines && !options.text_field.empty())
-    return invalid_argument("--text-field names the text of JSONL records, and " +
-                            (from_stdin(options) ? std::string("standard input") : options.file) +
-                            " is read as one text per line; add --format jsonl");
+  if (format == PredictFormat::kLines &&
+      (!options.text_field.empty() || !options.pair_field.empty()))
+    return invalid_argument(
+        std::string(options.text_field.empty() ? "--pair-field" : "--text-field") +
+        " names a field of JSONL records, and " +
+        (from_stdin(options) ? std::string("standard input") : options.file) +
+        " is read as one text per line; add --format jsonl");
+  if (!options.pairs.empty() && format == PredictFormat::kJsonl && options.pair_field.empty())
+    return invalid_argument("--pair gives --text its second text; records of " + options.file +
+                            " name theirs with --pair-field");
   auto contents = read_all(options, standard_input);
   if (!contents) return contents.status();
   const std::string source = from_stdin(options) ? "stdin" : options.file;
@@ -159,6 +173,11 @@ Result<std::vector<PredictText>> read_predict_texts(const PredictInputOptions& o
     auto text = record_text(lines[i], where, field);
     if (!text) return text.status();
     inputs.push_back({std::move(*text), where});
+    if (!options.pair_field.empty()) {
+      auto pair = record_text(lines[i], where, options.pair_field);
+      if (!pair) return pair.status();
+      inputs.back().pair = std::move(*pair);
+    }
     SCION_RETURN_IF_ERROR(check_not_empty(inputs.back()));
   }
   return inputs;

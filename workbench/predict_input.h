@@ -1,7 +1,8 @@
 // The texts `scion predict` classifies: each --text, then the texts of --file, read as
 // one text per line or as JSONL records with a text field. `--file -` reads standard
 // input. Every text keeps where it came from ("--text 2", "reviews.jsonl:3", "stdin:4"),
-// so a warning or an error can name it.
+// so a warning or an error can name it. Sentence pairs: each --text takes its --pair (as
+// many of each), and JSONL records their --pair-field; lines cannot hold pairs.
 //
 // Format: --format lines | jsonl, or by default jsonl for a file named *.jsonl and lines
 // for anything else (standard input included). Lines: blank lines are skipped. JSONL:
@@ -14,6 +15,7 @@
 #pragma once
 
 #include <istream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,11 +34,14 @@ struct PredictInputOptions {
   std::string file;                // --file: a path, "-" for standard input, empty: none
   PredictFormat format = PredictFormat::kAuto;
   std::string text_field;  // --text-field; empty: "text"
+  std::vector<std::string> pairs;  // --pair, one per --text, in order
+  std::string pair_field;          // --pair-field: the JSONL field of the second text
 };
 
 struct PredictText {
   std::string text;
   std::string origin;  // "--text 2", "reviews.jsonl:3", "stdin:4"
+  std::optional<std::string> pair;  // a sentence pair's second text
 };
 
 // The texts to classify, --text values first. `standard_input` is read for `--file -`.

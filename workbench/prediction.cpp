@@ -19,14 +19,16 @@ Result<Predictor> predictor_for(const spec::Workspace& ws, const std::string& na
       find_classifier_model(ws, name, " (it is a language model); predict one of its descendants");
   if (!found) return found.status();
   Predictor p{.model = *found};
-  if (!p.model->is_base() && classifier_labels(ws, *ws.find_model(p.model->from)))
+  // A parent that answers the same task (a head of another task cannot be compared with).
+  if (!p.model->is_base() && classifier_labels(ws, *ws.find_model(p.model->from)) &&
+      ws.head_task_of(*ws.find_model(p.model->from)) == ws.head_task_of(*p.model))
     p.parent = ws.find_model(p.model->from);
   if (!check_assertions) return p;
   for (const assertions::ModelAssertion& a : suite.assertions) {
-    if (!covers(a.models(), p.model->name) || kind_of(a) != ModelKind::kClassifier) continue;
+    if (!applies(ws, a, p.model->name)) continue;
     if (a.needs_parent() && !p.parent) {
       notes.push_back("assertion '" + a.name() + "' skipped for '" + p.model->name +
-                      "': it compares with the parent, which has no classifier head");
+                      "': it compares with the parent, which has no head of the same task");
       continue;
     }
     p.checks.push_back(&a);
@@ -43,7 +45,7 @@ std::vector<Truncation> truncations(const StoredFamily& family,
     Truncation truncation{.origin = t.origin};
     for (const Predictor& p : predictors) {
       const runtime::EvaluatedModel& model = *family.classifier(p.model->name);
-      truncation.tokens = model.tokenizer->encode(t.text).size();
+      truncation.tokens = runtime::input_tokens(model, {t.text, t.pair});
       const std::size_t kept = runtime::text_capacity(model);
       if (truncation.tokens > kept) truncation.readers.emplace_back(p.model->name, kept);
     }
@@ -72,18 +74,20 @@ Result<PredictionSetup> prepare_predictions(const spec::Workspace& ws,
   return setup;
 }
 
-Result<std::vector<PredictionViolation>> violations_of(const Predictor& p, const std::string& text,
+Result<std::vector<PredictionViolation>> violations_of(const Predictor& p,
+                                                       const runtime::ModelInput& in,
                                                        const FamilyOutputs& outputs) {
   std::vector<PredictionViolation> violations;
+  const std::string key = input_key(in);
   for (const assertions::ModelAssertion* a : p.checks) {
-    assertions::AssertionInput input{.text = text, .output = &outputs.at(p.model->name, text)};
-    if (a->needs_parent()) input.parent = &outputs.at(p.parent->name, text);
+    assertions::AssertionInput input{.text = in.text, .output = &outputs.at(p.model->name, key)};
+    if (a->needs_parent()) input.parent = &outputs.at(p.parent->name, key);
     std::string perturbed;
     if (const assertions::Perturbation* perturbation = a->perturbation()) {
-      auto changed = perturbation->apply(text, 0);
+      auto changed = perturbation->apply(in.text, 0);
       if (!changed) continue;
       perturbed = *changed;
-      input.perturbed = &outputs.at(p.model->name, perturbed);
+      input.perturbed = &outputs.at(p.model->name, input_key({perturbed, in.pair}));
     }
     auto severity = a->severity(input);
     if (!severity) return severity.status();
@@ -92,25 +96,25 @@ Result<std::vector<PredictionViolation>> violations_of(const Predictor& p, const
   return violations;
 }
 
-Status check_finite(const std::vector<Predictor>& predictors, const std::vector<std::string>& texts,
-                    const FamilyOutputs& outputs) {
+Status check_finite(const std::vector<Predictor>& predictors,
+                    const std::vector<runtime::ModelInput>& inputs, const FamilyOutputs& outputs) {
   for (const Predictor& p : predictors)
-    for (const std::string& text : texts)
-      if (auto value = assertions::non_finite_value(outputs.at(p.model->name, text)))
+    for (const runtime::ModelInput& input : inputs)
+      if (auto value = assertions::non_finite_value(outputs.at(p.model->name, input_key(input))))
         return Status(
             StatusCode::kDiverged,
             fmt::format("model '{}' gave {} for \"{}\": its stored parameters are not "
                         "finite (it diverged, or was imported with --allow-nonfinite); "
                         "retrain it with `scion run --force {}` and a lower learning rate",
-                        p.model->name, *value, text, p.model->name));
+                        p.model->name, *value, input.text, p.model->name));
   return Status::ok();
 }
 
 Result<Predictions> predict(const spec::Workspace& ws, lineage::LineageStore& store,
                             runtime::Backend& backend, const PredictionSetup& setup,
                             const PredictRequest& request) {
-  std::vector<std::string> texts;
-  for (const PredictText& t : request.texts) texts.push_back(t.text);
+  std::vector<runtime::ModelInput> inputs;
+  for (const PredictText& t : request.texts) inputs.push_back({t.text, t.pair});
   Predictions result;
   for (const Predictor& p : setup.predictors) result.models.push_back(p.model->name);
   // The parents that assertions compare with join the evaluation, and perturbed texts
@@ -118,13 +122,14 @@ Result<Predictions> predict(const spec::Workspace& ws, lineage::LineageStore& st
   std::vector<std::string> names = result.models;
   std::set<std::string> seen(names.begin(), names.end());
   EvaluationPlan plan;
-  for (const std::string& t : texts) plan.add_text(t);
+  for (const runtime::ModelInput& input : inputs) plan.add_input(input);
   for (const Predictor& p : setup.predictors)
     for (const assertions::ModelAssertion* a : p.checks) {
       if (a->needs_parent() && seen.insert(p.parent->name).second) names.push_back(p.parent->name);
       if (const assertions::Perturbation* perturbation = a->perturbation())
-        for (const std::string& t : texts)
-          if (auto perturbed = perturbation->apply(t, 0)) plan.add_text(*perturbed);
+        for (const runtime::ModelInput& input : inputs)
+          if (auto perturbed = perturbation->apply(input.text, 0))
+            plan.add_input({*perturbed, input.pair});
     }
 
   StoredFamily family(ws, store, backend);
@@ -132,16 +137,19 @@ Result<Predictions> predict(const spec::Workspace& ws, lineage::LineageStore& st
   result.truncated = truncations(family, setup.predictors, request.texts);
   auto outputs = evaluate_models(family, backend, names, plan, request.chunk_size);
   if (!outputs) return outputs.status();
-  SCION_RETURN_IF_ERROR(check_finite(setup.predictors, texts, *outputs));
+  SCION_RETURN_IF_ERROR(check_finite(setup.predictors, inputs, *outputs));
 
   for (const Predictor& p : setup.predictors) result.checks += p.checks.size();
-  for (const std::string& text : texts)
+  for (const runtime::ModelInput& input : inputs)
     for (const Predictor& p : setup.predictors) {
-      auto violations = violations_of(p, text, *outputs);
+      auto violations = violations_of(p, input, *outputs);
       if (!violations) return violations.status();
       result.violations += violations->size();
-      result.predictions.push_back(
-          {p.model->name, text, outputs->at(p.model->name, text), std::move(*violations)});
+      result.predictions.push_back({.model = p.model->name,
+                                    .text = input.text,
+                                    .pair = input.pair,
+                                    .output = outputs->at(p.model->name, input_key(input)),
+                                    .violations = std::move(*violations)});
     }
   return result;
 }

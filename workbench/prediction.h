@@ -38,6 +38,7 @@ struct PredictionViolation {
 struct Prediction {
   std::string model;
   std::string text;
+  std::optional<std::string> pair;  // a sentence pair's second text
   assertions::ModelOutput output;
   std::vector<PredictionViolation> violations;  // empty without assertions
 };
@@ -93,14 +94,16 @@ Result<Predictions> predict_versions(const spec::Workspace& ws, lineage::Lineage
                                      runtime::Backend& backend, const PredictRequest& request,
                                      std::vector<std::string>& notes);
 
-// The assertions `p` violates on `text`, from evaluated outputs (of `p`'s model, and of
-// its parent and the perturbed text where an assertion needs them).
-Result<std::vector<PredictionViolation>> violations_of(const Predictor& p, const std::string& text,
+// The assertions `p` violates on `input`, from evaluated outputs (of `p`'s model, and of
+// its parent and the perturbed input, its first text perturbed, where an assertion needs
+// them).
+Result<std::vector<PredictionViolation>> violations_of(const Predictor& p,
+                                                       const runtime::ModelInput& input,
                                                        const FamilyOutputs& outputs);
 
-// kDiverged naming the first model and text whose output holds a NaN or an infinity:
+// kDiverged naming the first model and input whose output holds a NaN or an infinity:
 // such an output is no prediction.
-Status check_finite(const std::vector<Predictor>& predictors, const std::vector<std::string>& texts,
-                    const FamilyOutputs& outputs);
+Status check_finite(const std::vector<Predictor>& predictors,
+                    const std::vector<runtime::ModelInput>& inputs, const FamilyOutputs& outputs);
 
 }  // namespace scion::workbench

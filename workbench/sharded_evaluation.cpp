@@ -11,8 +11,13 @@ std::string encode_outputs(const FamilyOutputs& outputs) {
     of_model = nlohmann::json::array();
     for (const auto& [input, o] : by_input)
       of_model.push_back({{"input", input},
+                          {"task", static_cast<int>(o.task)},
                           {"labels", o.labels},
                           {"probabilities", o.probabilities},
+                          {"values", o.values},
+                          {"threshold", o.threshold},
+                          {"words", o.words},
+                          {"word_probabilities", o.word_probabilities},
                           {"logprobs", o.continuation_logprobs},
                           {"tokens", o.continuation_tokens}});
   }
@@ -36,7 +41,12 @@ Result<FamilyOutputs> decode_outputs(const std::string& bytes) {
             .labels = e.at("labels").get<std::vector<std::string>>(),
             .probabilities = e.at("probabilities").get<std::vector<float>>(),
             .continuation_logprobs = e.at("logprobs").get<std::map<std::string, double>>(),
-            .continuation_tokens = e.at("tokens").get<std::map<std::string, std::size_t>>()};
+            .continuation_tokens = e.at("tokens").get<std::map<std::string, std::size_t>>(),
+            .task = static_cast<spec::HeadTask>(e.at("task").get<int>()),
+            .values = e.at("values").get<std::vector<float>>(),
+            .threshold = e.at("threshold").get<float>(),
+            .words = e.at("words").get<std::vector<std::string>>(),
+            .word_probabilities = e.at("word_probabilities").get<std::vector<std::vector<float>>>()};
     }
     return outputs;
   } catch (const nlohmann::json::exception& e) {

@@ -122,7 +122,11 @@ Status StoredFamily::resolve_one(const spec::Model& model) {
                                         bindings_[model.name], nullptr);
   if (!weights) return weights.status();
   auto& held = weights_[model.name] = std::make_unique<runtime::ModelWeights>(std::move(*weights));
-  classifiers_[model.name] = {.weights = held.get(), .tokenizer = *tokenizer, .labels = *labels};
+  const spec::HeadSpec* head = ws_.head_of(model);
+  classifiers_[model.name] = {.weights = held.get(),
+                              .tokenizer = *tokenizer,
+                              .labels = *labels,
+                              .threshold = head ? head->decision_threshold() : 0.5f};
   return Status::ok();
 }
 

@@ -88,7 +88,10 @@ class Session {
   // wave's outcomes are put in plan order on every rank.
   Status share_wave_outcomes(std::size_t models_before, std::size_t groups_before,
                              std::size_t diverged_before, std::size_t checkpointed_before);
-  Result<std::shared_ptr<const data::TokenizedDataset>> dataset_for(const spec::Model& model);
+  // The rows of dataset `name` (the model's training data, or its dev set) as `model`'s
+  // base tokenizes them for its recipe, recorded in the store once.
+  Result<std::shared_ptr<const data::TokenizedDataset>> dataset_for(const spec::Model& model,
+                                                                    const std::string& name);
   // Loads the values `model` inherits into the views `pool` just allocated for it (a view
   // an earlier member bound already holds them) and records their digests.
   Status load_inherited(runtime::Backend& backend, const spec::Model& model,
@@ -144,19 +147,18 @@ std::string divergence_message(const runtime::TrainingJob& job) {
 }
 
 Result<std::shared_ptr<const data::TokenizedDataset>> Session::dataset_for(
-    const spec::Model& model) {
+    const spec::Model& model, const std::string& name) {
   const spec::TrainingSpec& recipe = *model.training;
   const spec::Architecture& arch = ws_.architecture_of(model);
   const int max_length = recipe.max_length > 0 ? recipe.max_length : arch.max_length;
   // Bases of one family may tokenise differently (two Hugging Face folders): the rows are
   // per base as well as per dataset, objective and length.
-  const std::string key =
-      fmt::format("{}/{}/{}/{}", ws_.ancestry(model).back()->name, recipe.dataset,
-                  static_cast<int>(recipe.objective), max_length);
+  const std::string key = fmt::format("{}/{}/{}/{}", ws_.ancestry(model).back()->name, name,
+                                      static_cast<int>(recipe.objective), max_length);
   if (auto it = datasets_.find(key); it != datasets_.end()) return it->second;
   auto tokenizer = text::make_tokenizer(arch.tokenizer, ws_.root_dir);
   if (!tokenizer) return tokenizer.status();
-  const spec::Dataset& dataset = *ws_.find_dataset(recipe.dataset);
+  const spec::Dataset& dataset = *ws_.find_dataset(name);
   auto data = data::load_tokenized_dataset(dataset, **tokenizer, recipe.objective, max_length);
   if (!data) return data.status();
   if (writer_)
@@ -481,13 +483,19 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     }
     for (std::size_t i = 0; i < members.size(); ++i) {
       const spec::Model& model = *members[i];
-      auto data = dataset_for(model);
+      auto data = dataset_for(model, model.training->dataset);
       if (!data) return data.status();
+      std::shared_ptr<const data::TokenizedDataset> dev;
+      if (!model.training->validation.empty()) {
+        auto loaded = dataset_for(model, model.training->validation);
+        if (!loaded) return loaded.status();
+        dev = *loaded;
+      }
       runtime::ShareGroup* share = nullptr;
       if (!shares_.shared_by(model.name).empty())
         share = share_groups.at(ws_.training_unit(model).front()->name).get();
-      auto job =
-          runtime::TrainingJob::create(ws_, model, bindings.at(model.name), *data, backend, share);
+      auto job = runtime::TrainingJob::create(ws_, model, bindings.at(model.name), *data, backend,
+                                              share, dev);
       if (!job) return job.status();
       if (!share) SCION_RETURN_IF_ERROR(resume_from_checkpoint(**job));
       lineage::RunStart run{.kind = kind,
@@ -551,11 +559,9 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     metrics.recorded_at = lineage::utc_now();
     if (r.validation) {
       outcome.val_loss = r.validation->loss;
-      metrics.validation["val_loss"] = r.validation->loss;
-      if (r.validation->accuracy) {
-        outcome.val_accuracy = r.validation->accuracy;
-        metrics.validation["val_accuracy"] = *r.validation->accuracy;
-      }
+      outcome.val_accuracy = r.validation->metric("val_accuracy");
+      outcome.validation = r.validation->metrics;
+      for (const auto& [name, value] : r.validation->metrics) metrics.validation[name] = value;
     }
     observer_.step(r, members.size());
     // A share unit checkpoints as a whole, by its group's steps, once per step.
@@ -627,8 +633,12 @@ Status Session::train_group(const std::vector<const spec::Model*>& members, line
     ModelOutcome& outcome = outcome_of(job);
     outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     outcome.status = "trained";
+    outcome.kept = job.kept();
     if (!writer_) return Status::ok();
     runtime::ScopedOpTimer store_time(profile_, runtime::OpClass::kStore);
+    if (job.kept())
+      SCION_RETURN_IF_ERROR(
+          store_->record_kept(run_ids.at(&job), kept_json(*job.kept()), kept_message(*job.kept())));
     SCION_RETURN_IF_ERROR(commit(job, run_ids.at(&job), digests[index_of.at(&job)]));
     std::error_code ignored;  // a leftover checkpoint is harmless: the model is up to date
     std::filesystem::remove(checkpoint_path(job.model()), ignored);
@@ -721,11 +731,16 @@ Status Session::train_planned_group(const Plan& plan, std::size_t index) {
 }
 
 nlohmann::json outcome_json(const ModelOutcome& o) {
-  return {{"name", o.name},         {"status", o.status},
-          {"run_id", o.run_id},     {"steps", o.steps},
-          {"resumed_from", o.resumed_from}, {"final_loss", o.final_loss},
+  return {{"name", o.name},
+          {"status", o.status},
+          {"run_id", o.run_id},
+          {"steps", o.steps},
+          {"resumed_from", o.resumed_from},
+          {"final_loss", o.final_loss},
           {"val_loss", o.val_loss ? nlohmann::json(*o.val_loss) : nlohmann::json()},
           {"val_accuracy", o.val_accuracy ? nlohmann::json(*o.val_accuracy) : nlohmann::json()},
+          {"validation", o.validation},
+          {"kept", o.kept ? kept_json(*o.kept) : nlohmann::json()},
           {"seconds", o.seconds}};
 }
 
@@ -737,6 +752,16 @@ ModelOutcome model_outcome_from(const nlohmann::json& j) {
   o.final_loss = j.at("final_loss").get<double>();
   if (!j.at("val_loss").is_null()) o.val_loss = j.at("val_loss").get<double>();
   if (!j.at("val_accuracy").is_null()) o.val_accuracy = j.at("val_accuracy").get<double>();
+  o.validation = j.at("validation").get<std::map<std::string, double>>();
+  if (const nlohmann::json& k = j.at("kept"); !k.is_null())
+    o.kept = runtime::KeptValidation{
+        .step = k.at("step").get<std::int64_t>(),
+        .metric = k.at("metric").get<std::string>(),
+        .value = k.at("value").get<double>(),
+        .last_step = k.at("last_step").get<std::int64_t>(),
+        .last_value = k.at("last_value").is_null()
+                          ? std::nullopt
+                          : std::optional(k.at("last_value").get<double>())};
   o.seconds = j.at("seconds").get<double>();
   return o;
 }
@@ -906,6 +931,23 @@ Status training_status(const TrainingOutcome& outcome) {
   if (outcome.status.is_ok() && !outcome.diverged.empty())
     return Status(StatusCode::kDiverged, outcome.diverged.back());
   return outcome.status;
+}
+
+nlohmann::json kept_json(const runtime::KeptValidation& k) {
+  return {{"step", k.step},
+          {"metric", k.metric},
+          {"value", k.value},
+          {"last_step", k.last_step},
+          {"last_value", k.last_value ? nlohmann::json(*k.last_value) : nlohmann::json()}};
+}
+
+std::string kept_message(const runtime::KeptValidation& k) {
+  if (k.step == k.last_step)
+    return fmt::format("kept the last step, {}: its {} {:.4g} is the best validation", k.step,
+                       k.metric, k.value);
+  return fmt::format("kept step {} of {}: the best {} ({:.4g}; the last validation had {})", k.step,
+                     k.last_step, k.metric, k.value,
+                     k.last_value ? fmt::format("{:.4g}", *k.last_value) : std::string("none"));
 }
 
 nlohmann::json group_outcome_json(const GroupOutcome& g) {

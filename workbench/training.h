@@ -59,6 +59,8 @@ struct ModelOutcome {
   std::int64_t resumed_from = 0;  // the checkpoint's step it continued from; 0: from the start
   double final_loss = 0;
   std::optional<double> val_loss, val_accuracy;
+  std::map<std::string, double> validation;  // the last validation's metrics (val_loss, val_f1, ...)
+  std::optional<runtime::KeptValidation> kept;  // keep_best: the validation whose parameters were stored
   double seconds = 0;
 };
 
@@ -136,6 +138,11 @@ Result<TrainingOutcome> train(const spec::Workspace& ws, lineage::LineageStore& 
 
 // A group's outcome as `--json` prints it (docs/json.md) and the ranks exchange it.
 nlohmann::json group_outcome_json(const GroupOutcome& g);
+
+// keep_best's choice as `--json` prints it and the run records it ({step, metric, value,
+// last_step, last_value}), and in words ("kept step 40 of 60: the best val_f1 ...").
+nlohmann::json kept_json(const runtime::KeptValidation& kept);
+std::string kept_message(const runtime::KeptValidation& kept);
 
 // What a training command ends with: outcome.status, or, when that is ok and models
 // diverged, kDiverged with the last divergence's message (outcome.diverged holds all).

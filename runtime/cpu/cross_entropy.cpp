@@ -48,4 +48,21 @@ void cross_entropy_backward(float* dlogits, const float* probs, const std::int32
   }
 }
 
+void cross_entropy_backward_weighted(float* dlogits, const float* probs,
+                                     const std::int32_t* targets, const float* weights, float scale,
+                                     std::int64_t N, int V) {
+#pragma omp parallel for schedule(static) if (worth_parallel(N * V))
+  for (std::int64_t n = 0; n < N; ++n) {
+    float* d = dlogits + n * V;
+    const float* p = probs + n * V;
+    const std::int32_t target = targets[n];
+    if (target == kIgnoreIndex) {
+      for (int i = 0; i < V; ++i) d[i] = 0.0f;
+      continue;
+    }
+    const float s = scale * weights[target];
+    for (int i = 0; i < V; ++i) d[i] = s * (p[i] - (i == target ? 1.0f : 0.0f));
+  }
+}
+
 }  // namespace scion::runtime::cpu

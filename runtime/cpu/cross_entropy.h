@@ -19,4 +19,11 @@ std::int64_t cross_entropy_forward(float* losses, float* probs, const float* log
 void cross_entropy_backward(float* dlogits, const float* probs, const std::int32_t* targets,
                             float scale, std::int64_t N, int V);
 
+// The backward of the class-weighted loss  scale · Σ_n weights[targets[n]] · losses[n]
+// (torch.nn.CrossEntropyLoss(weight=...) with scale = 1 / Σ_n weights[targets[n]]):
+// row n's gradient is weights[targets[n]] times the unweighted one. weights: (V).
+void cross_entropy_backward_weighted(float* dlogits, const float* probs,
+                                     const std::int32_t* targets, const float* weights, float scale,
+                                     std::int64_t N, int V);
+
 }  // namespace scion::runtime::cpu

@@ -469,6 +469,22 @@ class CudaBackend final : public Backend {
     cuda::cross_entropy_backward(dlogits, probs, targets, scale, N, V, kStream);
     log_.launched("cross_entropy_backward");
   }
+  void cross_entropy_backward_weighted(float* dlogits, const float* probs,
+                                       const std::int32_t* targets, const float* weights,
+                                       float scale, std::int64_t N, int V) override {
+    cuda::cross_entropy_backward_weighted(dlogits, probs, targets, weights, scale, N, V, kStream);
+    log_.launched("cross_entropy_backward_weighted");
+  }
+  void bce_with_logits_forward(float* losses, float* probs, const float* logits,
+                               const float* targets, std::int64_t N, int K) override {
+    cuda::bce_with_logits_forward(losses, probs, logits, targets, N, K, kStream);
+    log_.launched("bce_with_logits_forward");
+  }
+  void bce_with_logits_backward(float* dlogits, const float* probs, const float* targets,
+                                float scale, std::int64_t N, int K) override {
+    cuda::bce_with_logits_backward(dlogits, probs, targets, scale, N, K, kStream);
+    log_.launched("bce_with_logits_backward");
+  }
 
   void pool_forward(float* out, const float* inp, const std::int32_t* lengths, int B, int S,
                     int offset, int C, PoolMode mode) override {

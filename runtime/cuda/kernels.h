@@ -121,6 +121,13 @@ cudaError_t cross_entropy_forward(float* losses, float* probs, unsigned long lon
                                   int V, cudaStream_t stream);
 void cross_entropy_backward(float* dlogits, const float* probs, const std::int32_t* targets,
                             float scale, std::int64_t N, int V, cudaStream_t stream);
+void cross_entropy_backward_weighted(float* dlogits, const float* probs,
+                                     const std::int32_t* targets, const float* weights, float scale,
+                                     std::int64_t N, int V, cudaStream_t stream);
+void bce_with_logits_forward(float* losses, float* probs, const float* logits, const float* targets,
+                             std::int64_t N, int K, cudaStream_t stream);
+void bce_with_logits_backward(float* dlogits, const float* probs, const float* targets, float scale,
+                              std::int64_t N, int K, cudaStream_t stream);
 
 // pooling.cu
 void pool_forward(float* out, const float* inp, const std::int32_t* lengths, int B, int S,

@@ -1,9 +1,13 @@
 // Dataset readers: load the examples of a spec::Dataset (JSONL, CSV, TSV or plain text)
 // into memory as (text, label) pairs.
 //
-// Field names come from the spec (text_field, label_field). A dataset is labelled when its
-// spec lists labels; each label is then mapped by name to its position in that list (a
-// numeric or boolean JSON label is matched by its text, so 1 matches the label "1"). A
+// Field names come from the spec (text_field, text_pair_field, label_field). A dataset is
+// labelled when spec::Dataset::labelled() says so, and its label_type says what a label
+// is: one name (single), a list of names (multi; in CSV/TSV names joined by '|', an empty
+// cell for none), a number or a list of numbers of the same length in every row (number;
+// '|'-joined in CSV/TSV), or one tag name per word (tags; JSONL only, the text field then
+// a list of words). Names map to their position in the spec's labels (a numeric or
+// boolean JSON label is matched by its text, so 1 matches the label "1"). A
 // prompt/completion dataset (spec::Dataset::has_completions) reads prompt_field into each
 // example's text and completion_field into its completion instead, both strings.
 // Unlabelled datasets ignore label_field. Plain text has one example per non-blank line
@@ -28,15 +32,23 @@ namespace scion::data {
 inline constexpr std::int32_t kNoLabel = -1;
 
 struct Example {
-  std::string text;               // the prompt, in a prompt/completion dataset
-  std::int32_t label = kNoLabel;  // index into spec::Dataset::labels; kNoLabel if unlabelled
+  std::string text;               // for tags: the words joined by single spaces; the prompt,
+                                  // in a prompt/completion dataset
+  std::int32_t label = kNoLabel;  // single: index into spec::Dataset::labels; else kNoLabel
   int line = 0;                   // 1-based line where the example starts in its file
+  std::string text_pair;          // the second text of a sentence pair; empty without one
+  std::vector<std::int32_t> label_set;  // multi: the indices of its labels, ascending
+  std::vector<float> values;            // number: its targets
+  std::vector<std::string> words;       // tags: the words
+  std::vector<std::int32_t> tags;       // tags: one label index per word
   std::string completion;         // prompt/completion datasets only
 };
 
 struct ExampleSet {
   std::vector<Example> examples;
   bool labelled = false;
+  spec::LabelType label_type = spec::LabelType::kSingle;
+  bool pairs = false;  // every example has a text_pair (the dataset names text_pair_field)
   bool completions = false;  // a prompt/completion dataset
   // The row count recorded in the lineage store.
   std::int64_t rows() const { return static_cast<std::int64_t>(examples.size()); }

@@ -146,8 +146,10 @@ Result<std::size_t> column_index(const Record& header, const std::string& name,
 ExampleSet parse_delimited(std::string_view contents, char delimiter, const std::string& file,
                            const spec::Dataset& dataset, ProblemList& problems) {
   ExampleSet set;
-  const LabelMap labels(dataset);
+  LabelReader labels(dataset);
   set.labelled = labels.labelled();
+  set.label_type = dataset.label_type;
+  set.pairs = !dataset.text_pair_field.empty();
   set.completions = dataset.has_completions();
   // A syntax error leaves the rest of the file unreadable: it is the only problem.
   auto records = RecordParser(contents, delimiter, file).parse();
@@ -170,6 +172,11 @@ ExampleSet parse_delimited(std::string_view contents, char delimiter, const std:
                          ? column_index(header, dataset.prompt_field, file, dataset, "prompt_field")
                          : column_index(header, dataset.text_field, file, dataset, "text_field");
   if (!text_column) problems.add(text_column.status());
+  Result<std::size_t> pair_column = std::size_t{0};
+  if (set.pairs) {
+    pair_column = column_index(header, dataset.text_pair_field, file, dataset, "text_pair_field");
+    if (!pair_column) problems.add(pair_column.status());
+  }
   Result<std::size_t> label_column = std::size_t{0};
   if (labels.labelled()) {
     label_column = column_index(header, dataset.label_field, file, dataset, "label_field");
@@ -181,7 +188,7 @@ ExampleSet parse_delimited(std::string_view contents, char delimiter, const std:
         column_index(header, dataset.completion_field, file, dataset, "completion_field");
     if (!completion_column) problems.add(completion_column.status());
   }
-  if (!text_column || !label_column || !completion_column) return set;
+  if (!text_column || !pair_column || !label_column || !completion_column) return set;
 
   for (std::size_t r = 1; r < records->size() && !problems.full(); ++r) {
     const Record& row = (*records)[r];
@@ -193,14 +200,15 @@ ExampleSet parse_delimited(std::string_view contents, char delimiter, const std:
       continue;
     }
     Example example{row.fields[*text_column], kNoLabel, row.line};
+    if (set.pairs) example.text_pair = row.fields[*pair_column];
     if (set.completions) example.completion = row.fields[*completion_column];
     if (labels.labelled()) {
-      auto index = labels.index(row.fields[*label_column], fmt::format("{}:{}", file, row.line));
-      if (!index) {
-        problems.add(index.status());
+      Status read = labels.read(std::string_view(row.fields[*label_column]),
+                                fmt::format("{}:{}", file, row.line), example);
+      if (!read.is_ok()) {
+        problems.add(std::move(read));
         continue;
       }
-      example.label = *index;
     }
     set.examples.push_back(std::move(example));
   }

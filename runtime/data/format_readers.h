@@ -4,6 +4,7 @@
 // next row, until the list is full. Internal to runtime/data/.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,12 +17,33 @@ namespace scion::data {
 class LabelMap {
  public:
   explicit LabelMap(const spec::Dataset& dataset) : dataset_(dataset) {}
-  bool labelled() const { return !dataset_.labels.empty(); }
+  bool labelled() const { return dataset_.labelled(); }
   // `where` is "file:line" for the message.
   Result<std::int32_t> index(std::string_view name, std::string_view where) const;
 
  private:
   const spec::Dataset& dataset_;
+};
+
+// Reads one row's label into an Example, as its dataset's label_type says: from a JSON
+// value (JSONL) or from a cell's text (CSV/TSV). Number rows must all hold as many values
+// as the first row read. Tags are read by the JSONL reader itself (they need the words).
+// `field` names the label field in messages; `where` is "file:line".
+class LabelReader {
+ public:
+  explicit LabelReader(const spec::Dataset& dataset) : dataset_(dataset), names_(dataset) {}
+  bool labelled() const { return names_.labelled(); }
+  const LabelMap& names() const { return names_; }
+  Status read(const nlohmann::json& value, std::string_view where, Example& example);
+  Status read(std::string_view cell, std::string_view where, Example& example);
+
+ private:
+  Status add_values(std::vector<float> values, std::string_view where, Example& example);
+  Status add_names(const std::vector<std::string>& names, std::string_view where, Example& example);
+
+  const spec::Dataset& dataset_;
+  LabelMap names_;
+  std::size_t width_ = 0;  // number: values per row, from the first row; 0 before it
 };
 
 // The problems found while parsing, up to `limit`: read_dataset stops at the first,

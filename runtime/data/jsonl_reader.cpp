@@ -9,35 +9,69 @@
 namespace scion::data {
 namespace {
 
-// The text of a label value: strings as they are, numbers and booleans as JSON prints
-// them, so a label 1 matches the label name "1".
-std::optional<std::string> label_text(const nlohmann::json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_number_integer() || value.is_boolean()) return value.dump();
-  return std::nullopt;
-}
-
-// The string in `field` of `object` (`key` names the spec key that chose the field).
-Result<std::string> string_field(const nlohmann::json& object, const std::string& field,
-                                 const char* key, const std::string& where,
-                                 const spec::Dataset& dataset) {
-  auto value = object.find(field);
-  if (value == object.end() || value->is_null())
+// The string in `field` of `object` (`key` names the spec key that chose the field, for
+// messages).
+Result<std::string> text_of(const nlohmann::json& object, const std::string& field, const char* key,
+                            const std::string& where, const spec::Dataset& dataset) {
+  auto text = object.find(field);
+  if (text == object.end() || text->is_null())
     return spec_error(
         fmt::format("{}: missing field '{}' (datasets.{}.{})", where, field, dataset.name, key));
-  if (!value->is_string())
-    return spec_error(
-        fmt::format("{}: field '{}' is a {}, expected a string", where, field, value->type_name()));
-  return value->get<std::string>();
+  if (!text->is_string())
+    return spec_error(fmt::format("{}: field '{}' is a {}, expected a string{}", where, field,
+                                  text->type_name(),
+                                  text->is_array() && std::string_view(key) == "text_field"
+                                      ? " (a list of words is label_type: tags)"
+                                      : ""));
+  return text->get<std::string>();
+}
+
+// Token classification: the text field is a list of words, the label field a list of as
+// many tag names.
+Status read_tagged_words(const nlohmann::json& object, const std::string& where,
+                         const spec::Dataset& dataset, const LabelReader& labels,
+                         Example& example) {
+  auto words = object.find(dataset.text_field);
+  if (words == object.end() || !words->is_array() || words->empty())
+    return spec_error(fmt::format(
+        "{}: field '{}' is {}, expected a non-empty list of words (label_type: tags)", where,
+        dataset.text_field, words == object.end() ? "missing" : words->type_name()));
+  for (const nlohmann::json& word : *words) {
+    // A word is what a sentence split at whitespace gives: `scion predict` splits so.
+    if (!word.is_string() || word.get<std::string>().empty() ||
+        word.get<std::string>().find_first_of(" \t\n\r\f\v") != std::string::npos)
+      return spec_error(fmt::format(
+          "{}: field '{}' holds {}, expected words: non-empty strings without whitespace", where,
+          dataset.text_field, word.dump()));
+    example.words.push_back(word.get<std::string>());
+  }
+  auto tags = object.find(dataset.label_field);
+  if (tags == object.end() || !tags->is_array())
+    return spec_error(fmt::format(
+        "{}: field '{}' is {}, expected a list of tag names, one per word (label_type: tags)",
+        where, dataset.label_field, tags == object.end() ? "missing" : tags->type_name()));
+  if (tags->size() != example.words.size())
+    return spec_error(fmt::format("{}: {} words but {} tags; give one tag per word", where,
+                                  example.words.size(), tags->size()));
+  for (const nlohmann::json& tag : *tags) {
+    if (!tag.is_string())
+      return spec_error(fmt::format("{}: field '{}' holds {}, expected tag names", where,
+                                    dataset.label_field, tag.dump()));
+    auto index = labels.names().index(tag.get<std::string>(), where);
+    if (!index) return index.status();
+    example.tags.push_back(*index);
+  }
+  for (const std::string& word : example.words)
+    example.text += (example.text.empty() ? "" : " ") + word;
+  return Status::ok();
 }
 
 // A prompt/completion record: the prompt as the example's text, and its completion.
 Result<Example> with_completion(const nlohmann::json& object, const std::string& where,
                                 const spec::Dataset& dataset, Example example) {
-  auto prompt = string_field(object, dataset.prompt_field, "prompt_field", where, dataset);
+  auto prompt = text_of(object, dataset.prompt_field, "prompt_field", where, dataset);
   if (!prompt) return prompt.status();
-  auto completion =
-      string_field(object, dataset.completion_field, "completion_field", where, dataset);
+  auto completion = text_of(object, dataset.completion_field, "completion_field", where, dataset);
   if (!completion) return completion.status();
   example.text = std::move(*prompt);
   example.completion = std::move(*completion);
@@ -45,7 +79,7 @@ Result<Example> with_completion(const nlohmann::json& object, const std::string&
 }
 
 Result<Example> parse_object(std::string_view line_text, int line_number, const std::string& file,
-                             const spec::Dataset& dataset, const LabelMap& labels) {
+                             const spec::Dataset& dataset, LabelReader& labels) {
   const std::string where = fmt::format("{}:{}", file, line_number);
   nlohmann::json object;
   try {
@@ -64,28 +98,26 @@ Result<Example> parse_object(std::string_view line_text, int line_number, const 
                     where, object.type_name()));
   Example example;
   example.line = line_number;
+  if (labels.labelled() && dataset.label_type == spec::LabelType::kTags) {
+    SCION_RETURN_IF_ERROR(read_tagged_words(object, where, dataset, labels, example));
+    return example;
+  }
   if (dataset.has_completions()) return with_completion(object, where, dataset, example);
-  auto text = object.find(dataset.text_field);
-  if (text == object.end() || text->is_null())
-    return spec_error(fmt::format("{}: missing field '{}' (datasets.{}.text_field)", where,
-                                  dataset.text_field, dataset.name));
-  if (!text->is_string())
-    return spec_error(fmt::format("{}: field '{}' is a {}, expected a string", where,
-                                  dataset.text_field, text->type_name()));
-  example.text = text->get<std::string>();
+  auto text = text_of(object, dataset.text_field, "text_field", where, dataset);
+  if (!text) return text.status();
+  example.text = std::move(*text);
+  if (!dataset.text_pair_field.empty()) {
+    auto pair = text_of(object, dataset.text_pair_field, "text_pair_field", where, dataset);
+    if (!pair) return pair.status();
+    example.text_pair = std::move(*pair);
+  }
   if (!labels.labelled()) return example;
 
   auto label = object.find(dataset.label_field);
   if (label == object.end() || label->is_null())
     return spec_error(fmt::format("{}: missing field '{}' (datasets.{}.label_field)", where,
                                   dataset.label_field, dataset.name));
-  std::optional<std::string> name = label_text(*label);
-  if (!name)
-    return spec_error(fmt::format("{}: field '{}' is a {}, expected a label name", where,
-                                  dataset.label_field, label->type_name()));
-  auto index = labels.index(*name, where);
-  if (!index) return index.status();
-  example.label = *index;
+  SCION_RETURN_IF_ERROR(labels.read(*label, where, example));
   return example;
 }
 
@@ -93,9 +125,11 @@ Result<Example> parse_object(std::string_view line_text, int line_number, const 
 
 ExampleSet parse_jsonl(std::string_view contents, const std::string& file,
                        const spec::Dataset& dataset, ProblemList& problems) {
-  const LabelMap labels(dataset);
+  LabelReader labels(dataset);
   ExampleSet set;
   set.labelled = labels.labelled();
+  set.label_type = dataset.label_type;
+  set.pairs = !dataset.text_pair_field.empty();
   set.completions = dataset.has_completions();
   bool any_row = false;
   for (const Line& line : split_lines(contents)) {

@@ -18,7 +18,8 @@ Result<std::shared_ptr<const TokenizedDataset>> load_tokenized_dataset(
   }
   auto examples = read_dataset(dataset);
   if (!examples) return examples.status();
-  return std::make_shared<const TokenizedDataset>(tokenize_examples(*examples, tokenizer));
+  return std::make_shared<const TokenizedDataset>(
+      tokenize_examples(*examples, tokenizer, static_cast<int>(dataset.labels.size())));
 }
 
 }  // namespace scion::data

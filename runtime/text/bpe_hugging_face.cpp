@@ -237,6 +237,34 @@ Result<std::int32_t> framing_id(const JsonValue& node, const char* key) {
   return token_id(pair->elements()[1]);
 }
 
+// Appends the ids of the special token a template `item` of TemplateProcessing `node`
+// names ({"SpecialToken": {"id": name}}), looked up in its special_tokens.
+Status template_special_ids(const JsonValue& node, const std::optional<JsonValue>& specials,
+                            const JsonValue& item, std::vector<std::int32_t>& out) {
+  auto special = item.object_or_null("SpecialToken");
+  if (!special) return special.status();
+  std::string name;
+  if (*special) {
+    auto id = (*special)->string_or("id", "");
+    if (!id) return id.status();
+    name = *id;
+  }
+  const std::optional<JsonValue> entry = specials ? specials->member(name) : std::nullopt;
+  if (name.empty() || !entry)
+    return item.error(fmt::format("names special token '{}', which is not in {}.special_tokens",
+                                  name, node.path()));
+  SCION_RETURN_IF_ERROR(entry->expect_object());
+  auto ids = entry->required("ids");
+  if (!ids) return ids.status();
+  SCION_RETURN_IF_ERROR(ids->expect_array());
+  for (const JsonValue& id : ids->elements()) {
+    auto value = token_id(id);
+    if (!value) return value.status();
+    out.push_back(*value);
+  }
+  return Status::ok();
+}
+
 // The ids a TemplateProcessing puts before and after one text.
 Status read_template(const JsonValue& node, std::vector<std::int32_t>& opening,
                      std::vector<std::int32_t>& closing) {
@@ -252,27 +280,7 @@ Status read_template(const JsonValue& node, std::vector<std::int32_t>& opening,
       after = true;
       continue;
     }
-    auto special = item.object_or_null("SpecialToken");
-    if (!special) return special.status();
-    std::string name;
-    if (*special) {
-      auto id = (*special)->string_or("id", "");
-      if (!id) return id.status();
-      name = *id;
-    }
-    const std::optional<JsonValue> entry = *specials ? (*specials)->member(name) : std::nullopt;
-    if (name.empty() || !entry)
-      return item.error(fmt::format("names special token '{}', which is not in {}.special_tokens",
-                                    name, node.path()));
-    SCION_RETURN_IF_ERROR(entry->expect_object());
-    auto ids = entry->required("ids");
-    if (!ids) return ids.status();
-    SCION_RETURN_IF_ERROR(ids->expect_array());
-    for (const JsonValue& id : ids->elements()) {
-      auto value = token_id(id);
-      if (!value) return value.status();
-      (after ? closing : opening).push_back(*value);
-    }
+    SCION_RETURN_IF_ERROR(template_special_ids(node, *specials, item, after ? closing : opening));
   }
   return Status::ok();
 }
@@ -300,6 +308,62 @@ Status read_post_processor(const JsonValue& node, std::vector<std::int32_t>& ope
     return unsupported(node, "type", *type,
                        "RobertaProcessing, TemplateProcessing, ByteLevel or a Sequence");
   return read_template(node, opening, closing);
+}
+
+// How the post-processor frames a sentence pair (PairFraming), found in a Sequence of
+// processors too; false when it says nothing about pairs. read_post_processor has checked
+// the types of the components.
+Result<bool> read_pair_framing(const JsonValue& node, PairFraming& pair) {
+  auto type = component_type(node);
+  if (!type) return type.status();
+  if (*type == "Sequence") {
+    auto processors = node.array_or_null("processors");
+    if (!processors) return processors.status();
+    if (!*processors) return false;
+    for (const JsonValue& item : (*processors)->elements()) {
+      auto found = read_pair_framing(item, pair);
+      if (!found || *found) return found;
+    }
+    return false;
+  }
+  if (*type == "RobertaProcessing" || *type == "BertProcessing") {
+    auto cls = framing_id(node, "cls");
+    if (!cls) return cls.status();
+    auto sep = framing_id(node, "sep");
+    if (!sep) return sep.status();
+    const bool roberta = *type == "RobertaProcessing";
+    pair = {.open = {*cls},
+            .middle = roberta ? std::vector{*sep, *sep} : std::vector{*sep},
+            .close = {*sep},
+            .second_type = roberta ? 0 : 1};
+    return true;
+  }
+  if (*type != "TemplateProcessing") return false;
+  auto items = node.array_or_null("pair");
+  if (!items) return items.status();
+  if (!*items) return false;
+  auto specials = node.object_or_null("special_tokens");
+  if (!specials) return specials.status();
+  PairFraming read{.second_type = 0};
+  int sequences = 0;
+  for (const JsonValue& item : (*items)->elements()) {
+    SCION_RETURN_IF_ERROR(item.expect_object());
+    if (auto sequence = item.member("Sequence")) {
+      SCION_RETURN_IF_ERROR(sequence->expect_object());
+      auto type_id = sequence->integer_or("type_id", 0, 0, 255);
+      if (!type_id) return type_id.status();
+      if (++sequences == 2) read.second_type = static_cast<int>(*type_id);
+      continue;
+    }
+    std::vector<std::int32_t>& part = sequences == 0   ? read.open
+                                      : sequences == 1 ? read.middle
+                                                       : read.close;
+    SCION_RETURN_IF_ERROR(template_special_ids(node, *specials, item, part));
+  }
+  if (sequences != 2)
+    return node.error(fmt::format("pair holds {} sequences; a pair has two", sequences));
+  pair = read;
+  return true;
 }
 
 // The token a tokenizer_config.json entry names: "text" or {"content": "text", ...}; ""
@@ -555,6 +619,20 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::parse_hugging_face(
     *flag = *on;
   }
   SCION_RETURN_IF_ERROR(tok->set_specials(file, config_text, config_file));
+  // A pair is [CLS] A [SEP] B [SEP] unless the post-processor frames pairs otherwise.
+  const SpecialTokens& s = tok->specials_;
+  tok->pair_ = {.open = {s.cls}, .middle = {s.sep}, .close = {s.sep}, .second_type = 0};
+  if (auto post = root.member("post_processor")) {
+    auto pair = read_pair_framing(*post, tok->pair_);
+    if (!pair) return pair.status();
+    for (const auto* part : {&tok->pair_.open, &tok->pair_.middle, &tok->pair_.close})
+      for (std::int32_t id : *part)
+        if (id >= tok->vocab_size())
+          return spec_error(
+              fmt::format("{}: post_processor frames pairs with id {}, which is not "
+                          "in the vocabulary (ids 0 to {})",
+                          file, id, tok->vocab_size() - 1));
+  }
   return tok;
 }
 

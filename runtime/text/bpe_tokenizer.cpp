@@ -193,4 +193,12 @@ std::vector<std::int32_t> BpeTokenizer::post_process(const std::vector<std::int3
   return out;
 }
 
+void BpeTokenizer::encode_words(std::span<const std::string> words, std::vector<std::int32_t>& ids,
+                                std::vector<std::int32_t>& starts) const {
+  for (const std::string& word : words) {
+    starts.push_back(static_cast<std::int32_t>(ids.size()));
+    for (std::int32_t id : encode(" " + word)) ids.push_back(id);
+  }
+}
+
 }  // namespace scion::text

@@ -69,6 +69,14 @@ class BpeTokenizer final : public Tokenizer {
   std::string decode(const std::vector<std::int32_t>& ids) const override;
   int vocab_size() const override { return static_cast<int>(tokens_.size()); }
   const SpecialTokens& special_tokens() const override { return specials_; }
+  // The post-processor's pair: RobertaProcessing's <s> A </s></s> B </s> (one token type),
+  // BertProcessing's, or a TemplateProcessing's `pair`; without one, A and B each closed
+  // by the end token after the start token, one token type.
+  PairFraming pair_framing() const override { return pair_; }
+  // Each word with a space before it, as transformers encodes words with
+  // add_prefix_space=True (which is_split_into_words asks of byte-level BPE).
+  void encode_words(std::span<const std::string> words, std::vector<std::int32_t>& ids,
+                    std::vector<std::int32_t>& starts) const override;
 
   // `ids` framed as the file's post-processor frames one text.
   std::vector<std::int32_t> post_process(const std::vector<std::int32_t>& ids) const;
@@ -144,6 +152,7 @@ class BpeTokenizer final : public Tokenizer {
   AddedTokenMatcher added_matcher_;       // finds added_ by index
   std::vector<bool> special_ids_;         // id -> a special added token (skipped by decode)
   std::vector<std::int32_t> opening_, closing_;  // the post-processor's, for one text
+  PairFraming pair_;
   std::int32_t unk_ = kNoToken;
   bool fuse_unk_ = false;
   bool ignore_merges_ = false;

@@ -6,6 +6,21 @@
 
 namespace scion::text {
 
+PairFraming Tokenizer::pair_framing() const {
+  const SpecialTokens& s = special_tokens();
+  return {.open = {s.cls}, .middle = {s.sep}, .close = {s.sep}, .second_type = 1};
+}
+
+void Tokenizer::encode_words(std::span<const std::string> words, std::vector<std::int32_t>& ids,
+                             std::vector<std::int32_t>& starts) const {
+  for (std::size_t w = 0; w < words.size(); ++w) {
+    if (w > 0)
+      for (std::int32_t id : encode(" ")) ids.push_back(id);
+    starts.push_back(static_cast<std::int32_t>(ids.size()));
+    for (std::int32_t id : encode(words[w])) ids.push_back(id);
+  }
+}
+
 Result<std::unique_ptr<Tokenizer>> make_tokenizer(const spec::TokenizerSpec& spec,
                                                   const std::filesystem::path& root_dir) {
   switch (spec.kind) {

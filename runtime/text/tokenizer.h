@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,17 @@ struct SpecialTokens {
   }
 };
 
+// How a sentence pair is framed: open A middle B close, as the tokenizer's post-processor
+// frames a pair ([CLS] A [SEP] B [SEP] for BERT, <s> A </s></s> B </s> for RoBERTa). Token
+// type 0 covers open, A and middle; B and close take `second_type` (1 for BERT; 0 for
+// RoBERTa, whose models have one token type).
+struct PairFraming {
+  std::vector<std::int32_t> open, middle, close;
+  int second_type = 1;
+
+  std::size_t specials() const { return open.size() + middle.size() + close.size(); }
+};
+
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
@@ -49,6 +61,14 @@ class Tokenizer {
   // Number of ids, specials included: the embedding table needs this many rows.
   virtual int vocab_size() const = 0;
   virtual const SpecialTokens& special_tokens() const = 0;
+  // The framing of a sentence pair. This default: [CLS] A [SEP] B [SEP], B of type 1.
+  virtual PairFraming pair_framing() const;
+  // Words already split (token classification): appends their ids to `ids` and, per word,
+  // the index in `ids` of its first sub-word to `starts`, as transformers encodes
+  // is_split_into_words input. This default (bytes) puts a space token between words,
+  // which starts no word.
+  virtual void encode_words(std::span<const std::string> words, std::vector<std::int32_t>& ids,
+                            std::vector<std::int32_t>& starts) const;
 };
 
 // The tokenizer a spec asks for. A relative vocab_file resolves against `root_dir` (the

@@ -47,6 +47,9 @@ class WordPieceTokenizer final : public Tokenizer {
   std::string decode(const std::vector<std::int32_t>& ids) const override;
   int vocab_size() const override { return static_cast<int>(tokens_.size()); }
   const SpecialTokens& special_tokens() const override { return specials_; }
+  // Each word encoded alone, as BERT's pre-tokeniser splits words anyway.
+  void encode_words(std::span<const std::string> words, std::vector<std::int32_t>& ids,
+                    std::vector<std::int32_t>& starts) const override;
 
   bool lower_cases() const { return lower_case_; }
 

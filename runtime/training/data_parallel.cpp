@@ -27,6 +27,9 @@ data::Batch shard_rows(const data::Batch& batch, int rank, int size) {
   shard.lengths = rows_of(batch.lengths, 1, begin, end);
   shard.labels = rows_of(batch.labels, 1, begin, end);
   shard.targets = rows_of(batch.targets, T, begin, end);
+  shard.values = rows_of(batch.values, batch.value_width, begin, end);
+  shard.value_width = batch.value_width;
+  shard.token_types = rows_of(batch.token_types, T, begin, end);
   shard.rows = rows_of(batch.rows, 1, begin, end);
   shard.number = batch.number;
   shard.epoch = batch.epoch;
@@ -34,9 +37,19 @@ data::Batch shard_rows(const data::Batch& batch, int rank, int size) {
   return shard;
 }
 
-std::int64_t counted_targets(const data::Batch& batch, bool classification) {
-  const std::vector<std::int32_t>& targets = classification ? batch.labels : batch.targets;
-  return std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t != kIgnoreIndex; });
+double loss_denominator(const data::Batch& batch, const ModelWeights& model) {
+  const bool head = model.objective == spec::Objective::kClassification;
+  const spec::HeadTask task = head ? model.classifier.task : spec::HeadTask::kClassification;
+  if (task == spec::HeadTask::kRegression || task == spec::HeadTask::kMultiLabel)
+    return static_cast<double>(batch.values.size());
+  const std::vector<std::int32_t>& targets =
+      head && task == spec::HeadTask::kClassification ? batch.labels : batch.targets;
+  const std::vector<float>& weights = model.classifier.host_class_weights;
+  double total = 0;
+  for (std::int32_t t : targets)
+    if (t != kIgnoreIndex)
+      total += head && !weights.empty() ? weights[static_cast<std::size_t>(t)] : 1.0;
+  return total;
 }
 
 namespace {

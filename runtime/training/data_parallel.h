@@ -2,7 +2,7 @@
 //
 // Every rank runs the same jobs with the same data streams, so every rank draws the same
 // micro-batch of each job; rank r of n then trains only rows [B·r/n, B·(r+1)/n) of it
-// (shard_rows). Each rank's segment scales its loss by the count of targets of the whole
+// (shard_rows). Each rank's segment scales its loss by the denominator of the whole
 // micro-batch rather than of its slice (Segment::loss_denominator), so the sum of the
 // ranks' gradients is the gradient of the whole batch's mean loss: all_reduce_step sums
 // them, and the losses, over the ranks, after which every rank holds the same gradients
@@ -29,9 +29,10 @@ namespace scion::runtime {
 // REQUIRES: 0 <= rank < size.
 data::Batch shard_rows(const data::Batch& batch, int rank, int size);
 
-// The targets of `batch` that take a loss: its labels (classification) or its LM
-// targets other than the ignore index.
-std::int64_t counted_targets(const data::Batch& batch, bool classification);
+// What the whole of `batch`'s mean loss divides by for `model` (Segment::loss_denominator):
+// its targets other than the ignore index (labels, tags or LM targets), weighted by
+// class weights when the model's head has them, or its values (regression, multi-label).
+double loss_denominator(const data::Batch& batch, const ModelWeights& model);
 
 // Sums over the ranks, in place: `loss_sums` (one per job), every job's own gradients and
 // every ShareGroup's. The losses are host values, summed by the communicator. The

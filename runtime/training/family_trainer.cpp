@@ -58,8 +58,9 @@ Status FamilyTrainer::run(const std::vector<TrainingJob*>& jobs, const TrainerCa
         active.push_back(job);
       } else if (!done(*job)) {
         still_waiting.push_back(job);
-      } else if (callbacks.on_job_finished) {
-        SCION_RETURN_IF_ERROR(callbacks.on_job_finished(*job));
+      } else {
+        job->restore_best();
+        if (callbacks.on_job_finished) SCION_RETURN_IF_ERROR(callbacks.on_job_finished(*job));
       }
     }
     waiting = std::move(still_waiting);
@@ -170,8 +171,7 @@ Status FamilyTrainer::forward_backward(const std::vector<TrainingJob*>& active,
       tokens[j] += static_cast<std::int64_t>(batch.batch_size) * batch.length;
       std::int64_t denominator = 0;
       if (comm_.size() > 1) {
-        const bool classification = active[j]->recipe().objective == spec::Objective::kClassification;
-        denominator = counted_targets(batch, classification);
+        denominator = loss_denominator(batch, active[j]->weights());
         batch = shard_rows(batch, comm_.rank(), comm_.size());
         if (batch.batch_size == 0) continue;  // fewer rows than ranks: this one adds zeros
       }

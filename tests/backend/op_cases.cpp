@@ -392,6 +392,58 @@ void cross_entropy_cases(std::vector<OpCase>& cases) {
     cases.push_back({"cross_entropy_forward", shape, [=](OpRun& r) { run(r, false); }});
     cases.push_back({"cross_entropy_backward", shape, [=](OpRun& r) { run(r, true); }});
   }
+  // Class weights: a classifier's few classes, and token classification's many rows.
+  for (const Shape s : {Shape{8, 3}, Shape{640, 9}}) {
+    const std::string shape = sizes({{"N", s.N}, {"V", s.V}});
+    auto targets = random_ints(n_of(s.N), 63, s.V);
+    for (std::size_t i = 2; i < targets.size(); i += 4) targets[i] = kIgnoreIndex;
+    const auto logits = random_values(n_of(s.N, s.V), 64, 3.0f);
+    std::vector<float> weights = random_values(n_of(s.V), 65, 1.0f);
+    for (float& w : weights) w = 0.5f + std::fabs(w);
+    cases.push_back({"cross_entropy_backward_weighted", shape, [=](OpRun& r) {
+                       float* losses = r.buffer(n_of(s.N));
+                       float* probs = r.buffer(n_of(s.N, s.V));
+                       const std::int32_t* t = r.upload(targets);
+                       (void)r.backend().cross_entropy_forward(losses, probs, r.upload(logits), t,
+                                                               s.N, s.V);
+                       float* dlogits = r.buffer(n_of(s.N, s.V));
+                       r.backend().cross_entropy_backward_weighted(
+                           dlogits, probs, t, r.upload(weights), 0.125f, s.N, s.V);
+                       r.keep("dlogits", dlogits, n_of(s.N, s.V));
+                     }});
+  }
+}
+
+void binary_cross_entropy_cases(std::vector<OpCase>& cases) {
+  struct Shape {
+    std::int64_t N;
+    int K;
+  };
+  // A multi-label batch; rows past one thread block (the CUDA kernel's thread per row).
+  for (const Shape s : {Shape{8, 3}, Shape{700, 5}}) {
+    const std::string shape = sizes({{"N", s.N}, {"K", s.K}});
+    const auto logits = random_values(n_of(s.N, s.K), 66, 4.0f);
+    std::vector<float> targets;
+    for (std::int32_t bit : random_ints(n_of(s.N, s.K), 67, 2))
+      targets.push_back(static_cast<float>(bit));
+    auto run = [=](OpRun& r, bool backward) {
+      float* losses = r.buffer(n_of(s.N));
+      float* probs = r.buffer(n_of(s.N, s.K));
+      const float* y = r.upload(targets);
+      r.backend().bce_with_logits_forward(losses, probs, r.upload(logits), y, s.N, s.K);
+      if (!backward) {
+        r.keep("losses", losses, n_of(s.N));
+        r.keep("probs", probs, n_of(s.N, s.K));
+        return;
+      }
+      float* dlogits = r.buffer(n_of(s.N, s.K));
+      r.backend().bce_with_logits_backward(dlogits, probs, y, 1.0f / static_cast<float>(s.N * s.K),
+                                           s.N, s.K);
+      r.keep("dlogits", dlogits, n_of(s.N, s.K));
+    };
+    cases.push_back({"bce_with_logits_forward", shape, [=](OpRun& r) { run(r, false); }});
+    cases.push_back({"bce_with_logits_backward", shape, [=](OpRun& r) { run(r, true); }});
+  }
 }
 
 void pooling_cases(std::vector<OpCase>& cases) {
@@ -664,6 +716,7 @@ std::vector<OpCase> all_op_cases() {
   activation_cases(cases);
   elementwise_cases(cases);
   cross_entropy_cases(cases);
+  binary_cross_entropy_cases(cases);
   pooling_cases(cases);
   dropout_cases(cases);
   optimizer_cases(cases);

@@ -142,8 +142,9 @@ section = section[:section.index("</section>")]
 rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in section.split("<tr>")[2:]]
 lora_rows = [r for r in rows if r[:2] == ["kind-lora", "held-out.jsonl"]]
 check(len(lora_rows) == 1, f"one report row for kind-lora on held-out.jsonl: {rows}")
-check(lora_rows[0][2:7] == ["7", f"{e['metrics']['accuracy']:.4f}",
-                            f"{e['metrics']['macro_f1']:.4f}", "-", "current"],
+check(lora_rows[0][2:4] == ["7", "classification"] and lora_rows[0][5] == "current"
+      and f"accuracy {e['metrics']['accuracy']:.4f}" in lora_rows[0][4]
+      and f"macro-F1 {e['metrics']['macro_f1']:.4f}" in lora_rows[0][4],
       f"the report's row holds kind-lora's stored metrics: {lora_rows[0]} vs {e['metrics']}")
 confusion_cells = [f'<td class="num">{n}</td>' for row in e["metrics"]["confusion"] for n in row]
 check(all(cell in section for cell in confusion_cells) and 'class="confusion"' in section,

@@ -42,7 +42,10 @@ rc, out, err = run("lineage", "metrics", "a", "--format", "csv", cwd=work)
 check(rc == 0, f"metrics --format csv: {err}")
 rows = list(csv.DictReader(io.StringIO(out)))
 steps = stored_steps(made_by["a"])
-check(list(rows[0].keys()) == ["step", "loss", "lr", "val_accuracy", "val_loss"], f"CSV header: {list(rows[0])}")
+# A classifier's validation metrics (docs/spec.md, "Validation metrics"), a column each.
+VALIDATION = ["val_accuracy", "val_auc", "val_ece", "val_f1", "val_loss", "val_mcc", "val_micro_f1",
+              "val_weighted_f1"]
+check(list(rows[0].keys()) == ["step", "loss", "lr", *VALIDATION], f"CSV header: {list(rows[0])}")
 check(len(rows) == len(steps), "a CSV row per step")
 for row, (step, loss, lr, validation) in zip(rows, steps):
     check(int(row["step"]) == step and abs(float(row["loss"]) - loss) < 1e-6 * max(1, abs(loss)), f"CSV row {row}")
@@ -50,7 +53,7 @@ for row, (step, loss, lr, validation) in zip(rows, steps):
 check(any(r["val_loss"] for r in rows), "validation rows carry values")
 
 rc, out, _ = run("lineage", "metrics", "a", cwd=work)
-check(rc == 0 and out.splitlines()[0].split() == ["step", "loss", "lr", "val_accuracy", "val_loss"], f"table: {out[:200]}")
+check(rc == 0 and out.splitlines()[0].split() == ["step", "loss", "lr", *VALIDATION], f"table: {out[:200]}")
 check(len(out.splitlines()) == len(steps) + 1, "a table row per step")
 check(" 0.001 " in out, "values with float32's precision (lr 0.001)")
 

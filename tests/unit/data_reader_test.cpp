@@ -113,7 +113,8 @@ TEST_CASE("jsonl: each bad-input class names file and line", "[data][reader]") {
   SECTION("label of the wrong type") {
     TempFile file("t.jsonl", "{\"text\": \"a\", \"label\": [1]}\n");
     CHECK(error_of(dataset_at(file, F::kJsonl)) ==
-          located(file.name(), ":1: field 'label' is a array, expected a label name"));
+          located(file.name(), ":1: field 'label' is a array, expected a label name (a list of "
+                               "labels is label_type: multi)"));
   }
   SECTION("only blank lines") {
     TempFile file("t.jsonl", "\n  \n");

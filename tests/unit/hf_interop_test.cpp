@@ -146,7 +146,7 @@ TEST_CASE("a LoRA descendant of a BERT folder gets PEFT's names and config") {
   child.name = "qv";
   child.from = "bert";
   child.adaptation.lora = spec::LoraSpec{.rank = 4, .alpha = 8, .dropout = 0, .targets = {"q", "v"}, .layers = {}};
-  child.adaptation.head = spec::HeadSpec{.task = "classification", .labels = {"a", "b"}, .pooling = spec::Pooling::kCls};
+  child.adaptation.head = spec::HeadSpec{.task = spec::HeadTask::kClassification, .labels = {"a", "b"}, .pooling = spec::Pooling::kCls};
   ws.models = {base, child};
   lineage::LoadedParameters params;
   for (const auto& p : runtime::parameter_table(ws, ws.models[1])) {

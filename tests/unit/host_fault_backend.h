@@ -176,6 +176,20 @@ class HostFaultBackend final : public runtime::Backend {
                               float scale, std::int64_t N, int V) override {
     cpu_->cross_entropy_backward(h(dlogits), h(probs), h(targets), scale, N, V);
   }
+  void cross_entropy_backward_weighted(float* dlogits, const float* probs,
+                                       const std::int32_t* targets, const float* weights,
+                                       float scale, std::int64_t N, int V) override {
+    cpu_->cross_entropy_backward_weighted(h(dlogits), h(probs), h(targets), h(weights), scale, N,
+                                          V);
+  }
+  void bce_with_logits_forward(float* losses, float* probs, const float* logits,
+                               const float* targets, std::int64_t N, int K) override {
+    cpu_->bce_with_logits_forward(h(losses), h(probs), h(logits), h(targets), N, K);
+  }
+  void bce_with_logits_backward(float* dlogits, const float* probs, const float* targets,
+                                float scale, std::int64_t N, int K) override {
+    cpu_->bce_with_logits_backward(h(dlogits), h(probs), h(targets), scale, N, K);
+  }
   void pool_forward(float* out, const float* inp, const std::int32_t* lengths, int B, int S,
                     int offset, int C, runtime::PoolMode mode) override {
     cpu_->pool_forward(h(out), h(inp), h(lengths), B, S, offset, C, mode);

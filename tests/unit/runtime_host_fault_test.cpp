@@ -230,7 +230,7 @@ FamilyRun run_family(const BackendMaker& make_backend, const std::string& precis
   REQUIRE(outputs.is_ok());
   for (const auto& per_model : *outputs) {
     std::vector<float>& probabilities = run.probabilities.emplace_back();
-    for (const runtime::Classification& c : per_model)
+    for (const runtime::HeadOutput& c : per_model)
       probabilities.insert(probabilities.end(), c.probabilities.begin(), c.probabilities.end());
   }
   return run;

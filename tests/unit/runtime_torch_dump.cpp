@@ -53,7 +53,7 @@ nlohmann::json dump_case(const fs::path& dir, const std::string& name, spec::Nor
   child.name = "child";
   child.from = "base";
   child.adaptation.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v", "ffn_in"}, .layers = {}};
-  child.adaptation.head = spec::HeadSpec{.task = "classification", .labels = {"a", "b", "c"}, .pooling = spec::Pooling::kMean};
+  child.adaptation.head = spec::HeadSpec{.task = spec::HeadTask::kClassification, .labels = {"a", "b", "c"}, .pooling = spec::Pooling::kMean};
   ws.models.push_back(child);
   const spec::Model& model = lora ? ws.models[1] : ws.models[0];
 

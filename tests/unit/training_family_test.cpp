@@ -1,10 +1,11 @@
 // Co-batched training is the contract of FamilyTrainer: a group of jobs trained together
 // must end with the parameters each job reaches when trained alone.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "runtime/backend.h"
 #include "runtime/parameter_binding.h"
@@ -398,4 +399,133 @@ TEST_CASE("a job that diverges leaves its group, unstored, and the others train 
     REQUIRE(v);
     for (std::size_t i = 0; i < values.size(); ++i) CHECK(v->f32()[i] == Approx(values[i]).margin(1e-6));
   }
+}
+
+namespace {
+
+// synthetic_reviews' rows with the labels of other tasks: a regression value and two
+// multi-label bits per row, or a tag on every other token (each row's "words").
+std::shared_ptr<const data::TokenizedDataset> as_task(spec::LabelType type) {
+  auto data = std::make_shared<data::TokenizedDataset>(*test::synthetic_reviews());
+  data->label_type = type;
+  data->has_labels = true;
+  for (std::size_t r = 0; r < data->rows.size(); ++r) {
+    const float label = static_cast<float>(data->labels[r]);
+    if (type == spec::LabelType::kNumber) data->targets.push_back({2 * label - 1 + 0.1f * (r % 3)});
+    if (type == spec::LabelType::kMulti) data->targets.push_back({label, r % 2 ? 1.0f : 0.0f});
+    if (type == spec::LabelType::kTags) {
+      std::vector<std::int32_t> starts, tags;
+      for (std::size_t t = 0; t < data->rows[r].size(); t += 2) {
+        starts.push_back(static_cast<std::int32_t>(t));
+        tags.push_back(static_cast<std::int32_t>((data->rows[r][t] + r) % 3));
+      }
+      data->word_starts.push_back(starts);
+      data->tags.push_back(tags);
+    }
+  }
+  data->labels.clear();
+  return data;
+}
+
+// The family with a regression, a multi-label and a token-classification LoRA model
+// beside a classifier, all on one trunk.
+spec::Workspace task_family() {
+  spec::Workspace ws = family();
+  auto add = [&](const char* name, spec::HeadSpec head, std::uint64_t seed) {
+    spec::Model m;
+    m.name = name;
+    m.from = "base";
+    m.adaptation.lora = spec::LoraSpec{.rank = 2, .alpha = 4};
+    m.adaptation.head = std::move(head);
+    m.training = test::reviews_recipe(seed, 1e-2f, 4, 6);
+    m.training->validation_split = 0.25f;
+    ws.models.push_back(m);
+  };
+  add("regress", spec::HeadSpec{.task = spec::HeadTask::kRegression, .labels = {"score"}}, 21);
+  add("multi", spec::HeadSpec{.task = spec::HeadTask::kMultiLabel, .labels = {"a", "b"}}, 22);
+  add("tags",
+      spec::HeadSpec{.task = spec::HeadTask::kTokenClassification, .labels = {"O", "X", "Y"}}, 23);
+  return ws;
+}
+
+}  // namespace
+
+TEST_CASE("task heads co-batched with a classifier train as each alone") {
+  const spec::Workspace ws = task_family();
+  const std::map<std::string, std::shared_ptr<const data::TokenizedDataset>> data_of = {
+      {"regress", as_task(spec::LabelType::kNumber)},
+      {"multi", as_task(spec::LabelType::kMulti)},
+      {"tags", as_task(spec::LabelType::kTags)}};
+  const std::vector<std::string> names = {"regress", "multi", "tags", "head"};
+  const auto together =
+      train(ws, names, {}, runtime::Precision::kF32, runtime::DType::kF32, false, data_of);
+  for (const std::string& name : names) {
+    const auto alone =
+        train(ws, {name}, {}, runtime::Precision::kF32, runtime::DType::kF32, false, data_of);
+    for (const auto& [param, values] : alone) {
+      INFO(name << " " << param);
+      REQUIRE(together.count(param));
+      CHECK(test::difference_to_scale(values, together.at(param)) <= 1e-4f);
+    }
+  }
+}
+
+TEST_CASE("keep_best stores the parameters of the best validation, those of that step") {
+  spec::Workspace ws = task_family();
+  spec::Model& m = *std::find_if(ws.models.begin(), ws.models.end(),
+                                 [](const spec::Model& x) { return x.name == "regress"; });
+  m.training->steps = 12;
+  m.training->eval_every = 1;
+  m.training->optimizer.lr = 0.3f;  // large: the validation loss goes up and down
+  m.training->keep_best = "val_loss";
+  auto backend = runtime::make_cpu_backend(1);
+  const auto data = as_task(spec::LabelType::kNumber);
+  // Trains `model` as `recipe` says from the same initial values; its trainable values.
+  const auto train_with = [&](const spec::TrainingSpec& recipe,
+                              std::optional<runtime::KeptValidation>* kept,
+                              std::vector<double>* losses) {
+    spec::Workspace copy = ws;
+    spec::Model& model = *std::find_if(copy.models.begin(), copy.models.end(),
+                                       [](const spec::Model& x) { return x.name == "regress"; });
+    model.training = recipe;
+    runtime::ParameterStore pool(*backend);
+    runtime::ParameterBinding base = pool.add_model(copy, *copy.find_model("base")).value();
+    runtime::initialize_new_parameters(*backend, copy, *copy.find_model("base"), base, 11);
+    runtime::ParameterBinding binding = pool.add_model(copy, model).value();
+    runtime::initialize_new_parameters(*backend, copy, model, binding, recipe.seed);
+    auto job = runtime::TrainingJob::create(copy, model, binding, data, *backend);
+    REQUIRE(job.is_ok());
+    runtime::TrainerCallbacks callbacks;
+    callbacks.on_step = [&](const runtime::StepReport& r) {
+      if (losses && r.validation) losses->push_back(r.validation->loss);
+      return Status::ok();
+    };
+    REQUIRE(runtime::FamilyTrainer(*backend).run({job->get()}, callbacks).is_ok());
+    if (kept) *kept = (*job)->kept();
+    std::vector<float> values;
+    for (const auto& p : (*job)->table())
+      if (p.trainable) {
+        const runtime::Tensor* v = (*job)->parameters().find(p.name);
+        values.insert(values.end(), v->f32(), v->f32() + v->numel());
+      }
+    return values;
+  };
+  std::optional<runtime::KeptValidation> kept;
+  std::vector<double> losses;
+  const std::vector<float> best = train_with(*m.training, &kept, &losses);
+  REQUIRE(kept.has_value());
+  REQUIRE(losses.size() == 12);
+  const auto lowest = std::min_element(losses.begin(), losses.end());
+  CHECK(kept->step == (lowest - losses.begin()) + 1);
+  CHECK(kept->value == *lowest);
+  CHECK(kept->last_step == 12);
+  CHECK(kept->last_value == losses.back());
+  INFO("validation losses: " << losses.front() << " ... kept step " << kept->step);
+  CHECK(kept->step < 12);  // the lr makes the last step not the best; else the test shows nothing
+  // Validation changes no parameter, and the data order does not depend on the step
+  // count: the kept parameters are those of training for `kept->step` steps, bit for bit.
+  spec::TrainingSpec shorter = *m.training;
+  shorter.steps = static_cast<int>(kept->step);
+  shorter.keep_best.clear();
+  CHECK(train_with(shorter, nullptr, nullptr) == best);
 }

@@ -1,5 +1,6 @@
-// workbench::classification_metrics and perplexity_metrics against values worked out by
-// hand on tiny datasets, and eval_data's reading of a data file.
+// runtime::classification_metrics (as `scion eval` reports it) and perplexity_metrics
+// against values worked out by hand on tiny datasets, and eval_data's reading of a data
+// file.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -8,6 +9,33 @@
 #include "workbench/dataset_eval.h"
 
 using namespace scion;
+
+namespace {
+
+// The probabilities of a classifier sure of `predicted`, K classes.
+std::vector<float> sure_of(const std::vector<std::int32_t>& predicted, std::size_t K) {
+  std::vector<float> p(predicted.size() * K, 0.0f);
+  for (std::size_t i = 0; i < predicted.size(); ++i)
+    p[i * K + static_cast<std::size_t>(predicted[i])] = 1.0f;
+  return p;
+}
+
+// A workspace with one classifier, `cls`, over labels neg and pos.
+spec::Workspace classifier_workspace() {
+  spec::Workspace ws;
+  spec::Model base;
+  base.name = "base";
+  base.architecture = spec::Architecture{.layers = 1, .width = 8, .heads = 2, .max_length = 8};
+  spec::Model cls;
+  cls.name = "cls";
+  cls.from = "base";
+  cls.adaptation.head = spec::HeadSpec{.labels = {"neg", "pos"}};
+  cls.training = spec::TrainingSpec{.objective = spec::Objective::kClassification};
+  ws.models = {base, cls};
+  return ws;
+}
+
+}  // namespace
 
 // Three classes, eight examples (truth -> predicted):
 //   a->a a->a a->b b->b b->b b->a c->a c->b
@@ -20,7 +48,7 @@ TEST_CASE("classification metrics match a hand-worked example") {
   const std::vector<std::string> labels = {"a", "b", "c"};
   const std::vector<std::int32_t> truth = {0, 0, 0, 1, 1, 1, 2, 2};
   const std::vector<std::int32_t> predicted = {0, 0, 1, 1, 1, 0, 0, 1};
-  const auto m = workbench::classification_metrics(labels, truth, predicted);
+  const auto m = runtime::classification_metrics(labels, truth, sure_of(predicted, 3));
   CHECK(m.rows == 8);
   CHECK(m.accuracy == Approx(0.5));
   CHECK(m.confusion == std::vector<std::vector<std::int64_t>>{{2, 1, 0}, {1, 2, 0}, {1, 1, 0}});
@@ -41,8 +69,8 @@ TEST_CASE("classification metrics match a hand-worked example") {
 // macro-F1: truth a b a b, predicted a b b b over labels a b c.
 // a: P 1/1, R 1/2, F1 2/3; b: P 2/3, R 2/2, F1 4/5; macro = (2/3 + 4/5) / 2 = 11/15.
 TEST_CASE("macro-F1 averages the classes that occur") {
-  const auto m = workbench::classification_metrics({"a", "b", "c"}, std::vector<std::int32_t>{0, 1, 0, 1},
-                                                   std::vector<std::int32_t>{0, 1, 1, 1});
+  const auto m = runtime::classification_metrics(
+      {"a", "b", "c"}, std::vector<std::int32_t>{0, 1, 0, 1}, sure_of({0, 1, 1, 1}, 3));
   CHECK(m.accuracy == Approx(0.75));
   CHECK(m.macro_f1 == Approx(11.0 / 15));
   const auto json = workbench::to_json(m);
@@ -68,8 +96,8 @@ TEST_CASE("eval data: a file is read with the classifiers' labels, and refused w
   const auto file = dir / "held-out.jsonl";
   std::ofstream(file) << "{\"text\": \"good\", \"label\": \"pos\"}\n"
                          "{\"text\": \"bad\", \"label\": \"neg\"}\n";
-  spec::Workspace ws;
-  auto data = workbench::eval_data(ws, file.string(), {"neg", "pos"});
+  const spec::Workspace ws = classifier_workspace();
+  auto data = workbench::eval_data(ws, file.string(), workbench::head_labels(ws, {"cls"}));
   REQUIRE(data.is_ok());
   CHECK(data->examples.rows() == 2);
   CHECK(data->examples.examples[0].label == 1);

@@ -74,11 +74,11 @@ TEST_CASE("predictors check the assertions that apply to them", "[workbench][pre
   workbench::FamilyOutputs outputs;
   outputs.of("child")["fine"] = says(0.9f);
   outputs.of("base")["fine"] = says(0.2f);
-  auto violations = workbench::violations_of(child, "fine", outputs);
+  auto violations = workbench::violations_of(child, {"fine", std::nullopt}, outputs);
   REQUIRE(violations.is_ok());
   CHECK(names_of(*violations) == std::vector<std::string>{"agrees"});  // confident, disagrees
   outputs.of("child")["fine"] = says(0.4f);
-  violations = workbench::violations_of(child, "fine", outputs);
+  violations = workbench::violations_of(child, {"fine", std::nullopt}, outputs);
   REQUIRE(violations.is_ok());
   CHECK(names_of(*violations) == std::vector<std::string>{"sure"});  // unsure, agrees
   for (const workbench::PredictionViolation& v : *violations) CHECK(v.severity > 0);
@@ -91,9 +91,9 @@ TEST_CASE("predictors check the assertions that apply to them", "[workbench][pre
     CHECK(plain->notes.empty());
   }
   SECTION("a NaN probability is no prediction") {
-    CHECK(workbench::check_finite(setup->predictors, {"fine"}, outputs).is_ok());
+    CHECK(workbench::check_finite(setup->predictors, {{"fine", std::nullopt}}, outputs).is_ok());
     outputs.of("base")["fine"] = says(std::numeric_limits<float>::quiet_NaN());
-    const Status s = workbench::check_finite(setup->predictors, {"fine"}, outputs);
+    const Status s = workbench::check_finite(setup->predictors, {{"fine", std::nullopt}}, outputs);
     CHECK(s.code() == StatusCode::kDiverged);
     CHECK_THAT(s.message(),
                Catch::Contains("model 'base'") && Catch::Contains("scion run --force base"));
