@@ -1,6 +1,7 @@
 #include "lineage/peft_adapter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -267,6 +268,12 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
                          "CAUSAL_LM)");
   }
   if (ad.prefix) SCION_RETURN_IF_ERROR(check_prefix(model, a));
+  if (ad.lora && ad.lora->use_dora && a.hf_model_type == "gpt2")
+    return refuse(model,
+                  "PEFT 0.10's DoRA takes the norm of the weight as a Linear holds it, "
+                  "(out, in), and GPT-2's Conv1D holds (in, out) (fan_in_fan_out), so it "
+                  "would not run the adapter as scion does (--format huggingface merges "
+                  "DoRA into the weights)");
   if (ad.prompt && head && !tags_words(*head))
     return refuse(model, "PEFT prepends prompt tuning's virtual tokens before [CLS], so " +
                              std::string(arch->seq_cls_class) +
@@ -302,7 +309,10 @@ std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
     auto module = hf_tensor_name(arch.hf_model_type, scion_name.substr(0, at) + ".weight");
     if (!module) return std::nullopt;
     const std::string path = module->substr(0, module->size() - std::string(".weight").size());
-    return prefix + path + (scion_name.ends_with(".a") ? ".lora_A.weight" : ".lora_B.weight");
+    return prefix + path +
+           (scion_name.ends_with(".a")   ? ".lora_A.weight"
+            : scion_name.ends_with(".b") ? ".lora_B.weight"
+                                         : ".lora_magnitude_vector");
   }
   const PeftArchitecture* peft = peft_architecture(arch.hf_model_type);
   if (!peft || !model.adaptation.head || head_module(*peft, model).empty()) return std::nullopt;
@@ -365,12 +375,15 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
   nlohmann::json rank_pattern = nlohmann::json::object(), alpha_pattern = nlohmann::json::object();
   int r = lora.rank;
   double alpha = lora.alpha;
+  // The fused module's alpha keeps its scale: k·alpha / (k·r), or with rsLoRA
+  // sqrt(k)·alpha / sqrt(k·r).
+  const double fused_alpha = lora.use_rslora ? std::sqrt(static_cast<double>(fused)) : fused;
   if (fused > 1 && all_fused) {
     r *= fused;
-    alpha *= fused;
+    alpha *= fused_alpha;
   } else if (fused > 1) {
     rank_pattern[fused_module] = fused * lora.rank;
-    alpha_pattern[fused_module] = fused * static_cast<double>(lora.alpha);
+    alpha_pattern[fused_module] = fused_alpha * static_cast<double>(lora.alpha);
   }
   config["peft_type"] = "LORA";
   config["modules_to_save"] = classifier ? nlohmann::json({"classifier"}) : nlohmann::json();
@@ -381,8 +394,8 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
   config["bias"] = "none";
   config["fan_in_fan_out"] = a.hf_model_type == "gpt2";  // Conv1D weights are (in, out)
   config["init_lora_weights"] = true;
-  config["use_rslora"] = false;
-  config["use_dora"] = false;
+  config["use_rslora"] = lora.use_rslora;
+  config["use_dora"] = lora.use_dora;
   config["layers_to_transform"] = nullptr;
   config["layers_pattern"] = nullptr;
   config["rank_pattern"] = rank_pattern;
@@ -398,6 +411,7 @@ struct LoraPart {
   std::size_t part = 0;  // index among the fused module's parts
   const LoadedParameter* a = nullptr;
   const LoadedParameter* b = nullptr;
+  const LoadedParameter* m = nullptr;  // DoRA's magnitude, null for a plain LoRA
 };
 
 void add_module_lora(const std::string& module, std::size_t parts, std::vector<LoraPart> loras,
@@ -405,6 +419,9 @@ void add_module_lora(const std::string& module, std::size_t parts, std::vector<L
   if (parts == 0) {  // one of scion's LoRAs on a module of its own: as it is
     out.push_back({module + ".lora_A.weight", loras[0].a->shape, as_float32(*loras[0].a)});
     out.push_back({module + ".lora_B.weight", loras[0].b->shape, as_float32(*loras[0].b)});
+    if (loras[0].m)
+      out.push_back(
+          {module + ".lora_magnitude_vector", loras[0].m->shape, as_float32(*loras[0].m)});
     return;
   }
   std::sort(loras.begin(), loras.end(), [](auto& x, auto& y) { return x.part < y.part; });
@@ -439,8 +456,11 @@ void add_lora_tensors(const spec::Architecture& a, const spec::Model& model,
     const std::string module = module_weight.substr(0, module_weight.size() - 7);  // ".weight"
     const std::vector<std::string> fused = map_hf_tensor(a.hf_model_type, module_weight).fused;
     const auto at = std::find(fused.begin(), fused.end(), weight);
+    const std::string stem = name.substr(0, name.size() - 1);
+    const auto magnitude = params.find(stem + "m");
     const LoraPart part{fused.empty() ? 0 : static_cast<std::size_t>(at - fused.begin()), &value,
-                        &params.at(name.substr(0, name.size() - 1) + "b")};
+                        &params.at(stem + "b"),
+                        magnitude == params.end() ? nullptr : &magnitude->second};
     by_module[module].push_back(part);
     parts_of[module] = fused.size();
   }

@@ -12,7 +12,9 @@
 // "roberta.", "transformer.", "" for Llama). LoRA's scale is alpha / r in both. GPT-2
 // fuses q, k and v into one c_attn: scion's k LoRAs of rank r on them are written as one
 // c_attn LoRA of rank k·r, A the k A's stacked, B block-diagonal into c_attn's q, k, v
-// output ranges, with alpha k·alpha so that alpha / r (and so B·A·scale) is unchanged;
+// output ranges, with alpha k·alpha so that alpha / r (and so B·A·scale) is unchanged
+// (sqrt(k)·alpha under rsLoRA, whose scale is alpha / sqrt(r): use_rslora is written as
+// declared);
 // where other GPT-2 modules are adapted too, rank_pattern / alpha_pattern give c_attn
 // its rank. target_modules is module names ("query", "value") when each one names only
 // the adapted modules and every layer is adapted, else a regular expression naming

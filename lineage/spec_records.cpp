@@ -112,6 +112,8 @@ json adaptation_json(const spec::Adaptation& a) {
                    {"dropout", a.lora->dropout},
                    {"targets", a.lora->targets},
                    {"layers", a.lora->layers}};
+    if (a.lora->use_rslora) out["lora"]["use_rslora"] = true;
+    if (a.lora->use_dora) out["lora"]["use_dora"] = true;
   }
   if (a.prefix) {
     out["prefix"] = {{"virtual_tokens", a.prefix->virtual_tokens},

@@ -134,6 +134,16 @@ class Backend {
   virtual void squared_norm_into(double* sum, const float* x, std::int64_t N) = 0;
   virtual void clip_to_global_norm(float* x, std::int64_t N, const double* squared_norms, int count,
                                    float max_norm) = 0;
+  // Per-column scaling of an (N, C) array (runtime/cpu/column_scale.h): DoRA's magnitude
+  // over its weight norm. out = inp · scale / divisor per column (divisor null: 1),
+  // assigned or (accumulate) added; the backward assigns dinp and adds into dscale, either
+  // null when not wanted. row_norms: out[n] = ‖x[n, :]‖₂.
+  virtual void scale_columns(float* out, const float* inp, const float* scale, const float* divisor,
+                             std::int64_t N, int C, bool accumulate) = 0;
+  virtual void scale_columns_backward(float* dinp, float* dscale, const float* dout,
+                                      const float* inp, const float* scale, const float* divisor,
+                                      std::int64_t N, int C) = 0;
+  virtual void row_norms(float* out, const float* x, std::int64_t N, int C) = 0;
 
   // Returns the number of rows whose target is not ignored.
   virtual std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,

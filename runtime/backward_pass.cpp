@@ -40,9 +40,13 @@ void Pass::linear_backward(int l, int i, float* dinp, const float* dout, const f
     for (std::size_t j = 0; j < adapters.size(); ++j) {
       const LoraWeights& lw = adapters[j];
       const Plan::LoraActs& la = sa.lora[l][i][j];
-      be_.matmul_backward(sa.dlora_hidden, lw.db, nullptr, dout + sa.row0 * w.out, la.hidden,
-                          lw.b, lw.scale, sa.rows, lw.rank, w.out, GradMode::kAssign);
       float* dx = dinp ? dinp + sa.row0 * w.in : nullptr;
+      if (lw.magnitude) {
+        dora_backward_rows(sa, lw, la, w, dout, inp, dx);
+        continue;
+      }
+      be_.matmul_backward(sa.dlora_hidden, lw.db, nullptr, dout + sa.row0 * w.out, la.hidden, lw.b,
+                          lw.scale, sa.rows, lw.rank, w.out, GradMode::kAssign);
       if (la.dropped) {
         be_.matmul_backward(dx ? sa.dlora_in : nullptr, lw.da, nullptr, sa.dlora_hidden, la.dropped,
                             lw.a, 1.0f, sa.rows, w.in, lw.rank, GradMode::kAssign);
@@ -56,6 +60,21 @@ void Pass::linear_backward(int l, int i, float* dinp, const float* dout, const f
       }
     }
   }
+}
+
+// A DoRA adapter's share of linear_backward over segment `sa`'s rows: its gradients, and
+// dx (+=) through its dropout when it has one.
+void Pass::dora_backward_rows(const Plan::SegmentActs& sa, const LoraWeights& lw,
+                              const Plan::LoraActs& la, const LinearWeights& w, const float* dout,
+                              const float* inp, float* dx) {
+  const float* x = la.dropped ? la.dropped : inp + sa.row0 * w.in;
+  float* dx_lora = la.dropped && dx ? sa.dlora_in : dx;
+  dora_backward(be_, dx_lora, la.dropped ? GradMode::kAssign : GradMode::kAccumulate, sa.dlora_out,
+                sa.dlora_hidden, dout + sa.row0 * w.out, x, la.hidden, la.combined, la.norms,
+                w.weight, lw, sa.rows, w.in, w.out);
+  if (!la.dropped || !dx) return;
+  be_.dropout_backward(sa.dlora_in, sa.dlora_in, la.mask, sa.rows * w.in);
+  be_.add_inplace(dx, sa.dlora_in, 1.0f, sa.rows * w.in);
 }
 
 // Given dres = d loss / d (residual that received the adapter output), adds the adapter

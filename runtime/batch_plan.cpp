@@ -80,7 +80,10 @@ std::string batch_signature(const FamilyBatch& batch) {
       for (const PrefixWeights& p : b.prefixes) add(p.tokens);
       for (const auto& loras : b.lora) {
         s += 'l';
-        for (const LoraWeights& l : loras) add(l.rank * 2 + (l.dropout > 0));
+        for (const LoraWeights& l : loras) {
+          add(l.rank * 2 + (l.dropout > 0));
+          if (l.magnitude) s += 'd';
+        }
       }
       for (const BottleneckWeights& w : b.adapter_attn) add(w.down.out);
       s += 'f';
@@ -208,7 +211,7 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     sa.lora.resize(L);
     sa.bottleneck.resize(L);
     int max_prefix = 0, max_rank = 0, max_hidden = 0;
-    std::int64_t max_dropped_in = 0;
+    std::int64_t max_dropped_in = 0, max_dora_weight = 0, max_dora_out = 0;
     for (int l = 0; l < L; ++l) {
       const BlockWeights& bw = m.blocks[l];
       const std::string q = p + "blk." + std::to_string(l) + ".";
@@ -231,6 +234,13 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
             layout.add(r + "mask", rows * in, &la.mask);
             max_dropped_in = std::max<std::int64_t>(max_dropped_in, in);
           }
+          if (lw.magnitude) {
+            const std::int64_t in = bw.linear[i].in, out = bw.linear[i].out;
+            layout.add(r + "combined", rows * out, &la.combined);
+            layout.add(r + "norms", out, &la.norms);
+            max_dora_weight = std::max(max_dora_weight, out * in);
+            max_dora_out = std::max(max_dora_out, out);
+          }
         }
       }
       for (int site = 0; site < 2; ++site) {
@@ -249,6 +259,8 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     layout.add(p + "dprefix_v", max_prefix * C, &sa.dprefix_v);
     layout.add(p + "dlora_hidden", rows * max_rank, &sa.dlora_hidden);
     layout.add(p + "dlora_in", rows * max_dropped_in, &sa.dlora_in);
+    layout.add(p + "dora_weight", max_dora_weight, &sa.dora_weight);
+    if (!plan.inference) layout.add(p + "dlora_out", rows * max_dora_out, &sa.dlora_out);
     layout.add(p + "dbneck_pre", rows * max_hidden, &sa.dbneck_pre);
     layout.add(p + "dbneck_act", rows * max_hidden, &sa.dbneck_act);
     const bool pooled = head && !per_token;

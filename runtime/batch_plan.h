@@ -27,6 +27,9 @@ struct BatchPlan {
     float* hidden = nullptr;   // (rows, r)
     float* dropped = nullptr;  // (rows, in) LoRA input after dropout, when dropout applies
     float* mask = nullptr;     // (rows, in)
+    // DoRA only (adapters/lora/dora_layer.h): W·x̃ + s·B·A·x̃, and the weight's row norms.
+    float* combined = nullptr;  // (rows, out)
+    float* norms = nullptr;     // (out)
   };
   struct BottleneckActs {
     float* pre = nullptr;  // (rows, H) before GELU
@@ -59,6 +62,8 @@ struct BatchPlan {
     std::vector<std::array<std::vector<BottleneckActs>, 2>> bottleneck;  // [block][site][j]
     float* dlora_hidden = nullptr;  // (rows, max r)
     float* dlora_in = nullptr;      // (rows, max in), when some LoRA has dropout
+    float* dora_weight = nullptr;   // (max out·in) W + s·B·A while DoRA's norms are taken
+    float* dlora_out = nullptr;     // (rows, max out) DoRA's gradient of `combined`
     float* dbneck_pre = nullptr;    // (rows, max H)
     float* dbneck_act = nullptr;
     float* pooled = nullptr;   // (B, C)

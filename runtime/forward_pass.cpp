@@ -134,6 +134,12 @@ void Pass::linear_forward(int l, int i, float* out, const float* inp) {
         x = la.dropped;
       }
       be_.matmul_forward(la.hidden, x, lw.a, nullptr, u.rows, w.in, lw.rank);
+      if (lw.magnitude) {
+        dora_weight_norms(be_, la.norms, sa.dora_weight, w.weight, lw, w.in, w.out);
+        dora_forward(be_, out + u.row0 * w.out, la.combined, x, la.hidden, w.weight, lw, la.norms,
+                     u.rows, w.in, w.out);
+        continue;
+      }
       be_.matmul_forward_accumulate(out + u.row0 * w.out, la.hidden, lw.b, lw.scale, u.rows,
                                     lw.rank, w.out);
     }

@@ -48,7 +48,8 @@ bool same_block(const ModelWeights& x, const ModelWeights& y, int l) {
     if (a.lora[i].size() != b.lora[i].size()) return false;
     for (std::size_t j = 0; j < a.lora[i].size(); ++j)
       if (a.lora[i][j].a != b.lora[i][j].a || a.lora[i][j].b != b.lora[i][j].b ||
-          a.lora[i][j].scale != b.lora[i][j].scale)
+          a.lora[i][j].scale != b.lora[i][j].scale ||
+          a.lora[i][j].magnitude != b.lora[i][j].magnitude)
         return false;
   }
   for (int site = 0; site < 2; ++site) {

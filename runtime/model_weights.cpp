@@ -4,6 +4,7 @@
 #include <map>
 
 #include "base/seeded_rng.h"
+#include "runtime/adapters/lora/lora_fold.h"
 #include "runtime/backend.h"
 
 namespace scion::runtime {
@@ -141,9 +142,18 @@ void resolve_adapters(const spec::Workspace& ws, const spec::Model& model, const
         if (!r.has(stem + ".a")) continue;
         const Slot& a = r.at(stem + ".a");
         const Slot& b = r.at(stem + ".b");
-        LoraWeights lora{a.value, b.value, a.grad, b.grad, ad.lora->rank,
-                         ad.lora->alpha / static_cast<float>(ad.lora->rank),
-                         a.grad ? ad.lora->dropout : 0.0f, base::splitmix64(0x10A4u + 31u * l + i)};
+        LoraWeights lora{a.value,
+                         b.value,
+                         a.grad,
+                         b.grad,
+                         ad.lora->rank,
+                         ad.lora->scaling(),
+                         a.grad ? ad.lora->dropout : 0.0f,
+                         base::splitmix64(0x10A4u + 31u * l + i)};
+        if (r.has(stem + ".m")) {
+          lora.magnitude = r.at(stem + ".m").value;
+          lora.dmagnitude = r.at(stem + ".m").grad;
+        }
         blk.lora[i].push_back(lora);
       }
       if (r.has(p + "prefix." + n + ".keys")) {
@@ -160,6 +170,20 @@ void resolve_adapters(const spec::Workspace& ws, const spec::Model& model, const
       }
     }
   }
+}
+
+// DoRA's weight norm is taken of the fp32 weight (dora_layer.h); a trunk held in bf16 (a
+// bf16 group, or --precision bf16) has none.
+Status check_dora_weights(const spec::Model& model, const ModelWeights& w) {
+  for (int l = 0; l < w.arch.layers; ++l)
+    for (int i = 0; i < kLinearCount; ++i)
+      for (const LoraWeights& lw : w.blocks[l].lora[i])
+        if (lw.magnitude && w.blocks[l].linear[i].weight == nullptr)
+          return invalid_argument("model '" + model.name + "': DoRA on " + block_prefix(l) +
+                                  kLinearStems[i] +
+                                  " needs that weight in fp32, and it is held in bf16; DoRA "
+                                  "runs in fp32 only (leave out precision: bf16)");
+  return Status::ok();
 }
 
 }  // namespace
@@ -219,6 +243,7 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
     }
   }
   resolve_adapters(workspace, model, r, w);
+  SCION_RETURN_IF_ERROR(check_dora_weights(model, w));
   if (objective == spec::Objective::kClassification)
     SCION_RETURN_IF_ERROR(resolve_classifier(workspace, model, r, w));
   // Which parts train: trunk names are exactly the ones without an adapter/head marker.
@@ -247,7 +272,7 @@ Status merge_lora(Backend& backend, const spec::Workspace& workspace, const spec
                   const ParameterBinding& params, const ParameterBinding& merged) {
   if (!model.adaptation.lora) return Status::ok();
   const spec::LoraSpec& spec = *model.adaptation.lora;
-  const float scale = spec.alpha / static_cast<float>(spec.rank);
+  const float scale = spec.scaling();
   const spec::Architecture& arch = workspace.architecture_of(model);
   for (int l = 0; l < arch.layers; ++l) {
     for (const char* stem : kLinearStems) {
@@ -255,28 +280,21 @@ Status merge_lora(Backend& backend, const spec::Workspace& workspace, const spec
       const Tensor* a = params.find(base + ".lora." + model.name + ".a");
       if (!a) continue;
       const Tensor* b = params.find(base + ".lora." + model.name + ".b");
+      const Tensor* m = params.find(base + ".lora." + model.name + ".m");
       const Tensor* w = params.find(base + ".weight");
       const Tensor* out = merged.find(base + ".weight");
-      if (!b || !w || !out)
+      if (!b || !w || !out || (spec.use_dora && !m))
         return not_found("merge_lora: '" + base + "' of model '" + model.name +
-                         "' lacks its B matrix, weight or merged destination");
+                         "' lacks its B matrix, DoRA magnitude, weight or merged destination");
       const std::int64_t O = w->shape[0], I = w->shape[1], R = a->shape[0];
       // Folded on the host: a one-off export step, not a training or inference path.
       const std::vector<float> a_host = copy_to_host(backend, *a);
       const std::vector<float> b_host = copy_to_host(backend, *b);
-      const std::vector<float> w_host = copy_to_host(backend, *w);
-      std::vector<float> merged_host(static_cast<std::size_t>(O * I));
-      const float* A = a_host.data();
-      const float* B = b_host.data();
-      const float* W = w_host.data();
-      float* M = merged_host.data();
-      for (std::int64_t o = 0; o < O; ++o)
-        for (std::int64_t i = 0; i < I; ++i) {
-          float delta = 0.0f;
-          for (std::int64_t k = 0; k < R; ++k) delta += B[o * R + k] * A[k * I + i];
-          M[o * I + i] = W[o * I + i] + scale * delta;
-        }
-      backend.copy_to_device(out->data, M, out->bytes());
+      const std::vector<float> m_host = m ? copy_to_host(backend, *m) : std::vector<float>();
+      std::vector<float> merged_host = copy_to_host(backend, *w);
+      fold_lora(merged_host.data(), a_host.data(), b_host.data(), m ? m_host.data() : nullptr,
+                scale, O, I, R);
+      backend.copy_to_device(out->data, merged_host.data(), out->bytes());
     }
   }
   return Status::ok();

@@ -56,9 +56,13 @@ struct LoraWeights {
   float* da = nullptr;
   float* db = nullptr;
   int rank = 0;
-  float scale = 1.0f;    // alpha / rank
+  float scale = 1.0f;    // spec::LoraSpec::scaling(): alpha / rank, or alpha / sqrt(rank)
   float dropout = 0.0f;  // on the LoRA input, only while this adapter is trained
   std::uint64_t stream = 0;  // dropout stream id
+  // DoRA (spec::LoraSpec::use_dora; runtime/adapters/lora/dora_layer.h): the magnitude per
+  // output feature, null for a plain LoRA.
+  const float* magnitude = nullptr;  // (out)
+  float* dmagnitude = nullptr;
 };
 
 struct PrefixWeights {
@@ -152,7 +156,8 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
                                    const ParameterBinding* grads);
 
 // Folds `model`'s own LoRA into weights: for every LoRA of `model` on linear W bound in
-// `params`, writes W + scale · B·A into the view `merged` binds under W's name (which may
+// `params`, writes W + scale · B·A (with DoRA, each row then scaled to its magnitude:
+// adapters/lora/lora_fold.h) into the view `merged` binds under W's name (which may
 // be W's own storage). After merging, running the parent's adapters with the merged
 // weights equals running `model` unmerged (up to float rounding).
 // The values cross to the host and back (`backend` holds all four).

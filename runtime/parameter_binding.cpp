@@ -141,11 +141,14 @@ bool is_new_parameter(const std::string& name, const spec::Model& model) {
 
 namespace {
 
-enum class InitRule { kNormal, kOnes, kZeros, kKaimingUniform };
+enum class InitRule { kNormal, kOnes, kZeros, kKaimingUniform, kWeightRowNorms };
 
 InitRule rule_for(const std::string& name) {
   auto ends = [&](const char* s) { return name.ends_with(s); };
-  if (name.find(".lora.") != std::string::npos) return ends(".a") ? InitRule::kKaimingUniform : InitRule::kZeros;
+  if (name.find(".lora.") != std::string::npos)
+    return ends(".a")   ? InitRule::kKaimingUniform
+           : ends(".m") ? InitRule::kWeightRowNorms
+                        : InitRule::kZeros;
   if (name.find(".up.") != std::string::npos) return InitRule::kZeros;  // bottleneck: no-op at start
   if (ends(".bias")) return InitRule::kZeros;
   const bool norm = name.find("ln1.") != std::string::npos || name.find("ln2.") != std::string::npos ||
@@ -175,6 +178,27 @@ void draw_in_blocks(float* x, std::int64_t n, base::SeededRng rng, Draw draw) {
   }
 }
 
+// DoRA's magnitude starts as the row norms of the weight it adapts (B is zero, so
+// ‖W + s·B·A‖ = ‖W‖), as PEFT's dora_init: W read to the host in whatever dtype it is
+// held, the norms summed in double. `magnitude` is blk.N.<linear>.lora.<model>.m.
+void weight_row_norms(Backend& backend, const ParameterBinding& params,
+                      const std::string& magnitude, float* out, std::int64_t rows) {
+  const std::string weight = magnitude.substr(0, magnitude.find(".lora.")) + ".weight";
+  const Tensor* w = params.find(weight);
+  if (!w) return;  // the table always holds it: resolve_model reports it unbound
+  std::vector<std::byte> bytes = copy_bytes_to_host(backend, *w);
+  std::vector<float> values(static_cast<std::size_t>(w->numel()));
+  convert(Tensor{bytes.data(), w->shape, w->dtype, Device::kCpu},
+          Tensor{values.data(), w->shape, DType::kF32, Device::kCpu});
+  const std::int64_t cols = w->numel() / rows;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double sum = 0.0;
+    for (std::int64_t c = 0; c < cols; ++c)
+      sum += static_cast<double>(values[r * cols + c]) * values[r * cols + c];
+    out[r] = static_cast<float>(std::sqrt(sum));
+  }
+}
+
 }  // namespace
 
 void initialize_new_parameters(Backend& backend, const spec::Workspace& workspace,
@@ -194,6 +218,9 @@ void initialize_new_parameters(Backend& backend, const spec::Workspace& workspac
     switch (rule_for(p.name)) {
       case InitRule::kZeros: std::fill(x, x + n, 0.0f); break;
       case InitRule::kOnes: std::fill(x, x + n, 1.0f); break;
+      case InitRule::kWeightRowNorms:
+        weight_row_norms(backend, params, p.name, x, n);
+        break;
       case InitRule::kNormal:
         draw_in_blocks(x, n, rng, [](float* out, std::int64_t count, base::SeededRng from) {
           base::NormalSampler normal(from);

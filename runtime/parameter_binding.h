@@ -127,7 +127,9 @@ bool is_new_parameter(const std::string& name, const spec::Model& model);
 // model initialises):
 // normal(0, 0.02) for embeddings and linear weights, ones/zeros for layer norms, zero
 // biases; LoRA A uniform(±1/sqrt(in)) (kaiming-uniform with a=√5, as PyTorch's Linear) and
-// B zero; bottleneck up-projection zero; prefix and prompt vectors normal(0, 0.02).
+// B zero; DoRA's magnitude the row norms of the weight it adapts (which must be in
+// `params` already: inherited values are copied in first); bottleneck up-projection zero;
+// prefix and prompt vectors normal(0, 0.02).
 // Each tensor draws from its own stream, base::SeededRng(seed, kParameterInit,
 // stable_hash(name)), so values do not depend on table order or on which other models
 // exist; normals come from base::NormalSampler, uniforms from (2·uniform01() - 1)·bound,

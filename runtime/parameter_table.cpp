@@ -97,6 +97,7 @@ void add_adapters(const Model& model, const Architecture& a, std::vector<Paramet
           const auto [out, in] = linear_shape(a, stem);
           add(p + stem + ".lora." + m + ".a", {ad.lora->rank, in});
           add(p + stem + ".lora." + m + ".b", {out, ad.lora->rank});
+          if (ad.lora->use_dora) add(p + stem + ".lora." + m + ".m", {out});
         }
       }
     }

@@ -21,6 +21,7 @@
 // descendant can hold its parent's adapter and its own on the same linear layer:
 //
 //   blk.N.<linear>.lora.<model>.a (r, in)   .b (out, r)      <linear>: attn_q ... ffn_out
+//   blk.N.<linear>.lora.<model>.m (out)     DoRA's magnitude (use_dora only)
 //   blk.N.prefix.<model>.{keys,values} (P, C)                 prompt.<model>.embeddings (P, C)
 //   blk.N.adapter_{attn,ffn}.<model>.down.weight (C/red, C) .down.bias (C/red)
 //                                    .up.weight (C, C/red)  .up.bias (C)

@@ -243,6 +243,21 @@ class ProfilingBackend final : public Backend {
     ScopedOpTimer timer(&profile_, OpClass::kEmbeddings);
     inner_->rope_backward(dinp, dout, B, T, NH, D, pos0, theta, position_scale);
   }
+  void scale_columns(float* out, const float* inp, const float* scale, const float* divisor,
+                     std::int64_t N, int C, bool accumulate) override {
+    ScopedOpTimer timer(&profile_, OpClass::kElementwise);
+    inner_->scale_columns(out, inp, scale, divisor, N, C, accumulate);
+  }
+  void scale_columns_backward(float* dinp, float* dscale, const float* dout, const float* inp,
+                              const float* scale, const float* divisor, std::int64_t N,
+                              int C) override {
+    ScopedOpTimer timer(&profile_, OpClass::kElementwise);
+    inner_->scale_columns_backward(dinp, dscale, dout, inp, scale, divisor, N, C);
+  }
+  void row_norms(float* out, const float* x, std::int64_t N, int C) override {
+    ScopedOpTimer timer(&profile_, OpClass::kNorms);
+    inner_->row_norms(out, x, N, C);
+  }
   void swiglu_forward(float* out, const float* gate, const float* up, std::int64_t N) override {
     ScopedOpTimer timer(&profile_, OpClass::kActivations);
     inner_->swiglu_forward(out, gate, up, N);

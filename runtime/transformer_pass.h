@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/seeded_rng.h"
+#include "runtime/adapters/lora/dora_layer.h"
 #include "runtime/backend.h"
 #include "runtime/batch_plan.h"
 #include "runtime/cpu/dropout.h"
@@ -104,6 +105,9 @@ class Pass {
   void linear_backward(int l, int i, float* dinp, const float* dout, const float* inp,
                        GradMode mode);
   void bottleneck_backward(int l, int site, const float* y, const float* dres, float* dy);
+  void dora_backward_rows(const Plan::SegmentActs& sa, const LoraWeights& lw,
+                          const Plan::LoraActs& la, const LinearWeights& w, const float* dout,
+                          const float* inp, float* dx);
   void dropout_backward(float* dx, const float* mask, std::int64_t width);
   void attention_backward(int l);
   // After attention_backward: the gradients of the q, k, v products' outputs (through

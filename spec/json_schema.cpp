@@ -110,7 +110,9 @@ Json adaptation_schema(SchemaBuilder& b) {
                                   {"alpha", type("number")},
                                   {"dropout", type("number")},
                                   {"targets", list_of(linear_targets())},
-                                  {"layers", integers()}},
+                                  {"layers", integers()},
+                                  {"use_rslora", type("boolean")},
+                                  {"use_dora", type("boolean")}},
                                  "low-rank updates to linear layers");
   const Json prefix = b.closed_map(p + ".prefix", keys::kPrefix,
                                    {{"virtual_tokens", type("integer")},

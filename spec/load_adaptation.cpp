@@ -53,6 +53,8 @@ LoraSpec load_lora(SpecReader& r, const YamlNode& node, const std::string& path,
                "a number greater than 0");
   r.read_float(find(node, "dropout"), join_path(path, "dropout"), s.dropout, 0, false, 1, true,
                "a number from 0 to below 1");
+  r.read_bool(find(node, "use_rslora"), join_path(path, "use_rslora"), s.use_rslora);
+  r.read_bool(find(node, "use_dora"), join_path(path, "use_dora"), s.use_dora);
   if (const YamlNode* targets = find(node, "targets")) {
     const std::string tpath = join_path(path, "targets");
     std::vector<std::string> names;

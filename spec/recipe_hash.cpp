@@ -13,18 +13,19 @@ namespace {
 using nlohmann::json;
 
 json to_json(const Architecture& a) {
-  json out = {{"type", a.kind == ArchitectureKind::kEncoder ? "encoder" : "decoder"},
-          {"layers", a.layers},
-          {"width", a.width},
-          {"heads", a.heads},
-          {"ffn_width", a.ffn_width},
-          {"vocab_size", a.vocab_size},
-          {"max_length", a.max_length},
-          {"norm", a.norm == NormPlacement::kPre ? "pre" : "post"},
-          {"dropout", a.dropout},
-          {"tie_embeddings", a.tie_embeddings},
-          {"tokenizer",
-           {{"kind", static_cast<int>(a.tokenizer.kind)}, {"vocab_file", a.tokenizer.vocab_file}}}};
+  json out = {
+      {"type", a.kind == ArchitectureKind::kEncoder ? "encoder" : "decoder"},
+      {"layers", a.layers},
+      {"width", a.width},
+      {"heads", a.heads},
+      {"ffn_width", a.ffn_width},
+      {"vocab_size", a.vocab_size},
+      {"max_length", a.max_length},
+      {"norm", a.norm == NormPlacement::kPre ? "pre" : "post"},
+      {"dropout", a.dropout},
+      {"tie_embeddings", a.tie_embeddings},
+      {"tokenizer",
+       {{"kind", static_cast<int>(a.tokenizer.kind)}, {"vocab_file", a.tokenizer.vocab_file}}}};
   // Only where they differ from native models, so existing recipe hashes stay the same.
   if (!a.hf_model_type.empty()) {
     out["hf_model_type"] = a.hf_model_type;
@@ -49,12 +50,16 @@ json to_json(const Architecture& a) {
 
 json to_json(const Adaptation& ad) {
   json out = json::object();
-  if (ad.lora)
+  if (ad.lora) {
     out["lora"] = {{"rank", ad.lora->rank},
                    {"alpha", ad.lora->alpha},
                    {"dropout", ad.lora->dropout},
                    {"targets", ad.lora->targets},
                    {"layers", ad.lora->layers}};
+    // Only when set, so that every LoRA recipe from before the option keeps its hash.
+    if (ad.lora->use_rslora) out["lora"]["use_rslora"] = true;
+    if (ad.lora->use_dora) out["lora"]["use_dora"] = true;
+  }
   if (ad.prefix)
     out["prefix"] = {{"virtual_tokens", ad.prefix->virtual_tokens},
                      {"layers", ad.prefix->layers},
@@ -188,7 +193,9 @@ std::optional<Adaptation> adaptation_from_recipe(const json& adapt) {
                          .alpha = l.at("alpha").get<float>(),
                          .dropout = l.at("dropout").get<float>(),
                          .targets = l.at("targets").get<std::vector<std::string>>(),
-                         .layers = l.at("layers").get<std::vector<int>>()};
+                         .layers = l.at("layers").get<std::vector<int>>(),
+                         .use_rslora = l.value("use_rslora", false),
+                         .use_dora = l.value("use_dora", false)};
     }
     if (adapt.contains("prefix")) {
       const json& p = adapt["prefix"];

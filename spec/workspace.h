@@ -6,14 +6,14 @@
 // values in range). It is an immutable value once loaded; share freely across threads.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace scion::spec {
 
@@ -94,6 +94,18 @@ struct LoraSpec {
   float dropout = 0.0f;
   std::vector<std::string> targets = {"q", "v"};  // from kLinearTargets
   std::vector<int> layers;                        // empty: every layer
+  bool use_rslora = false;  // rank-stabilised scale alpha / sqrt(rank) (Kalajdzievski 2023)
+  // DoRA (Liu et al. 2024, as PEFT 0.10 runs it): a magnitude m per output feature,
+  // y = m ⊙ (W + s·B·A)x / ‖W + s·B·A‖ (row norms, held constant in the backward pass) + b.
+  bool use_dora = false;
+
+  // The factor B·A is multiplied by: alpha / rank, or alpha / sqrt(rank) with use_rslora
+  // (as PEFT's LoraLayer.update_layer). The one definition: training, merging and export
+  // all read it here.
+  float scaling() const {
+    return use_rslora ? alpha / std::sqrt(static_cast<float>(rank))
+                      : alpha / static_cast<float>(rank);
+  }
 };
 
 struct PrefixSpec {

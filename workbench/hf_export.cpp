@@ -11,6 +11,7 @@
 #include "lineage/dtype.h"
 #include "lineage/hf_tensor_names.h"
 #include "lineage/safetensors.h"
+#include "runtime/adapters/lora/lora_fold.h"
 
 namespace scion::workbench {
 namespace {
@@ -84,11 +85,11 @@ std::vector<float> as_float32(const lineage::LoadedParameter& p) {
   return lineage::to_float32(p.dtype, p.bytes);
 }
 
-// W += scale · B·A for every LoRA `owner` put on a linear layer. W (O, I), A (R, I), B (O, R).
+// Every LoRA `owner` put on a linear layer folded into its weight (runtime::fold_lora:
+// W + scale · B·A, with DoRA scaled to the magnitude). W (O, I), A (R, I), B (O, R).
 void merge_lora(const spec::Model& owner, const lineage::LoadedParameters& params,
                 std::map<std::string, std::vector<float>>& trunk) {
   const spec::LoraSpec& lora = *owner.adaptation.lora;
-  const float scale = lora.alpha / static_cast<float>(lora.rank);
   const std::string marker = ".lora." + owner.name + ".a";
   for (const auto& [name, a] : params) {
     if (!name.ends_with(marker)) continue;
@@ -96,14 +97,13 @@ void merge_lora(const spec::Model& owner, const lineage::LoadedParameters& param
     std::vector<float>& w = trunk.at(stem + ".weight");
     const std::vector<float> A = as_float32(a);
     const std::vector<float> B = as_float32(params.at(stem + ".lora." + owner.name + ".b"));
+    const std::vector<float> M = lora.use_dora
+                                     ? as_float32(params.at(stem + ".lora." + owner.name + ".m"))
+                                     : std::vector<float>();
     const std::int64_t R = a.shape[0], I = a.shape[1];
     const std::int64_t O = static_cast<std::int64_t>(w.size()) / I;
-    for (std::int64_t o = 0; o < O; ++o)
-      for (std::int64_t i = 0; i < I; ++i) {
-        float delta = 0.0f;
-        for (std::int64_t k = 0; k < R; ++k) delta += B[o * R + k] * A[k * I + i];
-        w[o * I + i] += scale * delta;
-      }
+    runtime::fold_lora(w.data(), A.data(), B.data(), lora.use_dora ? M.data() : nullptr,
+                       lora.scaling(), O, I, R);
   }
 }
 

@@ -83,8 +83,18 @@ void check_config(const JsonValue& config, const nlohmann::json& expected, const
     problems.push_back(fmt::format("target_modules is {}, but '{}' adapts {}",
                                    shown(field("target_modules")), model.name,
                                    shown(expected["target_modules"])));
-  if (field("use_dora") == true || field("use_rslora") == true)
-    problems.push_back("the adapter uses DoRA or rsLoRA, which scion's LoRA does not run");
+  if ((field("use_dora") == true) != (expected["use_dora"] == true))
+    problems.push_back(
+        fmt::format("use_dora is {}, but '{}' declares use_dora {}; declare "
+                    "lora: {{use_dora: {}}} to import it",
+                    shown(field("use_dora")), model.name, shown(expected["use_dora"]),
+                    shown(field("use_dora"))));
+  if ((field("use_rslora") == true) != (expected["use_rslora"] == true))
+    problems.push_back(
+        fmt::format("use_rslora is {}, but '{}' declares use_rslora {}; declare "
+                    "lora: {{use_rslora: {}}} to import it",
+                    shown(field("use_rslora")), model.name, shown(expected["use_rslora"]),
+                    shown(field("use_rslora"))));
   for (const char* key : {"layers_to_transform", "layers_pattern"})
     if (!field(key).is_null())
       problems.push_back(

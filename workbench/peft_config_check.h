@@ -14,9 +14,9 @@ namespace scion::workbench {
 
 // Every way adapter_config.json's `text` (`file` names it) does not fit `model`, one line
 // each (empty: it fits): peft_type, task_type, r, lora_alpha, lora_dropout, target_modules,
-// DoRA/rsLoRA, layers_to_transform/layers_pattern, rank_pattern/alpha_pattern,
-// fan_in_fan_out, bias and base_model_name_or_path, as peft_import.h lists them. Errors:
-// text that is not a JSON object (kSpecError).
+// use_rslora and use_dora against the declaration, layers_to_transform/layers_pattern,
+// rank_pattern/alpha_pattern, fan_in_fan_out, bias and base_model_name_or_path, as
+// peft_import.h lists them. Errors: text that is not a JSON object (kSpecError).
 // REQUIRES: lineage::check_peft_import(ws, model) is ok.
 Result<std::vector<std::string>> peft_config_problems(std::string_view text,
                                                       const std::string& file,

@@ -6,7 +6,9 @@
 //
 // The adapter must fit the declaration: peft_type LORA with the spec's r, lora_alpha and
 // lora_dropout (a probability), the task_type PEFT runs the model as, and the target
-// modules `scion export --format peft` would write for it; no DoRA or rsLoRA, no
+// modules `scion export --format peft` would write for it; use_rslora and use_dora as
+// declared (lora: {use_rslora: true}, {use_dora: true}: then each module's
+// lora_magnitude_vector too); no
 // layers_to_transform or layers_pattern, no rank_pattern or alpha_pattern other than the
 // spec's, bias "none", fan_in_fan_out as the base's weights are laid out (what scion does
 // not run is refused, never ignored); a base_model_name_or_path naming the base's folder (the same

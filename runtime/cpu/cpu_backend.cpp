@@ -21,6 +21,7 @@
 #include "runtime/cpu/attention.h"
 #include "runtime/cpu/bf16_matmul.h"
 #include "runtime/cpu/binary_cross_entropy.h"
+#include "runtime/cpu/column_scale.h"
 #include "runtime/cpu/cross_entropy.h"
 #include "runtime/cpu/dropout.h"
 #include "runtime/cpu/elementwise.h"
@@ -159,6 +160,18 @@ class CpuBackend final : public Backend {
   void clip_to_global_norm(float* x, std::int64_t N, const double* squared_norms, int count,
                            float max_norm) override {
     cpu::clip_to_global_norm(x, N, squared_norms, count, max_norm);
+  }
+  void scale_columns(float* out, const float* inp, const float* scale, const float* divisor,
+                     std::int64_t N, int C, bool accumulate) override {
+    cpu::scale_columns(out, inp, scale, divisor, N, C, accumulate);
+  }
+  void scale_columns_backward(float* dinp, float* dscale, const float* dout, const float* inp,
+                              const float* scale, const float* divisor, std::int64_t N,
+                              int C) override {
+    cpu::scale_columns_backward(dinp, dscale, dout, inp, scale, divisor, N, C);
+  }
+  void row_norms(float* out, const float* x, std::int64_t N, int C) override {
+    cpu::row_norms(out, x, N, C);
   }
   std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,
                                      const std::int32_t* targets, std::int64_t N,

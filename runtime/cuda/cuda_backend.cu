@@ -433,6 +433,23 @@ class CudaBackend final : public Backend {
     cuda::clip_to_global_norm(x, N, squared_norms, count, max_norm, kStream);
     log_.launched("clip_to_global_norm");
   }
+  void scale_columns(float* out, const float* inp, const float* scale, const float* divisor,
+                     std::int64_t N, int C, bool accumulate) override {
+    cuda::scale_columns(out, inp, scale, divisor, N, C, accumulate, kStream);
+    log_.launched("scale_columns");
+  }
+  void scale_columns_backward(float* dinp, float* dscale, const float* dout, const float* inp,
+                              const float* scale, const float* divisor, std::int64_t N,
+                              int C) override {
+    float* sums = dscale ? column_scratch(cuda::scale_columns_backward_scratch(N, C)) : nullptr;
+    if (dscale && sums == nullptr) return;  // logged
+    cuda::scale_columns_backward(dinp, dscale, dout, inp, scale, divisor, N, C, sums, kStream);
+    log_.launched("scale_columns_backward");
+  }
+  void row_norms(float* out, const float* x, std::int64_t N, int C) override {
+    cuda::row_norms(out, x, N, C, kStream);
+    log_.launched("row_norms");
+  }
 
   std::int64_t cross_entropy_forward(float* losses, float* probs, const float* logits,
                                      const std::int32_t* targets, std::int64_t N,

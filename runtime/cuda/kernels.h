@@ -96,6 +96,16 @@ void squared_norm(double* result, double* partials, const float* x, std::int64_t
 void clip_to_global_norm(float* x, std::int64_t N, const double* squared_norms, int count,
                          float max_norm, cudaStream_t stream);
 
+// column_scale.cu (runtime/cpu/column_scale.h). scale_columns_backward's dscale sums need
+// scale_columns_backward_scratch(N, C) floats of device memory in `scratch`.
+std::int64_t scale_columns_backward_scratch(std::int64_t N, int C);
+void scale_columns(float* out, const float* inp, const float* scale, const float* divisor,
+                   std::int64_t N, int C, bool accumulate, cudaStream_t stream);
+void scale_columns_backward(float* dinp, float* dscale, const float* dout, const float* inp,
+                            const float* scale, const float* divisor, std::int64_t N, int C,
+                            float* scratch, cudaStream_t stream);
+void row_norms(float* out, const float* x, std::int64_t N, int C, cudaStream_t stream);
+
 // dropout.cu
 void dropout_forward(float* out, float* mask, const float* inp, std::int64_t N, float p,
                      std::uint64_t seed, std::uint64_t stream_id, std::uint64_t first,

@@ -18,11 +18,11 @@ Result<std::string> text_of(const nlohmann::json& object, const std::string& fie
     return spec_error(
         fmt::format("{}: missing field '{}' (datasets.{}.{})", where, field, dataset.name, key));
   if (!text->is_string())
-    return spec_error(
-        fmt::format("{}: field '{}' is a {}, expected a string{}", where, field, text->type_name(),
-                    text->is_array() && std::string_view(key) == "text_field"
-                        ? " (a list of words is label_type: tags)"
-                        : ""));
+    return spec_error(fmt::format("{}: field '{}' is a {}, expected a string{}", where, field,
+                                  text->type_name(),
+                                  text->is_array() && std::string_view(key) == "text_field"
+                                      ? " (a list of words is label_type: tags)"
+                                      : ""));
   return text->get<std::string>();
 }
 
@@ -71,8 +71,7 @@ Result<Example> with_completion(const nlohmann::json& object, const std::string&
                                 const spec::Dataset& dataset, Example example) {
   auto prompt = text_of(object, dataset.prompt_field, "prompt_field", where, dataset);
   if (!prompt) return prompt.status();
-  auto completion =
-      text_of(object, dataset.completion_field, "completion_field", where, dataset);
+  auto completion = text_of(object, dataset.completion_field, "completion_field", where, dataset);
   if (!completion) return completion.status();
   example.text = std::move(*prompt);
   example.completion = std::move(*completion);

@@ -628,9 +628,10 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::parse_hugging_face(
     for (const auto* part : {&tok->pair_.open, &tok->pair_.middle, &tok->pair_.close})
       for (std::int32_t id : *part)
         if (id >= tok->vocab_size())
-          return spec_error(fmt::format("{}: post_processor frames pairs with id {}, which is not "
-                                        "in the vocabulary (ids 0 to {})",
-                                        file, id, tok->vocab_size() - 1));
+          return spec_error(
+              fmt::format("{}: post_processor frames pairs with id {}, which is not "
+                          "in the vocabulary (ids 0 to {})",
+                          file, id, tok->vocab_size() - 1));
   }
   return tok;
 }

@@ -633,6 +633,54 @@ void swiglu_cases(std::vector<OpCase>& cases) {
   }
 }
 
+// DoRA's magnitude over its weight norm (and IA³-style vectors, divisor null): shapes
+// below and above the parallel threshold, assigning and accumulating.
+void column_scale_cases(std::vector<OpCase>& cases) {
+  struct Shape {
+    std::int64_t N;
+    int C;
+  };
+  for (const Shape s : {Shape{3, 5}, Shape{1024, 130}}) {
+    const std::size_t n = n_of(s.N, s.C), c = n_of(s.C);
+    const auto x = random_values(n, 141), dout = random_values(n, 142),
+               base = random_values(n, 143);
+    const auto scale = random_values(c, 144);
+    std::vector<float> divisor = random_values(c, 145);
+    for (float& d : divisor) d = 0.5f + std::fabs(d);  // norms: positive
+    for (const bool divided : {false, true}) {
+      const std::string shape = sizes({{"N", s.N}, {"C", s.C}}) + (divided ? " divided" : "");
+      cases.push_back({"scale_columns", shape, [=](OpRun& r) {
+                         float* out = r.buffer(n);
+                         r.backend().scale_columns(out, r.upload(x), r.upload(scale),
+                                                   divided ? r.upload(divisor) : nullptr, s.N, s.C,
+                                                   false);
+                         r.keep("out", out, n);
+                       }});
+      cases.push_back({"scale_columns", shape + " accumulate", [=](OpRun& r) {
+                         float* out = r.upload(base);
+                         r.backend().scale_columns(out, r.upload(x), r.upload(scale),
+                                                   divided ? r.upload(divisor) : nullptr, s.N, s.C,
+                                                   true);
+                         r.keep("out", out, n);
+                       }});
+      cases.push_back({"scale_columns_backward", shape, [=](OpRun& r) {
+                         float* dinp = r.buffer(n);
+                         float* dscale = r.upload(scale);  // accumulates onto these values
+                         r.backend().scale_columns_backward(
+                             dinp, dscale, r.upload(dout), r.upload(x), r.upload(scale),
+                             divided ? r.upload(divisor) : nullptr, s.N, s.C);
+                         r.keep("dinp", dinp, n);
+                         r.keep("dscale", dscale, c);
+                       }});
+    }
+    cases.push_back({"row_norms", sizes({{"N", s.N}, {"C", s.C}}), [=](OpRun& r) {
+                       float* out = r.buffer(n_of(s.N));
+                       r.backend().row_norms(out, r.upload(x), s.N, s.C);
+                       r.keep("out", out, n_of(s.N));
+                     }});
+  }
+}
+
 void repeat_kv_cases(std::vector<OpCase>& cases) {
   struct Shape { std::int64_t N; int NKV, groups, D; };
   for (const Shape s : {Shape{3, 1, 4, 4}, Shape{512, 2, 2, 32}, Shape{1024, 4, 3, 64}}) {
@@ -663,6 +711,7 @@ std::vector<OpCase> all_op_cases() {
   rope_cases(cases);
   swiglu_cases(cases);
   repeat_kv_cases(cases);
+  column_scale_cases(cases);
   attention_cases(cases);
   activation_cases(cases);
   elementwise_cases(cases);

@@ -12,7 +12,11 @@ the format that can; and `scion import --peft` brings an exported adapter back a
 descendant with identical predictions, refusing adapters that do not fit. A descendant of
 a descendant exports as its own adapter over DIR/base, its ancestors merged (a LoRA on a
 LoRA + head; a LoRA + head on a BitFit model), with the same contract, and one over a prefix
-model is refused. Skips (77) without the interop venv."""
+model is refused. rsLoRA (use_rslora: B·A scaled by alpha/sqrt(r)) and DoRA (use_dora:
+each module's lora_magnitude_vector, the weight norm per output row) export, load in PEFT
+with the same probabilities, merge under a descendant, and come back with import --peft;
+an adapter whose use_rslora or use_dora differs from the declaration is refused. Skips (77)
+without the interop venv."""
 import hashlib
 import json
 import os
@@ -41,6 +45,18 @@ models:
   scattered:
     from: bert
     adapt: {lora: {rank: 2, alpha: 3, targets: [k, o, ffn_in, ffn_out], layers: [1]}, head: {}}
+    train: *recipe
+  qv-rs:
+    from: bert
+    adapt: {lora: {rank: 4, alpha: 8, targets: [q, v], use_rslora: true}, head: {}}
+    train: *recipe
+  dora:
+    from: bert
+    adapt: {lora: {rank: 4, alpha: 8, dropout: 0.1, targets: [q, v, ffn_out], use_dora: true}, head: {}}
+    train: *recipe
+  dora-stacked:
+    from: dora
+    adapt: {lora: {rank: 2, alpha: 4, targets: [k]}}
     train: *recipe
   prefixed:
     from: bert
@@ -85,7 +101,7 @@ check(rc == 0, f"import failed: {err}")
 rc, out, err = run("adapt", cwd=work, timeout=900)
 check(rc == 0, f"adapt failed: {out}{err}")
 
-for model in ("qv", "scattered"):
+for model in ("qv", "scattered", "qv-rs", "dora"):
     folder = os.path.join(work, model + "-peft")
     exported = run_json("export", model, "--format", "peft", "-o", folder, cwd=work)
     check(os.path.exists(os.path.join(folder, "adapter_config.json")), f"{model}: no adapter_config.json")
@@ -93,6 +109,9 @@ for model in ("qv", "scattered"):
         config = json.load(f)
     if model == "qv":
         check(config["target_modules"] == ["query", "value"], f"qv targets: {config['target_modules']}")
+    # rsLoRA: PEFT scales B·A by lora_alpha / sqrt(r) (8 / 2 here, not 8 / 4).
+    check(config["use_rslora"] == (model == "qv-rs") and config["use_dora"] == (model == "dora"),
+          f"{model}: use_rslora {config['use_rslora']} use_dora {config['use_dora']}")
     ours = run_json("predict", model, *sum((["--text", t] for t in TEXTS), []), cwd=work)
     scion_probs = [[p["probabilities"][label] for label in ("neg", "pos", "meh")]
                    for p in ours["predictions"]]
@@ -143,7 +162,7 @@ check(rc == 2 and "BitFit" in err and "--format huggingface" in err, f"bitfit ex
 # ---- a descendant of a descendant: its own adapter over DIR/base, the ancestors merged ----
 # stacked (LoRA, no head) classifies with qv's head over qv's merged LoRA; rebiased (LoRA and
 # its own head) runs over biased's trained biases.
-for model, merged in (("stacked", ["qv"]), ("rebiased", ["biased"])):
+for model, merged in (("stacked", ["qv"]), ("rebiased", ["biased"]), ("dora-stacked", ["dora"])):
     folder = os.path.join(work, model + "-peft")
     exported = run_json("export", model, "--format", "peft", "-o", folder, cwd=work)
     base = os.path.join(folder, "base")
@@ -219,6 +238,14 @@ with open(os.path.join(work, "scion.yaml"), "a") as f:
     from: qv
     adapt: {lora: {rank: 2, alpha: 4, targets: [q, k, ffn_out]}}
     train: *recipe
+  qv-rs-back:
+    from: bert
+    adapt: {lora: {rank: 4, alpha: 8, targets: [q, v], use_rslora: true}, head: {}}
+    train: *recipe
+  dora-back:
+    from: bert
+    adapt: {lora: {rank: 4, alpha: 8, dropout: 0.1, targets: [q, v, ffn_out], use_dora: true}, head: {}}
+    train: *recipe
 """)
 imported = run_json("import", "--peft", os.path.join(work, "qv-peft"), "--as", "qv-back", cwd=work)
 check(imported["tensors"] == 2 * 2 * 2 + 2, f"qv-back: {imported}")  # 2 layers x (q, v) x (A, B) + head
@@ -226,6 +253,27 @@ back = run_json("predict", "qv-back", *sum((["--text", t] for t in TEXTS), []), 
 orig = run_json("predict", "qv", *sum((["--text", t] for t in TEXTS), []), cwd=work)
 check([p["probabilities"] for p in back["predictions"]] == [p["probabilities"] for p in orig["predictions"]],
       f"export then import changed the predictions: {back} vs {orig}")
+# rsLoRA back under a declaration with use_rslora; refused where the declaration has none.
+run_json("import", "--peft", os.path.join(work, "qv-rs-peft"), "--as", "qv-rs-back", cwd=work)
+back_rs = run_json("predict", "qv-rs-back", *sum((["--text", t] for t in TEXTS), []), cwd=work)
+orig_rs = run_json("predict", "qv-rs", *sum((["--text", t] for t in TEXTS), []), cwd=work)
+check([p["probabilities"] for p in back_rs["predictions"]]
+      == [p["probabilities"] for p in orig_rs["predictions"]],
+      f"rsLoRA export then import changed the predictions: {back_rs} vs {orig_rs}")
+# DoRA back with its magnitudes (2 layers x 3 modules x (A, B, m) + head).
+imported_dora = run_json("import", "--peft", os.path.join(work, "dora-peft"), "--as", "dora-back",
+                         cwd=work)
+check(imported_dora["tensors"] == 2 * 3 * 3 + 2, f"dora-back: {imported_dora}")
+back_dora = run_json("predict", "dora-back", *sum((["--text", t] for t in TEXTS), []), cwd=work)
+orig_dora = run_json("predict", "dora", *sum((["--text", t] for t in TEXTS), []), cwd=work)
+check([p["probabilities"] for p in back_dora["predictions"]]
+      == [p["probabilities"] for p in orig_dora["predictions"]],
+      f"DoRA export then import changed the predictions: {back_dora} vs {orig_dora}")
+rc, out, err = run("import", "--peft", os.path.join(work, "dora-peft"), "--as", "qv-narrow", cwd=work)
+check(rc == 2 and "use_dora is true" in err, f"a DoRA adapter into a plain LoRA declaration: {rc} {err}")
+rc, out, err = run("import", "--peft", os.path.join(work, "qv-rs-peft"), "--as", "qv-narrow", cwd=work)
+check(rc == 2 and "use_rslora is true" in err and "use_rslora: true" in err,
+      f"an rsLoRA adapter into a plain LoRA declaration: {rc} {err}")
 show = run_json("lineage", "show", "qv-back", cwd=work)
 run_record = show["runs"][0]
 with open(os.path.join(work, "qv-peft", "adapter_model.safetensors"), "rb") as f:

@@ -70,6 +70,10 @@ models:
     from: gpt2
     adapt: {{lora: {{rank: 2, alpha: 3, targets: [q, v, o, ffn_out]}}}}
     train: {LM}
+  gpt2-mixed-rs:
+    from: gpt2
+    adapt: {{lora: {{rank: 2, alpha: 3, targets: [q, v, o, ffn_out], use_rslora: true}}}}
+    train: {LM}
   gpt2-prompt:
     from: gpt2
     adapt: {{prompt: {{virtual_tokens: 3}}}}
@@ -339,6 +343,7 @@ base_scores = {"gpt2": compare_lm("gpt2", "tiny-gpt2", ""),
                "llama": compare_lm("llama", "tiny-llama", ""),
                "mha": compare_lm("mha", "tiny-llama-mha", "")}
 cases = [("gpt2-qv", "tiny-gpt2", "LORA"), ("gpt2-mixed", "tiny-gpt2", "LORA"),
+         ("gpt2-mixed-rs", "tiny-gpt2", "LORA"),
          ("gpt2-prompt", "tiny-gpt2", "PROMPT_TUNING"), ("mha-lora", "tiny-llama-mha", "LORA"),
          ("mha-prompt", "tiny-llama-mha", "PROMPT_TUNING"),
          ("mha-prefix", "tiny-llama-mha", "PREFIX_TUNING"),
@@ -357,6 +362,11 @@ for model, base_folder, peft_type in cases:
     if model == "gpt2-mixed":
         check(config["r"] == 2 and config["rank_pattern"] == {"c_attn": 4}
               and config["alpha_pattern"] == {"c_attn": 6}, f"gpt2-mixed: {config}")
+    if model == "gpt2-mixed-rs":
+        # rsLoRA's scale is alpha / sqrt(r): c_attn's rank 2·2 keeps it with alpha sqrt(2)·3.
+        check(config["use_rslora"] and config["r"] == 2 and config["rank_pattern"] == {"c_attn": 4}
+              and abs(config["alpha_pattern"]["c_attn"] - 3 * 2 ** 0.5) < 1e-9,
+              f"gpt2-mixed-rs: {config}")
     if model == "mha-lora":
         check(config["target_modules"] == ["q_proj", "v_proj"], f"mha-lora: {config}")
 

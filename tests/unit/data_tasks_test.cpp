@@ -21,8 +21,7 @@ constexpr std::int32_t kPad = 256, kCls = 257, kSep = 258;
 spec::Dataset dataset(const TempFile& file, spec::DatasetFormat format, spec::LabelType type,
                       std::vector<std::string> labels) {
   spec::Dataset d;
-  // Not `= "d"`: GCC 12 -O3 reports a false -Wrestrict on that assignment (CI builds -Werror).
-  d.name = std::string(1, 'd');
+  d.name = std::string("d");  // not = "d": GCC 12 -O3 reports a false -Wrestrict there
   d.path = file.path();
   d.format = format;
   d.label_type = type;

@@ -249,6 +249,18 @@ class HostFaultBackend final : public runtime::Backend {
                      float theta, float position_scale) override {
     cpu_->rope_backward(h(dinp), h(dout), B, T, NH, D, pos0, theta, position_scale);
   }
+  void scale_columns(float* out, const float* inp, const float* scale, const float* divisor,
+                     std::int64_t N, int C, bool accumulate) override {
+    cpu_->scale_columns(h(out), h(inp), h(scale), h(divisor), N, C, accumulate);
+  }
+  void scale_columns_backward(float* dinp, float* dscale, const float* dout, const float* inp,
+                              const float* scale, const float* divisor, std::int64_t N,
+                              int C) override {
+    cpu_->scale_columns_backward(h(dinp), h(dscale), h(dout), h(inp), h(scale), h(divisor), N, C);
+  }
+  void row_norms(float* out, const float* x, std::int64_t N, int C) override {
+    cpu_->row_norms(h(out), h(x), N, C);
+  }
   void swiglu_forward(float* out, const float* gate, const float* up, std::int64_t N) override {
     cpu_->swiglu_forward(h(out), h(gate), h(up), N);
   }

@@ -442,3 +442,34 @@ TEST_CASE("a spec with errors keeps the datasets and tests without errors for la
   CHECK(r.partial->tests[0].name == "good");
   CHECK(r.partial->tests[0].body_locations.at("tests.good.expect.label").line == 13);
 }
+
+TEST_CASE("DoRA is refused in bf16 and over an ancestor's LoRA on the same linear") {
+  const std::string bf16 =
+      error_of(with_model("  review:\n"
+                          "    from: base\n"
+                          "    adapt: {lora: {rank: 2, use_dora: true}, head: {}}\n"
+                          "    train: {data: reviews, epochs: 1, precision: bf16}\n"));
+  CHECK(bf16.find("models.review.adapt.lora.use_dora") != std::string::npos);
+  CHECK(bf16.find("fp32 only") != std::string::npos);
+  const std::string stacked =
+      error_of(with_model("  review:\n"
+                          "    from: base\n"
+                          "    adapt: {lora: {rank: 2, targets: [q, v]}, head: {}}\n"
+                          "    train: {data: reviews, epochs: 1}\n"
+                          "  again:\n"
+                          "    from: review\n"
+                          "    adapt: {lora: {rank: 2, targets: [v], use_dora: true}}\n"
+                          "    train: {data: reviews, epochs: 1}\n"));
+  CHECK(stacked.find("DoRA on target 'v', which the LoRA of ancestor 'review' already adapts") !=
+        std::string::npos);
+  // Other targets of the same layers are fine.
+  CHECK(errors_of(with_model("  review:\n"
+                             "    from: base\n"
+                             "    adapt: {lora: {rank: 2, targets: [q, v]}, head: {}}\n"
+                             "    train: {data: reviews, epochs: 1}\n"
+                             "  again:\n"
+                             "    from: review\n"
+                             "    adapt: {lora: {rank: 2, targets: [k], use_dora: true}}\n"
+                             "    train: {data: reviews, epochs: 1}\n"))
+            .empty());
+}

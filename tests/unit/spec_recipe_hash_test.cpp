@@ -218,3 +218,30 @@ TEST_CASE("the prefix position rule is in the recipe of shifted prefix models on
     CHECK(prefix.dump().find("text_positions") == std::string::npos);
   }
 }
+
+TEST_CASE("use_rslora enters the recipe only when set, and round-trips through it") {
+  TempWorkspace ws;
+  const auto original = hashes(ws, kFamily);
+  const auto off = hashes(ws, replaced(kFamily, "lora: {rank: 4, targets: [q, v]}",
+                                       "lora: {rank: 4, targets: [q, v], use_rslora: false}"));
+  CHECK(off == original);
+  const std::string rs = replaced(kFamily, "lora: {rank: 4, targets: [q, v]}",
+                                  "lora: {rank: 4, targets: [q, v], use_rslora: true}");
+  const auto on = hashes(ws, rs);
+  CHECK(on.at("review") != original.at("review"));
+  CHECK(on.at("other") == original.at("other"));
+  const LoadResult r = ws.load(rs);
+  REQUIRE(r.workspace);
+  const Model& review = *r.workspace->find_model("review");
+  REQUIRE(review.adaptation.lora);
+  CHECK(review.adaptation.lora->use_rslora);
+  CHECK(review.adaptation.lora->scaling() == Approx(16.0f / 2.0f));  // alpha / sqrt(4)
+  const auto back = adaptation_from_recipe(canonical_recipe(*r.workspace, review)["adapt"]);
+  REQUIRE(back);
+  REQUIRE(back->lora);
+  CHECK(back->lora->use_rslora);
+  const LoadResult bad = ws.load(replaced(kFamily, "lora: {rank: 4, targets: [q, v]}",
+                                          "lora: {rank: 4, targets: [q, v], use_rslora: yes}"));
+  REQUIRE_FALSE(bad.errors.empty());
+  CHECK(bad.errors.front().to_string().find("adapt.lora.use_rslora") != std::string::npos);
+}

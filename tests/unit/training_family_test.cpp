@@ -37,6 +37,23 @@ spec::Workspace family() {
   descendant("prompt", "base", [](spec::Adaptation& a) { a.prompt = spec::PromptSpec{.virtual_tokens = 2}; }, 4, 1e-2f, 4, 5);
   descendant("head", "base", [](spec::Adaptation&) {}, 5, 2e-2f, 2, 3);
   descendant("lora-child", "lora", [](spec::Adaptation& a) { a.lora = spec::LoraSpec{.rank = 1, .alpha = 2}; }, 6, 1e-2f, 4, 4);
+  descendant(
+      "rslora", "base",
+      [](spec::Adaptation& a) {
+        a.lora =
+            spec::LoraSpec{.rank = 4, .alpha = 4, .targets = {"k", "ffn_in"}, .use_rslora = true};
+      },
+      7, 1e-2f, 3, 5);
+  descendant(
+      "dora", "base",
+      [](spec::Adaptation& a) {
+        a.lora = spec::LoraSpec{.rank = 2,
+                                .alpha = 4,
+                                .dropout = 0.1f,
+                                .targets = {"q", "v", "ffn_out"},
+                                .use_dora = true};
+      },
+      8, 1e-2f, 4, 6);
   return ws;
 }
 
@@ -115,6 +132,24 @@ TEST_CASE("co-batched training equals training each job alone, for every method"
       REQUIRE(together.at(param).size() == values.size());
       CHECK(test::difference_to_scale(values, together.at(param)) <= 1e-4f);
     }
+  }
+}
+
+TEST_CASE("rsLoRA and DoRA co-batched with the other methods equal each trained alone") {
+  const spec::Workspace ws = family();
+  const std::vector<std::string> names = {"rslora", "dora", "lora", "prefix", "bottleneck"};
+  const auto together = train(ws, names);
+  for (const std::string name : {"rslora", "dora"}) {
+    const auto alone = train(ws, {name});
+    int magnitudes = 0;
+    for (const auto& [param, values] : alone) {
+      INFO(name << " " << param);
+      REQUIRE(together.count(param));
+      REQUIRE(together.at(param).size() == values.size());
+      CHECK(test::difference_to_scale(values, together.at(param)) <= 1e-4f);
+      magnitudes += param.ends_with(".m");
+    }
+    CHECK(magnitudes == (name == "dora" ? 2 * 3 : 0));  // trained: 2 layers x 3 targets
   }
 }
 
