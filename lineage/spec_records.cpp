@@ -115,6 +115,7 @@ json adaptation_json(const spec::Adaptation& a) {
     if (a.lora->use_rslora) out["lora"]["use_rslora"] = true;
     if (a.lora->use_dora) out["lora"]["use_dora"] = true;
   }
+  if (a.ia3) out["ia3"] = spec::ia3_json(*a.ia3);
   if (a.prefix) {
     out["prefix"] = {{"virtual_tokens", a.prefix->virtual_tokens},
                      {"layers", a.prefix->layers},

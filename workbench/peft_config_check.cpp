@@ -38,6 +38,26 @@ bool same_targets(const nlohmann::json& a, const nlohmann::json& b) {
   return a == b;
 }
 
+// What every method's adapter must agree with: the base it was trained on and the layout
+// of its weights.
+void check_base_and_layout(const JsonValue& config, const nlohmann::json& expected,
+                           const spec::Model& base, std::vector<std::string>& problems) {
+  const auto field = [&](const char* key) {
+    const std::optional<JsonValue> m = config.member(key);
+    return m ? m->raw() : nlohmann::json();
+  };
+  const auto shown = [](const nlohmann::json& v) { return JsonValue::shown(v); };
+  if (!field("fan_in_fan_out").is_null() && field("fan_in_fan_out") != expected["fan_in_fan_out"])
+    problems.push_back(fmt::format("fan_in_fan_out is {}; {}'s linear weights are (out, in)",
+                                   shown(field("fan_in_fan_out")), base.name));
+  const nlohmann::json named = field("base_model_name_or_path");
+  if (!named.is_string() || !names_folder(named.get<std::string>(), base.import_path))
+    problems.push_back(fmt::format(
+        "base_model_name_or_path is {}, which does not name '{}''s folder {}; the adapter was "
+        "trained on another base",
+        shown(named), base.name, base.import_path));
+}
+
 // The adapter's hyperparameters against the declaration (`expected` is the
 // adapter_config.json scion would write for MODEL). Every key scion reads must hold what
 // the declaration implies; keys that would change what the adapter computes and that
@@ -49,9 +69,11 @@ void check_config(const JsonValue& config, const nlohmann::json& expected, const
     return m ? m->raw() : nlohmann::json();
   };
   const auto shown = [](const nlohmann::json& v) { return JsonValue::shown(v); };
-  if (field("peft_type") != "LORA")
-    problems.push_back(
-        fmt::format("peft_type is {}; only LORA adapters are imported", shown(field("peft_type"))));
+  if (field("peft_type") != expected["peft_type"])
+    problems.push_back(fmt::format(
+        "peft_type is {}, but '{}' declares {} (LORA and IA3 adapters "
+        "are imported)",
+        shown(field("peft_type")), model.name, expected["peft_type"] == "IA3" ? "ia3" : "lora"));
   if (field("task_type") != expected["task_type"])
     problems.push_back(
         fmt::format("task_type is {}, but '{}' is a {} model, which PEFT runs as "
@@ -61,6 +83,14 @@ void check_config(const JsonValue& config, const nlohmann::json& expected, const
                     : expected["task_type"] == "TOKEN_CLS" ? "token classifier"
                                                            : "causal LM",
                     shown(expected["task_type"])));
+  check_base_and_layout(config, expected, base, problems);
+  if (expected["peft_type"] == "IA3") {
+    for (const char* key : {"target_modules", "feedforward_modules"})
+      if (!same_targets(field(key), expected[key]))
+        problems.push_back(fmt::format("{} is {}, but '{}' declares {}", key, shown(field(key)),
+                                       model.name, shown(expected[key])));
+    return;
+  }
   if (field("r") != expected["r"])
     problems.push_back(fmt::format("r is {}, but '{}' declares rank {}", shown(field("r")),
                                    model.name, shown(expected["r"])));
@@ -108,18 +138,9 @@ void check_config(const JsonValue& config, const nlohmann::json& expected, const
           "{} is {}; scion's LoRA has one rank and alpha for every "
           "module ('{}' declares r {} and alpha {})",
           key, shown(field(key)), model.name, shown(expected["r"]), shown(expected["lora_alpha"])));
-  if (!field("fan_in_fan_out").is_null() && field("fan_in_fan_out") != expected["fan_in_fan_out"])
-    problems.push_back(fmt::format("fan_in_fan_out is {}; {}'s linear weights are (out, in)",
-                                   shown(field("fan_in_fan_out")), base.name));
   if (!field("bias").is_null() && field("bias") != "none")
     problems.push_back(fmt::format("bias is {}; scion's LoRA trains no biases (bias \"none\")",
                                    shown(field("bias"))));
-  const nlohmann::json named = field("base_model_name_or_path");
-  if (!named.is_string() || !names_folder(named.get<std::string>(), base.import_path))
-    problems.push_back(fmt::format(
-        "base_model_name_or_path is {}, which does not name '{}''s folder {}; the adapter was "
-        "trained on another base",
-        shown(named), base.name, base.import_path));
 }
 
 }  // namespace
