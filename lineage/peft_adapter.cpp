@@ -548,10 +548,11 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   const spec::Adaptation& ad = model.adaptation;
   PeftAdapterFiles out;
   if (ad.lora) add_lora_tensors(a, model, params, out.tensors);
-  if (ad.ia3)
-    for (const auto& [name, value] : params)
-      if (auto peft = peft_tensor_name(a, model, name);
-          peft && name.find(".ia3.") != std::string::npos)
+  // (IA)³: the model's own vectors, blk.N.<linear>.ia3.<model>.{out,in}.
+  const std::string ia3_marker = ".ia3." + model.name + ".";
+  for (const auto& [name, value] : params)
+    if (name.starts_with("blk.") && name.find(ia3_marker) != std::string::npos)
+      if (auto peft = peft_tensor_name(a, model, name))
         out.tensors.push_back({*peft, value.shape, as_float32(value)});
   if (ad.prefix) out.tensors.push_back(prefix_tensor(a, model, params));
   if (ad.prompt) {
