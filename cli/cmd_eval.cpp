@@ -12,14 +12,13 @@
 #include <set>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "runtime/compute_device.h"
 #include "workbench/dataset_eval.h"
 #include "workbench/model_lookup.h"
 #include "workbench/model_version.h"
-#include "workbench/rank_agreement.h"
 #include "workbench/version_rounds.h"
 
 namespace scion::cli {
@@ -62,7 +61,8 @@ void print_classifier(const nlohmann::json& m) {
   std::cout << '\n';
   for (std::size_t i = 0; i < m["labels"].size(); ++i) {
     std::cout << fmt::format("  {:<{}}", terminal_text(m["labels"][i].get<std::string>()), width);
-    for (const auto& n : m["confusion"][i]) std::cout << fmt::format("  {:>8}", n.get<std::int64_t>());
+    for (const auto& n : m["confusion"][i])
+      std::cout << fmt::format("  {:>8}", n.get<std::int64_t>());
     std::cout << '\n';
   }
 }
@@ -132,15 +132,13 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
       return fail(found.status());
   // Under mpirun every rank scores a share of the examples; rank 0 alone computes the
   // metrics, records and prints (docs/distributed.md).
-  auto world = runtime::world_communicator();
-  if (!world) return fail(world.status());
-  runtime::Communicator& comm = **world;
-  if (Status agreed = workbench::agree_on_workspace(comm, *ws); !agreed.is_ok())
-    return fail(agreed);
-  auto store = open_store_on_ranks(global, comm, options.record);
-  if (!store) return fail(store.status());
+  auto context = open_command_context(
+      global, *ws, options.record ? workbench::StoreAccess::kWrite : workbench::StoreAccess::kRead);
+  if (!context) return fail(context.status());
+  runtime::Communicator& comm = (*context)->comm();
+  lineage::LineageStore& store = (*context)->store();
   // One pass per version the models are named at (workbench/version_rounds.h).
-  auto rounds = workbench::version_rounds(*ws, **store, options.models);
+  auto rounds = workbench::version_rounds(*ws, store, options.models);
   if (!rounds) return fail(rounds.status());
   // A file's rows are read with every round's head labels, as their one task needs.
   std::vector<std::string> labels;
@@ -160,15 +158,14 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
                                    label_type.value_or(spec::LabelType::kSingle), options.fields);
   if (!data) return fail(data.status());
 
-  auto made = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
-  if (!made) return fail(made.status());
-  std::unique_ptr<runtime::Backend> backend = std::move(*made);
+  auto backend = (*context)->backend();
+  if (!backend) return fail(backend.status());
   std::vector<workbench::ModelEvaluation> all;
   std::vector<std::string> named;  // each result's model as named on the command line
   for (const workbench::VersionRound& round : *rounds) {
-    workbench::StoredFamily family(round.workspace, **store, *backend);
+    workbench::StoredFamily family(round.workspace, store, **backend);
     const Status loaded = family.load(round.models);
-    auto results = workbench::evaluate_on_data(round.workspace, family, *backend, round.models,
+    auto results = workbench::evaluate_on_data(round.workspace, family, **backend, round.models,
                                                *data, options.chunk_size, &comm, loaded);
     if (!results) return fail(results.status());
     for (workbench::ModelEvaluation& r : *results) {
@@ -193,11 +190,11 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
   }
   named = std::move(sorted_names);
   const std::vector<workbench::ModelEvaluation>* results = &sorted;
-  if (Status s = runtime::check_backend(*backend, "scion eval"); !s.is_ok()) return fail(s);
+  if (Status s = (*context)->check_backends("scion eval"); !s.is_ok()) return fail(s);
   if (comm.rank() != 0) return kExitOk;  // its share is with rank 0, which reports
 
   if (options.record)
-    if (Status s = workbench::record_evaluations(**store, *data, *results); !s.is_ok())
+    if (Status s = workbench::record_evaluations(store, *data, *results); !s.is_ok())
       return fail(s);
 
   if (global.json) {
@@ -242,8 +239,7 @@ void add_eval_command(CLI::App& app, const GlobalOptions& global, CommandAction&
   cmd->add_option("MODEL", options.models,
                   "The models (one shared-trunk pass; MODEL@N or MODEL@<hash>: a stored version)")
       ->required();
-  cmd->add_option("--data", options.data,
-                  "A dataset of the spec, or a .jsonl/.csv/.tsv/.txt file")
+  cmd->add_option("--data", options.data, "A dataset of the spec, or a .jsonl/.csv/.tsv/.txt file")
       ->required()
       ->option_text("NAME|FILE");
   cmd->add_option("--text-field", options.fields.text,

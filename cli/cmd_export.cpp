@@ -17,6 +17,7 @@
 #include "cli/output.h"
 #include "cli/output_path.h"
 #include "workbench/checkpoint_export.h"
+#include "workbench/export_source.h"
 #include "workbench/hf_export.h"
 #include "workbench/model_lookup.h"
 #include "workbench/model_version.h"
@@ -31,7 +32,7 @@ struct ExportOptions {
   std::string model;
   std::string output;
   bool own_only = false;
-  bool force = false;  // replace an existing file
+  bool force = false;                  // replace an existing file
   std::string format = "safetensors";  // or "peft", "huggingface"
 };
 
@@ -49,53 +50,25 @@ Status check_output_folder(const GlobalOptions& global, const ExportOptions& opt
   return checked.is_ok() ? Status::ok() : checked.status();
 }
 
-// The spec's model at the version named (MODEL: the spec's recipe, which must be stored;
-// MODEL@N, MODEL@<prefix>: that version, in the spec as it was for it), with its parameters.
+// The store, opened read-only, and what it exports (workbench/export_source.h).
 struct StoredExport {
-  spec::Workspace workspace;
-  const spec::Model* model = nullptr;
   std::unique_ptr<lineage::LineageStore> store;
-  lineage::LoadedParameters params;
+  workbench::ExportSource source;
 };
 
 Result<StoredExport> load_for_export(const GlobalOptions& global, const std::string& named) {
-  StoredExport out;
+  // A malformed MODEL@... or a model the spec lacks is said before the store is opened.
   auto ref = workbench::parse_model_ref(named);
   if (!ref.is_ok()) return ref.status();
-  const std::string& name = ref->model;
   auto workspace = load_workspace_or_report(global);
   if (!workspace.is_ok()) return workspace.status();
-  out.workspace = std::move(*workspace);
-  if (auto model = workbench::find_spec_model(out.workspace, name, ""); !model.is_ok())
+  if (auto model = workbench::find_spec_model(*workspace, ref->model, ""); !model.is_ok())
     return model.status();
   auto store = open_store_read_only(global);
   if (!store.is_ok()) return store.status();
-  out.store = std::move(*store);
-  std::string recipe_hash = out.workspace.find_model(name)->recipe_hash;
-  if (!ref->version.empty()) {
-    auto version = workbench::resolve_version(*out.store, *ref);
-    if (!version.is_ok()) return version.status();
-    auto at = workbench::workspace_at(out.workspace, *out.store, *version);
-    if (!at.is_ok()) return at.status();
-    out.workspace = std::move(*at);
-    recipe_hash = version->recipe_hash;
-  } else {
-    if (auto stored = workbench::find_stored_model(*out.store, name); !stored.is_ok())
-      return stored.status();
-    auto kept = out.store->find_version(name, recipe_hash);
-    if (!kept.is_ok()) return kept.status();
-    if (!kept->has_value())
-      return invalid_argument("model '" + name +
-                              "' is out of date: the store holds parameters of another recipe; "
-                              "run `scion run " +
-                              name + "` first, or name a stored version (" + name +
-                              "@N; `scion lineage versions " + name + "`)");
-  }
-  out.model = out.workspace.find_model(name);
-  auto params = out.store->load_parameters(name, recipe_hash);
-  if (!params.is_ok()) return params.status();
-  out.params = std::move(*params);
-  return out;
+  auto source = workbench::export_source(std::move(*workspace), **store, named);
+  if (!source.is_ok()) return source.status();
+  return StoredExport{std::move(*store), std::move(*source)};
 }
 
 int run_export_peft(const GlobalOptions& global, const ExportOptions& opts) {
@@ -105,8 +78,8 @@ int run_export_peft(const GlobalOptions& global, const ExportOptions& opts) {
     return fail(s);
   auto loaded = load_for_export(global, opts.model);
   if (!loaded.is_ok()) return fail(loaded.status());
-  auto exported =
-      workbench::peft_export(loaded->workspace, *loaded->model, loaded->params, opts.output);
+  auto exported = workbench::peft_export(loaded->source.workspace, *loaded->source.model,
+                                         loaded->source.params, opts.output);
   if (!exported.is_ok()) return fail(exported.status());
   Status written = workbench::write_folder_atomically(opts.output, [&](const auto& staging) {
     return workbench::write_peft_export(loaded->store->env(), staging, *exported);
@@ -141,7 +114,8 @@ int run_export_huggingface(const GlobalOptions& global, const ExportOptions& opt
     return fail(s);
   auto loaded = load_for_export(global, opts.model);
   if (!loaded.is_ok()) return fail(loaded.status());
-  auto folder = workbench::hf_model_folder(loaded->workspace, *loaded->model, loaded->params);
+  auto folder = workbench::hf_model_folder(loaded->source.workspace, *loaded->source.model,
+                                           loaded->source.params);
   if (!folder.is_ok()) return fail(folder.status());
   Status written = workbench::write_folder_atomically(opts.output, [&](const auto& staging) {
     return workbench::write_hf_model_folder(loaded->store->env(), staging, *folder);
@@ -156,8 +130,7 @@ int run_export_huggingface(const GlobalOptions& global, const ExportOptions& opt
                 {"architecture", architecture}});
   } else {
     std::cout << "exported '" << opts.model << "' as a Hugging Face " << architecture << " ("
-              << folder->tensors.size() << " tensors, adapters merged) to " << opts.output
-              << "/\n";
+              << folder->tensors.size() << " tensors, adapters merged) to " << opts.output << "/\n";
   }
   return kExitOk;
 }
@@ -192,9 +165,8 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
                 {"bytes", exported->bytes},
                 {"own_only", opts.own_only}});
   } else {
-    std::cout << "exported " << exported->tensors << " tensors ("
-              << human_bytes(exported->bytes) << ") of '" << opts.model << "' to " << opts.output
-              << '\n';
+    std::cout << "exported " << exported->tensors << " tensors (" << human_bytes(exported->bytes)
+              << ") of '" << opts.model << "' to " << opts.output << '\n';
   }
   return kExitOk;
 }

@@ -74,10 +74,19 @@ std::string sharing_label(const FamilyNode& node) {
   return out.str();
 }
 
-Color status_color(const std::string& status) {
-  if (status == "trained" || status == "imported") return Color::kGreen;
-  if (status == "out of date" || status.starts_with("interrupted")) return Color::kYellow;
-  if (status == "not trained") return Color::kDim;
+Color status_color(const FamilyNode& node) {
+  using workbench::Standing;
+  switch (node.standing) {
+    case Standing::kTrained:
+    case Standing::kImported:
+      return Color::kGreen;
+    case Standing::kOutOfDate:
+      return Color::kYellow;
+    case Standing::kNotTrained:
+      return node.history.interrupted_at ? Color::kYellow : Color::kDim;
+    case Standing::kNotInSpec:
+      return Color::kNone;
+  }
   return Color::kNone;
 }
 
@@ -87,7 +96,7 @@ void print_subtree(const std::vector<FamilyNode>& nodes, const FamilyNode& node,
                    const ValidationByModel& validation, const std::string& prefix,
                    const std::string& connector, bool tty) {
   std::cout << prefix << connector << paint(node.name, Color::kBold, tty) << "  [" << node.method
-            << "]  " << paint(node.status, status_color(node.status), tty);
+            << "]  " << paint(node.status, status_color(node), tty);
   const std::string sharing = sharing_label(node);
   if (!sharing.empty()) std::cout << "  (" << sharing << ")";
   if (auto it = validation.find(node.name); it != validation.end() && !it->second.empty())
@@ -265,8 +274,8 @@ std::vector<report::ReportShare> graph_shares(const std::optional<spec::Workspac
 
 int run_export_graph(const GlobalOptions& global, const std::string& format) {
   if (global.json && format != "json")
-    return fail(invalid_argument("--json asks for JSON and --format " + format +
-                                 " for " + format + "; drop one (--format json is the JSON form)"));
+    return fail(invalid_argument("--json asks for JSON and --format " + format + " for " + format +
+                                 "; drop one (--format json is the JSON form)"));
   auto view = load_family(global);
   if (!view.is_ok()) return fail(view.status());
   const auto& nodes = view->nodes;

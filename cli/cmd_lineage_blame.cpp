@@ -13,10 +13,10 @@
 #include <optional>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "runtime/compute_device.h"
 #include "workbench/blame.h"
 #include "workbench/model_lookup.h"
 #include "workbench/model_version.h"
@@ -170,14 +170,13 @@ int blame(const GlobalOptions& global, const BlameOptions& options) {
     return fail(ref.status());
   else if (auto found = workbench::find_spec_model(*ws, ref->model); !found)
     return fail(found.status());
-  auto store = open_store_read_only(global);
-  if (!store) return fail(store.status());
-  auto made = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
-  if (!made) return fail(made.status());
-  std::unique_ptr<runtime::Backend> backend = std::move(*made);
-  auto report = workbench::blame(*ws, **store, *backend, options.request);
+  auto context = workbench::Context::open(context_options(global, workbench::StoreAccess::kRead));
+  if (!context) return fail(context.status());
+  auto backend = (*context)->backend();
+  if (!backend) return fail(backend.status());
+  auto report = workbench::blame(*ws, (*context)->store(), **backend, options.request);
   if (!report) return fail(report.status());
-  if (Status s = runtime::check_backend(*backend, "scion lineage blame"); !s.is_ok()) return fail(s);
+  if (Status s = (*context)->check_backends("scion lineage blame"); !s.is_ok()) return fail(s);
   if (global.json)
     print_json(report_json(*report, origin_words(*report)));
   else

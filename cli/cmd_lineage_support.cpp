@@ -11,7 +11,6 @@
 #include "lineage/safetensors.h"
 #include "lineage/spec_records.h"
 #include "runtime/memory_info.h"
-#include "workbench/rank_store.h"
 
 namespace scion::cli {
 
@@ -34,15 +33,6 @@ Result<std::unique_ptr<lineage::LineageStore>> open_store_read_only(const Global
   options.create = false;
   options.read_only = true;
   return lineage::LineageStore::open(global.store_path(), options);
-}
-
-Result<std::unique_ptr<lineage::LineageStore>> open_store_on_ranks(const GlobalOptions& global,
-                                                                   runtime::Communicator& comm,
-                                                                   bool write) {
-  return workbench::open_store_on_ranks(
-      comm,
-      [&] { return write ? open_store(global, /*create=*/false) : open_store_read_only(global); },
-      [&] { return open_store_read_only(global); });
 }
 
 int fail(const Status& status) {

@@ -11,7 +11,6 @@
 #include "cli/global_options.h"
 #include "lineage/records.h"
 #include "lineage/store.h"
-#include "runtime/comm/communicator.h"
 #include "spec/workspace.h"
 
 namespace scion::cli {
@@ -22,13 +21,6 @@ Result<std::unique_ptr<lineage::LineageStore>> open_store(const GlobalOptions& g
 // The store for commands that only read it (lineage, fsck, predict, test --no-record):
 // opened read-only, so a store this user may not write stays readable.
 Result<std::unique_ptr<lineage::LineageStore>> open_store_read_only(const GlobalOptions& global);
-
-// Under mpirun (docs/distributed.md): rank 0 opens the store as open_store(global, false)
-// when `write`, else read-only; once it has, the other ranks open it read-only. Every
-// rank gets the lowest failing rank's error (Communicator::agree). One process: rank 0.
-Result<std::unique_ptr<lineage::LineageStore>> open_store_on_ranks(const GlobalOptions& global,
-                                                                   runtime::Communicator& comm,
-                                                                   bool write);
 
 // Prints the error and returns its exit code.
 int fail(const Status& status);

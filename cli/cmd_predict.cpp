@@ -19,10 +19,10 @@
 #include <map>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "runtime/compute_device.h"
 #include "runtime/metrics/entity_metrics.h"
 #include "workbench/checked_workspace.h"
 #include "workbench/prediction.h"
@@ -194,20 +194,20 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
     return fail(invalid_argument("nothing to predict: give --text TEXT or --file FILE"));
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  auto store = open_store_read_only(global);
-  if (!store) return fail(store.status());
+  auto context = workbench::Context::open(context_options(global, workbench::StoreAccess::kRead));
+  if (!context) return fail(context.status());
 
   const workbench::PredictRequest request{.models = options.models,
                                           .texts = std::move(*texts),
                                           .check_assertions = options.check_assertions,
                                           .chunk_size = options.chunk_size};
-  auto backend = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
+  auto backend = (*context)->backend();
   if (!backend) return fail(backend.status());
   std::vector<std::string> notes;
-  auto result = workbench::predict_versions(*ws, **store, **backend, request, notes);
+  auto result = workbench::predict_versions(*ws, (*context)->store(), **backend, request, notes);
   for (const std::string& note : notes) print_note(note);
   if (!result) return fail(result.status());
-  if (Status s = runtime::check_backend(**backend, "scion predict"); !s.is_ok()) return fail(s);
+  if (Status s = (*context)->check_backends("scion predict"); !s.is_ok()) return fail(s);
   if (global.verbosity >= 0) warn_truncated(result->truncated);
 
   if (global.json) {

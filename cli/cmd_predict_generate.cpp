@@ -9,9 +9,9 @@
 
 #include "cli/cmd_lineage_support.h"
 #include "cli/cmd_predict.h"
+#include "cli/command_context.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "runtime/compute_device.h"
 #include "workbench/generation.h"
 
 namespace scion::cli {
@@ -73,14 +73,13 @@ int generate_text(const GlobalOptions& global, const PredictOptions& options) {
       .models = options.models, .prompts = std::move(*prompts), .options = options.generation};
   request.options.chunk_size = options.chunk_size;
   if (Status s = runtime::check_generation(request.options); !s.is_ok()) return fail(s);
-  auto store = open_store_read_only(global);
-  if (!store) return fail(store.status());
-  auto backend = runtime::make_backend(global.compute_device, runtime::Precision::kF32);
+  auto context = workbench::Context::open(context_options(global, workbench::StoreAccess::kRead));
+  if (!context) return fail(context.status());
+  auto backend = (*context)->backend();
   if (!backend) return fail(backend.status());
-  auto result = workbench::generate_versions(*ws, **store, **backend, request);
+  auto result = workbench::generate_versions(*ws, (*context)->store(), **backend, request);
   if (!result) return fail(result.status());
-  if (Status s = runtime::check_backend(**backend, "scion predict --generate"); !s.is_ok())
-    return fail(s);
+  if (Status s = (*context)->check_backends("scion predict --generate"); !s.is_ok()) return fail(s);
   if (global.json) {
     nlohmann::json generations = nlohmann::json::array();
     for (const workbench::GeneratedText& g : result->generations)

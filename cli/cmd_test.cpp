@@ -17,15 +17,15 @@
 
 #include "assertions/junit_writer.h"
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/output_path.h"
 #include "lineage/spec_records.h"
-#include "runtime/compute_device.h"
+#include "runtime/comm/communicator.h"
 #include "workbench/behaviour_suite.h"
 #include "workbench/model_lookup.h"
-#include "workbench/rank_agreement.h"
 #include "workbench/stored_family.h"
 #include "workbench/test_run.h"
 
@@ -39,12 +39,12 @@ using workbench::Violation;
 class TestSession {
  public:
   TestSession(const GlobalOptions& global, const TestOptions& options, spec::Workspace ws,
-              std::unique_ptr<lineage::LineageStore> store, runtime::Communicator& comm)
+              std::unique_ptr<workbench::Context> context)
       : global_(global),
         options_(options),
         ws_(std::move(ws)),
-        store_(std::move(store)),
-        comm_(comm) {}
+        context_(std::move(context)),
+        comm_(context_->comm()) {}
 
   int run();
 
@@ -57,14 +57,14 @@ class TestSession {
   const GlobalOptions& global_;
   const TestOptions& options_;
   spec::Workspace ws_;
-  std::unique_ptr<lineage::LineageStore> store_;
+  std::unique_ptr<workbench::Context> context_;  // the ranks, the store, the backend
   // Under mpirun every rank evaluates a share of the cases; rank 0 alone judges, records
   // and prints (docs/distributed.md).
   runtime::Communicator& comm_;
   workbench::BehaviourSuite suite_;
   workbench::TestRun run_;
   std::filesystem::path junit_file_, violations_file_;  // checked; empty when not asked for
-  bool junit_to_stdout_ = false;                         // --junit -
+  bool junit_to_stdout_ = false;                        // --junit -
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::string started_at_ = lineage::utc_now();
 };
@@ -296,10 +296,9 @@ int TestSession::run() {
     }
     return kExitOk;
   }
-  auto made = runtime::make_backend(global_.compute_device, runtime::Precision::kF32);
-  if (!made) return fail(made.status());
-  std::unique_ptr<runtime::Backend> backend = std::move(*made);
-  auto run = workbench::run_tests(ws_, *store_, *backend, suite_,
+  auto backend = context_->backend();
+  if (!backend) return fail(backend.status());
+  auto run = workbench::run_tests(ws_, context_->store(), **backend, suite_,
                                   {.models = options_.models,
                                    .chunk_size = options_.chunk_size,
                                    .examples = options_.examples,
@@ -308,7 +307,7 @@ int TestSession::run() {
                                    .rerun = options_.rerun,
                                    .comm = &comm_});
   if (!run) return fail(run.status());
-  if (Status s = runtime::check_backend(*backend, "scion test"); !s.is_ok()) return fail(s);
+  if (Status s = context_->check_backends("scion test"); !s.is_ok()) return fail(s);
   if (comm_.rank() != 0) return kExitOk;  // its share is with rank 0, which reports
   run_ = std::move(*run);
   for (const std::string& note : run_.notes) print_note(note);
@@ -325,13 +324,11 @@ int TestSession::run() {
 int run_behavioural_tests(const GlobalOptions& global, const TestOptions& options) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  auto world = runtime::world_communicator();
-  if (!world) return fail(world.status());
-  if (Status agreed = workbench::agree_on_workspace(**world, *ws); !agreed.is_ok())
-    return fail(agreed);
-  auto store = open_store_on_ranks(global, **world, options.record);
-  if (!store) return fail(store.status());  // a missing store's message says to run `scion run`
-  TestSession session(global, options, std::move(*ws), std::move(*store), **world);
+  auto context = open_command_context(
+      global, *ws, options.record ? workbench::StoreAccess::kWrite : workbench::StoreAccess::kRead);
+  // A missing store's message says to run `scion run`.
+  if (!context) return fail(context.status());
+  TestSession session(global, options, std::move(*ws), std::move(*context));
   return session.run();
 }
 
@@ -341,8 +338,9 @@ void add_test_command(CLI::App& app, const GlobalOptions& global, CommandAction&
       "test", "Run behavioural tests and model assertions on trained models, co-batched");
   cmd->add_option("models", options.models,
                   "Models to test (default: every model some test or assertion applies to)");
-  cmd->add_option("--junit", options.junit_path,
-                  "Also write a JUnit XML report to FILE (-: to stdout, instead of the text report)")
+  cmd->add_option(
+         "--junit", options.junit_path,
+         "Also write a JUnit XML report to FILE (-: to stdout, instead of the text report)")
       ->option_text("FILE");
   cmd->add_option("--export-violations", options.violations_path,
                   "Write assertion violations to FILE as JSON lines, most severe first")

@@ -10,15 +10,15 @@
 #include <optional>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/profile_output.h"
 #include "cli/progress_clock.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/memory_info.h"
-#include "workbench/rank_agreement.h"
-#include "workbench/rank_hosts.h"
-#include "workbench/rank_store.h"
+#include "workbench/context.h"
+#include "workbench/training.h"
 
 namespace scion::cli {
 namespace {
@@ -158,13 +158,13 @@ void StderrObserver::prepared(const workbench::ModelOutcome& o) {
   if (verbosity_ < 0) return;
   if (json_)
     return event(
-        {{"event", o.status},
+        {{"event", workbench::outcome_words(o)},
          {"model", o.name},
          {"run", o.run_id},
          {"restored_run", o.restored_run ? nlohmann::json(*o.restored_run) : nlohmann::json()}});
   end_group_line();
-  std::cerr << paint(o.status, Color::kBold, stderr_is_tty()) << ": " << o.name << " (run "
-            << o.run_id
+  std::cerr << paint(workbench::outcome_words(o), Color::kBold, stderr_is_tty()) << ": " << o.name
+            << " (run " << o.run_id
             << (o.restored_run
                     ? fmt::format(", the version run {} made; no training", *o.restored_run)
                     : std::string())
@@ -174,22 +174,8 @@ void StderrObserver::prepared(const workbench::ModelOutcome& o) {
 void print_summary_json(const workbench::TrainingOutcome& outcome,
                         const runtime::OpProfile* profile) {
   nlohmann::json models = nlohmann::json::array(), groups = nlohmann::json::array();
-  for (const workbench::ModelOutcome& o : outcome.models) {
-    nlohmann::json m = {{"model", o.name}, {"status", o.status}};
-    if (o.restored_run) m["restored_run"] = *o.restored_run;
-    if (o.run_id) {
-      m["run"] = o.run_id;
-      m["steps"] = o.steps;
-      if (o.resumed_from > 0) m["resumed_from"] = o.resumed_from;
-      m["final_loss"] = o.final_loss;
-      m["seconds"] = o.seconds;
-    }
-    if (o.val_loss) m["val_loss"] = *o.val_loss;
-    if (o.val_accuracy) m["val_accuracy"] = *o.val_accuracy;
-    m["validation"] = o.validation;
-    m["kept"] = o.kept ? workbench::kept_json(*o.kept) : nlohmann::json();
-    models.push_back(m);
-  }
+  for (const workbench::ModelOutcome& o : outcome.models)
+    models.push_back(workbench::model_outcome_json(o));
   for (const workbench::GroupOutcome& g : outcome.groups)
     groups.push_back(workbench::group_outcome_json(g));
   nlohmann::json summary = {{"models", models}, {"groups", groups}};
@@ -197,15 +183,53 @@ void print_summary_json(const workbench::TrainingOutcome& outcome,
   print_json(summary);
 }
 
+// "co-batched a, b in 1.2 s": what a group did.
+std::string group_line(const workbench::GroupOutcome& g) {
+  using workbench::OutcomeStatus;
+  const bool trained = g.status == OutcomeStatus::kTrained;
+  const std::string what = !trained ? std::string(workbench::outcome_status_name(g.status))
+                           : g.models.size() > 1 ? "co-batched"
+                                                 : "trained";
+  return fmt::format("{} {} {} {} ({:.0f} tokens/s, {})\n", what, fmt::join(g.models, ", "),
+                     trained ? "in" : "after", human_duration(g.seconds), g.tokens_per_second,
+                     g.precision);
+}
+
+// "run 4, 30 steps, loss 0.6931 (resumed at step 10), val_loss ...": a model's figures.
+std::string model_detail(const workbench::ModelOutcome& o) {
+  using workbench::OutcomeStatus;
+  std::string detail;
+  if (o.run_id)
+    detail = fmt::format("run {}, {} steps, loss {:.4f}", o.run_id, o.steps, o.final_loss);
+  if (o.status == OutcomeStatus::kRestored)
+    detail = fmt::format("run {}, 0 steps: the version run {} made", o.run_id,
+                         o.restored_run ? std::to_string(*o.restored_run) : "?");
+  if (o.status == OutcomeStatus::kImported) detail = fmt::format("run {}, 0 steps", o.run_id);
+  if (o.resumed_from > 0) detail += fmt::format(" (resumed at step {})", o.resumed_from);
+  if (o.val_loss) detail += fmt::format(", val_loss {:.4f}", *o.val_loss);
+  if (o.val_accuracy) detail += fmt::format(", val_acc {:.3f}", *o.val_accuracy);
+  if (o.kept) detail += "; " + workbench::kept_message(*o.kept);
+  return detail;
+}
+
+Color status_color(workbench::OutcomeStatus status) {
+  using workbench::OutcomeStatus;
+  switch (status) {
+    case OutcomeStatus::kTrained:
+    case OutcomeStatus::kRestored:
+    case OutcomeStatus::kImported:
+      return Color::kGreen;
+    case OutcomeStatus::kUpToDate:
+      return Color::kDim;
+    default:
+      return Color::kRed;
+  }
+}
+
 void print_summary(const workbench::TrainingOutcome& outcome) {
   const bool tty = stdout_is_tty();
   for (const workbench::GroupOutcome& g : outcome.groups) {
-    std::cout << fmt::format("{} {} {} {} ({:.0f} tokens/s, {})\n",
-                             g.status != "trained" ? g.status
-                             : g.models.size() > 1 ? "co-batched"
-                                                   : "trained",
-                             fmt::join(g.models, ", "), g.status == "trained" ? "in" : "after",
-                             human_duration(g.seconds), g.tokens_per_second, g.precision);
+    std::cout << group_line(g);
     if (g.steps > 1)
       std::cout << fmt::format(
           "  steps: {}, steady {:.3f} s a step ({:.0f} tokens/s); first "
@@ -219,22 +243,9 @@ void print_summary(const workbench::TrainingOutcome& outcome) {
           runtime::memory_size(g.resident_before_bytes), runtime::memory_size(g.planned_bytes));
   }
   for (const workbench::ModelOutcome& o : outcome.models) {
-    std::string detail;
-    if (o.run_id)
-      detail = fmt::format("run {}, {} steps, loss {:.4f}", o.run_id, o.steps, o.final_loss);
-    if (o.status == "restored")
-      detail = fmt::format("run {}, 0 steps: the version run {} made", o.run_id,
-                           o.restored_run ? std::to_string(*o.restored_run) : "?");
-    if (o.status == "imported") detail = fmt::format("run {}, 0 steps", o.run_id);
-    if (o.resumed_from > 0) detail += fmt::format(" (resumed at step {})", o.resumed_from);
-    if (o.val_loss) detail += fmt::format(", val_loss {:.4f}", *o.val_loss);
-    if (o.val_accuracy) detail += fmt::format(", val_acc {:.3f}", *o.val_accuracy);
-    if (o.kept) detail += "; " + workbench::kept_message(*o.kept);
-    const Color color = o.status == "trained" || o.status == "restored" || o.status == "imported"
-                            ? Color::kGreen
-                        : o.status == "up to date" ? Color::kDim
-                                                   : Color::kRed;
-    std::cout << fmt::format("  {:<20} {}", o.name, paint(o.status, color, tty))
+    const std::string detail = model_detail(o);
+    std::cout << fmt::format("  {:<20} {}", o.name,
+                             paint(workbench::outcome_words(o), status_color(o.status), tty))
               << (detail.empty() ? "" : "  " + detail) << "\n";
   }
 }
@@ -257,50 +268,28 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
                  bool profile) {
   auto ws = load_workspace_or_report(global);
   if (!ws) return kExitUsage;
-  auto world = runtime::world_communicator();
-  if (!world) return fail(world.status());
-  runtime::Communicator& comm = **world;
-  // Before anything else, and before the store is opened for writing: the same spec and
-  // data on every rank (workbench/rank_agreement.h).
-  if (Status agreed = workbench::agree_on_workspace(comm, *ws); !agreed.is_ok())
-    return fail(agreed);
-  // Ranks on several machines never all write the store (workbench/rank_hosts.h): auto
-  // runs data parallel there, and task is refused, on every rank alike.
-  workbench::TrainRequest placed = request;
-  if (comm.size() > 1 && request.parallel != workbench::Parallelism::kData) {
-    auto hosts = workbench::rank_hosts(comm);
-    if (!hosts) return fail(hosts.status());
-    auto parallel = workbench::parallelism_on_hosts(request.parallel, *hosts);
-    if (!parallel) return fail(parallel.status());
-    if (*parallel != request.parallel && comm.rank() == 0)
-      print_note(
-          "the ranks are on several machines: every wave runs data parallel (rank 0 alone "
-          "writes the store; docs/distributed.md, \"Several machines\")");
-    placed.parallel = *parallel;
-  }
-  // Under mpirun (docs/distributed.md) rank 0 opens the store first. A task-parallel
-  // wave's groups are stored by the rank that trains them, through the store's own
-  // locking (lineage/store.h), so the others open it for writing too unless the job is
-  // data parallel only, which needs read access.
-  auto store = workbench::open_store_on_ranks(
-      comm, [&] { return open_store(global, /*create=*/true); },
-      [&] {
-        return placed.parallel == workbench::Parallelism::kData
-                   ? open_store_read_only(global)
-                   : open_store(global, /*create=*/false);
-      });
-  if (!store) return fail(store.status());
+  workbench::ContextOptions options = context_options(global, workbench::StoreAccess::kNone);
+  options.ranks = true;
+  auto context = workbench::Context::open(options);
+  if (!context) return fail(context.status());
+  runtime::Communicator& comm = (*context)->comm();
+  // Under mpirun (docs/distributed.md) the ranks' machines decide the parallelism, and so
+  // how each rank opens the store.
+  auto placement = workbench::prepare_training(**context, *ws, request);
+  if (!placement) return fail(placement.status());
+  if (placement->note && comm.rank() == 0) print_note(*placement->note);
+  note_abandoned_runs(global, **context);
   // The other ranks print only their errors.
   const int verbosity = comm.rank() == 0 ? global.verbosity : std::min(global.verbosity, -1);
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   StderrObserver observer(verbosity, global.json);
-  workbench::TrainRequest quiet_aware = placed;
-  quiet_aware.quiet = verbosity < 0;
-  quiet_aware.device = global.compute_device;
+  workbench::TrainRequest placed = request;
+  placed.parallel = placement->parallel;
+  placed.quiet = verbosity < 0;
   std::optional<runtime::OpProfile> timed;
-  if (profile) quiet_aware.profile = &timed.emplace();
-  auto outcome = workbench::train(*ws, **store, quiet_aware, observer, &g_interrupted, &comm);
+  if (profile) (*context)->set_profile(&timed.emplace());
+  auto outcome = workbench::train(*ws, **context, placed, observer, &g_interrupted);
   if (!outcome) return fail(outcome.status());
   if (comm.rank() == 0) {
     if (global.json) {

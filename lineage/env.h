@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -54,6 +55,8 @@ class Env {
   virtual Status remove_file(const std::filesystem::path& path) = 0;
   virtual Status create_dirs(const std::filesystem::path& dir) = 0;
   virtual bool file_exists(const std::filesystem::path& path) = 0;
+  // Seconds since `path` was last written (its mtime), by the wall clock.
+  virtual Result<std::int64_t> seconds_since_modified(const std::filesystem::path& path) = 0;
   virtual Result<std::unique_ptr<MappedRegion>> map_file(const std::filesystem::path& path) = 0;
   // Regular files under `dir`, recursively; empty when `dir` does not exist.
   virtual Result<std::vector<std::filesystem::path>> list_files(

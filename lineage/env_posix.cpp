@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <system_error>
 
@@ -161,6 +162,12 @@ class PosixEnv final : public Env {
   bool file_exists(const fs::path& path) override {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0;
+  }
+
+  Result<std::int64_t> seconds_since_modified(const fs::path& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return errno_status("cannot stat", path, errno);
+    return static_cast<std::int64_t>(std::time(nullptr) - st.st_mtime);
   }
 
   Result<std::unique_ptr<MappedRegion>> map_file(const fs::path& path) override {

@@ -1,11 +1,7 @@
 #include "workbench/checkpoints.h"
 
-#include <sys/stat.h>
-
-#include <ctime>
-
 #include "lineage/object_store.h"
-#include "lineage/safetensors.h"
+#include "workbench/checkpoint_file.h"
 
 namespace scion::workbench {
 namespace {
@@ -26,9 +22,9 @@ Result<std::string> stale_reason(lineage::LineageStore& store, const spec::Works
   return std::string();
 }
 
-bool older_than(const std::filesystem::path& path, std::int64_t seconds) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && std::time(nullptr) - st.st_mtime >= seconds;
+bool older_than(lineage::Env& env, const std::filesystem::path& path, std::int64_t seconds) {
+  auto age = env.seconds_since_modified(path);
+  return age.is_ok() && *age >= seconds;
 }
 
 }  // namespace
@@ -36,29 +32,26 @@ bool older_than(const std::filesystem::path& path, std::int64_t seconds) {
 Result<std::vector<CheckpointFile>> list_checkpoints(lineage::LineageStore& store,
                                                      const spec::Workspace* workspace,
                                                      std::int64_t temp_age_seconds) {
-  auto files = store.env().list_files(store.dir() / "checkpoints");
+  auto files = list_checkpoint_files(store.env(), store.dir());
   if (!files.is_ok()) return files.status();
   std::vector<CheckpointFile> out;
   for (const std::filesystem::path& path : *files) {
     CheckpointFile checkpoint{.path = path};
     if (lineage::is_temporary_object_file(path)) {
-      if (!older_than(path, temp_age_seconds)) continue;  // a checkpoint being written now
+      if (!older_than(store.env(), path, temp_age_seconds))
+        continue;  // a checkpoint being written now
       checkpoint.stale = "a temporary file of an interrupted checkpoint write";
       out.push_back(std::move(checkpoint));
       continue;
     }
-    auto file = lineage::read_safetensors(store.env(), path);
-    const auto& meta =
-        file.is_ok() ? file->contents.metadata : std::map<std::string, std::string>{};
-    if (!meta.count("model") || !meta.count("recipe_hash")) {
-      checkpoint.stale = file.is_ok() ? "not a scion checkpoint (its metadata names no model "
-                                        "and recipe)"
-                                      : "unreadable (" + file.status().message() + ")";
+    CheckpointLabel label = read_checkpoint_label(store.env(), path);
+    if (!label.unreadable.empty()) {
+      checkpoint.stale = std::move(label.unreadable);
       out.push_back(std::move(checkpoint));
       continue;
     }
-    checkpoint.model = meta.at("model");
-    checkpoint.recipe_hash = meta.at("recipe_hash");
+    checkpoint.model = std::move(label.model);
+    checkpoint.recipe_hash = std::move(label.recipe_hash);
     auto reason = stale_reason(store, workspace, checkpoint);
     if (!reason.is_ok()) return reason.status();
     checkpoint.stale = std::move(*reason);

@@ -1,8 +1,9 @@
 // The checkpoints of unfinished training jobs under <store>/checkpoints/, and which of
 // them can no longer be resumed: `scion gc` removes those, `scion fsck` notes them.
 //
-// A checkpoint names its model and recipe hash in its safetensors __metadata__; that, not
-// the file name, says what it belongs to. One is stale when its model's parameters for
+// A checkpoint names its model and recipe hash in its safetensors __metadata__
+// (workbench/checkpoint_file.h); that, not the file name, says what it belongs to. One is
+// stale when its model's parameters for
 // that recipe are stored (the job finished), or, with a spec, when the model left the
 // spec or its recipe changed since. Without a spec only the first can be told.
 #pragma once

@@ -93,6 +93,47 @@ Status add_model(lineage::LineageStore* store, const spec::Workspace* ws, const 
 using CaseKey = std::pair<std::string, std::int64_t>;  // (test, case index)
 using RunResults = std::map<CaseKey, const lineage::TestCaseResult*>;
 
+// The assertion violations of version `version` of one stored model, grouped by assertion
+// with the worst three of each: those of each assertion's newest check of the version, the
+// newest of the test runs `tested` whose outcomes name it (runs of stores older than
+// outcomes: the newest test run of the version, tested.front()).
+// REQUIRES: `tested` non-empty, newest first.
+Status add_violations(lineage::LineageStore& store, const std::string& model,
+                      const std::string& version, const std::vector<std::int64_t>& tested,
+                      report::FamilyReport& report) {
+  std::map<std::string, std::int64_t> checked;
+  for (std::int64_t run : tested) {
+    auto outcomes = store.test_outcomes(run);
+    if (!outcomes.is_ok()) return outcomes.status();
+    for (const lineage::TestOutcome& o : *outcomes)
+      if (o.key.kind == "assertion") checked.try_emplace(o.key.name, run);
+  }
+  auto violations = store.assertion_violations(model, version);
+  if (!violations.is_ok()) return violations.status();
+  std::map<std::string, report::ViolationGroup> groups;
+  for (const lineage::AssertionViolation& v : *violations) {
+    const auto it = checked.find(v.assertion);
+    const std::int64_t run = it != checked.end() ? it->second : tested.front();
+    if (v.run_id != run) continue;
+    report::ViolationGroup& g = groups[v.assertion];
+    g.assertion = v.assertion;
+    g.model = model;
+    g.run = run;
+    g.count++;
+    const double severity = v.detail.value("severity", 0.0);
+    g.max_severity = std::max(g.max_severity, severity);
+    g.worst.push_back(v);
+  }
+  for (auto& [name, g] : groups) {
+    std::stable_sort(g.worst.begin(), g.worst.end(), [](const auto& a, const auto& b) {
+      return a.detail.value("severity", 0.0) > b.detail.value("severity", 0.0);
+    });
+    g.worst.resize(std::min<std::size_t>(g.worst.size(), 3));
+    report.violations.push_back(std::move(g));
+  }
+  return Status::ok();
+}
+
 // The matrix cells, violations and results of version `version` of one stored model: each
 // test's newest stored result of that version (tests reuse stored results, so one test
 // run may judge only some of them), and each cell's previous rate from the test's newest
@@ -148,39 +189,7 @@ Status add_test_results(lineage::LineageStore& store, const spec::Workspace* ws,
     report.matrix.push_back(std::move(cell));
   }
 
-  // Each assertion's newest check of the version: the newest test run whose outcomes name
-  // it (runs of stores older than outcomes: the newest test run of the version).
-  std::map<std::string, std::int64_t> checked;
-  for (std::int64_t run : tested) {
-    auto outcomes = store.test_outcomes(run);
-    if (!outcomes.is_ok()) return outcomes.status();
-    for (const lineage::TestOutcome& o : *outcomes)
-      if (o.key.kind == "assertion") checked.try_emplace(o.key.name, run);
-  }
-  auto violations = store.assertion_violations(model, version);
-  if (!violations.is_ok()) return violations.status();
-  std::map<std::string, report::ViolationGroup> groups;
-  for (const lineage::AssertionViolation& v : *violations) {
-    const auto it = checked.find(v.assertion);
-    const std::int64_t run = it != checked.end() ? it->second : tested.front();
-    if (v.run_id != run) continue;
-    report::ViolationGroup& g = groups[v.assertion];
-    g.assertion = v.assertion;
-    g.model = model;
-    g.run = run;
-    g.count++;
-    const double severity = v.detail.value("severity", 0.0);
-    g.max_severity = std::max(g.max_severity, severity);
-    g.worst.push_back(v);
-  }
-  for (auto& [name, g] : groups) {
-    std::stable_sort(g.worst.begin(), g.worst.end(), [](const auto& a, const auto& b) {
-      return a.detail.value("severity", 0.0) > b.detail.value("severity", 0.0);
-    });
-    g.worst.resize(std::min<std::size_t>(g.worst.size(), 3));
-    report.violations.push_back(std::move(g));
-  }
-  return Status::ok();
+  return add_violations(store, model, version, tested, report);
 }
 
 // For each failing cell: the model up its ancestry in which each failing case first

@@ -70,10 +70,10 @@ const char* problem_type(spec::HeadTask task) {
 }
 
 Status refuse(const spec::Model& model, const std::string& why) {
-  return invalid_argument(fmt::format(
-      "model '{}' cannot be exported as a Hugging Face model folder: {}; export its "
-      "parameters with the default format (safetensors) instead",
-      model.name, why));
+  return invalid_argument(
+      fmt::format("model '{}' cannot be exported as a Hugging Face model folder: {}; export its "
+                  "parameters with the default format (safetensors) instead",
+                  model.name, why));
 }
 
 std::vector<float> as_float32(const lineage::LoadedParameter& p) {
@@ -167,6 +167,23 @@ Result<nlohmann::json> read_config_json(const std::filesystem::path& path) {
 
 namespace {
 
+// The head `owner` trained (and the pooler, where the task model has one) as `task` names
+// them, and its labels and problem type in `config` (head_config).
+void add_head(const HfTaskModel& task, const spec::Model& owner,
+              const lineage::LoadedParameters& params, nlohmann::json& config, HfModelFolder& out) {
+  for (const char* part : {"weight", "bias"}) {
+    const lineage::LoadedParameter& p = params.at("head." + owner.name + "." + part);
+    const std::string hf = std::string(task.classifier) + "." + part;
+    out.shapes[hf] = p.shape;
+    out.tensors[hf] = as_float32(p);
+    if (task.pooler.empty() || task.drops_pooler) continue;
+    const lineage::LoadedParameter& pooler = params.at(std::string("pooler.") + part);
+    out.shapes[std::string(task.pooler) + "." + part] = pooler.shape;
+    out.tensors[std::string(task.pooler) + "." + part] = as_float32(pooler);
+  }
+  config = head_config(std::move(config), *owner.adaptation.head, std::string(task.class_name));
+}
+
 Status write_bytes(lineage::Env& env, const std::filesystem::path& path, const std::string& text) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(text.data()),
                                          text.size());
@@ -216,8 +233,9 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
     const spec::Adaptation& ad = m->adaptation;
     if (ad.prefix || ad.prompt || ad.bottleneck)
       return refuse(model, "'" + m->name + "' has " +
-                               (ad.prefix ? "prefix tuning" : ad.prompt ? "prompt tuning"
-                                                                        : "a bottleneck adapter") +
+                               (ad.prefix   ? "prefix tuning"
+                                : ad.prompt ? "prompt tuning"
+                                            : "a bottleneck adapter") +
                                ", which a plain Hugging Face model cannot hold");
   }
   if (task->kind == TaskKind::kCausalLm) {
@@ -249,26 +267,14 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
   const nlohmann::json pad = config->value("pad_token_id", nlohmann::json());
   const int padding_idx = pad.is_number_integer() ? pad.get<int>() : 1;
   add_trunk_tensors(arch.hf_model_type, *task, params, trunk, padding_idx, out);
-  if (owner) {
-    for (const char* part : {"weight", "bias"}) {
-      const lineage::LoadedParameter& p = params.at("head." + owner->name + "." + part);
-      const std::string hf = std::string(task->classifier) + "." + part;
-      out.shapes[hf] = p.shape;
-      out.tensors[hf] = as_float32(p);
-      if (task->pooler.empty() || task->drops_pooler) continue;
-      const lineage::LoadedParameter& pooler = params.at(std::string("pooler.") + part);
-      out.shapes[std::string(task->pooler) + "." + part] = pooler.shape;
-      out.tensors[std::string(task->pooler) + "." + part] = as_float32(pooler);
-    }
-    *config =
-        head_config(std::move(*config), *owner->adaptation.head, std::string(task->class_name));
-  }
+  if (owner) add_head(*task, *owner, params, *config, out);
   (*config)["architectures"] = {task->class_name};
   (*config)["torch_dtype"] = "float32";
   out.config = std::move(*config);
   for (const char* file : {"tokenizer.json", "vocab.txt", "tokenizer_config.json",
                            "special_tokens_map.json", "merges.txt", "vocab.json"})
-    if (std::filesystem::is_regular_file(folder / file)) out.tokenizer_files.push_back(folder / file);
+    if (std::filesystem::is_regular_file(folder / file))
+      out.tokenizer_files.push_back(folder / file);
   return out;
 }
 

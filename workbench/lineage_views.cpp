@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <filesystem>
 #include <functional>
 #include <set>
 
-#include "lineage/safetensors.h"
 #include "lineage/spec_records.h"
+#include "workbench/checkpoint_file.h"
 #include "workbench/model_lookup.h"
 #include "workbench/model_version.h"
 
@@ -16,36 +15,38 @@ namespace scion::workbench {
 
 namespace {
 
-// Whether <store>/checkpoints holds a checkpoint of `model` for `recipe_hash`: its metadata
-// names them (the file name is the trainer's business).
-bool has_checkpoint(lineage::LineageStore& store, const std::string& model,
-                    const std::string& recipe_hash) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(store.dir() / "checkpoints", ec)) {
-    auto file = lineage::read_safetensors(store.env(), entry.path());
-    if (!file.is_ok()) continue;  // not a checkpoint; fsck reports strays
-    const auto& meta = file->contents.metadata;
-    const auto named = meta.find("model"), recipe = meta.find("recipe_hash");
-    if (named != meta.end() && named->second == model && recipe != meta.end() &&
-        recipe->second == recipe_hash)
-      return true;
-  }
-  return false;
-}
-
 bool is_training(lineage::RunKind kind) {
   return kind == lineage::RunKind::kTrain || kind == lineage::RunKind::kAdapt;
 }
 
 // "interrupted at step N, resumable" for a model whose newest training run was
 // interrupted; `otherwise` when it was not.
-std::string interrupted_or(const ModelHistory& history, const std::string& otherwise) {
-  if (!history.interrupted_at) return otherwise;
-  return "interrupted at step " + std::to_string(*history.interrupted_at) +
-         (history.resumable ? ", resumable" : "");
+// A node's words: its standing's name, or its interrupted training run where one says more.
+std::string status_words(const FamilyNode& node) {
+  const bool unfinished =
+      node.standing == Standing::kNotTrained || node.standing == Standing::kOutOfDate;
+  if (!unfinished || !node.history.interrupted_at) return std::string(standing_name(node.standing));
+  return "interrupted at step " + std::to_string(*node.history.interrupted_at) +
+         (node.history.resumable ? ", resumable" : "");
 }
 
 }  // namespace
+
+std::string_view standing_name(Standing standing) {
+  switch (standing) {
+    case Standing::kTrained:
+      return "trained";
+    case Standing::kImported:
+      return "imported";
+    case Standing::kNotTrained:
+      return "not trained";
+    case Standing::kOutOfDate:
+      return "out of date";
+    case Standing::kNotInSpec:
+      return "not in spec";
+  }
+  return "unknown";
+}
 
 Result<ModelHistory> model_history(lineage::LineageStore& store, const lineage::StoredModel& model,
                                    const std::string& recipe_hash) {
@@ -65,7 +66,7 @@ Result<ModelHistory> model_history(lineage::LineageStore& store, const lineage::
     if (run.status == lineage::RunStatus::kInterrupted &&
         (recipe_hash.empty() || run.recipe_hash == recipe_hash)) {
       history.interrupted_at = run.steps;
-      history.resumable = has_checkpoint(store, model.name, run.recipe_hash);
+      history.resumable = has_checkpoint(store.env(), store.dir(), run.recipe_hash);
     }
     break;  // only the newest training run tells
   }
@@ -83,10 +84,11 @@ std::vector<FamilyNode> family(const std::vector<lineage::StoredModel>& stored,
     node.method = lineage::method_label(m.adaptation);
     node.stored = m;
     if (auto it = histories.find(m.name); it != histories.end()) node.history = it->second;
-    const std::string made = node.history.imported ? "imported" : "trained";
-    node.status = !m.recipe_hash ? interrupted_or(node.history, "not trained")
-                  : workspace    ? "not in spec"
-                                 : made;
+    const Standing made = node.history.imported ? Standing::kImported : Standing::kTrained;
+    node.standing = !m.recipe_hash ? Standing::kNotTrained
+                    : workspace    ? Standing::kNotInSpec
+                                   : made;
+    node.status = status_words(node);
   }
   if (workspace != nullptr) {
     for (const spec::Model& m : workspace->models) {
@@ -95,12 +97,13 @@ std::vector<FamilyNode> family(const std::vector<lineage::StoredModel>& stored,
       node.parent = m.from;
       node.method = lineage::method_label(lineage::adaptation_json(m.adaptation));
       if (!node.stored || !node.stored->recipe_hash) {
-        node.status = interrupted_or(node.history, "not trained");
+        node.standing = Standing::kNotTrained;
       } else if (*node.stored->recipe_hash == m.recipe_hash) {
-        node.status = node.history.imported ? "imported" : "trained";
+        node.standing = node.history.imported ? Standing::kImported : Standing::kTrained;
       } else {
-        node.status = interrupted_or(node.history, "out of date");
+        node.standing = Standing::kOutOfDate;
       }
+      node.status = status_words(node);
     }
   }
   std::vector<FamilyNode> ordered;
@@ -251,11 +254,11 @@ Result<AncestryStep> ancestry_step(lineage::LineageStore& store, const lineage::
   auto datasets = store.datasets_of(m.name);
   if (!datasets.is_ok()) return datasets.status();
   const auto made_by = recipe_run(*runs, m);
-  return AncestryStep{.model = m,
-                      .datasets = std::move(*datasets),
-                      .recipe_run = made_by ? std::optional<std::int64_t>(made_by->id)
-                                            : std::nullopt,
-                      .training = training_recipe(made_by)};
+  return AncestryStep{
+      .model = m,
+      .datasets = std::move(*datasets),
+      .recipe_run = made_by ? std::optional<std::int64_t>(made_by->id) : std::nullopt,
+      .training = training_recipe(made_by)};
 }
 
 // Leaves of a JSON value as "a.b.c" -> value, for field-by-field comparison.

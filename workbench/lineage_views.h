@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lineage/records.h"
@@ -30,14 +31,27 @@ struct ModelHistory {
 Result<ModelHistory> model_history(lineage::LineageStore& store, const lineage::StoredModel& model,
                                    const std::string& recipe_hash);
 
+// Where a model of the family stands, by its stored parameters against the spec.
+enum class Standing {
+  kTrained,     // stored for the spec's recipe (or, without a spec, stored), trained
+  kImported,    // likewise, imported by `scion import`
+  kNotTrained,  // nothing stored
+  kOutOfDate,   // stored for another recipe than the spec's
+  kNotInSpec,   // stored, but the spec has no such model
+};
+// "trained", "imported", "not trained", "out of date", "not in spec".
+std::string_view standing_name(Standing standing);
+
 // One model of the family as the tree, export and report views show it: the union of the
 // models in the spec and those in the store.
 struct FamilyNode {
   std::string name;
   std::string parent;
   std::string method;  // method_label() of its adaptation
-  // trained | imported | not trained | out of date | not in spec |
-  // interrupted at step N[, resumable]
+  Standing standing = Standing::kNotTrained;
+  // Its words, made by family(): standing_name(standing), or, for a model not trained or
+  // out of date whose training run of the recipe was interrupted, "interrupted at step
+  // N[, resumable]".
   std::string status;
   std::optional<lineage::StoredModel> stored;
   ModelHistory history;

@@ -52,9 +52,10 @@ void check_labels(const std::filesystem::path& file, const spec::Workspace& ws,
 Result<std::string> read_config_text(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in)
-    return not_found(fmt::format("'{}' is missing: the folder is not a PEFT adapter (it needs "
-                                 "adapter_config.json and adapter_model.safetensors)",
-                                 file.string()));
+    return not_found(
+        fmt::format("'{}' is missing: the folder is not a PEFT adapter (it needs "
+                    "adapter_config.json and adapter_model.safetensors)",
+                    file.string()));
   return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
@@ -69,53 +70,14 @@ std::vector<std::string> non_finite_tensors(const lineage::SafetensorsContents& 
   return out;
 }
 
-}  // namespace
-
-Result<std::unique_ptr<PeftImport>> read_peft_import(const spec::Workspace& ws,
-                                                     const spec::Model& model,
-                                                     lineage::LineageStore& store,
-                                                     const std::filesystem::path& dir,
-                                                     std::vector<std::string>& problems) {
-  if (model.is_base())
-    return invalid_argument(fmt::format(
-        "model '{}' ({}:{}) is a base; a PEFT adapter is imported as a LoRA descendant of the "
-        "base it was trained on (declare one with from: and adapt: {{lora: ..., head: ...}})",
-        model.name, model.location.file, model.location.line));
-  SCION_RETURN_IF_ERROR(lineage::check_peft_import(ws, model));
-  const spec::Model& base = *ws.ancestry(model).back();
-  const std::filesystem::path config_file = dir / "adapter_config.json";
-  auto config = read_config_text(config_file);
-  if (!config) return config.status();
-  auto config_problems = peft_config_problems(*config, config_file.string(), ws, model);
-  if (!config_problems) return config_problems.status();
-  problems = std::move(*config_problems);
-  check_labels(dir / "config.json", ws, model, problems);
-
-  auto out = std::make_unique<PeftImport>();
-  const std::filesystem::path weights = dir / "adapter_model.safetensors";
-  if (!std::filesystem::is_regular_file(weights))
-    return not_found(fmt::format("'{}' is missing{}; save the adapter with safetensors "
-                                 "(PEFT's default)",
-                                 weights.string(),
-                                 std::filesystem::exists(dir / "adapter_model.bin")
-                                     ? " (the folder has adapter_model.bin, a pickle scion does "
-                                       "not read)"
-                                     : ""));
-  auto adapter = lineage::read_safetensors(store.env(), weights);
-  if (!adapter) return adapter.status();
-  out->adapter = std::move(*adapter);
-  out->non_finite = non_finite_tensors(out->adapter.contents);
-  auto adapter_digest = spec::sha256_file(weights);
-  if (!adapter_digest) return adapter_digest.status();
-  out->adapter_digest = *adapter_digest;
-  auto config_digest = spec::sha256_file(dir / "adapter_config.json");
-  if (!config_digest) return config_digest.status();
-  out->config_digest = *config_digest;
-
-  auto parent = store.load_parameters(model.from);
-  if (!parent) return parent.status();
-  out->parent = std::move(*parent);
-
+// Fills `out.writes` with `model`'s complete parameter set: the parent's values for what
+// it inherits, the adapter's tensors (as float32) for its own. Each adapter tensor that is
+// missing, of another shape or dtype, or not a parameter of `model` is a line of
+// `problems`. Errors: kNotFound for a parameter the parent in the store lacks.
+Status match_adapter_tensors(const spec::Workspace& ws, const spec::Model& model,
+                             const spec::Model& base, PeftImport& import,
+                             std::vector<std::string>& problems) {
+  PeftImport* out = &import;
   std::map<std::string, const lineage::SafetensorsTensor*> in_file;
   for (const auto& t : out->adapter.contents.tensors) in_file[t.name] = &t;
   const auto table = runtime::parameter_table(ws, model);
@@ -124,9 +86,10 @@ Result<std::unique_ptr<PeftImport>> read_peft_import(const spec::Workspace& ws,
     if (p.introduced_by != model.name) {
       auto it = out->parent.find(p.name);
       if (it == out->parent.end())
-        return not_found(fmt::format("the parent '{}' in the store has no '{}'; run `scion run "
-                                     "{}` first",
-                                     model.from, p.name, model.from));
+        return not_found(
+            fmt::format("the parent '{}' in the store has no '{}'; run `scion run "
+                        "{}` first",
+                        model.from, p.name, model.from));
       const lineage::LoadedParameter& v = it->second;
       out->writes.push_back({p.name, v.dtype, v.shape, v.bytes, false, p.introduced_by, v.digest});
       continue;
@@ -163,6 +126,58 @@ Result<std::unique_ptr<PeftImport>> read_peft_import(const spec::Workspace& ws,
   for (const auto& [name, t] : in_file)
     problems.push_back(fmt::format("extra tensor '{}' {} is not a parameter of '{}'", name,
                                    nlohmann::json(t->shape).dump(), model.name));
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PeftImport>> read_peft_import(const spec::Workspace& ws,
+                                                     const spec::Model& model,
+                                                     lineage::LineageStore& store,
+                                                     const std::filesystem::path& dir,
+                                                     std::vector<std::string>& problems) {
+  if (model.is_base())
+    return invalid_argument(fmt::format(
+        "model '{}' ({}:{}) is a base; a PEFT adapter is imported as a LoRA descendant of the "
+        "base it was trained on (declare one with from: and adapt: {{lora: ..., head: ...}})",
+        model.name, model.location.file, model.location.line));
+  SCION_RETURN_IF_ERROR(lineage::check_peft_import(ws, model));
+  const spec::Model& base = *ws.ancestry(model).back();
+  const std::filesystem::path config_file = dir / "adapter_config.json";
+  auto config = read_config_text(config_file);
+  if (!config) return config.status();
+  auto config_problems = peft_config_problems(*config, config_file.string(), ws, model);
+  if (!config_problems) return config_problems.status();
+  problems = std::move(*config_problems);
+  check_labels(dir / "config.json", ws, model, problems);
+
+  auto out = std::make_unique<PeftImport>();
+  const std::filesystem::path weights = dir / "adapter_model.safetensors";
+  if (!std::filesystem::is_regular_file(weights))
+    return not_found(
+        fmt::format("'{}' is missing{}; save the adapter with safetensors "
+                    "(PEFT's default)",
+                    weights.string(),
+                    std::filesystem::exists(dir / "adapter_model.bin")
+                        ? " (the folder has adapter_model.bin, a pickle scion does "
+                          "not read)"
+                        : ""));
+  auto adapter = lineage::read_safetensors(store.env(), weights);
+  if (!adapter) return adapter.status();
+  out->adapter = std::move(*adapter);
+  out->non_finite = non_finite_tensors(out->adapter.contents);
+  auto adapter_digest = spec::sha256_file(weights);
+  if (!adapter_digest) return adapter_digest.status();
+  out->adapter_digest = *adapter_digest;
+  auto config_digest = spec::sha256_file(dir / "adapter_config.json");
+  if (!config_digest) return config_digest.status();
+  out->config_digest = *config_digest;
+
+  auto parent = store.load_parameters(model.from);
+  if (!parent) return parent.status();
+  out->parent = std::move(*parent);
+
+  SCION_RETURN_IF_ERROR(match_adapter_tensors(ws, model, base, *out, problems));
   if (!problems.empty())
     return spec_error(fmt::format(
         "the PEFT adapter in '{}' does not fit model '{}' as declared at {}:{} ({} problem(s)); "

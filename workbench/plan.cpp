@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
@@ -14,6 +13,7 @@
 #include "runtime/parameter_table.h"
 #include "runtime/shared_modules.h"
 #include "spec/recipe_hash.h"
+#include "workbench/checkpoint_file.h"
 #include "workbench/model_lookup.h"
 
 namespace scion::workbench {
@@ -162,8 +162,7 @@ class StoreView {
   }
   bool has_checkpoint(const spec::Model& model) const {
     return store_ != nullptr &&
-           std::filesystem::exists(store_->dir() / "checkpoints" /
-                                   (model.recipe_hash + ".safetensors"));
+           workbench::has_checkpoint(store_->env(), store_->dir(), model.recipe_hash);
   }
 
  private:
@@ -370,8 +369,7 @@ std::vector<std::string> shares_within(const spec::Workspace& ws,
   std::vector<std::string> names;
   for (const spec::Share& share : ws.shares)
     if (std::any_of(group.begin(), group.end(), [&](const spec::Model* m) {
-          return std::find(share.models.begin(), share.models.end(), m->name) !=
-                 share.models.end();
+          return std::find(share.models.begin(), share.models.end(), m->name) != share.models.end();
         }))
       names.push_back(share.name);
   return names;

@@ -3,19 +3,11 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "runtime/backend.h"
-#include "runtime/tensor.h"
 #include "spec/workspace.h"
-
-namespace scion::runtime {
-class OpProfile;
-}
 
 namespace scion::workbench {
 
@@ -36,8 +28,6 @@ struct TrainRequest {
   // Train even a group whose estimated memory exceeds the available memory (MemAvailable)
   // or a memory budget given explicitly; otherwise such a request is refused up front.
   bool ignore_memory_limit = false;
-  // Where the products and kernels run (`--device`, resolved: runtime/compute_device.h).
-  runtime::Device device = runtime::Device::kCpu;
   // Replaces `precision` in every model's training recipe (and so its recipe hash) before
   // anything is planned (`--precision`).
   std::optional<spec::Precision> precision;
@@ -46,13 +36,7 @@ struct TrainRequest {
   bool recompute = false;
   bool quiet = false;  // leave out the notes that only inform (progress is the observer's)
   Parallelism parallel = Parallelism::kAuto;  // only matters under mpirun
-  // Makes the backend that groups of a precision train on (once per precision); empty:
-  // the CPU backend. Tests put a backend here that checks the seam (tests/unit/
-  // runtime_host_fault_test.cpp).
-  std::function<std::unique_ptr<runtime::Backend>(runtime::Precision)> make_backend;
-  // `--profile`: where the run's time goes, by class of work (runtime/op_profile.h;
-  // borrowed); null: not profiled. The backends are wrapped to time every operation.
-  runtime::OpProfile* profile = nullptr;
+  // Where it runs (the device, the backends) is the context's (workbench/context.h).
 };
 
 }  // namespace scion::workbench

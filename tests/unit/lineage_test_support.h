@@ -87,6 +87,9 @@ class FaultInjectionEnv final : public Env {
   bool file_exists(const std::filesystem::path& path) override {
     return default_env().file_exists(path);
   }
+  Result<std::int64_t> seconds_since_modified(const std::filesystem::path& path) override {
+    return default_env().seconds_since_modified(path);
+  }
   Result<std::unique_ptr<MappedRegion>> map_file(const std::filesystem::path& path) override {
     return default_env().map_file(path);
   }

@@ -183,13 +183,19 @@ FamilyRun run_family(const BackendMaker& make_backend, const std::string& precis
   auto store = lineage::LineageStore::open(store_dir.path());
   REQUIRE(store.is_ok());
 
+  // Each command its own context, so its own backends, as each `scion` process has.
+  runtime::SingleProcessCommunicator alone;
+  const auto context = [&] {
+    return std::make_unique<workbench::Context>(
+        comm ? *comm : alone, store->get(),
+        workbench::ContextOptions{.make_backend = make_backend});
+  };
   workbench::TrainRequest request;
-  request.make_backend = make_backend;
   request.quiet = true;
   request.ignore_memory_limit = true;
   std::atomic<bool> interrupted{false};
   InterruptingObserver observer(interrupted, interrupt_at);
-  auto first = workbench::train(ws, **store, request, observer, &interrupted, comm);
+  auto first = workbench::train(ws, *context(), request, observer, &interrupted);
   REQUIRE(first.is_ok());
   REQUIRE(first->status.code() == StatusCode::kCancelled);
   REQUIRE(!first->checkpointed.empty());
@@ -197,7 +203,7 @@ FamilyRun run_family(const BackendMaker& make_backend, const std::string& precis
   interrupted = false;
   request.resume = true;
   InterruptingObserver resumed_observer(interrupted, 0);
-  auto second = workbench::train(ws, **store, request, resumed_observer, &interrupted, comm);
+  auto second = workbench::train(ws, *context(), request, resumed_observer, &interrupted);
   REQUIRE(second.is_ok());
   INFO(second->status.message());
   REQUIRE(second->status.is_ok());
@@ -206,7 +212,7 @@ FamilyRun run_family(const BackendMaker& make_backend, const std::string& precis
   FamilyRun run;
   run.resumed = resumed_observer.resumed;
   for (const workbench::ModelOutcome& m : second->models)
-    if (m.status == "trained") run.final_losses[m.name] = m.final_loss;
+    if (m.status == workbench::OutcomeStatus::kTrained) run.final_losses[m.name] = m.final_loss;
   for (const std::string& model : kModels) {
     auto params = (*store)->load_parameters(model);
     REQUIRE(params.is_ok());
