@@ -50,7 +50,9 @@ install_missing_packages() {
 # the man page and completions).
 configure_and_build() {
   local options=()
-  [ "${CI:-}" = "true" ] && options+=(-Dwerror=true)
+  # Not under sanitizers: their instrumentation makes GCC 12 report false
+  # -Wmaybe-uninitialized inside libstdc++ (<regex>), which is not scion's code.
+  [ "${CI:-}" = "true" ] && [ "$mode" != sanitize ] && options+=(-Dwerror=true)
   options+=("${sanitize_options[@]}")
   if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     meson setup "$BUILD_DIR" "${options[@]}" >/dev/null
