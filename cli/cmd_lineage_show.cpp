@@ -11,6 +11,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "lineage/spec_records.h"
+#include "spec/spec_json.h"
 #include "workbench/lineage_views.h"
 
 namespace scion::cli {
@@ -43,7 +44,7 @@ json step_json(const workbench::AncestryStep& step) {
     data.push_back(
         {{"path", d.path}, {"digest", d.digest}, {"rows", d.rows}, {"format", d.format}});
   json out = stored_model_to_json(step.model);
-  out["adaptation"] = lineage::recipe_in_spec_words(step.model.adaptation);  // floats as written
+  out["adaptation"] = spec::in_spec_words(step.model.adaptation, "adapt");  // floats as written
   out["method"] = lineage::method_label(step.model.adaptation);
   out["datasets"] = data;
   out["recipe_run"] = step.recipe_run ? json(*step.recipe_run) : json();

@@ -12,6 +12,7 @@
 #include "spec/loader_parts.h"
 #include "spec/metric_names.h"
 #include "spec/text_positions.h"
+#include "spec/vocabulary.h"
 
 namespace scion::spec::detail {
 namespace {
@@ -221,7 +222,7 @@ bool check_completion_data(SpecReader& r, const ModelEntry& e,
                         "language model (objective clm, a decoder without a head), not objective "
                         "{}",
                         d.name,
-                        m.training->objective == Objective::kMaskedLm ? "mlm" : "classification"),
+                        word(m.training->objective)),
             "; train this model on a dataset with text (and labels), or adapt a decoder");
     return false;
   }
@@ -316,11 +317,11 @@ void warn_labels_ignored(SpecReader& r, const ModelEntry& e, bool has_head,
     r.warn(*train, join_path(join_path("models", m.name), "train"),
            fmt::format("'{}' has no classification head (of its own or an ancestor's), so it "
                        "trains with objective {} ({}) on dataset '{}' and ignores its labels",
-                       m.name, mlm ? "mlm" : "clm",
+                       m.name, word(m.training->objective),
                        mlm ? "masked language model" : "causal language model", d.name),
            fmt::format("; add adapt: {{head: {{}}}} to train a classifier, or write objective: "
                        "{} to keep this",
-                       mlm ? "mlm" : "clm"));
+                       word(m.training->objective)));
   }
 }
 

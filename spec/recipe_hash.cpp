@@ -4,85 +4,13 @@
 #include <set>
 
 #include "spec/file_digest.h"
-#include "spec/keys.h"
+#include "spec/spec_json.h"
 #include "spec/text_positions.h"
 
 namespace scion::spec {
 namespace {
 
 using nlohmann::json;
-
-json to_json(const Architecture& a) {
-  json out = {
-      {"type", a.kind == ArchitectureKind::kEncoder ? "encoder" : "decoder"},
-      {"layers", a.layers},
-      {"width", a.width},
-      {"heads", a.heads},
-      {"ffn_width", a.ffn_width},
-      {"vocab_size", a.vocab_size},
-      {"max_length", a.max_length},
-      {"norm", a.norm == NormPlacement::kPre ? "pre" : "post"},
-      {"dropout", a.dropout},
-      {"tie_embeddings", a.tie_embeddings},
-      {"tokenizer",
-       {{"kind", static_cast<int>(a.tokenizer.kind)}, {"vocab_file", a.tokenizer.vocab_file}}}};
-  // Only where they differ from native models, so existing recipe hashes stay the same.
-  if (!a.hf_model_type.empty()) {
-    out["hf_model_type"] = a.hf_model_type;
-    out["norm_eps"] = a.norm_eps;
-    out["activation"] = a.activation == Activation::kGeluErf  ? "gelu"
-                        : a.activation == Activation::kSwiGlu ? "swiglu"
-                                                              : "gelu_tanh";
-    out["type_vocab_size"] = a.type_vocab_size;
-    out["pooler"] = a.pooler;
-  }
-  // Llama's differences, again only where present.
-  if (a.hf_model_type == "llama") {
-    out["norm_kind"] = a.norm_kind == NormKind::kRmsNorm ? "rms" : "layer";
-    out["positions"] = a.positions == PositionKind::kRotary ? "rope" : "learned";
-    out["kv_heads"] = a.kv_heads;
-    out["rope_theta"] = a.rope_theta;
-    out["rope_scale"] = a.rope_scale;
-    out["linear_bias"] = a.linear_bias;
-  }
-  return out;
-}
-
-json to_json(const Adaptation& ad) {
-  json out = json::object();
-  if (ad.lora) {
-    out["lora"] = {{"rank", ad.lora->rank},
-                   {"alpha", ad.lora->alpha},
-                   {"dropout", ad.lora->dropout},
-                   {"targets", ad.lora->targets},
-                   {"layers", ad.lora->layers}};
-    // Only when set, so that every LoRA recipe from before the option keeps its hash.
-    if (ad.lora->use_rslora) out["lora"]["use_rslora"] = true;
-    if (ad.lora->use_dora) out["lora"]["use_dora"] = true;
-  }
-  if (ad.ia3) out["ia3"] = ia3_json(*ad.ia3);  // a new key: older recipes keep their hash
-  if (ad.prefix)
-    out["prefix"] = {{"virtual_tokens", ad.prefix->virtual_tokens},
-                     {"layers", ad.prefix->layers},
-                     {"reparam_hidden", ad.prefix->reparam_hidden}};
-  if (ad.prompt)
-    out["prompt"] = {{"virtual_tokens", ad.prompt->virtual_tokens},
-                     {"init", static_cast<int>(ad.prompt->init)},
-                     {"text", ad.prompt->init_text}};
-  if (ad.bottleneck)
-    out["bottleneck"] = {{"reduction", ad.bottleneck->reduction},
-                         {"placement", static_cast<int>(ad.bottleneck->placement)},
-                         {"layers", ad.bottleneck->layers}};
-  if (ad.head) {
-    out["head"] = {{"task", head_task_name(ad.head->task)},
-                   {"labels", ad.head->labels},
-                   {"pooling", static_cast<int>(ad.head->pooling)}};
-    if (ad.head->threshold) out["head"]["threshold"] = *ad.head->threshold;
-  }
-  if (ad.bitfit) out["bitfit"] = true;
-  if (ad.full) out["full"] = true;
-  return out;
-}
 
 json to_json(const Dataset& d) {
   // The name and path are left out: moving or renaming a file keeps its identity.
@@ -167,12 +95,12 @@ json own_recipe(const Workspace& ws, const Model& m) {
                  {"unfreeze", m.unfreeze},
                  {"shares", shares_of(ws, m)},
                  {"recipe_version", 1}};
-  if (m.architecture) recipe["architecture"] = to_json(*m.architecture);
+  if (m.architecture) recipe["architecture"] = architecture_json(*m.architecture);
   if (!m.import_digest.empty()) recipe["import_digest"] = m.import_digest;
   if (!m.is_base()) {
     const Model* parent = ws.find_model(m.from);
     recipe["parent_recipe"] = parent ? parent->recipe_hash : "";
-    recipe["adapt"] = to_json(m.adaptation);
+    recipe["adapt"] = adaptation_json(m.adaptation);
     // Only on the bases where prefix tuning moves the text's positions (workspace.h), so
     // that models trained before it did are out of date there and nowhere else.
     if (m.adaptation.prefix && prefix_shifts_positions(ws.architecture_of(m)))
@@ -183,62 +111,6 @@ json own_recipe(const Workspace& ws, const Model& m) {
 }
 
 }  // namespace
-
-std::optional<Adaptation> adaptation_from_recipe(const json& adapt) {
-  if (!adapt.is_object()) return std::nullopt;
-  Adaptation ad;
-  try {
-    if (adapt.contains("lora")) {
-      const json& l = adapt["lora"];
-      ad.lora = LoraSpec{.rank = l.at("rank").get<int>(),
-                         .alpha = l.at("alpha").get<float>(),
-                         .dropout = l.at("dropout").get<float>(),
-                         .targets = l.at("targets").get<std::vector<std::string>>(),
-                         .layers = l.at("layers").get<std::vector<int>>(),
-                         .use_rslora = l.value("use_rslora", false),
-                         .use_dora = l.value("use_dora", false)};
-    }
-    if (adapt.contains("ia3")) {
-      ad.ia3 = ia3_from_json(adapt["ia3"]);
-      if (!ad.ia3) return std::nullopt;
-    }
-    if (adapt.contains("prefix")) {
-      const json& p = adapt["prefix"];
-      ad.prefix = PrefixSpec{.virtual_tokens = p.at("virtual_tokens").get<int>(),
-                             .layers = p.at("layers").get<std::vector<int>>(),
-                             .reparam_hidden = p.at("reparam_hidden").get<int>()};
-    }
-    if (adapt.contains("prompt")) {
-      const json& p = adapt["prompt"];
-      ad.prompt = PromptSpec{.virtual_tokens = p.at("virtual_tokens").get<int>(),
-                             .init = static_cast<PromptInit>(p.at("init").get<int>()),
-                             .init_text = p.at("text").get<std::string>()};
-    }
-    if (adapt.contains("bottleneck")) {
-      const json& b = adapt["bottleneck"];
-      ad.bottleneck = BottleneckSpec{
-          .reduction = b.at("reduction").get<int>(),
-          .placement = static_cast<BottleneckPlacement>(b.at("placement").get<int>()),
-          .layers = b.at("layers").get<std::vector<int>>()};
-    }
-    if (adapt.contains("head")) {
-      const json& h = adapt["head"];
-      const std::string task = h.at("task").get<std::string>();
-      const auto known = std::find_if(std::begin(keys::kTasks), std::end(keys::kTasks),
-                                      [&](const auto& c) { return c.word == task; });
-      if (known == std::end(keys::kTasks)) return std::nullopt;
-      ad.head = HeadSpec{.task = known->value,
-                         .labels = h.at("labels").get<std::vector<std::string>>(),
-                         .pooling = static_cast<Pooling>(h.at("pooling").get<int>())};
-      if (h.contains("threshold")) ad.head->threshold = h.at("threshold").get<float>();
-    }
-    if (adapt.contains("bitfit")) ad.bitfit = BitfitSpec{};
-    if (adapt.contains("full")) ad.full = FullSpec{};
-  } catch (const json::exception&) {
-    return std::nullopt;
-  }
-  return ad;
-}
 
 json canonical_recipe(const Workspace& ws, const Model& m) {
   json recipe = own_recipe(ws, m);

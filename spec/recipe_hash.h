@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "spec/spec_json.h"  // adaptation_from_recipe, the canonical forms
 #include "spec/workspace.h"
 
 namespace scion::spec {
@@ -24,11 +25,6 @@ namespace scion::spec {
 // their recipe_hash, and the workspace passed validation.
 nlohmann::json canonical_recipe(const Workspace& workspace, const Model& model);
 std::string recipe_hash(const Workspace& workspace, const Model& model);
-
-// The adaptation a canonical recipe's "adapt" section describes (the inverse of how
-// canonical_recipe writes it), for running an older version of a model whose spec has
-// moved on. nullopt when `adapt` is not such a section.
-std::optional<Adaptation> adaptation_from_recipe(const nlohmann::json& adapt);
 
 // The canonical digest of the whole workspace: the SHA-256 of canonical JSON holding every
 // model's recipe hash, every dataset's digest and reading settings, the shares, the tests,

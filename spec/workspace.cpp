@@ -4,49 +4,15 @@
 #include <cassert>
 #include <set>
 
+#include "spec/vocabulary.h"
+
 namespace scion::spec {
 
-const char* dataset_format_name(DatasetFormat format) {
-  switch (format) {
-    case DatasetFormat::kJsonl: return "jsonl";
-    case DatasetFormat::kCsv: return "csv";
-    case DatasetFormat::kTsv: return "tsv";
-    case DatasetFormat::kText: return "text";
-  }
-  return "jsonl";
-}
-
-const char* label_type_name(LabelType type) {
-  switch (type) {
-    case LabelType::kSingle:
-      return "single";
-    case LabelType::kMulti:
-      return "multi";
-    case LabelType::kNumber:
-      return "number";
-    case LabelType::kTags:
-      return "tags";
-  }
-  return "single";
-}
-
-const char* head_task_name(HeadTask task) {
-  switch (task) {
-    case HeadTask::kClassification:
-      return "classification";
-    case HeadTask::kRegression:
-      return "regression";
-    case HeadTask::kMultiLabel:
-      return "multi_label";
-    case HeadTask::kTokenClassification:
-      return "token_classification";
-  }
-  return "classification";
-}
-
-const char* precision_name(Precision precision) {
-  return precision == Precision::kBF16 ? "bf16" : "fp32";
-}
+// The spec's words (spec/vocabulary.h), as the C strings older callers take.
+const char* dataset_format_name(DatasetFormat format) { return word(format).data(); }
+const char* label_type_name(LabelType type) { return word(type).data(); }
+const char* head_task_name(HeadTask task) { return word(task).data(); }
+const char* precision_name(Precision precision) { return word(precision).data(); }
 
 const Model* Workspace::find_model(std::string_view name) const {
   for (const Model& m : models)

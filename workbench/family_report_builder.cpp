@@ -5,6 +5,7 @@
 #include <set>
 
 #include "lineage/spec_records.h"
+#include "spec/spec_json.h"
 #include "workbench/blame.h"
 #include "workbench/lineage_views.h"
 #include "workbench/model_lookup.h"
@@ -56,7 +57,7 @@ Status add_model(lineage::LineageStore* store, const spec::Workspace* ws, const 
   if (ws)
     if (const spec::Model* in_spec = ws->find_model(node.name))
       adaptation =
-          lineage::recipe_in_spec_words(lineage::model_record_for(*ws, *in_spec).adaptation);
+          lineage::model_record_for(*ws, *in_spec).adaptation;
   if (node.stored && store) {
     lineage::StoredModel s = *node.stored;
     if (auto pin = pinned.find(node.name); pin != pinned.end()) {
@@ -71,7 +72,7 @@ Status add_model(lineage::LineageStore* store, const spec::Workspace* ws, const 
       m.shared_with_parent = s.shared_with_parent;
       m.recipe_hash = *s.recipe_hash;
     }
-    adaptation = lineage::recipe_in_spec_words(s.adaptation);
+    adaptation = spec::in_spec_words(s.adaptation, "adapt");
     auto runs = store->runs(node.name, 0);
     if (!runs.is_ok()) return runs.status();
     if (auto made_by = recipe_run(*runs, s)) {

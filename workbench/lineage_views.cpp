@@ -7,6 +7,7 @@
 #include <set>
 
 #include "lineage/spec_records.h"
+#include "spec/spec_json.h"
 #include "workbench/checkpoint_file.h"
 #include "workbench/model_lookup.h"
 #include "workbench/model_version.h"
@@ -95,7 +96,7 @@ std::vector<FamilyNode> family(const std::vector<lineage::StoredModel>& stored,
       FamilyNode& node = nodes[m.name];
       node.name = m.name;
       node.parent = m.from;
-      node.method = lineage::method_label(lineage::adaptation_json(m.adaptation));
+      node.method = lineage::method_label(spec::adaptation_in_words(m.adaptation));
       if (!node.stored || !node.stored->recipe_hash) {
         node.standing = Standing::kNotTrained;
       } else if (*node.stored->recipe_hash == m.recipe_hash) {
@@ -171,7 +172,7 @@ std::optional<lineage::RunRecord> recipe_run(const std::vector<lineage::RunRecor
 
 nlohmann::json training_recipe(const std::optional<lineage::RunRecord>& run) {
   if (!run) return nlohmann::json::object();
-  nlohmann::json recipe = lineage::recipe_in_spec_words(run->hyperparameters);
+  nlohmann::json recipe = spec::in_spec_words(run->hyperparameters);
   return recipe.contains("train") ? recipe["train"] : recipe;
 }
 
@@ -279,7 +280,7 @@ Result<std::map<std::string, nlohmann::json>> recipe_fields(lineage::LineageStor
   nlohmann::json recipe = {
       {"parent", m.parent},
       {"recipe_hash", m.recipe_hash ? nlohmann::json(*m.recipe_hash) : nlohmann::json()},
-      {"adaptation", lineage::recipe_in_spec_words(m.adaptation)},
+      {"adaptation", spec::in_spec_words(m.adaptation, "adapt")},
       {"architecture", m.architecture},
       {"training", training_recipe(recipe_run(*runs, m))}};
   std::map<std::string, nlohmann::json> out;
@@ -386,7 +387,7 @@ std::map<std::int64_t, std::vector<RecipeDifference>> recipe_changes(
     const lineage::RunRecord& r = *it;
     if (!makes_version(r)) continue;
     std::map<std::string, nlohmann::json> fields;
-    flatten(lineage::recipe_in_spec_words(r.hyperparameters), "", fields);
+    flatten(spec::in_spec_words(r.hyperparameters), "", fields);
     std::vector<RecipeDifference>& changed = changes[r.id];
     if (auto before = previous.find(r.model); before != previous.end()) {
       std::set<std::string> keys;

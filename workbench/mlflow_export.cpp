@@ -14,6 +14,7 @@
 
 #include "lineage/spec_records.h"
 #include "spec/file_digest.h"
+#include "spec/spec_json.h"
 #include "workbench/checkpoint_export.h"
 #include "workbench/model_version.h"
 #include "workbench/peft_export.h"
@@ -304,7 +305,7 @@ Result<MlflowRun> training_run(lineage::LineageStore& store, const lineage::RunR
       .start = epoch_millis(run.started_at),
       .status = mlflow_status(run.status)};
   if (run.finished_at) out.end = epoch_millis(*run.finished_at);
-  flatten(lineage::recipe_in_spec_words(run.hyperparameters), "", out.params);
+  flatten(spec::in_spec_words(run.hyperparameters), "", out.params);
   out.tags = model_tags(model, out.name);
   out.tags["scion.host"] = run.host;
   out.tags["scion.recipe_hash"] = run.recipe_hash;

@@ -13,6 +13,7 @@
 #include "runtime/parameter_table.h"
 #include "runtime/shared_modules.h"
 #include "spec/recipe_hash.h"
+#include "spec/vocabulary.h"
 #include "workbench/checkpoint_file.h"
 #include "workbench/model_lookup.h"
 
@@ -33,18 +34,6 @@ std::vector<std::string> methods_of(const spec::Model& m) {
   for (const auto& [on, name] : all)
     if (on) out.push_back(name);
   return out;
-}
-
-const char* objective_name(spec::Objective objective) {
-  switch (objective) {
-    case spec::Objective::kMaskedLm:
-      return "mlm";
-    case spec::Objective::kCausalLm:
-      return "clm";
-    case spec::Objective::kClassification:
-      return "classification";
-  }
-  return "mlm";
 }
 
 // What the spec alone says of `m`; `examples` counts a dataset's examples (for epochs).
@@ -75,7 +64,7 @@ PlannedModel describe(const spec::Workspace& ws, const spec::Model& m, FrozenSet
       p.inherited.emplace_back((*it)->name, frozen_by_origin[(*it)->name]);
   if (!m.training) return p;
   const spec::TrainingSpec& t = *m.training;
-  p.objective = objective_name(t.objective);
+  p.objective = spec::word(t.objective);
   p.dataset = t.dataset;
   p.memory = estimate_training_memory(ws, m, p.total_parameters, p.trainable_parameters);
   p.steps = recipe_steps(m, t.steps > 0 ? 0 : examples(t.dataset));

@@ -10,7 +10,11 @@ each library's include tree (layer_include_tree.py, called from the folders'
 meson.build); given BUILD_ROOT, this also fails when a tree disagrees with the table,
 and it checks what the compiler cannot: headers no .cpp of their folder includes, and
 runtime/ including runtime/evaluation/ (both reach the same runtime/ link).
-Usage: check_layers.py SOURCE_ROOT [BUILD_ROOT]
+It also keeps docs/architecture.md from going stale: the folder graph there (which folder
+includes which, between the markers below) must be the one the includes make, and the
+page's map of runtime/ must name every folder inside runtime/. With --write-docs it
+rewrites the graph instead of failing.
+Usage: check_layers.py SOURCE_ROOT [BUILD_ROOT] [--write-docs]
 """
 import collections
 import os
@@ -86,7 +90,51 @@ def tree_mismatches(build_root):
     return problems
 
 
+GRAPH_BEGIN = "<!-- folder graph: written by tests/layers/check_layers.py --write-docs -->"
+GRAPH_END = "<!-- end of folder graph -->"
+RUNTIME_MAP = "## Map of runtime/"
+
+
+def graph_text(graph):
+    """The folder graph as docs/architecture.md holds it: edges only, no counts (counts
+    move with every include; an edge appearing or going is what a reader must see)."""
+    lines = ["```"]
+    for folder in ALLOWED:
+        lines.append(f"{folder:20} -> {', '.join(sorted(graph[folder])) or '(nothing)'}")
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def docs_problems(root, graph, write):
+    """What docs/architecture.md says wrong about the folders; rewrites the graph if `write`."""
+    path = os.path.join(root, "docs", "architecture.md")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    begin, end = text.find(GRAPH_BEGIN), text.find(GRAPH_END)
+    if begin < 0 or end < begin:
+        return [f"{path}: no folder graph between '{GRAPH_BEGIN}' and '{GRAPH_END}'"]
+    inside = text[begin + len(GRAPH_BEGIN):end].strip()
+    problems = []
+    if inside != graph_text(graph):
+        if write:
+            text = text[:begin + len(GRAPH_BEGIN)] + "\n" + graph_text(graph) + "\n" + text[end:]
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        else:
+            problems.append(f"{path}: the folder graph is stale (the includes now make:\n"
+                            f"{graph_text(graph)}\n); run tests/layers/check_layers.py "
+                            f"{root} --write-docs")
+    at = text.find(RUNTIME_MAP)
+    section = text[at:text.find("\n## ", at + 1)] if at >= 0 else ""
+    for entry in sorted(os.scandir(os.path.join(root, "runtime")), key=lambda e: e.name):
+        if entry.is_dir() and f"`{entry.name}/`" not in section:
+            problems.append(f"{path}: '{RUNTIME_MAP}' does not name runtime/{entry.name}/")
+    return problems
+
+
 def main():
+    write_docs = "--write-docs" in sys.argv
+    sys.argv = [a for a in sys.argv if a != "--write-docs"]
     root = sys.argv[1]
     graph = collections.defaultdict(collections.Counter)
     upward = []
@@ -121,6 +169,7 @@ def main():
             upward.append(f"{name} form a cycle: {' -> '.join(cycle)}")
     if len(sys.argv) > 2:
         upward += tree_mismatches(sys.argv[2])
+    upward += docs_problems(root, graph, write_docs)
     for problem in upward:
         print(problem, file=sys.stderr)
     return 1 if upward else 0

@@ -8,6 +8,7 @@
 
 #include "lineage/fsck.h"
 #include "lineage/spec_records.h"
+#include "spec/spec_json.h"
 #include "lineage/store.h"
 #include "tests/unit/lineage_test_support.h"
 
@@ -215,7 +216,7 @@ TEST_CASE("a recorded recipe reads in the spec's own words", "[lineage][history]
         {"seed", "18446744073709551615"}}},
       {"adapt", {{"bottleneck", {{"placement", 1}}}}},
       {"exact", 0.1}};
-  const nlohmann::json words = recipe_in_spec_words(canonical);
+  const nlohmann::json words = spec::in_spec_words(canonical);
   CHECK(words["train"]["objective"] == "classification");
   CHECK(words["train"]["optimizer"]["type"] == "adamw");
   CHECK(words["train"]["schedule"]["type"] == "cosine");

@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "spec/recipe_hash.h"
+#include "spec/spec_json.h"
+#include "spec/vocabulary.h"
 #include "spec_test_workspace.h"
 
 using namespace scion::spec;
@@ -244,4 +246,63 @@ TEST_CASE("use_rslora enters the recipe only when set, and round-trips through i
                                           "lora: {rank: 4, targets: [q, v], use_rslora: yes}"));
   REQUIRE_FALSE(bad.errors.empty());
   CHECK(bad.errors.front().to_string().find("adapt.lora.use_rslora") != std::string::npos);
+}
+
+// Issue #28: one vocabulary (keys.h's tables) and one serialiser with two modes.
+TEST_CASE("every closed value has exactly one word, the one the loader parses") {
+  using scion::spec::word;
+  for (const auto& choice : keys::kObjectives) CHECK(word(choice.value) == choice.word);
+  for (const auto& choice : keys::kPlacements) CHECK(word(choice.value) == choice.word);
+  for (const auto& choice : keys::kPromptInits) CHECK(word(choice.value) == choice.word);
+  for (const auto& choice : keys::kPoolings) CHECK(word(choice.value) == choice.word);
+  for (const auto& choice : keys::kTasks) CHECK(word(choice.value) == choice.word);
+  for (const auto& choice : keys::kTokenizers) CHECK(word(choice.value) == choice.word);
+  for (const auto& choice : keys::kDatasetFormats) CHECK(word(choice.value) == choice.word);
+  for (const auto& choice : keys::kLabelTypes) CHECK(word(choice.value) == choice.word);
+  // By index, as the canonical recipe stores enums: E(i) has a word for every i.
+  const auto placements = vocabulary_detail::by_index(keys::kPlacements);
+  REQUIRE(placements.size() == 3);
+  CHECK(placements[static_cast<int>(BottleneckPlacement::kAfterFfn)] == "ffn");
+  CHECK(std::string(head_task_name(HeadTask::kMultiLabel)) == "multi_label");
+  CHECK(std::string(precision_name(Precision::kBF16)) == "bf16");
+}
+
+TEST_CASE("the words form of an adaptation has the canonical form's keys, enums in words") {
+  TempWorkspace ws;
+  const LoadResult r = ws.load(
+      "datasets:\n"
+      "  reviews: {path: reviews.jsonl, labels: [negative, positive]}\n"
+      "  corpus: {path: corpus.txt}\n"
+      "models:\n"
+      "  base:\n"
+      "    architecture: {layers: 2, width: 16, heads: 4, max_length: 32}\n"
+      "    train: {data: corpus, steps: 10}\n"
+      "  adapted:\n"
+      "    from: base\n"
+      "    adapt: {bottleneck: {reduction: 4, placement: ffn}, prompt: {virtual_tokens: 2},\n"
+      "            lora: {rank: 2, alpha: 0.1, use_dora: true}, head: {pooling: mean}}\n"
+      "    train: {data: reviews, steps: 2, max_length: 16}\n");
+  for (const Diagnostic& d : r.errors) UNSCOPED_INFO(d.to_string());
+  REQUIRE(r.workspace);
+  const Model& m = *r.workspace->find_model("adapted");
+  const nlohmann::json canonical = adaptation_json(m.adaptation);
+  const nlohmann::json words = adaptation_in_words(m.adaptation);
+  CHECK(canonical["bottleneck"]["placement"] == 1);
+  CHECK(words["bottleneck"]["placement"] == "ffn");
+  CHECK(words["prompt"]["init"] == "random");
+  CHECK(words["head"]["pooling"] == "mean");
+  CHECK(words["lora"]["alpha"] == 0.1);  // as written, not 0.10000000149011612
+  CHECK(canonical["lora"]["alpha"] != 0.1);
+  for (const auto& [method, settings] : canonical.items()) {
+    REQUIRE(words.contains(method));
+    for (const auto& [key, value] : settings.items()) CHECK(words[method].contains(key));
+    CHECK(words[method].size() == settings.size());
+  }
+  // Reading the canonical form back gives the same adaptation.
+  const auto back = adaptation_from_recipe(canonical);
+  REQUIRE(back);
+  CHECK(adaptation_json(*back) == canonical);
+  const nlohmann::json architecture = architecture_in_words(r.workspace->architecture_of(m));
+  CHECK(architecture["type"] == "encoder");
+  CHECK(architecture["tokenizer"]["kind"] == "byte");
 }
