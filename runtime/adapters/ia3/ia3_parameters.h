@@ -36,4 +36,11 @@ void add_ia3_parameters(const spec::Ia3Spec& ia3, const std::string& model,
 // Whether `name` is an (IA)³ vector (any model's).
 bool is_ia3_parameter(const std::string& name);
 
+// Floats a training pass holds per token for the method (runtime/batch_plan.cpp): every
+// output-scaled linear's unscaled output (out, per adapted layer), the widest scaled input
+// and its gradient, and the widest scaled output's gradient. The memory plan
+// (workbench/training_groups.h) adds them.
+std::int64_t ia3_training_floats_per_token(const spec::Ia3Spec& ia3,
+                                           const spec::Architecture& arch);
+
 }  // namespace scion::runtime
