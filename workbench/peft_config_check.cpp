@@ -10,6 +10,7 @@
 
 #include "base/json_value.h"
 #include "lineage/peft_adapter.h"
+#include "lineage/peft_ia3_modules.h"
 
 namespace scion::workbench {
 namespace {
@@ -84,13 +85,7 @@ void check_config(const JsonValue& config, const nlohmann::json& expected, const
                                                            : "causal LM",
                     shown(expected["task_type"])));
   check_base_and_layout(config, expected, base, problems);
-  if (expected["peft_type"] == "IA3") {
-    for (const char* key : {"target_modules", "feedforward_modules"})
-      if (!same_targets(field(key), expected[key]))
-        problems.push_back(fmt::format("{} is {}, but '{}' declares {}", key, shown(field(key)),
-                                       model.name, shown(expected[key])));
-    return;
-  }
+  if (expected["peft_type"] == "IA3") return;  // its modules: check_ia3_modules
   if (field("r") != expected["r"])
     problems.push_back(fmt::format("r is {}, but '{}' declares rank {}", shown(field("r")),
                                    model.name, shown(expected["r"])));
@@ -143,6 +138,34 @@ void check_config(const JsonValue& config, const nlohmann::json& expected, const
                                    shown(field("bias"))));
 }
 
+// An IA3 adapter scales what the declaration does: the modules its target_modules and
+// feedforward_modules select as PEFT reads them (lists or regular expressions), compared
+// as sets of (layer, linear) with the declaration's outputs and inputs.
+void check_ia3_modules(const JsonValue& config, const spec::Workspace& ws, const spec::Model& model,
+                       std::vector<std::string>& problems) {
+  const auto field = [&](const char* key) {
+    const std::optional<JsonValue> m = config.member(key);
+    return m ? m->raw() : nlohmann::json();
+  };
+  std::string why;
+  const auto theirs = lineage::peft_ia3_modules(ws, model, field("target_modules"),
+                                                field("feedforward_modules"), why);
+  if (!theirs) {
+    problems.push_back(why);
+    return;
+  }
+  const lineage::Ia3Modules ours = lineage::declared_ia3_modules(ws, model);
+  if (*theirs == ours) return;
+  problems.push_back(fmt::format(
+      "target_modules {} and feedforward_modules {} scale the outputs of {} and the inputs of "
+      "{} (layer.linear), but '{}' declares outputs {} and inputs {}; declare ia3: {{targets, "
+      "feedforward, layers}} to match",
+      JsonValue::shown(field("target_modules")), JsonValue::shown(field("feedforward_modules")),
+      lineage::ia3_modules_text(theirs->scaled_output),
+      lineage::ia3_modules_text(theirs->scaled_input), model.name,
+      lineage::ia3_modules_text(ours.scaled_output), lineage::ia3_modules_text(ours.scaled_input)));
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> peft_config_problems(std::string_view text,
@@ -155,6 +178,7 @@ Result<std::vector<std::string>> peft_config_problems(std::string_view text,
   SCION_RETURN_IF_ERROR(root.expect_object());
   std::vector<std::string> problems;
   check_config(root, lineage::peft_config(ws, model), model, *ws.ancestry(model).back(), problems);
+  if (model.adaptation.ia3) check_ia3_modules(root, ws, model, problems);
   return problems;
 }
 

@@ -8,8 +8,9 @@ unexpected keys and whose probabilities equal `scion predict --json` within 1e-4
 merged model folder (`--format huggingface`) does too, and so does a LoRA descendant of it
 exported over its merged base. An IA3 adapter made and saved by PEFT (vectors and head
 drawn at random) comes in with `scion import --peft` and predicts what PEFT predicts within
-1e-4; scion's own export comes back unchanged; an adapter whose feed-forward modules differ
-from the declaration is refused. Skips (77) without the interop venv."""
+1e-4 (its target_modules and feedforward_modules module-name lists, read as PEFT reads
+them); scion's own export comes back unchanged; an adapter whose feed-forward modules
+differ from the declaration is refused, naming what each scales. Skips (77) without the interop venv."""
 import json
 import os
 import shutil
@@ -164,9 +165,9 @@ check(imported["tensors"] == 2 * 3 + 2, f"ia3-back: {imported}")  # 2 layers x 3
 check(predict("ia3-back") == scion_probs, "export then import changed ia3's predictions")
 
 made = os.path.join(work, "peft-made")
-modules = {"target_modules": r"bert\.encoder\.layer\.\d+\.(attention\.self\.query|"
-                             r"attention\.self\.key|attention\.self\.value|intermediate\.dense)",
-           "feedforward_modules": r"bert\.encoder\.layer\.\d+\.(intermediate\.dense)"}
+# Module-name lists, as PEFT users write them (not the regular expressions scion exports).
+modules = {"target_modules": ["query", "key", "value", "intermediate.dense"],
+           "feedforward_modules": ["intermediate.dense"]}
 peft_probs = json.loads(run_python(PYTHON, PEFT_MAKES_IA3, base, made, json.dumps(modules),
                                    json.dumps(TEXTS)))["probs"]
 imported = run_json("import", "--peft", made, "--as", "ia3-from-peft", cwd=work)
@@ -177,7 +178,8 @@ print(f"ia3-from-peft: largest probability difference scion vs PEFT = {worst:.2e
 check(worst < TOLERANCE, f"ia3-from-peft: scion {ours} vs PEFT {peft_probs}")
 check(worst_difference(ours, scion_probs) > 1e-3, "PEFT's random adapter predicts as ia3 does")
 rc, out, err = run("import", "--peft", folder, "--as", "ia3-no-ffn", cwd=work)
-check(rc == 2 and "feedforward_modules" in err, f"an adapter with other feed-forward modules: {rc} {err}")
+check(rc == 2 and "feedforward_modules" in err and "inputs of {0.ffn_out, 1.ffn_out}" in err,
+      f"an adapter with other feed-forward modules: {rc} {err}")
 rc, out, err = run("fsck", cwd=work)
 check(rc == 0, f"fsck after import --peft: {out}{err}")
 print("ok")
