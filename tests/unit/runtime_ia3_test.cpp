@@ -110,6 +110,51 @@ TEST_CASE("(IA)³ in the transformer: vectors and the prompt below them match fi
   CHECK(vectors == 2 * 6);
 }
 
+TEST_CASE("(IA)³ on a Llama-shaped base: grouped k and v, the gate, no biases") {
+  // RMSNorm, rotary positions, SwiGLU and one key/value head for two query heads: k and v
+  // are (kv_width) wide, and the gate is a linear of its own, scaled here on its output.
+  spec::Architecture a = test::tiny_architecture(spec::ArchitectureKind::kDecoder);
+  a.norm_kind = spec::NormKind::kRmsNorm;
+  a.positions = spec::PositionKind::kRotary;
+  a.activation = spec::Activation::kSwiGlu;
+  a.kv_heads = 1;
+  a.linear_bias = false;
+  a.tie_embeddings = false;
+  a.hf_model_type = "llama";
+  Family f(a);
+  spec::Adaptation ad = ia3({"k", "v", "ffn_gate"}, {"q", "ffn_out"});
+  ad.head = test::two_labels(spec::Pooling::kLast);
+  f.add("ia3", "base", ad);
+  f.materialise();
+  f.randomise(5);
+  CHECK(f.params("ia3").find("blk.0.attn_v.ia3.ia3.out")->shape ==
+        std::vector<std::int64_t>{a.kv_width(), 1});
+  ModelWeights w = f.weights("ia3");
+  const TinyBatch data(kB, kT, w.arch.vocab_size, 2, 8);
+  FamilyBatch batch{{data.segment(&w, kB, kT, 77)}, true};
+  SegmentedTransformer net(f.backend());
+  auto loss = [&]() -> double {
+    auto out = net.forward(batch);
+    REQUIRE(out.is_ok());
+    return out->at(0).loss;
+  };
+  loss();
+  f.grads("ia3").zero();
+  REQUIRE(net.backward().is_ok());
+  int vectors = 0;
+  for (const ParameterSpec& p : parameter_table(f.workspace(), f.model("ia3"))) {
+    if (!is_ia3_parameter(p.name)) continue;
+    const Tensor& value = *f.params("ia3").find(p.name);
+    const Tensor& grad = *f.grads("ia3").binding().find(p.name);
+    std::vector<float> analytic(grad.f32(), grad.f32() + grad.numel());
+    // The smaller step of the Llama checks (runtime_adaptation_test.cpp, kLlamaStep).
+    test::check_gradient(p.name, loss, value.f32(), static_cast<std::size_t>(value.numel()),
+                         analytic.data(), {}, 400, 3e-3f);
+    ++vectors;
+  }
+  CHECK(vectors == 2 * 5);
+}
+
 TEST_CASE("a fresh (IA)³ is its parent; dedup and co-batching give each model its own") {
   Family f(test::tiny_architecture());
   spec::Adaptation parent;

@@ -178,6 +178,18 @@ TEST_CASE("(IA)³ co-batched with LoRA, DoRA and prefix tuning equals each train
   CHECK(vectors == 2 * 4);  // 2 layers x (k, v, ffn_out, q)
 }
 
+TEST_CASE("(IA)³ over a trunk held in bf16 co-batches as it trains alone") {
+  // The frozen products' bf16 path takes the scaled inputs and hands back their gradient.
+  const spec::Workspace ws = family();
+  const auto together =
+      train(ws, {"ia3", "lora"}, {}, runtime::Precision::kBF16, runtime::DType::kBF16);
+  const auto alone = train(ws, {"ia3"}, {}, runtime::Precision::kBF16, runtime::DType::kBF16);
+  for (const auto& [param, values] : alone) {
+    INFO(param);
+    CHECK(test::difference_to_scale(values, together.at(param)) <= 1e-4f);
+  }
+}
+
 // The same rows with other tokens and the other label: every row keeps its length, so a
 // batch drawn from it has the same shape, and a pass the same layout of rows.
 std::shared_ptr<const data::TokenizedDataset> other_values(const data::TokenizedDataset& data) {
