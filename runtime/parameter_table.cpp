@@ -168,8 +168,8 @@ bool is_trunk_linear_weight(const std::string& name) {
 }
 
 std::string linear_stem(const std::string& target) {
-  if (target == "ffn_in" || target == "ffn_out") return target;
-  return "attn_" + target;
+  return target == "q" || target == "k" || target == "v" || target == "o" ? "attn_" + target
+                                                                          : target;
 }
 
 std::pair<std::int64_t, std::int64_t> linear_shape(const Architecture& arch,
