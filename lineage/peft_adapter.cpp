@@ -109,22 +109,16 @@ std::vector<std::string> adapted_modules(const PeftArchitecture& arch, const spe
   return modules;
 }
 
-nlohmann::json target_modules(const PeftArchitecture& arch, const spec::LoraSpec& lora,
-                              const std::string& prefix) {
-  const std::vector<std::string> modules = adapted_modules(arch, lora);
-  if (lora.layers.empty()) {
-    nlohmann::json names = nlohmann::json::array();
-    for (const std::string& m : modules) names.push_back(unique_suffix(arch, m));
-    if (std::none_of(names.begin(), names.end(), [](const auto& n) { return n == ""; }))
-      return names;
-  }
-  // PEFT full-matches a string against each module's whole name.
+// A regular expression that PEFT full-matches against exactly the task model's modules
+// `modules` (paths below a layer) of `layers` (empty: every layer).
+std::string modules_regex(const PeftArchitecture& arch, const std::vector<std::string>& modules,
+                          const std::vector<int>& chosen_layers, const std::string& prefix) {
   std::string layers = "\\d+";
-  if (!lora.layers.empty()) {
+  if (!chosen_layers.empty()) {
     layers = "(";
-    for (std::size_t i = 0; i < lora.layers.size(); ++i) {
+    for (std::size_t i = 0; i < chosen_layers.size(); ++i) {
       if (i > 0) layers += '|';  // appended apart: GCC 12 -O3 misreads "|" + string as overlap
-      layers += std::to_string(lora.layers[i]);
+      layers += std::to_string(chosen_layers[i]);
     }
     layers += ")";
   }
@@ -135,6 +129,41 @@ nlohmann::json target_modules(const PeftArchitecture& arch, const spec::LoraSpec
   }
   alternatives += ")";
   return regex_escape(prefix) + regex_escape(arch.layer_path) + layers + "\\." + alternatives;
+}
+
+nlohmann::json target_modules(const PeftArchitecture& arch, const spec::LoraSpec& lora,
+                              const std::string& prefix) {
+  const std::vector<std::string> modules = adapted_modules(arch, lora);
+  if (lora.layers.empty()) {
+    nlohmann::json names = nlohmann::json::array();
+    for (const std::string& m : modules) names.push_back(unique_suffix(arch, m));
+    if (std::none_of(names.begin(), names.end(), [](const auto& n) { return n == ""; }))
+      return names;
+  }
+  // PEFT full-matches a string against each module's whole name.
+  return modules_regex(arch, modules, lora.layers, prefix);
+}
+
+// (IA)³'s target_modules (every scaled linear) and feedforward_modules (those scaled on
+// the input), always as regular expressions: PEFT matches a list of feed-forward names by
+// a plain string end, so "output.dense" would take BERT's attention.output.dense too.
+// No feed-forward module is an empty list (PEFT: none).
+std::pair<nlohmann::json, nlohmann::json> ia3_modules(const PeftArchitecture& arch,
+                                                      const spec::Ia3Spec& ia3,
+                                                      const std::string& prefix) {
+  std::vector<std::string> all, feedforward;
+  for (const char* target : spec::kLinearTargets) {
+    const bool on_input =
+        std::find(ia3.feedforward.begin(), ia3.feedforward.end(), target) != ia3.feedforward.end();
+    if (!on_input && std::find(ia3.targets.begin(), ia3.targets.end(), target) == ia3.targets.end())
+      continue;
+    all.push_back(module_below_layer(arch, target));
+    if (on_input) feedforward.push_back(all.back());
+  }
+  return {modules_regex(arch, all, ia3.layers, prefix),
+          feedforward.empty()
+              ? nlohmann::json::array()
+              : nlohmann::json(modules_regex(arch, feedforward, ia3.layers, prefix))};
 }
 
 // How many of scion's LoRA targets share `module` (GPT-2's c_attn holds q, k and v).
@@ -238,11 +267,19 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
                             "adapter, and --format huggingface cannot hold one either (it is "
                             "not a change of the trunk's weights); export it with the default "
                             "format (safetensors)");
-  const int methods = (ad.lora ? 1 : 0) + (ad.prefix ? 1 : 0) + (ad.prompt ? 1 : 0);
-  if (methods == 0) return refuse(model, "it has no LoRA, prefix or prompt adapter of its own");
+  const int methods =
+      (ad.lora ? 1 : 0) + (ad.ia3 ? 1 : 0) + (ad.prefix ? 1 : 0) + (ad.prompt ? 1 : 0);
+  if (methods == 0)
+    return refuse(model, "it has no LoRA, (IA)³, prefix or prompt adapter of its own");
   if (methods > 1)
-    return refuse(model, "it combines LoRA, prefix and prompt tuning, and a PEFT adapter is "
-                         "one method");
+    return refuse(model,
+                  "it combines LoRA, (IA)³, prefix and prompt tuning, and a PEFT "
+                  "adapter is one method");
+  if (ad.ia3 && a.hf_model_type == "gpt2")
+    return refuse(model,
+                  "GPT-2 holds q, k and v in one Conv1D (c_attn), and scion exports (IA)³ on "
+                  "modules of their own (BERT, RoBERTa, Llama); --format huggingface merges "
+                  "(IA)³ into the weights");
   const spec::Model* head = classifying_head(chain);
   if (head && tags_words(*head)) {
     if (arch->token_head_module.empty())
@@ -292,11 +329,12 @@ Status check_peft_import(const spec::Workspace& workspace, const spec::Model& mo
                             "of the base's direct descendants; declare MODEL with `from:` the "
                             "base");
   const std::string& type = workspace.architecture_of(model).hf_model_type;
-  if (!model.adaptation.lora || (type != "bert" && type != "llama"))
+  if (!(model.adaptation.lora || model.adaptation.ia3) || (type != "bert" && type != "llama"))
     return invalid_argument(
-        "model '" + model.name + "': scion import --peft reads LoRA adapters of BERT "
-        "(model_type bert) and Llama bases; declare a LoRA descendant of such a base, or "
-        "import the adapter's parameters as safetensors");
+        "model '" + model.name +
+        "': scion import --peft reads LoRA and (IA)³ adapters of BERT "
+        "(model_type bert) and Llama bases; declare a LoRA or (IA)³ descendant of such a base, "
+        "or import the adapter's parameters as safetensors");
   return Status::ok();
 }
 
@@ -313,6 +351,14 @@ std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
            (scion_name.ends_with(".a")   ? ".lora_A.weight"
             : scion_name.ends_with(".b") ? ".lora_B.weight"
                                          : ".lora_magnitude_vector");
+  }
+  // (IA)³: blk.N.<linear>.ia3.<model>.{out,in} (runtime/adapters/ia3/ia3_parameters.h),
+  // of PEFT's shapes already.
+  const std::string ia3_marker = ".ia3." + model.name + ".";
+  if (const auto at = scion_name.find(ia3_marker); at != std::string::npos) {
+    auto module = hf_tensor_name(arch.hf_model_type, scion_name.substr(0, at) + ".weight");
+    if (!module) return std::nullopt;
+    return prefix + module->substr(0, module->size() - std::string(".weight").size()) + ".ia3_l";
   }
   const PeftArchitecture* peft = peft_architecture(arch.hf_model_type);
   if (!peft || !model.adaptation.head || head_module(*peft, model).empty()) return std::nullopt;
@@ -357,8 +403,18 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
     }
     return config;
   }
-  const spec::LoraSpec& lora = *ad.lora;
   const std::string prefix = hf_base_model_prefix(a.hf_model_type);
+  config["modules_to_save"] = classifier ? nlohmann::json({"classifier"}) : nlohmann::json();
+  config["fan_in_fan_out"] = a.hf_model_type == "gpt2";  // Conv1D weights are (in, out)
+  if (ad.ia3) {
+    const auto [targets, feedforward] = ia3_modules(arch, *ad.ia3, prefix);
+    config["peft_type"] = "IA3";
+    config["target_modules"] = targets;
+    config["feedforward_modules"] = feedforward;
+    config["init_ia3_weights"] = true;
+    return config;
+  }
+  const spec::LoraSpec& lora = *ad.lora;
   // A module holding several of scion's targets (GPT-2's c_attn) has their ranks summed.
   int fused = 1;
   bool all_fused = true;
@@ -386,13 +442,11 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
     alpha_pattern[fused_module] = fused_alpha * static_cast<double>(lora.alpha);
   }
   config["peft_type"] = "LORA";
-  config["modules_to_save"] = classifier ? nlohmann::json({"classifier"}) : nlohmann::json();
   config["r"] = r;
   config["lora_alpha"] = alpha;
   config["lora_dropout"] = lora.dropout;
   config["target_modules"] = target_modules(arch, lora, prefix);
   config["bias"] = "none";
-  config["fan_in_fan_out"] = a.hf_model_type == "gpt2";  // Conv1D weights are (in, out)
   config["init_lora_weights"] = true;
   config["use_rslora"] = lora.use_rslora;
   config["use_dora"] = lora.use_dora;
@@ -494,6 +548,12 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   const spec::Adaptation& ad = model.adaptation;
   PeftAdapterFiles out;
   if (ad.lora) add_lora_tensors(a, model, params, out.tensors);
+  // (IA)³: the model's own vectors, blk.N.<linear>.ia3.<model>.{out,in}.
+  const std::string ia3_marker = ".ia3." + model.name + ".";
+  for (const auto& [name, value] : params)
+    if (name.starts_with("blk.") && name.find(ia3_marker) != std::string::npos)
+      if (auto peft = peft_tensor_name(a, model, name))
+        out.tensors.push_back({*peft, value.shape, as_float32(value)});
   if (ad.prefix) out.tensors.push_back(prefix_tensor(a, model, params));
   if (ad.prompt) {
     const LoadedParameter& p = params.at("prompt." + model.name + ".embeddings");
@@ -504,7 +564,7 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   // ancestor's. LoRA's tuner wraps the transformers model (base_model.model.*); prompt
   // learning holds it directly (base_model.*), as get_peft_model_state_dict writes either.
   if (const spec::Model* owner = classifying_head(workspace.ancestry(model))) {
-    const std::string root = ad.lora ? "base_model.model." : "base_model.";
+    const std::string root = ad.lora || ad.ia3 ? "base_model.model." : "base_model.";
     for (const char* part : {"weight", "bias"}) {
       const LoadedParameter& head = params.at("head." + owner->name + "." + part);
       out.tensors.push_back({root + std::string(head_module(arch, *owner)) + "." + part, head.shape,

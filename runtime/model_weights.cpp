@@ -4,6 +4,7 @@
 #include <map>
 
 #include "base/seeded_rng.h"
+#include "runtime/adapters/ia3/ia3_parameters.h"
 #include "runtime/adapters/lora/lora_fold.h"
 #include "runtime/backend.h"
 
@@ -156,6 +157,11 @@ void resolve_adapters(const spec::Workspace& ws, const spec::Model& model, const
         }
         blk.lora[i].push_back(lora);
       }
+      for (int i = 0; i < kLinearCount; ++i)
+        for (const bool on_input : {false, true})
+          if (const std::string name = ia3_parameter_name(l, kLinearStems[i], n, on_input);
+              r.has(name))
+            blk.ia3[i] = {r.at(name).value, r.at(name).grad, on_input};
       if (r.has(p + "prefix." + n + ".keys")) {
         const Slot& k = r.at(p + "prefix." + n + ".keys");
         const Slot& v = r.at(p + "prefix." + n + ".values");
@@ -251,7 +257,7 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
   for (const ParameterSpec& p : table) {
     if (!p.trainable || !grads) continue;
     const bool in_block = p.name.starts_with("blk.");
-    const bool adapter = p.name.find(".lora.") != std::string::npos ||
+    const bool adapter = p.name.find(".lora.") != std::string::npos || is_ia3_parameter(p.name) ||
                          p.name.find(".prefix.") != std::string::npos ||
                          p.name.find(".adapter_") != std::string::npos ||
                          p.name.starts_with("prompt.") || p.name.starts_with("head");

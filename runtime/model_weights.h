@@ -14,9 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
+#include "runtime/adapters/ia3/ia3_layer.h"
 #include "runtime/backend.h"
 #include "runtime/parameter_binding.h"
-#include "base/status.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {
@@ -83,6 +84,9 @@ struct BlockWeights {
   std::array<LinearWeights, kLinearCount> linear;
   // Adapters of the model and its ancestors, ancestors first.
   std::array<std::vector<LoraWeights>, kLinearCount> lora;
+  // (IA)³'s vector on each linear, the model's or an ancestor's (one at most: the spec
+  // allows no other adapter on a linear that has one).
+  std::array<Ia3Weights, kLinearCount> ia3;
   std::vector<PrefixWeights> prefixes;
   std::vector<BottleneckWeights> adapter_attn, adapter_ffn;
 };

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/adapters/ia3/ia3_parameters.h"
+
 namespace scion::runtime {
 namespace {
 
@@ -101,6 +103,7 @@ void add_adapters(const Model& model, const Architecture& a, std::vector<Paramet
         }
       }
     }
+    if (ad.ia3) add_ia3_parameters(*ad.ia3, m, a, l, table);
     if (ad.bottleneck) {
       const auto layers = chosen_layers(ad.bottleneck->layers, a.layers);
       if (std::find(layers.begin(), layers.end(), l) != layers.end()) {
@@ -165,8 +168,8 @@ bool is_trunk_linear_weight(const std::string& name) {
 }
 
 std::string linear_stem(const std::string& target) {
-  if (target == "ffn_in" || target == "ffn_out") return target;
-  return "attn_" + target;
+  return target == "q" || target == "k" || target == "v" || target == "o" ? "attn_" + target
+                                                                          : target;
 }
 
 std::pair<std::int64_t, std::int64_t> linear_shape(const Architecture& arch,

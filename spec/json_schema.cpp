@@ -114,6 +114,12 @@ Json adaptation_schema(SchemaBuilder& b) {
                                   {"use_rslora", type("boolean")},
                                   {"use_dora", type("boolean")}},
                                  "low-rank updates to linear layers");
+  const Json ia3 = b.closed_map(p + ".ia3", keys::kIa3,
+                                {{"targets", list_of(linear_targets())},
+                                 {"feedforward", list_of(linear_targets())},
+                                 {"layers", integers()}},
+                                "(IA)³: learned vectors scaling linear layers' outputs (targets) "
+                                "or inputs (feedforward)");
   const Json prefix = b.closed_map(p + ".prefix", keys::kPrefix,
                                    {{"virtual_tokens", type("integer")},
                                     {"layers", integers()},
@@ -144,7 +150,8 @@ Json adaptation_schema(SchemaBuilder& b) {
                        {"bottleneck", bottleneck},
                        {"head", head},
                        {"bitfit", method_switch()},
-                       {"full", method_switch()}},
+                       {"full", method_switch()},
+                       {"ia3", ia3}},
                       "how a descendant adapts its parent: one key per method");
 }
 

@@ -45,9 +45,10 @@ inline constexpr Choice<TokenizerKind> kTokenizers[] = {{"byte", TokenizerKind::
 
 // `adapt`: one key per method, each with its own settings.
 inline constexpr std::string_view kMethods[] = {"lora", "prefix", "prompt", "bottleneck",
-                                                "head", "bitfit", "full"};
+                                                "head", "bitfit", "full",   "ia3"};
 inline constexpr std::string_view kLora[] = {"rank",   "alpha",      "dropout", "targets",
                                              "layers", "use_rslora", "use_dora"};
+inline constexpr std::string_view kIa3[] = {"targets", "feedforward", "layers"};  // spec/ia3_spec.h
 inline constexpr std::string_view kPrefix[] = {"virtual_tokens", "layers", "reparam_hidden"};
 inline constexpr std::string_view kPrompt[] = {"virtual_tokens", "init", "text"};
 inline constexpr std::string_view kBottleneck[] = {"reduction", "placement", "layers"};

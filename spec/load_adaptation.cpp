@@ -203,6 +203,8 @@ void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& pat
     if (settings && !r.expect_map(*value, mpath, "a mapping of " + method + " settings")) continue;
     if (method == "lora") {
       out.lora = load_lora(r, *value, mpath, a);
+    } else if (method == "ia3") {
+      out.ia3 = load_ia3(r, *value, mpath, a);
     } else if (method == "prefix") {
       out.prefix = load_prefix(r, *value, mpath, a);
     } else if (method == "prompt") {
@@ -232,7 +234,7 @@ void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& pat
   }
   if (!any && !unknown && r.error_count() == errors_before)
     r.error(node, path,
-            "expected at least one adaptation method (lora, prefix, prompt, bottleneck, head, "
+            "expected at least one adaptation method (lora, ia3, prefix, prompt, bottleneck, head, "
             "bitfit, full)");
 }
 

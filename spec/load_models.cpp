@@ -499,6 +499,8 @@ void load_model_body(SpecReader& r, ModelEntry& e, const Architecture* arch,
   if (check_completion_data(r, e, datasets)) settle_head_labels(r, e, ancestors, datasets);
   check_prompt_room(r, e, arch, ancestors);
   check_dora(r, e, arch, ancestors);
+  if (const YamlNode* adapt = find(*e.node, "adapt"); adapt && !m.is_base())
+    check_ia3_overlaps(r, *adapt, m, arch, ancestors);
   warn_labels_ignored(r, e, has_head, datasets);
 }
 

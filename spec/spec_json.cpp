@@ -65,6 +65,7 @@ json adaptation_json(const Adaptation& ad) {
     if (ad.lora->use_rslora) out["lora"]["use_rslora"] = true;
     if (ad.lora->use_dora) out["lora"]["use_dora"] = true;
   }
+  if (ad.ia3) out["ia3"] = ia3_json(*ad.ia3);  // a new key: older recipes keep their hash
   if (ad.prefix)
     out["prefix"] = {{"virtual_tokens", ad.prefix->virtual_tokens},
                      {"layers", ad.prefix->layers},
@@ -101,6 +102,10 @@ std::optional<Adaptation> adaptation_from_recipe(const json& adapt) {
                          .layers = l.at("layers").get<std::vector<int>>(),
                          .use_rslora = l.value("use_rslora", false),
                          .use_dora = l.value("use_dora", false)};
+    }
+    if (adapt.contains("ia3")) {
+      ad.ia3 = ia3_from_json(adapt["ia3"]);
+      if (!ad.ia3) return std::nullopt;
     }
     if (adapt.contains("prefix")) {
       const json& p = adapt["prefix"];

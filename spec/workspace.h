@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "spec/ia3_spec.h"
+
 namespace scion::spec {
 
 // Where a value came from in its YAML file; line and column are 1-based.
@@ -158,6 +160,7 @@ struct FullSpec {};
 // are allowed). Absent methods are std::nullopt.
 struct Adaptation {
   std::optional<LoraSpec> lora;
+  std::optional<Ia3Spec> ia3;  // spec/ia3_spec.h
   std::optional<PrefixSpec> prefix;
   std::optional<PromptSpec> prompt;
   std::optional<BottleneckSpec> bottleneck;

@@ -10,6 +10,7 @@
 
 #include "base/json_value.h"
 #include "lineage/peft_adapter.h"
+#include "lineage/peft_ia3_modules.h"
 
 namespace scion::workbench {
 namespace {
@@ -38,6 +39,26 @@ bool same_targets(const nlohmann::json& a, const nlohmann::json& b) {
   return a == b;
 }
 
+// What every method's adapter must agree with: the base it was trained on and the layout
+// of its weights.
+void check_base_and_layout(const JsonValue& config, const nlohmann::json& expected,
+                           const spec::Model& base, std::vector<std::string>& problems) {
+  const auto field = [&](const char* key) {
+    const std::optional<JsonValue> m = config.member(key);
+    return m ? m->raw() : nlohmann::json();
+  };
+  const auto shown = [](const nlohmann::json& v) { return JsonValue::shown(v); };
+  if (!field("fan_in_fan_out").is_null() && field("fan_in_fan_out") != expected["fan_in_fan_out"])
+    problems.push_back(fmt::format("fan_in_fan_out is {}; {}'s linear weights are (out, in)",
+                                   shown(field("fan_in_fan_out")), base.name));
+  const nlohmann::json named = field("base_model_name_or_path");
+  if (!named.is_string() || !names_folder(named.get<std::string>(), base.import_path))
+    problems.push_back(fmt::format(
+        "base_model_name_or_path is {}, which does not name '{}''s folder {}; the adapter was "
+        "trained on another base",
+        shown(named), base.name, base.import_path));
+}
+
 // The adapter's hyperparameters against the declaration (`expected` is the
 // adapter_config.json scion would write for MODEL). Every key scion reads must hold what
 // the declaration implies; keys that would change what the adapter computes and that
@@ -49,9 +70,11 @@ void check_config(const JsonValue& config, const nlohmann::json& expected, const
     return m ? m->raw() : nlohmann::json();
   };
   const auto shown = [](const nlohmann::json& v) { return JsonValue::shown(v); };
-  if (field("peft_type") != "LORA")
-    problems.push_back(
-        fmt::format("peft_type is {}; only LORA adapters are imported", shown(field("peft_type"))));
+  if (field("peft_type") != expected["peft_type"])
+    problems.push_back(fmt::format(
+        "peft_type is {}, but '{}' declares {} (LORA and IA3 adapters "
+        "are imported)",
+        shown(field("peft_type")), model.name, expected["peft_type"] == "IA3" ? "ia3" : "lora"));
   if (field("task_type") != expected["task_type"])
     problems.push_back(
         fmt::format("task_type is {}, but '{}' is a {} model, which PEFT runs as "
@@ -61,6 +84,8 @@ void check_config(const JsonValue& config, const nlohmann::json& expected, const
                     : expected["task_type"] == "TOKEN_CLS" ? "token classifier"
                                                            : "causal LM",
                     shown(expected["task_type"])));
+  check_base_and_layout(config, expected, base, problems);
+  if (expected["peft_type"] == "IA3") return;  // its modules: check_ia3_modules
   if (field("r") != expected["r"])
     problems.push_back(fmt::format("r is {}, but '{}' declares rank {}", shown(field("r")),
                                    model.name, shown(expected["r"])));
@@ -108,18 +133,37 @@ void check_config(const JsonValue& config, const nlohmann::json& expected, const
           "{} is {}; scion's LoRA has one rank and alpha for every "
           "module ('{}' declares r {} and alpha {})",
           key, shown(field(key)), model.name, shown(expected["r"]), shown(expected["lora_alpha"])));
-  if (!field("fan_in_fan_out").is_null() && field("fan_in_fan_out") != expected["fan_in_fan_out"])
-    problems.push_back(fmt::format("fan_in_fan_out is {}; {}'s linear weights are (out, in)",
-                                   shown(field("fan_in_fan_out")), base.name));
   if (!field("bias").is_null() && field("bias") != "none")
     problems.push_back(fmt::format("bias is {}; scion's LoRA trains no biases (bias \"none\")",
                                    shown(field("bias"))));
-  const nlohmann::json named = field("base_model_name_or_path");
-  if (!named.is_string() || !names_folder(named.get<std::string>(), base.import_path))
-    problems.push_back(fmt::format(
-        "base_model_name_or_path is {}, which does not name '{}''s folder {}; the adapter was "
-        "trained on another base",
-        shown(named), base.name, base.import_path));
+}
+
+// An IA3 adapter scales what the declaration does: the modules its target_modules and
+// feedforward_modules select as PEFT reads them (lists or regular expressions), compared
+// as sets of (layer, linear) with the declaration's outputs and inputs.
+void check_ia3_modules(const JsonValue& config, const spec::Workspace& ws, const spec::Model& model,
+                       std::vector<std::string>& problems) {
+  const auto field = [&](const char* key) {
+    const std::optional<JsonValue> m = config.member(key);
+    return m ? m->raw() : nlohmann::json();
+  };
+  std::string why;
+  const auto theirs = lineage::peft_ia3_modules(ws, model, field("target_modules"),
+                                                field("feedforward_modules"), why);
+  if (!theirs) {
+    problems.push_back(why);
+    return;
+  }
+  const lineage::Ia3Modules ours = lineage::declared_ia3_modules(ws, model);
+  if (*theirs == ours) return;
+  problems.push_back(fmt::format(
+      "target_modules {} and feedforward_modules {} scale the outputs of {} and the inputs of "
+      "{} (layer.linear), but '{}' declares outputs {} and inputs {}; declare ia3: {{targets, "
+      "feedforward, layers}} to match",
+      JsonValue::shown(field("target_modules")), JsonValue::shown(field("feedforward_modules")),
+      lineage::ia3_modules_text(theirs->scaled_output),
+      lineage::ia3_modules_text(theirs->scaled_input), model.name,
+      lineage::ia3_modules_text(ours.scaled_output), lineage::ia3_modules_text(ours.scaled_input)));
 }
 
 }  // namespace
@@ -134,6 +178,7 @@ Result<std::vector<std::string>> peft_config_problems(std::string_view text,
   SCION_RETURN_IF_ERROR(root.expect_object());
   std::vector<std::string> problems;
   check_config(root, lineage::peft_config(ws, model), model, *ws.ancestry(model).back(), problems);
+  if (model.adaptation.ia3) check_ia3_modules(root, ws, model, problems);
   return problems;
 }
 

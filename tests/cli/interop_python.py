@@ -59,7 +59,8 @@ base, adapter, labels, texts = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.
 model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=labels)
 model = PeftModel.from_pretrained(model, adapter).eval()
 result = set_peft_model_state_dict(model, load_file(adapter + "/adapter_model.safetensors"))
-missing = [k for k in result.missing_keys if "lora_" in k or "modules_to_save" in k]
+missing = [k for k in result.missing_keys
+           if "lora_" in k or "ia3_" in k or "modules_to_save" in k]
 print(json.dumps({"unexpected": result.unexpected_keys, "missing": missing,
                   "probs": classify(model, base + "/tokenizer.json", texts)}))
 """

@@ -173,9 +173,28 @@ spec::Architecture llama_architecture() {
 // With every Llama feature at once (RMSNorm of width 8, two query heads sharing one
 // rotated key head, the gate's product), the loss curves faster in the first block's
 // value weights than h = 1e-2's truncation error allows for: two of 24 sampled entries
-// of blk.0.attn_v.weight erred by ~1e-2 with it, and none at h = 3e-3 or 1e-3. The
-// smaller step keeps round-off near 3e-4 (runtime_gradcheck.h), still inside tolerance.
-constexpr float kLlamaStep = 3e-3f;
+// of blk.0.attn_v.weight erred by ~1e-2 with it. Since the gate's LoRA acts (it did not
+// while its parameters were misnamed), one prompt entry with a gradient near -69 also
+// erred by 9% at h = 3e-3; at h = 1e-3 every entry agrees (the analytic value is the
+// limit). The smaller step keeps round-off near 1e-3 (runtime_gradcheck.h), still
+// inside tolerance.
+constexpr float kLlamaStep = 1e-3f;
+
+TEST_CASE("a LoRA on the gate is the gate's: named after it, its shape, and it acts") {
+  // linear_stem once turned "ffn_gate" into "attn_ffn_gate": parameters of the wrong shape
+  // that no pass read, so the adapter changed nothing and its gradients were zero.
+  Family f(llama_architecture());
+  spec::Adaptation ad;
+  ad.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .targets = {"ffn_gate"}};
+  ad.head = test::two_labels(spec::Pooling::kLast);
+  f.add("gate", "base", ad);
+  f.materialise();
+  const Tensor* b = f.params("gate").find("blk.1.ffn_gate.lora.gate.b");
+  REQUIRE(b);
+  CHECK(b->shape == std::vector<std::int64_t>{16, 2});  // (F, r)
+  ModelWeights w = f.weights("gate");
+  CHECK(w.blocks[1].lora[kFfnGate].size() == 1);
+}
 
 TEST_CASE("Llama architecture: gradients match finite differences") {
   SECTION("full training of the base, causal LM") {

@@ -473,3 +473,49 @@ TEST_CASE("DoRA is refused in bf16 and over an ancestor's LoRA on the same linea
                              "    train: {data: reviews, epochs: 1}\n"))
             .empty());
 }
+
+TEST_CASE("(IA)³ settings: unknown and doubled linears, empty lists, overlaps with LoRA") {
+  const auto ia3_model = [](const std::string& adapt) {
+    return with_model(
+        "  review:\n"
+        "    from: base\n"
+        "    adapt: " +
+        adapt +
+        "\n"
+        "    train: {data: reviews, epochs: 1}\n");
+  };
+  const std::string unknown = error_of(ia3_model("{ia3: {targets: [k, value]}, head: {}}"));
+  CHECK(unknown.find("models.review.adapt.ia3.targets[1]") != std::string::npos);
+  CHECK(unknown.find("unknown (IA)³ linear layer 'value'") != std::string::npos);
+  const std::string twice = error_of(ia3_model("{ia3: {feedforward: [ffn_out, ffn_out]}}"));
+  CHECK(twice.find("models.review.adapt.ia3.feedforward[1]") != std::string::npos);
+  CHECK(twice.find("listed twice") != std::string::npos);
+  const std::string empty = error_of(ia3_model("{ia3: {targets: [], feedforward: []}}"));
+  CHECK(empty.find("models.review.adapt.ia3") != std::string::npos);
+  CHECK(empty.find("at least one linear layer in targets or feedforward") != std::string::npos);
+  const std::string both = error_of(ia3_model("{ia3: {targets: [k, ffn_out]}}"));
+  CHECK(both.find("models.review.adapt.ia3.feedforward") != std::string::npos);
+  CHECK(both.find("'ffn_out' is in both targets") != std::string::npos);
+  const std::string gate = error_of(ia3_model("{ia3: {feedforward: [ffn_gate]}}"));
+  CHECK(gate.find("gate of a gated FFN") != std::string::npos);
+  const std::string own = error_of(ia3_model("{ia3: {}, lora: {rank: 2, targets: [v]}}"));
+  CHECK(own.find("models.review.adapt.ia3") != std::string::npos);
+  CHECK(own.find("(IA)³ on linear 'v' of layer 0, which its own LoRA already adapts") !=
+        std::string::npos);
+  const std::string over =
+      error_of(with_model("  review:\n"
+                          "    from: base\n"
+                          "    adapt: {ia3: {layers: [1]}, head: {}}\n"
+                          "    train: {data: reviews, epochs: 1}\n"
+                          "  again:\n"
+                          "    from: review\n"
+                          "    adapt: {lora: {rank: 2, targets: [k]}}\n"
+                          "    train: {data: reviews, epochs: 1}\n"));
+  CHECK(over.find("models.again.adapt.lora") != std::string::npos);
+  CHECK(over.find("LoRA on linear 'k' of layer 1, which the (IA)³ of ancestor 'review'") !=
+        std::string::npos);
+  // Only targets, or other linears than an ancestor's LoRA: fine.
+  CHECK(errors_of(ia3_model("{ia3: {targets: [k], feedforward: []}, lora: {rank: 2, targets: "
+                            "[q]}, head: {}}"))
+            .empty());
+}

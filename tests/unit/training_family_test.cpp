@@ -54,6 +54,14 @@ spec::Workspace family() {
                                 .use_dora = true};
       },
       8, 1e-2f, 4, 6);
+  // (IA)³ on k and v outputs and on the FFN down-projection's input, and on q's input too:
+  // both kinds of site, on a linear the co-batched LoRA adapts as well.
+  descendant(
+      "ia3", "base",
+      [](spec::Adaptation& a) {
+        a.ia3 = spec::Ia3Spec{.targets = {"k", "v"}, .feedforward = {"ffn_out", "q"}};
+      },
+      9, 2e-2f, 3, 5);
   return ws;
 }
 
@@ -150,6 +158,35 @@ TEST_CASE("rsLoRA and DoRA co-batched with the other methods equal each trained 
       magnitudes += param.ends_with(".m");
     }
     CHECK(magnitudes == (name == "dora" ? 2 * 3 : 0));  // trained: 2 layers x 3 targets
+  }
+}
+
+TEST_CASE("(IA)³ co-batched with LoRA, DoRA and prefix tuning equals each trained alone") {
+  const spec::Workspace ws = family();
+  const auto together = train(ws, {"ia3", "lora", "dora", "prefix"});
+  const auto alone = train(ws, {"ia3"});
+  int vectors = 0;
+  for (const auto& [param, values] : alone) {
+    INFO(param);
+    REQUIRE(together.count(param));
+    CHECK(test::difference_to_scale(values, together.at(param)) <= 1e-4f);
+    if (param.find(".ia3.ia3.") == std::string::npos) continue;
+    ++vectors;
+    // Trained: no longer the ones it started at.
+    CHECK(std::any_of(values.begin(), values.end(), [](float v) { return v != 1.0f; }));
+  }
+  CHECK(vectors == 2 * 4);  // 2 layers x (k, v, ffn_out, q)
+}
+
+TEST_CASE("(IA)³ over a trunk held in bf16 co-batches as it trains alone") {
+  // The frozen products' bf16 path takes the scaled inputs and hands back their gradient.
+  const spec::Workspace ws = family();
+  const auto together =
+      train(ws, {"ia3", "lora"}, {}, runtime::Precision::kBF16, runtime::DType::kBF16);
+  const auto alone = train(ws, {"ia3"}, {}, runtime::Precision::kBF16, runtime::DType::kBF16);
+  for (const auto& [param, values] : alone) {
+    INFO(param);
+    CHECK(test::difference_to_scale(values, together.at(param)) <= 1e-4f);
   }
 }
 

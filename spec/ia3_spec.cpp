@@ -1,0 +1,135 @@
+#include "spec/ia3_spec.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "spec/keys.h"
+#include "spec/spec_reader.h"
+#include "spec/workspace.h"
+
+namespace scion::spec {
+
+bool Ia3Spec::adapts(const std::string& target, int layer) const {
+  const bool listed =
+      std::find(targets.begin(), targets.end(), target) != targets.end() ||
+      std::find(feedforward.begin(), feedforward.end(), target) != feedforward.end();
+  return listed &&
+         (layers.empty() || std::find(layers.begin(), layers.end(), layer) != layers.end());
+}
+
+nlohmann::json ia3_json(const Ia3Spec& ia3) {
+  return {{"targets", ia3.targets}, {"feedforward", ia3.feedforward}, {"layers", ia3.layers}};
+}
+
+std::optional<Ia3Spec> ia3_from_json(const nlohmann::json& json) {
+  try {
+    return Ia3Spec{.targets = json.at("targets").get<std::vector<std::string>>(),
+                   .feedforward = json.at("feedforward").get<std::vector<std::string>>(),
+                   .layers = json.at("layers").get<std::vector<int>>()};
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+namespace detail {
+namespace {
+
+// A list of linear layers at `key`; `out` is left as it was (the default) when the key is
+// absent, and set only when every entry is a known, distinct linear this base has.
+void read_linears(SpecReader& r, const YamlNode& node, const std::string& path,
+                  std::string_view key, const Architecture* a, std::vector<std::string>& out) {
+  const YamlNode* list = find(node, key);
+  const std::string lpath = join_path(path, key);
+  std::vector<std::string> names;
+  if (list == nullptr || !r.read_string_list(list, lpath, names)) return;
+  const std::vector<std::string_view> known(std::begin(kLinearTargets), std::end(kLinearTargets));
+  std::set<std::string> seen;
+  bool ok = true;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string ipath = index_path(lpath, i);
+    if (std::find(known.begin(), known.end(), names[i]) == known.end()) {
+      r.report_unknown(*list->items[i], ipath, names[i], known, "(IA)³ linear layer");
+      ok = false;
+    } else if (names[i] == "ffn_gate" && a && !a->gated_ffn()) {
+      r.error(*list->items[i], ipath,
+              "'ffn_gate' is the gate of a gated FFN (Llama's gate_proj), which this base does "
+              "not have",
+              "; name ffn_in or ffn_out");
+      ok = false;
+    } else if (!seen.insert(names[i]).second) {
+      r.error(*list->items[i], ipath, fmt::format("'{}' is listed twice", names[i]));
+      ok = false;
+    }
+  }
+  if (ok) out = names;
+}
+
+}  // namespace
+
+Ia3Spec load_ia3(SpecReader& r, const YamlNode& node, const std::string& path,
+                 const Architecture* a) {
+  Ia3Spec s;
+  r.check_keys(node, path, keys::kIa3);
+  read_linears(r, node, path, "targets", a, s.targets);
+  read_linears(r, node, path, "feedforward", a, s.feedforward);
+  for (const std::string& t : s.targets)
+    if (std::find(s.feedforward.begin(), s.feedforward.end(), t) != s.feedforward.end()) {
+      const YamlNode* ff = find(node, "feedforward");
+      r.error(ff ? *ff : node, join_path(path, "feedforward"),
+              fmt::format("'{}' is in both targets (output scaled) and feedforward (input "
+                          "scaled); a linear layer gets one (IA)³ vector",
+                          t),
+              "; keep it in one list");
+      break;
+    }
+  if (s.targets.empty() && s.feedforward.empty())
+    r.error(node, path,
+            "expected at least one linear layer in targets or feedforward (q, k, v, o, ffn_in, "
+            "ffn_out, ffn_gate)");
+  const int layers = a ? a->layers : 1 << 20;
+  r.read_int_list(
+      find(node, "layers"), join_path(path, "layers"), s.layers, 0, layers - 1,
+      a ? fmt::format("a layer index from 0 to {} (the base has {} layers)", layers - 1, layers)
+        : std::string("a layer index of at least 0"));
+  return s;
+}
+
+void check_ia3_overlaps(SpecReader& r, const YamlNode& adapt, const Model& m,
+                        const Architecture* arch, const std::vector<const Model*>& ancestors) {
+  if (arch == nullptr) return;
+  const Adaptation& own = m.adaptation;
+  if (!own.ia3 && !own.lora) return;
+  const auto lora_adapts = [](const LoraSpec& s, const std::string& t, int l) {
+    return std::find(s.targets.begin(), s.targets.end(), t) != s.targets.end() &&
+           (s.layers.empty() || std::find(s.layers.begin(), s.layers.end(), l) != s.layers.end());
+  };
+  const auto report = [&](const char* method, const std::string& t, int l,
+                          const std::string& other) {
+    const YamlNode* at = find(adapt, method);
+    r.error(at ? *at : adapt, join_path(join_path(join_path("models", m.name), "adapt"), method),
+            fmt::format("{} on linear '{}' of layer {}, which {} already adapts: (IA)³ shares "
+                        "its linear layer with no LoRA or other (IA)³",
+                        method == std::string("ia3") ? "(IA)³" : "LoRA", t, l, other),
+            "; adapt other targets or layers");
+  };
+  for (int l = 0; l < arch->layers; ++l)
+    for (const char* target : kLinearTargets) {
+      const std::string t = target;
+      if (own.ia3 && own.ia3->adapts(t, l)) {
+        if (own.lora && lora_adapts(*own.lora, t, l)) return report("ia3", t, l, "its own LoRA");
+        for (const Model* a : ancestors)
+          if ((a->adaptation.lora && lora_adapts(*a->adaptation.lora, t, l)) ||
+              (a->adaptation.ia3 && a->adaptation.ia3->adapts(t, l)))
+            return report("ia3", t, l, "ancestor '" + a->name + "'");
+      }
+      if (own.lora && lora_adapts(*own.lora, t, l))
+        for (const Model* a : ancestors)
+          if (a->adaptation.ia3 && a->adaptation.ia3->adapts(t, l))
+            return report("lora", t, l, "the (IA)³ of ancestor '" + a->name + "'");
+    }
+}
+
+}  // namespace detail
+}  // namespace scion::spec
