@@ -23,10 +23,10 @@ namespace {
 // How an architecture's transformers models meet PEFT.
 struct PeftArchitecture {
   std::string_view model_type;
-  std::string_view layer_path;      // the module path before a layer's number
-  std::string_view seq_cls_class;   // AutoModelForSequenceClassification's class
-  std::string_view head_module;     // where scion's head goes; "" when it cannot
-  std::string_view pooler_module;   // where the base's pooler goes with it; "" for none
+  std::string_view layer_path;     // the module path before a layer's number
+  std::string_view seq_cls_class;  // AutoModelForSequenceClassification's class
+  std::string_view head_module;    // where scion's head goes; "" when it cannot
+  std::string_view pooler_module;  // where the base's pooler goes with it; "" for none
   // AutoModelForTokenClassification's: a linear layer `classifier` on every position,
   // with no pooler; "" where scion does not export token classifiers.
   std::string_view token_cls_class;
@@ -175,8 +175,8 @@ int targets_in_module(const PeftArchitecture& arch, const spec::LoraSpec& lora,
 }
 
 Status refuse(const spec::Model& model, const std::string& why) {
-  return invalid_argument("model '" + model.name + "' cannot be exported in PEFT's layout: " +
-                          why + "; export it with the default format (safetensors) instead");
+  return invalid_argument("model '" + model.name + "' cannot be exported in PEFT's layout: " + why +
+                          "; export it with the default format (safetensors) instead");
 }
 
 std::vector<float> as_float32(const LoadedParameter& p) {
@@ -214,12 +214,15 @@ Status check_prefix(const spec::Model& model, const spec::Architecture& a) {
   const spec::PrefixSpec& prefix = *model.adaptation.prefix;
   if (a.key_value_heads() != a.heads)
     return refuse(model, "scion's prefix holds keys and values for each of the " +
-                             std::to_string(a.heads) + " query heads, but with grouped-query "
+                             std::to_string(a.heads) +
+                             " query heads, but with grouped-query "
                              "attention the cache PEFT's prefix enters holds one per key/value "
-                             "head (" + std::to_string(a.key_value_heads()) + ")");
+                             "head (" +
+                             std::to_string(a.key_value_heads()) + ")");
   if (!prefix.layers.empty() && static_cast<int>(prefix.layers.size()) != a.layers)
-    return refuse(model, "its prefix covers some layers only, and PEFT's prefix covers every "
-                         "layer (a zero key still takes attention weight)");
+    return refuse(model,
+                  "its prefix covers some layers only, and PEFT's prefix covers every "
+                  "layer (a zero key still takes attention weight)");
   return Status::ok();
 }
 
@@ -232,8 +235,9 @@ Status check_mergeable_ancestors(const spec::Model& model,
     const spec::Adaptation& ad = chain[i]->adaptation;
     if (!ad.prefix && !ad.prompt && !ad.bottleneck) continue;
     return refuse(model, "its ancestor '" + chain[i]->name + "' has " +
-                             (ad.prefix ? "prefix tuning" : ad.prompt ? "prompt tuning"
-                                                                      : "a bottleneck adapter") +
+                             (ad.prefix   ? "prefix tuning"
+                              : ad.prompt ? "prompt tuning"
+                                          : "a bottleneck adapter") +
                              ", which cannot be merged into the weights of the base folder "
                              "that a PEFT adapter of a descendant of a descendant loads over "
                              "(PEFT runs one adapter over a plain transformers model)");
@@ -300,9 +304,10 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
                                "'s) does not pool [CLS], which " +
                                std::string(arch->seq_cls_class) + " does");
   } else if (!is_causal_lm(workspace, model)) {
-    return refuse(model, "it is a masked language model, and PEFT has no masked-LM task type "
-                         "(classifiers export as SEQ_CLS, causal LMs on GPT-2 or Llama as "
-                         "CAUSAL_LM)");
+    return refuse(model,
+                  "it is a masked language model, and PEFT has no masked-LM task type "
+                  "(classifiers export as SEQ_CLS, causal LMs on GPT-2 or Llama as "
+                  "CAUSAL_LM)");
   }
   if (ad.prefix) SCION_RETURN_IF_ERROR(check_prefix(model, a));
   if (ad.lora && ad.lora->use_dora && a.hf_model_type == "gpt2")
@@ -339,8 +344,8 @@ Status check_peft_import(const spec::Workspace& workspace, const spec::Model& mo
 }
 
 std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
-                                           const spec::Model& model,
-                                           const std::string& scion_name) {
+                                            const spec::Model& model,
+                                            const std::string& scion_name) {
   const std::string prefix = "base_model.model." + hf_base_model_prefix(arch.hf_model_type);
   const std::string lora_marker = ".lora." + model.name + ".";
   if (const auto at = scion_name.find(lora_marker); at != std::string::npos) {
@@ -387,7 +392,8 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
   // adds classifier and score itself.
   if (ad.prefix || ad.prompt) {
     config["peft_type"] = ad.prefix ? "PREFIX_TUNING" : "PROMPT_TUNING";
-    config["num_virtual_tokens"] = ad.prefix ? ad.prefix->virtual_tokens : ad.prompt->virtual_tokens;
+    config["num_virtual_tokens"] =
+        ad.prefix ? ad.prefix->virtual_tokens : ad.prompt->virtual_tokens;
     config["token_dim"] = a.width;
     config["num_transformer_submodules"] = 1;
     config["num_attention_heads"] = a.heads;
@@ -497,8 +503,10 @@ void add_module_lora(const std::string& module, std::size_t parts, std::vector<L
   out.push_back(std::move(B));
 }
 
-void add_lora_tensors(const spec::Architecture& a, const spec::Model& model,
-                      const LoadedParameters& params, std::vector<PeftTensor>& out) {
+// Errors: kInternal when a LoRA sits on a linear with no transformers name (a parameter
+// table and hf_tensor_names out of step: a scion bug, refused rather than left out).
+Status add_lora_tensors(const spec::Architecture& a, const spec::Model& model,
+                        const LoadedParameters& params, std::vector<PeftTensor>& out) {
   const std::string prefix = "base_model.model." + hf_base_model_prefix(a.hf_model_type);
   const std::string marker = ".lora." + model.name + ".a";
   std::map<std::string, std::vector<LoraPart>> by_module;  // HF module path (no prefix)
@@ -506,7 +514,13 @@ void add_lora_tensors(const spec::Architecture& a, const spec::Model& model,
   for (const auto& [name, value] : params) {
     if (!name.ends_with(marker)) continue;
     const std::string weight = name.substr(0, name.size() - marker.size()) + ".weight";
-    const std::string module_weight = *hf_tensor_name(a.hf_model_type, weight);
+    const std::optional<std::string> hf_name = hf_tensor_name(a.hf_model_type, weight);
+    if (!hf_name)
+      return internal_error(
+          fmt::format("LoRA parameter '{}' sits on '{}', which has no {} "
+                      "name in transformers (please report this as a scion bug)",
+                      name, weight, a.hf_model_type));
+    const std::string& module_weight = *hf_name;
     const std::string module = module_weight.substr(0, module_weight.size() - 7);  // ".weight"
     const std::vector<std::string> fused = map_hf_tensor(a.hf_model_type, module_weight).fused;
     const auto at = std::find(fused.begin(), fused.end(), weight);
@@ -520,6 +534,7 @@ void add_lora_tensors(const spec::Architecture& a, const spec::Model& model,
   }
   for (auto& [module, loras] : by_module)
     add_module_lora(prefix + module, parts_of[module], std::move(loras), out);
+  return Status::ok();
 }
 
 // Prefix tuning's past_key_values, one row per virtual token: [k_0 | v_0 | k_1 | v_1 ...].
@@ -547,7 +562,7 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   const PeftArchitecture& arch = architecture_of(workspace, model);
   const spec::Adaptation& ad = model.adaptation;
   PeftAdapterFiles out;
-  if (ad.lora) add_lora_tensors(a, model, params, out.tensors);
+  if (ad.lora) SCION_RETURN_IF_ERROR(add_lora_tensors(a, model, params, out.tensors));
   // (IA)³: the model's own vectors, blk.N.<linear>.ia3.<model>.{out,in}.
   const std::string ia3_marker = ".ia3." + model.name + ".";
   for (const auto& [name, value] : params)
@@ -588,9 +603,10 @@ Status write_peft_adapter(Env& env, const std::filesystem::path& dir,
   if (ec) return io_error("cannot create '" + dir.string() + "': " + ec.message());
   std::vector<SafetensorsTensor> tensors;
   for (const PeftTensor& t : files.tensors)
-    tensors.push_back({t.name, DType::kF32, t.shape, std::as_bytes(std::span<const float>(t.values))});
-  SCION_RETURN_IF_ERROR(write_safetensors(env, dir / "adapter_model.safetensors", tensors,
-                                          {{"format", "pt"}}));
+    tensors.push_back(
+        {t.name, DType::kF32, t.shape, std::as_bytes(std::span<const float>(t.values))});
+  SCION_RETURN_IF_ERROR(
+      write_safetensors(env, dir / "adapter_model.safetensors", tensors, {{"format", "pt"}}));
   const auto write_json = [&](const nlohmann::json& json, const char* name) {
     const std::string text = json.dump(2) + "\n";
     const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(text.data()),

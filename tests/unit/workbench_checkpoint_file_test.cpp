@@ -17,6 +17,7 @@ namespace {
 const std::string kRecipe(64, 'c');
 
 // A checkpoint of `kRecipe` with one tensor of three floats; `values` keeps the bytes.
+// REQUIRES: `values` outlives the result, whose tensor borrows their bytes.
 workbench::CheckpointWrite checkpoint_of(const std::vector<float>& values,
                                          std::optional<std::int64_t> share_steps = {}) {
   workbench::CheckpointWrite checkpoint{
@@ -87,7 +88,8 @@ TEST_CASE("a checkpoint write that fails leaves no checkpoint", "[workbench]") {
     lineage::testing::FaultInjectionEnv env;
     REQUIRE(workbench::write_checkpoint(env, dir.path(), checkpoint_of(values)).is_ok());
     env.fail_renames = true;
-    workbench::CheckpointWrite later = checkpoint_of({9, 9, 9});
+    const std::vector<float> later_values = {9, 9, 9};  // outlives `later`, which borrows it
+    workbench::CheckpointWrite later = checkpoint_of(later_values);
     later.steps = 8;
     CHECK_FALSE(workbench::write_checkpoint(env, dir.path(), later).is_ok());
     auto read = workbench::read_checkpoint(env, workbench::checkpoint_path(dir.path(), kRecipe));
