@@ -1,5 +1,7 @@
 #include "lineage/peft_adapter.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
