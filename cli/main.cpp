@@ -19,6 +19,7 @@
 #include "cli/device_choice.h"
 #include "cli/exit_codes.h"
 #include "cli/global_options.h"
+#include "cli/interrupts.h"
 #include "cli/output.h"
 #include "cli/version.h"
 #include "runtime/comm/communicator.h"
@@ -195,6 +196,7 @@ int with_stdout_flushed(int code) {
 
 int main(int argc, char** argv) {
   scion::cli::choose_openmp_wait_policy(argv);
+  scion::cli::route_interrupts();  // before any thread starts: cli/interrupts.h says why
   // A write past the file size limit (ulimit -f) then fails with EFBIG, which the store
   // reports like a full disk (exit 3, the store consistent), instead of killing scion.
   std::signal(SIGXFSZ, SIG_IGN);

@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
 #include <iostream>
 #include <optional>
 
 #include "cli/cmd_lineage_support.h"
 #include "cli/command_context.h"
 #include "cli/exit_codes.h"
+#include "cli/interrupts.h"
 #include "cli/output.h"
 #include "cli/profile_output.h"
 #include "cli/progress_clock.h"
@@ -22,9 +22,6 @@
 
 namespace scion::cli {
 namespace {
-
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 
 // Prints what training says as it goes on stderr; -q leaves it out. With --json, the
 // progress is JSON events, one object per line (docs/json.md, "Progress events").
@@ -281,15 +278,14 @@ int run_training(const GlobalOptions& global, const workbench::TrainRequest& req
   note_abandoned_runs(global, **context);
   // The other ranks print only their errors.
   const int verbosity = comm.rank() == 0 ? global.verbosity : std::min(global.verbosity, -1);
-  std::signal(SIGINT, on_interrupt);
-  std::signal(SIGTERM, on_interrupt);
+  const std::atomic<bool>& interrupted = catch_interrupts();
   StderrObserver observer(verbosity, global.json);
   workbench::TrainRequest placed = request;
   placed.parallel = placement->parallel;
   placed.quiet = verbosity < 0;
   std::optional<runtime::OpProfile> timed;
   if (profile) (*context)->set_profile(&timed.emplace());
-  auto outcome = workbench::train(*ws, **context, placed, observer, &g_interrupted);
+  auto outcome = workbench::train(*ws, **context, placed, observer, &interrupted);
   if (!outcome) return fail(outcome.status());
   if (comm.rank() == 0) {
     if (global.json) {
