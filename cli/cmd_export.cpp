@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -52,7 +53,7 @@ Status check_output_folder(const GlobalOptions& global, const ExportOptions& opt
 
 // The store, opened read-only, and what it exports (workbench/export_source.h).
 struct StoredExport {
-  std::unique_ptr<lineage::LineageStore> store;
+  std::unique_ptr<workbench::Context> context;  // holds the store
   workbench::ExportSource source;
 };
 
@@ -64,11 +65,11 @@ Result<StoredExport> load_for_export(const GlobalOptions& global, const std::str
   if (!workspace.is_ok()) return workspace.status();
   if (auto model = workbench::find_spec_model(*workspace, ref->model, ""); !model.is_ok())
     return model.status();
-  auto store = open_store_read_only(global);
-  if (!store.is_ok()) return store.status();
-  auto source = workbench::export_source(std::move(*workspace), **store, named);
+  auto context = open_store_context(global, workbench::StoreAccess::kRead);
+  if (!context.is_ok()) return context.status();
+  auto source = workbench::export_source(std::move(*workspace), (*context)->store(), named);
   if (!source.is_ok()) return source.status();
-  return StoredExport{std::move(*store), std::move(*source)};
+  return StoredExport{std::move(*context), std::move(*source)};
 }
 
 int run_export_peft(const GlobalOptions& global, const ExportOptions& opts) {
@@ -82,7 +83,7 @@ int run_export_peft(const GlobalOptions& global, const ExportOptions& opts) {
                                          loaded->source.params, opts.output);
   if (!exported.is_ok()) return fail(exported.status());
   Status written = workbench::write_folder_atomically(opts.output, [&](const auto& staging) {
-    return workbench::write_peft_export(loaded->store->env(), staging, *exported);
+    return workbench::write_peft_export(loaded->context->store().env(), staging, *exported);
   });
   if (!written.is_ok()) return fail(written);
   const nlohmann::json& config = exported->adapter.config;
@@ -118,7 +119,7 @@ int run_export_huggingface(const GlobalOptions& global, const ExportOptions& opt
                                            loaded->source.params);
   if (!folder.is_ok()) return fail(folder.status());
   Status written = workbench::write_folder_atomically(opts.output, [&](const auto& staging) {
-    return workbench::write_hf_model_folder(loaded->store->env(), staging, *folder);
+    return workbench::write_hf_model_folder(loaded->context->store().env(), staging, *folder);
   });
   if (!written.is_ok()) return fail(written);
   const std::string architecture = folder->config["architectures"][0].get<std::string>();
@@ -148,15 +149,16 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
     output = *checked;
   }
   // Export only reads the store: it works on a store the user may not write.
-  auto store = open_store_read_only(global);
-  if (!store.is_ok()) return fail(store.status());
-  auto version = workbench::resolve_version(**store, opts.model);
+  auto context = open_store_context(global, workbench::StoreAccess::kRead);
+  if (!context.is_ok()) return fail(context.status());
+  lineage::LineageStore& store = (*context)->store();
+  auto version = workbench::resolve_version(store, opts.model);
   if (!version.is_ok()) return fail(version.status());
   if (to_stdout) {
-    auto streamed = workbench::stream_checkpoint(**store, *version, opts.own_only, std::cout);
+    auto streamed = workbench::stream_checkpoint(store, *version, opts.own_only, std::cout);
     return streamed.is_ok() ? kExitOk : fail(streamed.status());
   }
-  auto exported = workbench::export_checkpoint(**store, *version, opts.own_only, output);
+  auto exported = workbench::export_checkpoint(store, *version, opts.own_only, output);
   if (!exported.is_ok()) return fail(exported.status());
   if (global.json) {
     print_json({{"model", opts.model},

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -21,12 +22,13 @@ struct ExportRunsOptions {
 int run_export_runs(const GlobalOptions& global, const ExportRunsOptions& opts) {
   if (auto where = checked_output_folder(opts.dir, global.store_path(), "DIR"); !where.is_ok())
     return fail(where.status());
-  auto store = open_store_read_only(global);
-  if (!store) return fail(store.status());
+  auto context = open_store_context(global, workbench::StoreAccess::kRead);
+  if (!context.is_ok()) return fail(context.status());
+  lineage::LineageStore& store = (*context)->store();
   std::string why_no_spec;  // without a valid spec, no PEFT folders as artifacts
   const std::optional<spec::Workspace> ws = load_workspace_if_valid(global, why_no_spec);
   auto summary =
-      workbench::export_runs_mlflow(**store, ws ? &*ws : nullptr, opts.dir, opts.experiment);
+      workbench::export_runs_mlflow(store, ws ? &*ws : nullptr, opts.dir, opts.experiment);
   if (!summary) return fail(summary.status());
   if (global.json) {
     print_json({{"dir", opts.dir},

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -21,20 +22,21 @@ nlohmann::json findings_json(const std::vector<lineage::FsckFinding>& findings) 
 }
 
 int run_fsck(const GlobalOptions& global) {
-  auto store = open_store_read_only(global);
-  if (!store.is_ok()) return fail(store.status());
-  auto report = lineage::check_store(**store);
+  auto context = open_store_context(global, workbench::StoreAccess::kRead);
+  if (!context.is_ok()) return fail(context.status());
+  lineage::LineageStore& store = (*context)->store();
+  auto report = lineage::check_store(store);
   if (!report.is_ok()) return fail(report.status());
   if (report->complete) {
     std::string why_no_spec;
     const auto workspace = load_workspace_if_valid(global, why_no_spec);
-    if (Status s = workbench::check_against_spec(**store, workspace ? &*workspace : nullptr,
+    if (Status s = workbench::check_against_spec(store, workspace ? &*workspace : nullptr,
                                                  why_no_spec, *report);
         !s.is_ok())
       return fail(s);
   }
   if (global.json) {
-    print_json({{"store", (*store)->dir().string()},
+    print_json({{"store", store.dir().string()},
                 {"ok", report->ok()},
                 {"objects_checked", report->objects_checked},
                 {"bytes_checked", report->bytes_checked},
@@ -55,7 +57,7 @@ int run_fsck(const GlobalOptions& global) {
     }
     std::cout << "checked " << report->objects_checked << " objects ("
               << human_bytes(report->bytes_checked) << ") and " << report->parameters_checked
-              << " parameter references in " << (*store)->dir().string() << ": "
+              << " parameter references in " << store.dir().string() << ": "
               << (report->ok() ? paint("ok", Color::kGreen, tty)
                                : paint(std::to_string(report->problems.size()) + " problem(s)",
                                        Color::kRed, tty))

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -35,13 +36,14 @@ struct GcOptions {
 
 int run_gc(const GlobalOptions& global, const GcOptions& options) {
   const bool dry_run = options.dry_run;
-  auto store = open_store(global, /*create=*/false);
-  if (!store.is_ok()) return fail(store.status());
+  auto context = open_store_context(global, workbench::StoreAccess::kWrite);
+  if (!context.is_ok()) return fail(context.status());
+  lineage::LineageStore& store = (*context)->store();
   lineage::GcPolicy policy{.force_orphans = options.force_orphans};
   if (options.keep >= 0) policy.keep_spec_versions = options.keep;
-  auto report = lineage::collect_garbage(**store, dry_run, policy);
+  auto report = lineage::collect_garbage(store, dry_run, policy);
   if (!report.is_ok()) return fail(report.status());
-  auto checkpoints = collect_checkpoints(global, **store, dry_run);
+  auto checkpoints = collect_checkpoints(global, store, dry_run);
   if (!checkpoints.is_ok()) return fail(checkpoints.status());
   if (global.json) {
     nlohmann::json removed_checkpoints = nlohmann::json::array();

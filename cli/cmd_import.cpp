@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -48,25 +49,25 @@ Status check_finite(const ImportOptions& opts, const std::vector<std::string>& n
 int run_import_peft(const GlobalOptions& global, const ImportOptions& opts) {
   auto workspace = load_workspace_or_report(global);
   if (!workspace.is_ok()) return fail(workspace.status());
-  auto found = workbench::find_spec_model(
-      *workspace, opts.model, "; declare it as a LoRA descendant of the base first");
+  auto found = workbench::find_spec_model(*workspace, opts.model,
+                                          "; declare it as a LoRA descendant of the base first");
   if (!found.is_ok()) return fail(found.status());
   const spec::Model* model = *found;
-  auto store = open_store(global, /*create=*/false);
-  if (!store.is_ok()) return fail(store.status());
+  auto context = open_store_context(global, workbench::StoreAccess::kWrite);
+  if (!context.is_ok()) return fail(context.status());
+  lineage::LineageStore& store = (*context)->store();
   std::vector<std::string> problems;
-  auto adapter = workbench::read_peft_import(*workspace, *model, **store, opts.file, problems);
+  auto adapter = workbench::read_peft_import(*workspace, *model, store, opts.file, problems);
   if (!adapter.is_ok()) {
     print_problems(opts.file, problems);
     return fail(adapter.status());
   }
   if (Status finite = check_finite(opts, (*adapter)->non_finite); !finite.is_ok())
     return fail(finite);
-  auto run = workbench::commit_import(
-      **store, *workspace, *model, (*adapter)->writes,
-      {{"peft", std::filesystem::absolute(opts.file).string()},
-       {"adapter_digest", (*adapter)->adapter_digest},
-       {"config_digest", (*adapter)->config_digest}});
+  auto run = workbench::commit_import(store, *workspace, *model, (*adapter)->writes,
+                                      {{"peft", std::filesystem::absolute(opts.file).string()},
+                                       {"adapter_digest", (*adapter)->adapter_digest},
+                                       {"config_digest", (*adapter)->config_digest}});
   if (!run.is_ok()) return fail(run.status());
   if (global.json) {
     print_json({{"model", opts.model},
@@ -77,8 +78,7 @@ int run_import_peft(const GlobalOptions& global, const ImportOptions& opts) {
   } else {
     std::cout << "imported the PEFT adapter " << opts.file << " (" << (*adapter)->own_tensors
               << " tensors, sha256 " << (*adapter)->adapter_digest.substr(0, 16) << ") as '"
-              << opts.model << "', a descendant of '" << model->from << "' (run #" << *run
-              << ")\n";
+              << opts.model << "', a descendant of '" << model->from << "' (run #" << *run << ")\n";
   }
   return kExitOk;
 }
@@ -110,10 +110,11 @@ int run_import(const GlobalOptions& global, const ImportOptions& opts) {
   if (Status finite = check_finite(opts, (*checkpoint)->non_finite); !finite.is_ok())
     return fail(finite);
 
-  auto store = open_store(global, /*create=*/true);
-  if (!store.is_ok()) return fail(store.status());
+  auto context = open_store_context(global, workbench::StoreAccess::kCreate);
+  if (!context.is_ok()) return fail(context.status());
+  lineage::LineageStore& store = (*context)->store();
   const auto& writes = (*checkpoint)->writes;
-  auto run = workbench::commit_import(**store, *workspace, *model, writes,
+  auto run = workbench::commit_import(store, *workspace, *model, writes,
                                       {{"file", std::filesystem::absolute(opts.file).string()}});
   if (!run.is_ok()) return fail(run.status());
   const std::int64_t bytes = (*checkpoint)->bytes;

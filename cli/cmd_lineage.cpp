@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -33,7 +34,8 @@ using workbench::FamilyNode;
 
 // The store and (when valid) the spec, with the family they describe together.
 struct FamilyView {
-  std::unique_ptr<lineage::LineageStore> store;
+  std::unique_ptr<workbench::Context> context;
+  lineage::LineageStore* store = nullptr;  // the context's; null: no store yet
   std::optional<spec::Workspace> workspace;
   std::string why_no_spec;
   std::vector<FamilyNode> nodes;
@@ -42,12 +44,13 @@ struct FamilyView {
 Result<FamilyView> load_family(const GlobalOptions& global) {
   FamilyView view;
   view.workspace = load_workspace_if_valid(global, view.why_no_spec);
-  auto store = open_store_read_only(global);
-  if (store.is_ok())
-    view.store = std::move(*store);
-  else if (store.status().code() != StatusCode::kNotFound || !view.workspace)
-    return store.status();  // without a store, the spec alone still gives a tree
-  auto nodes = workbench::family_of(view.store.get(), view.workspace ? &*view.workspace : nullptr);
+  // Without a store, the spec alone still gives a tree.
+  auto context = open_store_context(global, view.workspace ? workbench::StoreAccess::kReadIfPresent
+                                                           : workbench::StoreAccess::kRead);
+  if (!context.is_ok()) return context.status();
+  view.context = std::move(*context);
+  view.store = view.context->store_or_null();
+  auto nodes = workbench::family_of(view.store, view.workspace ? &*view.workspace : nullptr);
   if (!nodes.is_ok()) return nodes.status();
   view.nodes = std::move(*nodes);
   return view;
@@ -199,13 +202,14 @@ std::string run_detail(const lineage::RunRecord& r,
 }
 
 int run_log(const GlobalOptions& global, const std::string& model, std::int64_t limit) {
-  auto store = open_store_read_only(global);
-  if (!store.is_ok()) return fail(store.status());
+  auto context = open_store_context(global, workbench::StoreAccess::kRead);
+  if (!context.is_ok()) return fail(context.status());
+  lineage::LineageStore& store = (*context)->store();
   if (!model.empty())
-    if (auto found = workbench::find_stored_model(**store, model); !found.is_ok())
+    if (auto found = workbench::find_stored_model(store, model); !found.is_ok())
       return fail(found.status());
   // Every run, for what each version changed from the one before; then the newest `limit`.
-  auto runs = (*store)->runs(model, 0);
+  auto runs = store.runs(model, 0);
   if (!runs.is_ok()) return fail(runs.status());
   const auto changes = workbench::recipe_changes(*runs);
   if (limit > 0 && static_cast<std::int64_t>(runs->size()) > limit) runs->resize(limit);

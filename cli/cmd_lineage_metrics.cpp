@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -89,13 +90,14 @@ int run_metrics(const GlobalOptions& global, MetricsOptions options) {
                                    " ask for two formats; drop one"));
     options.format = "json";
   }
-  auto store = open_store_read_only(global);
-  if (!store.is_ok()) return fail(store.status());
-  auto model = workbench::find_stored_model(**store, options.model);
+  auto context = open_store_context(global, workbench::StoreAccess::kRead);
+  if (!context.is_ok()) return fail(context.status());
+  lineage::LineageStore& store = (*context)->store();
+  auto model = workbench::find_stored_model(store, options.model);
   if (!model.is_ok()) return fail(model.status());
-  auto run = workbench::metrics_run(**store, *model, options.run);
+  auto run = workbench::metrics_run(store, *model, options.run);
   if (!run.is_ok()) return fail(run.status());
-  auto steps = (*store)->run_metrics(run->id);
+  auto steps = store.run_metrics(run->id);
   if (!steps.is_ok()) return fail(steps.status());
   if (steps->empty() && options.format == "table" && global.verbosity >= 0)
     print_note(fmt::format("run {} of '{}' recorded no steps", run->id, options.model));

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "lineage/spec_records.h"
@@ -57,13 +58,14 @@ json show_json(const workbench::ModelShow& show) {
               {"version", show.version.empty() ? json() : json(show.version)},
               {"current", show.current},
               {"ancestry", json::array()}};
-  for (const workbench::AncestryStep& step : show.ancestry) doc["ancestry"].push_back(step_json(step));
+  for (const workbench::AncestryStep& step : show.ancestry)
+    doc["ancestry"].push_back(step_json(step));
   auto runs_json = [](const std::vector<workbench::RunWithValidation>& runs) {
     json out = json::array();
     for (const workbench::RunWithValidation& r : runs) {
       json run = run_to_json(r.run);
-      run["final_validation"] = r.final_validation.empty() ? json::object()
-                                                           : json(r.final_validation);
+      run["final_validation"] =
+          r.final_validation.empty() ? json::object() : json(r.final_validation);
       out.push_back(run);
     }
     return out;
@@ -178,9 +180,10 @@ void print_show(const json& doc, bool tty) {
 }  // namespace
 
 int run_lineage_show(const GlobalOptions& global, const std::string& model) {
-  auto store = open_store_read_only(global);
-  if (!store.is_ok()) return fail(store.status());
-  auto show = workbench::show_model(**store, model);
+  auto context = open_store_context(global, workbench::StoreAccess::kRead);
+  if (!context.is_ok()) return fail(context.status());
+  lineage::LineageStore& store = (*context)->store();
+  auto show = workbench::show_model(store, model);
   if (!show.is_ok()) return fail(show.status());
   const json doc = show_json(*show);
   if (global.json) {
@@ -192,9 +195,10 @@ int run_lineage_show(const GlobalOptions& global, const std::string& model) {
 }
 
 int run_lineage_diff(const GlobalOptions& global, const std::string& a, const std::string& b) {
-  auto store = open_store_read_only(global);
-  if (!store.is_ok()) return fail(store.status());
-  auto diff = workbench::diff_models(**store, a, b);
+  auto context = open_store_context(global, workbench::StoreAccess::kRead);
+  if (!context.is_ok()) return fail(context.status());
+  lineage::LineageStore& store = (*context)->store();
+  auto diff = workbench::diff_models(store, a, b);
   if (!diff.is_ok()) return fail(diff.status());
   const json shared = diff->shared, differ = diff->differ, only_a = diff->only_in_a,
              only_b = diff->only_in_b;

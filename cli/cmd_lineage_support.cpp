@@ -14,27 +14,6 @@
 
 namespace scion::cli {
 
-Result<std::unique_ptr<lineage::LineageStore>> open_store(const GlobalOptions& global,
-                                                          bool create) {
-  lineage::StoreOptions options;
-  options.create = create;
-  auto store = lineage::LineageStore::open(global.store_path(), options);
-  if (store.is_ok() && global.verbosity >= 0) {
-    for (const lineage::RunRecord& run : (*store)->abandoned_on_open())
-      print_note("run " + std::to_string(run.id) + " of '" + run.model + "' is now marked " +
-                 "abandoned: its process (pid " + std::to_string(run.pid.value_or(0)) +
-                 ") is gone without having recorded how the run ended");
-  }
-  return store;
-}
-
-Result<std::unique_ptr<lineage::LineageStore>> open_store_read_only(const GlobalOptions& global) {
-  lineage::StoreOptions options;
-  options.create = false;
-  options.read_only = true;
-  return lineage::LineageStore::open(global.store_path(), options);
-}
-
 int fail(const Status& status) {
   print_error(status);
   return exit_code_for(status);

@@ -1,6 +1,7 @@
-// Helpers shared by the store commands (lineage, fsck, gc, import, export): opening the
-// store named by the global options, formatting sizes and durations, and the JSON form
-// of store records. The lineage queries themselves are workbench/lineage_views.h.
+// Helpers shared by the store commands (lineage, fsck, gc, import, export): formatting
+// sizes and durations, and the JSON form of store records (they open the store through
+// cli/command_context.h's open_store_context). The lineage queries themselves are
+// workbench/lineage_views.h.
 #pragma once
 
 #include <map>
@@ -14,13 +15,6 @@
 #include "spec/workspace.h"
 
 namespace scion::cli {
-
-// The store at global.store_path(), for writing. `create`: make it when missing; without
-// it, a clear "no scion store" error instead. Notes each run it finds abandoned.
-Result<std::unique_ptr<lineage::LineageStore>> open_store(const GlobalOptions& global, bool create);
-// The store for commands that only read it (lineage, fsck, predict, test --no-record):
-// opened read-only, so a store this user may not write stays readable.
-Result<std::unique_ptr<lineage::LineageStore>> open_store_read_only(const GlobalOptions& global);
 
 // Prints the error and returns its exit code.
 int fail(const Status& status);

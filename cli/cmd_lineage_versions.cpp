@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -22,13 +23,14 @@ std::string version_label(const std::string& model, const std::string& recipe_ha
 }
 
 int run_versions(const GlobalOptions& global, const std::string& model) {
-  auto store = open_store_read_only(global);
-  if (!store.is_ok()) return fail(store.status());
-  if (auto found = workbench::find_stored_model(**store, model); !found.is_ok())
+  auto context = open_store_context(global, workbench::StoreAccess::kRead);
+  if (!context.is_ok()) return fail(context.status());
+  lineage::LineageStore& store = (*context)->store();
+  if (auto found = workbench::find_stored_model(store, model); !found.is_ok())
     return fail(found.status());
-  auto versions = (*store)->versions(model);
+  auto versions = store.versions(model);
   if (!versions.is_ok()) return fail(versions.status());
-  auto runs = (*store)->runs(model, 0);
+  auto runs = store.runs(model, 0);
   if (!runs.is_ok()) return fail(runs.status());
   nlohmann::json out = nlohmann::json::array();
   for (const lineage::StoredVersion& v : *versions) {
@@ -38,7 +40,7 @@ int run_versions(const GlobalOptions& global, const std::string& model) {
         restored_by.push_back(r.id);
     nlohmann::json parent;
     if (!v.parent.empty() && v.parent_recipe_hash) {
-      auto made_from = (*store)->find_version(v.parent, *v.parent_recipe_hash);
+      auto made_from = store.find_version(v.parent, *v.parent_recipe_hash);
       if (!made_from.is_ok()) return fail(made_from.status());
       std::optional<std::int64_t> parent_run;
       if (made_from->has_value()) parent_run = (*made_from)->run;

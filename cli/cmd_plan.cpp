@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -33,9 +34,9 @@ int run_plan(const GlobalOptions& global, const PlanOptions& options) {
     std::cerr << "the spec has errors; fix them and plan again\n";
     return kExitUsage;
   }
-  auto store = open_store_read_only(global);
-  if (!store && store.status().code() != StatusCode::kNotFound) return fail(store.status());
-  auto plan = workbench::make_plan(checked, store ? store->get() : nullptr,
+  auto context = open_store_context(global, workbench::StoreAccess::kReadIfPresent);
+  if (!context) return fail(context.status());
+  auto plan = workbench::make_plan(checked, (*context)->store_or_null(),
                                    {.memory_budget_mib = options.memory_budget_mib});
   if (!plan) return fail(plan.status());
   // `scion run` would refuse these before any work; the plan still shows them.

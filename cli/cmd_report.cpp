@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -34,11 +35,10 @@ Result<report::FamilyReport> gather(const GlobalOptions& global,
   std::string why_no_spec;
   const std::optional<spec::Workspace> ws = load_workspace_if_valid(global, why_no_spec);
   if (!ws) heading.spec_note = why_no_spec + "; showing the store only";
-  std::unique_ptr<lineage::LineageStore> store;
-  if (auto opened = open_store_read_only(global); opened.is_ok())
-    store = std::move(*opened);
-  else if (opened.status().code() != StatusCode::kNotFound || !ws)
-    return opened.status();
+  auto context = open_store_context(
+      global, ws ? workbench::StoreAccess::kReadIfPresent : workbench::StoreAccess::kRead);
+  if (!context.is_ok()) return context.status();
+  lineage::LineageStore* store = (*context)->store_or_null();  // null: no store yet
   std::map<std::string, std::string> pinned;
   for (const std::string& named : versions) {
     if (!store) return not_found("no store yet, so no version of '" + named + "' to show");
@@ -46,7 +46,7 @@ Result<report::FamilyReport> gather(const GlobalOptions& global,
     if (!version.is_ok()) return version.status();
     pinned[version->model] = version->recipe_hash;
   }
-  return workbench::build_family_report(store.get(), ws ? &*ws : nullptr, heading, pinned);
+  return workbench::build_family_report(store, ws ? &*ws : nullptr, heading, pinned);
 }
 
 int run_report(const GlobalOptions& global, const ReportOptions& opts) {

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/cmd_lineage_support.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -51,24 +52,24 @@ int list_spec_versions(const GlobalOptions& global, lineage::LineageStore& store
 }
 
 int run_tag(const GlobalOptions& global, const TagOptions& opts) {
-  auto store = open_store(global, /*create=*/false);
-  if (!store.is_ok()) return fail(store.status());
+  auto context = open_store_context(global, workbench::StoreAccess::kWrite);
+  if (!context.is_ok()) return fail(context.status());
+  lineage::LineageStore& store = (*context)->store();
   if (!opts.delete_tag.empty()) {
-    if (Status deleted = (*store)->delete_tag(opts.delete_tag); !deleted.is_ok())
-      return fail(deleted);
+    if (Status deleted = store.delete_tag(opts.delete_tag); !deleted.is_ok()) return fail(deleted);
     if (!global.json && global.verbosity >= 0)
       std::cout << "deleted tag '" << opts.delete_tag << "'\n";
   }
   if (!opts.tag.empty()) {
     auto workspace = load_workspace_or_report(global);
     if (!workspace.is_ok()) return kExitUsage;
-    if (Status tagged = workbench::tag_spec_version(*workspace, **store, opts.tag); !tagged.is_ok())
+    if (Status tagged = workbench::tag_spec_version(*workspace, store, opts.tag); !tagged.is_ok())
       return fail(tagged);
     if (!global.json && global.verbosity >= 0)
       std::cout << "tagged the spec version of " << workspace->spec_path.string() << " '"
                 << opts.tag << "'\n";
   }
-  return list_spec_versions(global, **store);
+  return list_spec_versions(global, store);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "cli/cmd_lineage_support.h"
 #include "cli/cmd_test.h"
+#include "cli/command_context.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "workbench/test_comparison.h"
@@ -69,13 +70,14 @@ int run_test_comparison(const GlobalOptions& global, const TestOptions& options)
     return fail(invalid_argument(
         "--compare reads stored results and takes no models, --junit or --export-violations; "
         "name the two sides as --compare A B"));
-  auto store = open_store_read_only(global);
-  if (!store) return fail(store.status());
-  auto a = workbench::resolve_compared_side(**store, options.compare[0]);
+  auto context = open_store_context(global, workbench::StoreAccess::kRead);
+  if (!context.is_ok()) return fail(context.status());
+  lineage::LineageStore& store = (*context)->store();
+  auto a = workbench::resolve_compared_side(store, options.compare[0]);
   if (!a) return fail(a.status());
-  auto b = workbench::resolve_compared_side(**store, options.compare[1]);
+  auto b = workbench::resolve_compared_side(store, options.compare[1]);
   if (!b) return fail(b.status());
-  auto comparison = workbench::compare_test_runs(**store, *a, *b);
+  auto comparison = workbench::compare_test_runs(store, *a, *b);
   if (!comparison) return fail(comparison.status());
   if (global.json)
     print_comparison_json(*comparison);

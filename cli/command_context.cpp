@@ -25,6 +25,13 @@ Result<std::unique_ptr<workbench::Context>> open_command_context(const GlobalOpt
   return context;
 }
 
+Result<std::unique_ptr<workbench::Context>> open_store_context(const GlobalOptions& global,
+                                                               workbench::StoreAccess store) {
+  auto context = workbench::Context::open(context_options(global, store));
+  if (context) note_abandoned_runs(global, **context);
+  return context;
+}
+
 void note_abandoned_runs(const GlobalOptions& global, const workbench::Context& context) {
   if (global.verbosity < 0) return;
   for (const lineage::RunRecord& run : context.abandoned_runs())

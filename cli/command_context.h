@@ -25,6 +25,13 @@ Result<std::unique_ptr<workbench::Context>> open_command_context(const GlobalOpt
                                                                  const spec::Workspace& ws,
                                                                  workbench::StoreAccess store);
 
+// The context of a command that needs only the store (lineage, fsck, gc, import, export,
+// tag, plan, report, test --compare): no ranks, no backend; the store opened as `store`
+// says (kRead keeps a store this user may not write readable). Opening it for writing
+// notes the runs it found abandoned. Errors: the store's (kNotFound: there is none).
+Result<std::unique_ptr<workbench::Context>> open_store_context(const GlobalOptions& global,
+                                                               workbench::StoreAccess store);
+
 // Notes each run the context's store marked abandoned when it was opened (its process is
 // gone without having recorded how the run ended); nothing under -q.
 void note_abandoned_runs(const GlobalOptions& global, const workbench::Context& context);
