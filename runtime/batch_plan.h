@@ -17,7 +17,7 @@
 #include "runtime/arena.h"
 #include "runtime/backend.h"
 #include "runtime/layer_trie.h"
-#include "runtime/transformer.h"
+#include "runtime/family_batch.h"
 #include "base/status.h"
 
 namespace scion::runtime::detail {

@@ -11,7 +11,7 @@
 #include "runtime/backend.h"
 #include "runtime/model_weights.h"
 #include "runtime/parameter_binding.h"
-#include "runtime/transformer.h"
+#include "runtime/family_batch.h"
 
 namespace scion::test {
 
