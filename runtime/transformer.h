@@ -48,8 +48,8 @@
 //
 // Files: family_batch.h (Segment, FamilyBatch: what a batch is), batch_validation.h (what
 // forward() accepts), layer_trie.h (which layer applications segments share), batch_plan.h
-// (the arena layout of a batch shape), transformer_pass.h with forward_pass.cpp and backward_pass.cpp (the passes), and
-// forward_flops.cpp (what a batch costs).
+// (the arena layout of a batch shape), transformer_pass.h with forward_pass.cpp and
+// backward_pass.cpp (the passes), and forward_flops.cpp (what a batch costs).
 #pragma once
 
 #include <cstdint>
