@@ -9,8 +9,8 @@
 
 #include "runtime/adapters/ia3/ia3_parameters.h"
 #include "runtime/cpu/onednn_gemm.h"
-#include "runtime/parameter_binding.h"
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/parameter_table.h"
 #include "runtime/training/family_trainer.h"
 
 namespace scion::workbench {

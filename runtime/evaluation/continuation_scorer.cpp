@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "runtime/evaluation/trunk_groups.h"
-#include "runtime/text_positions.h"
+#include "runtime/model/text_positions.h"
 
 namespace scion::runtime {
 namespace {

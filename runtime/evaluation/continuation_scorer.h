@@ -33,9 +33,9 @@
 
 #include "runtime/backend.h"
 #include "runtime/evaluation/family_evaluator.h"
-#include "runtime/model_weights.h"
+#include "runtime/model/model_weights.h"
 #include "runtime/text/tokenizer.h"
-#include "runtime/transformer.h"
+#include "runtime/model/transformer.h"
 #include "base/status.h"
 
 namespace scion::runtime {

@@ -9,8 +9,8 @@
 #include "base/stable_hash.h"
 #include "runtime/compute_device.h"
 #include "runtime/evaluation/trunk_groups.h"
-#include "runtime/kv_cache.h"
-#include "runtime/text_positions.h"
+#include "runtime/model/kv_cache.h"
+#include "runtime/model/text_positions.h"
 
 namespace scion::runtime {
 namespace {

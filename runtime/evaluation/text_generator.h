@@ -36,7 +36,7 @@
 #include "runtime/backend.h"
 #include "runtime/evaluation/continuation_scorer.h"
 #include "runtime/evaluation/token_sampler.h"
-#include "runtime/transformer.h"
+#include "runtime/model/transformer.h"
 
 namespace scion::runtime {
 

@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "runtime/arena.h"
-#include "runtime/optimizer.h"
-#include "runtime/parameter_binding.h"
-#include "runtime/shared_modules.h"
+#include "runtime/model/optimizer.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/shared_modules.h"
 #include "base/status.h"
 #include "spec/workspace.h"
 

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "runtime/optimizer.h"
-#include "runtime/parameter_table.h"
-#include "runtime/prefix_reparam.h"
-#include "runtime/text_positions.h"
-#include "runtime/transformer.h"
+#include "runtime/model/optimizer.h"
+#include "runtime/model/parameter_table.h"
+#include "runtime/model/prefix_reparam.h"
+#include "runtime/model/text_positions.h"
+#include "runtime/model/transformer.h"
 #include "runtime_family.h"
 #include "runtime_gradcheck.h"
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "host_fault_backend.h"
-#include "runtime/optimizer.h"
+#include "runtime/model/optimizer.h"
 
 using namespace scion;
 using runtime::Backend;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_table.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

@@ -17,7 +17,7 @@
 #include "base/status.h"
 #include "runtime/adapters/ia3/ia3_layer.h"
 #include "runtime/backend.h"
-#include "runtime/parameter_binding.h"
+#include "runtime/model/parameter_binding.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

@@ -1,10 +1,10 @@
-#include "runtime/batch_plan.h"
+#include "runtime/model/batch_plan.h"
 
 #include <algorithm>
 #include <initializer_list>
 #include <tuple>
 
-#include "runtime/kv_cache.h"
+#include "runtime/model/kv_cache.h"
 
 namespace scion::runtime::detail {
 namespace {

@@ -58,8 +58,8 @@
 
 #include "runtime/arena.h"
 #include "runtime/backend.h"
-#include "runtime/family_batch.h"
-#include "runtime/model_weights.h"
+#include "runtime/model/family_batch.h"
+#include "runtime/model/model_weights.h"
 #include "base/status.h"
 
 namespace scion::runtime {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/family_batch.h"
+#include "runtime/model/family_batch.h"
 
 namespace scion::runtime::detail {
 

@@ -2,7 +2,7 @@
 // errors). Checked before any plan or pass runs, so the passes may assume a sound batch.
 #pragma once
 
-#include "runtime/family_batch.h"
+#include "runtime/model/family_batch.h"
 #include "base/status.h"
 
 namespace scion::runtime::detail {

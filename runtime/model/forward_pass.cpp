@@ -1,9 +1,9 @@
 #include <string>
 
-#include "runtime/kv_cache.h"
+#include "runtime/model/kv_cache.h"
 #include "runtime/op_types.h"
-#include "runtime/text_positions.h"
-#include "runtime/transformer_pass.h"
+#include "runtime/model/text_positions.h"
+#include "runtime/model/transformer_pass.h"
 
 namespace scion::runtime::detail {
 

@@ -21,7 +21,7 @@
 #include "base/status.h"
 #include "runtime/arena.h"
 #include "runtime/backend.h"
-#include "runtime/model_weights.h"
+#include "runtime/model/model_weights.h"
 
 namespace scion::runtime {
 

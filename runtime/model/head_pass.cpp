@@ -16,7 +16,7 @@
 // segment's own: its counted targets (their class weights' sum under class weights), or
 // its B·K values for regression and multi-label, as torch's mean reductions divide.
 #include "runtime/op_types.h"
-#include "runtime/transformer_pass.h"
+#include "runtime/model/transformer_pass.h"
 
 namespace scion::runtime::detail {
 namespace {

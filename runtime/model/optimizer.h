@@ -29,8 +29,8 @@
 
 #include "runtime/arena.h"
 #include "runtime/backend.h"
-#include "runtime/parameter_binding.h"
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/parameter_table.h"
 #include "base/status.h"
 #include "spec/workspace.h"
 

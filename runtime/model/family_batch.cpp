@@ -1,6 +1,6 @@
-#include "runtime/family_batch.h"
+#include "runtime/model/family_batch.h"
 
-#include "runtime/kv_cache.h"
+#include "runtime/model/kv_cache.h"
 
 namespace scion::runtime {
 

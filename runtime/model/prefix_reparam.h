@@ -21,8 +21,8 @@
 
 #include "runtime/arena.h"
 #include "runtime/backend.h"
-#include "runtime/optimizer.h"
-#include "runtime/parameter_binding.h"
+#include "runtime/model/optimizer.h"
+#include "runtime/model/parameter_binding.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

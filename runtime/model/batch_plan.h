@@ -16,8 +16,8 @@
 
 #include "runtime/arena.h"
 #include "runtime/backend.h"
-#include "runtime/layer_trie.h"
-#include "runtime/family_batch.h"
+#include "runtime/model/layer_trie.h"
+#include "runtime/model/family_batch.h"
 #include "base/status.h"
 
 namespace scion::runtime::detail {

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/model_weights.h"
+#include "runtime/model/model_weights.h"
 
 namespace scion::runtime {
 

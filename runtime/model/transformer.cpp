@@ -1,8 +1,8 @@
-#include "runtime/transformer.h"
+#include "runtime/model/transformer.h"
 
-#include "runtime/batch_plan.h"
-#include "runtime/batch_validation.h"
-#include "runtime/transformer_pass.h"
+#include "runtime/model/batch_plan.h"
+#include "runtime/model/batch_validation.h"
+#include "runtime/model/transformer_pass.h"
 
 namespace scion::runtime {
 

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "runtime/arena.h"
-#include "runtime/parameter_table.h"
-#include "runtime/shared_modules.h"
+#include "runtime/model/parameter_table.h"
+#include "runtime/model/shared_modules.h"
 #include "runtime/tensor.h"
 #include "base/status.h"
 #include "spec/workspace.h"
