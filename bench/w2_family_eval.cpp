@@ -34,8 +34,8 @@
 #include "runtime/backend.h"
 #include "runtime/evaluation/family_evaluator.h"
 #include "runtime/model/parameter_binding.h"
-#include "runtime/text/byte_tokenizer.h"
 #include "runtime/model/transformer.h"
+#include "runtime/text/byte_tokenizer.h"
 
 using namespace scion;
 using namespace scion::runtime;

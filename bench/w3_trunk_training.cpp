@@ -46,8 +46,8 @@
 #include "runtime/model/optimizer.h"
 #include "runtime/model/parameter_binding.h"
 #include "runtime/model/parameter_table.h"
-#include "runtime/process_clock.h"
 #include "runtime/model/transformer.h"
+#include "runtime/process_clock.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 

@@ -35,8 +35,8 @@
 #include "runtime/backend.h"
 #include "runtime/metrics/classification_metrics.h"
 #include "runtime/model/model_weights.h"
-#include "runtime/text/tokenizer.h"
 #include "runtime/model/transformer.h"
+#include "runtime/text/tokenizer.h"
 
 namespace scion::runtime {
 

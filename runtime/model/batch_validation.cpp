@@ -5,8 +5,8 @@
 
 #include "runtime/model/batch_plan.h"
 #include "runtime/model/kv_cache.h"
-#include "runtime/op_types.h"
 #include "runtime/model/text_positions.h"
+#include "runtime/op_types.h"
 
 namespace scion::runtime::detail {
 namespace {

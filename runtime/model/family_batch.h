@@ -15,7 +15,7 @@
 
 namespace scion::runtime {
 
-class KvCache;  // runtime/kv_cache.h
+class KvCache;  // runtime/model/kv_cache.h
 
 // The segment's tokens, lengths and targets are host memory; forward() copies them to the
 // backend.
@@ -50,7 +50,7 @@ struct Segment {
   const std::int32_t* token_types = nullptr;
   // Incremental decoding (inference only, batch 1, no layer sharing): the keys and values
   // of the positions this sequence has run so far, created for this segment's model
-  // (runtime/kv_cache.h). The tokens are the next positions: they attend to the cached
+  // (runtime/model/kv_cache.h). The tokens are the next positions: they attend to the cached
   // rows and to each other (causally), their positions continue at cache->cached(), and
   // forward() appends their keys and values and advances the cache. The model's prompt
   // tokens run once, in the first forward over an empty cache. Null: no cache.

@@ -56,11 +56,11 @@
 #include <memory>
 #include <vector>
 
+#include "base/status.h"
 #include "runtime/arena.h"
 #include "runtime/backend.h"
 #include "runtime/model/family_batch.h"
 #include "runtime/model/model_weights.h"
-#include "base/status.h"
 
 namespace scion::runtime {
 

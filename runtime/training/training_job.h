@@ -31,8 +31,8 @@
 #include "runtime/model/optimizer.h"
 #include "runtime/model/parameter_binding.h"
 #include "runtime/model/parameter_table.h"
-#include "runtime/training/share_group.h"
 #include "runtime/model/transformer.h"
+#include "runtime/training/share_group.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

@@ -19,8 +19,8 @@
 #include "runtime/model/model_weights.h"
 #include "runtime/model/parameter_binding.h"
 #include "runtime/model/parameter_table.h"
-#include "runtime/text/tokenizer.h"
 #include "runtime/model/transformer.h"
+#include "runtime/text/tokenizer.h"
 #include "spec/hf_model_folder.h"
 
 namespace scion::test {

@@ -97,7 +97,7 @@ TEST_CASE("full training of a base: gradients match finite differences") {
 }
 
 // BERT as imported from Hugging Face: token-type embeddings, exact GELU, BERT's epsilon
-// and the pooler between pooling and the head (runtime/transformer.h).
+// and the pooler between pooling and the head (runtime/model/transformer.h).
 spec::Architecture bert_architecture() {
   spec::Architecture a = test::tiny_architecture(spec::ArchitectureKind::kEncoder,
                                                  spec::NormPlacement::kPost);

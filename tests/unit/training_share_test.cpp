@@ -9,8 +9,8 @@
 #include "runtime/model/parameter_binding.h"
 #include "runtime/model/shared_modules.h"
 #include "runtime/training/family_trainer.h"
-#include "training_test_data.h"
 #include "runtime/training/share_group.h"
+#include "training_test_data.h"
 
 using namespace scion;
 
