@@ -63,7 +63,7 @@
 #include "bench/peer_process.h"
 #include "runtime/backend.h"
 #include "runtime/data/tokenized_dataset.h"
-#include "runtime/parameter_binding.h"
+#include "runtime/model/parameter_binding.h"
 #include "runtime/process_clock.h"
 #include "runtime/text/byte_tokenizer.h"
 #include "runtime/training/family_trainer.h"

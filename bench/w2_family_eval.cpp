@@ -33,9 +33,9 @@
 #include "bench/machine.h"
 #include "runtime/backend.h"
 #include "runtime/evaluation/family_evaluator.h"
-#include "runtime/parameter_binding.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/transformer.h"
 #include "runtime/text/byte_tokenizer.h"
-#include "runtime/transformer.h"
 
 using namespace scion;
 using namespace scion::runtime;

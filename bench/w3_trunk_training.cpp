@@ -42,12 +42,12 @@
 #include "runtime/backend.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/onednn_gemm.h"
-#include "runtime/model_weights.h"
-#include "runtime/optimizer.h"
-#include "runtime/parameter_binding.h"
-#include "runtime/parameter_table.h"
+#include "runtime/model/model_weights.h"
+#include "runtime/model/optimizer.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/parameter_table.h"
+#include "runtime/model/transformer.h"
 #include "runtime/process_clock.h"
-#include "runtime/transformer.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 

@@ -18,7 +18,7 @@
 
 #include "lineage/digest.h"
 #include "lineage/store.h"
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_table.h"
 
 namespace {
 

@@ -148,7 +148,7 @@ void add_import_command(CLI::App& app, const GlobalOptions& global, CommandActio
                 "Import tensors holding NaN or infinite values (refused otherwise)");
   cmd->footer(
       "Tensor names and shapes must match the model's parameter table exactly\n"
-      "(see runtime/parameter_table.h); every mismatch is listed. A Hugging Face\n"
+      "(see runtime/model/parameter_table.h); every mismatch is listed. A Hugging Face\n"
       "folder's names are mapped first (docs/hugging-face.md).\n"
       "With --peft, FILE is a PEFT adapter folder (adapter_config.json +\n"
       "adapter_model.safetensors) for a LoRA (+ head) descendant declared in the spec;\n"

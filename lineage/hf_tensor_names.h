@@ -1,5 +1,5 @@
 // Hugging Face checkpoint tensor names and scion's parameter names
-// (runtime/parameter_table.h), by one declarative table per architecture, as llama.cpp's
+// (runtime/model/parameter_table.h), by one declarative table per architecture, as llama.cpp's
 // TensorNameMap: a new architecture is a new table, not string surgery in the loader.
 //
 // BERT (model_type "bert"; '#' is the layer number; docs/hugging-face.md lists it too):

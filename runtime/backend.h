@@ -1,5 +1,5 @@
 // Backend: the operations the transformer needs, behind one interface, so model code
-// (runtime/transformer.h) runs unchanged on the CPU reference backend and on the CUDA
+// (runtime/model/transformer.h) runs unchanged on the CPU reference backend and on the CUDA
 // backend plugin (runtime/cuda_plugin.h).
 //
 // A backend owns its memory: allocate() hands out backend memory, and every pointer an
@@ -125,7 +125,7 @@ class Backend {
   virtual void add_inplace(float* dst, const float* src, float scale, std::int64_t N) = 0;
   virtual void scale_inplace(float* x, float scale, std::int64_t N) = 0;
   virtual double squared_norm(const float* x, std::int64_t N) = 0;
-  // Gradient clipping with one host read per step (runtime/optimizer.h) instead of one per
+  // Gradient clipping with one host read per step (runtime/model/optimizer.h) instead of one per
   // tensor. squared_norm_into writes what squared_norm returns into *sum, a double of
   // backend memory, without waiting for it. clip_to_global_norm reads count such sums on
   // the backend, norm = global_norm(squared_norms, count) (op_types.h), and when

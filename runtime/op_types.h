@@ -13,7 +13,7 @@
 // mean of the real tokens, or the last real token).
 //
 // global_norm: the gradient-clipping norm from per-tensor sums of squares, the one
-// arithmetic the optimizer (runtime/optimizer.h) and every backend's clip_to_global_norm
+// arithmetic the optimizer (runtime/model/optimizer.h) and every backend's clip_to_global_norm
 // use, so that the host's value and the backend's decision agree bit for bit.
 #pragma once
 

@@ -4,7 +4,7 @@
 // allocation per role (parameters, gradients, optimizer state, activations) carved into
 // named views, so a training step allocates nothing. Views of one arena may
 // be shared by many models (the weight-dedup pool binds one buffer per digest to every
-// model that uses it; see runtime/parameter_binding.h).
+// model that uses it; see runtime/model/parameter_binding.h).
 //
 // Compute on the CPU is fp32. bf16 and fp16 exist for storage and transfer: convert()
 // moves values between dtypes; kernels take fp32 pointers from Tensor::f32().

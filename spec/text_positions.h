@@ -6,7 +6,7 @@
 // from arange(past, past + T), and Llama's rotary positions start at past too. On an
 // imported Hugging Face base scion does the same, so that a prefix it trains is the
 // adapter PEFT runs (docs/hugging-face.md). Rotary positions already start after each
-// block's prefix (runtime/transformer_pass.h); learned ones are shifted at the
+// block's prefix (runtime/model/transformer_pass.h); learned ones are shifted at the
 // embeddings by the count below. Native models keep their text at positions 0, 1, ...
 // beside a prefix: their recipes, stores and trained models predate the rule.
 #pragma once

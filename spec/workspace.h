@@ -232,7 +232,7 @@ struct TrainingSpec {
   std::uint64_t seed = 0;
   Precision precision = Precision::kF32;
   // Activation recomputation: keep only each block's input in the forward pass and run
-  // the block again in the backward (runtime/transformer.h). Less memory, one more
+  // the block again in the backward (runtime/model/transformer.h). Less memory, one more
   // forward pass of the blocks; the same values, so not part of the recipe hash.
   bool recompute = false;
 };

@@ -6,7 +6,7 @@
 
 #include "lineage/dtype.h"
 #include "lineage/spec_records.h"
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_table.h"
 
 namespace scion::workbench {
 namespace {

@@ -1,5 +1,5 @@
 // `scion import FILE|FOLDER --as MODEL`: a pretrained base's parameters, checked tensor by
-// tensor against the parameter table the spec implies (runtime/parameter_table.h). A
+// tensor against the parameter table the spec implies (runtime/model/parameter_table.h). A
 // safetensors file is read as it is; a Hugging Face model folder's tensors are renamed and
 // laid out by lineage/hf_checkpoint.h first. Floating-point parameters of any width become
 // F32, the dtype the runtime runs. Also the one commit both imports end with

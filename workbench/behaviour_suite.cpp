@@ -11,7 +11,7 @@
 #include "runtime/data/dataset_reader.h"
 #include "runtime/evaluation/continuation_scorer.h"
 #include "runtime/evaluation/family_evaluator.h"
-#include "runtime/text_positions.h"
+#include "runtime/model/text_positions.h"
 #include "spec/spelling.h"
 
 namespace scion::workbench {

@@ -1,6 +1,6 @@
 #include "workbench/inherited_parameters.h"
 
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_table.h"
 
 namespace scion::workbench {
 

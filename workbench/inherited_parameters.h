@@ -9,7 +9,7 @@
 #include "base/status.h"
 #include "lineage/store.h"
 #include "runtime/backend.h"
-#include "runtime/parameter_binding.h"
+#include "runtime/model/parameter_binding.h"
 #include "spec/workspace.h"
 
 namespace scion::workbench {

@@ -6,9 +6,9 @@
 
 #include <map>
 
-#include "runtime/parameter_binding.h"
-#include "runtime/parameter_table.h"
-#include "runtime/shared_modules.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/parameter_table.h"
+#include "runtime/model/shared_modules.h"
 
 namespace scion::workbench {
 

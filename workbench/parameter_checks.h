@@ -1,4 +1,4 @@
-// Spec checks that need the parameter table (runtime/parameter_table.h): shared modules
+// Spec checks that need the parameter table (runtime/model/parameter_table.h): shared modules
 // must have the same shapes in every model that shares them, and every freeze/unfreeze
 // glob must match some parameter.
 //

@@ -10,7 +10,7 @@
 
 #include "lineage/dtype.h"
 #include "lineage/peft_adapter.h"
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_table.h"
 #include "spec/file_digest.h"
 #include "workbench/peft_config_check.h"
 

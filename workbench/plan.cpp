@@ -10,8 +10,8 @@
 
 #include "runtime/data/dataset_reader.h"
 #include "runtime/memory_info.h"
-#include "runtime/parameter_table.h"
-#include "runtime/shared_modules.h"
+#include "runtime/model/parameter_table.h"
+#include "runtime/model/shared_modules.h"
 #include "spec/recipe_hash.h"
 #include "spec/vocabulary.h"
 #include "workbench/checkpoint_file.h"

@@ -3,7 +3,7 @@
 #include <set>
 #include <vector>
 
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_table.h"
 #include "workbench/checkpoints.h"
 
 namespace scion::workbench {

@@ -27,8 +27,8 @@
 #include "runtime/backend.h"
 #include "runtime/evaluation/continuation_scorer.h"
 #include "runtime/evaluation/family_evaluator.h"
-#include "runtime/model_weights.h"
-#include "runtime/parameter_binding.h"
+#include "runtime/model/model_weights.h"
+#include "runtime/model/parameter_binding.h"
 #include "runtime/text/tokenizer.h"
 #include "spec/workspace.h"
 

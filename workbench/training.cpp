@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "lineage/spec_records.h"
-#include "runtime/shared_modules.h"
+#include "runtime/model/shared_modules.h"
 #include "workbench/declared_import.h"
 #include "workbench/group_training.h"
 #include "workbench/plan.h"

@@ -9,8 +9,8 @@
 
 #include "runtime/adapters/ia3/ia3_parameters.h"
 #include "runtime/cpu/onednn_gemm.h"
-#include "runtime/parameter_binding.h"
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/parameter_table.h"
 #include "runtime/training/family_trainer.h"
 
 namespace scion::workbench {
@@ -27,7 +27,7 @@ struct JobMemory {
 };
 
 // Bytes a training group holds parameter `p` of `m` in: 2 for a trunk linear weight the
-// model runs frozen in a bf16 group (runtime/parameter_binding.h), 4 otherwise.
+// model runs frozen in a bf16 group (runtime/model/parameter_binding.h), 4 otherwise.
 std::int64_t bytes_per_parameter(const spec::Model& m, const runtime::ParameterSpec& p) {
   const bool bf16 = m.training->precision == spec::Precision::kBF16;
   return bf16 && !p.trainable && runtime::is_trunk_linear_weight(p.name) ? 2 : 4;
@@ -98,7 +98,7 @@ TrainingMemory estimate_training_memory(const spec::Workspace& ws, const spec::M
   const std::int64_t blocks = t.recompute ? a.layers * a.width + per_block : a.layers * per_block;
   mem.activations = 4 * B * T * (blocks + per_pass);
   // DoRA keeps W·x̃ + s·B·A·x̃ of every adapted linear (out a token) and holds W + s·B·A of
-  // one while taking its norms (runtime/batch_plan.cpp).
+  // one while taking its norms (runtime/model/batch_plan.cpp).
   if (m.adaptation.lora && m.adaptation.lora->use_dora) {
     const spec::LoraSpec& lora = *m.adaptation.lora;
     const std::int64_t layers = lora.layers.empty() ? a.layers : std::ssize(lora.layers);

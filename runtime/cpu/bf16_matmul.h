@@ -15,7 +15,7 @@
 // fallback); `scion plan` counts it.
 //
 // The *_bf16_weight forms take a weight already held in bf16 (a frozen trunk weight in a
-// bf16 training group, runtime/parameter_binding.h: 2 bytes a parameter, converted once
+// bf16 training group, runtime/model/parameter_binding.h: 2 bytes a parameter, converted once
 // when loaded): oneDNN reads its bits directly; the fp32 fallback widens it into the
 // weight scratch. A frozen weight has no gradient, so their backward gives the input's
 // gradient (and the bias's, which BitFit may train) only.

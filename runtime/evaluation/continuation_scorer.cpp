@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "runtime/evaluation/trunk_groups.h"
-#include "runtime/text_positions.h"
+#include "runtime/model/text_positions.h"
 
 namespace scion::runtime {
 namespace {
@@ -37,7 +37,7 @@ struct SegmentRows {
 bool is_causal(const ModelWeights& w) { return w.objective == spec::Objective::kCausalLm; }
 
 // Token positions one of the model's rows may hold: its prompt tokens come first, and a
-// prefix may shift the text's positions (runtime/text_positions.h).
+// prefix may shift the text's positions (runtime/model/text_positions.h).
 std::size_t row_capacity(const ModelWeights& w) {
   return static_cast<std::size_t>(std::max(0, w.arch.max_length - positions_before_text(w)));
 }

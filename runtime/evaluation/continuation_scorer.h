@@ -31,12 +31,12 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "runtime/backend.h"
 #include "runtime/evaluation/family_evaluator.h"
-#include "runtime/model_weights.h"
+#include "runtime/model/model_weights.h"
+#include "runtime/model/transformer.h"
 #include "runtime/text/tokenizer.h"
-#include "runtime/transformer.h"
-#include "base/status.h"
 
 namespace scion::runtime {
 

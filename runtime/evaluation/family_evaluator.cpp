@@ -7,7 +7,7 @@
 #include "runtime/data/batcher.h"
 #include "runtime/data/tokenized_dataset.h"
 #include "runtime/evaluation/trunk_groups.h"
-#include "runtime/text_positions.h"
+#include "runtime/model/text_positions.h"
 
 namespace scion::runtime {
 

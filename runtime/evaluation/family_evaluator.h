@@ -34,9 +34,9 @@
 #include "base/status.h"
 #include "runtime/backend.h"
 #include "runtime/metrics/classification_metrics.h"
-#include "runtime/model_weights.h"
+#include "runtime/model/model_weights.h"
+#include "runtime/model/transformer.h"
 #include "runtime/text/tokenizer.h"
-#include "runtime/transformer.h"
 
 namespace scion::runtime {
 

@@ -9,8 +9,8 @@
 #include "base/stable_hash.h"
 #include "runtime/compute_device.h"
 #include "runtime/evaluation/trunk_groups.h"
-#include "runtime/kv_cache.h"
-#include "runtime/text_positions.h"
+#include "runtime/model/kv_cache.h"
+#include "runtime/model/text_positions.h"
 
 namespace scion::runtime {
 namespace {
@@ -39,7 +39,7 @@ Status check_model(const ScoredModel& model) {
 }
 
 // Positions a sequence of `w` may take: its max_length, less the positions a prefix
-// shifts its text by (runtime/text_positions.h). Prompt tokens take some of them.
+// shifts its text by (runtime/model/text_positions.h). Prompt tokens take some of them.
 int positions_of(const ModelWeights& w) { return w.arch.max_length - position_shift(w); }
 
 // The earliest place any stop string starts in `text`, or npos.

@@ -1,5 +1,5 @@
 // TextGenerator: continues prompts with causal language models of a family, token by
-// token, each sequence with its own key/value cache (runtime/kv_cache.h), and the
+// token, each sequence with its own key/value cache (runtime/model/kv_cache.h), and the
 // sequences of every model on one trunk co-batched: different descendants (LoRA, prefix,
 // prompt, bottleneck adapters) generate together, their rows through one frozen product
 // per layer, as FamilyEvaluator batches classifiers.
@@ -36,7 +36,7 @@
 #include "runtime/backend.h"
 #include "runtime/evaluation/continuation_scorer.h"
 #include "runtime/evaluation/token_sampler.h"
-#include "runtime/transformer.h"
+#include "runtime/model/transformer.h"
 
 namespace scion::runtime {
 

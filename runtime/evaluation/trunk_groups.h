@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "runtime/model_weights.h"
+#include "runtime/model/model_weights.h"
 
 namespace scion::runtime {
 

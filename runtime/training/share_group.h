@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "runtime/arena.h"
-#include "runtime/optimizer.h"
-#include "runtime/parameter_binding.h"
-#include "runtime/shared_modules.h"
 #include "base/status.h"
+#include "runtime/arena.h"
+#include "runtime/model/optimizer.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/shared_modules.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

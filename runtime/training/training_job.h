@@ -27,12 +27,12 @@
 #include "runtime/backend.h"
 #include "runtime/data/batch_stream.h"
 #include "runtime/data/shuffle.h"
-#include "runtime/model_weights.h"
-#include "runtime/optimizer.h"
-#include "runtime/parameter_binding.h"
-#include "runtime/parameter_table.h"
+#include "runtime/model/model_weights.h"
+#include "runtime/model/optimizer.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/parameter_table.h"
+#include "runtime/model/transformer.h"
 #include "runtime/training/share_group.h"
-#include "runtime/transformer.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_table.h"
 #include "spec/loader.h"
 #include "workbench/parameter_checks.h"
 

@@ -32,7 +32,7 @@
 #include "../unit/training_test_data.h"
 #include "runtime/backend.h"
 #include "runtime/cuda_plugin.h"
-#include "runtime/parameter_binding.h"
+#include "runtime/model/parameter_binding.h"
 #include "runtime/training/family_trainer.h"
 #include "visible_devices.h"
 

@@ -21,19 +21,32 @@ import os
 import re
 import sys
 
+RUNTIME_ALL = {"runtime", "runtime/text", "runtime/data"}
 ALLOWED = {
     "base": set(),
     "spec": {"base"},
     "lineage": {"base", "spec"},
-    "runtime": {"base", "spec"},
-    "runtime/evaluation": {"base", "spec", "runtime"},
+    "runtime/text": {"base", "spec"},
+    "runtime/data": {"base", "spec", "runtime/text"},
+    "runtime": {"base", "spec", "runtime/text", "runtime/data"},
+    "runtime/evaluation": {"base", "spec"} | RUNTIME_ALL,
     "assertions": {"base", "spec"},
     "report": {"base", "spec", "lineage"},
-    "workbench": {"base", "spec", "lineage", "runtime", "runtime/evaluation", "assertions",
-                  "report"},
-    "cli": {"base", "spec", "lineage", "runtime", "runtime/evaluation", "assertions", "report",
-            "workbench"},
+    "workbench": {"base", "spec", "lineage", "runtime/evaluation", "assertions", "report"}
+    | RUNTIME_ALL,
+    "cli": {"base", "spec", "lineage", "runtime/evaluation", "assertions", "report", "workbench"}
+    | RUNTIME_ALL,
 }
+# Inside the runtime/ library (its root files and the folders not listed above): parts in
+# levels, lowest first. A part may include its own level and the levels below, never one
+# above. Level 0 is the machine: the Backend interface, tensors and arenas at the root,
+# the backends (cpu/, cuda/), ranks (comm/) and metrics; the root's loader opens cuda/'s
+# plugin ABI and reads comm/'s launch environment, and the op profile counts cpu/'s
+# products, so these include each other. Level 1 is the model: model/ (the transformer,
+# its passes, parameters, optimizer) and adapters/ (each method's own code, called by the
+# passes and reading the model's weights). Level 2 trains it: training/.
+RUNTIME_LEVELS = [{"(root)", "cpu", "cuda", "comm", "metrics"}, {"model", "adapters"},
+                  {"training"}]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 
@@ -72,6 +85,34 @@ def find_cycle(graph):
     return None
 
 
+def runtime_part(path):
+    """The part of the runtime/ library a path under runtime/ belongs to: "(root)" for its
+    root files, else its first folder; None for a folder ALLOWED lists on its own."""
+    if folder_of(path) != "runtime":
+        return None
+    rest = path[len("runtime/"):]
+    return rest.split("/")[0] if "/" in rest else "(root)"
+
+
+def runtime_level(part):
+    for level, parts in enumerate(RUNTIME_LEVELS):
+        if part in parts:
+            return level
+    return None
+
+
+def tree_links(tree):
+    """What an include tree opens: each link's name, and inside a real folder (the parent
+    of a nested folder linked alone, runtime/ in runtime/text's tree) parent/link."""
+    links = set()
+    for entry in os.scandir(tree):
+        if entry.is_symlink() or not entry.is_dir():
+            links.add(entry.name)
+        else:
+            links |= {f"{entry.name}/{inner}" for inner in os.listdir(entry.path)}
+    return links
+
+
 def tree_mismatches(build_root):
     """Layers whose include tree (BUILD_ROOT/layers) opens other folders than ALLOWED."""
     problems = []
@@ -82,8 +123,10 @@ def tree_mismatches(build_root):
         if not os.path.isdir(tree):
             problems.append(f"{folder}/: no include tree at {tree}")
             continue
-        expected = {f.split("/")[0] for f in allowed | {folder}}
-        links = set(os.listdir(tree))
+        opened = allowed | {folder}
+        # A nested folder is reached through its parent's link when the parent is open.
+        expected = {f for f in opened if "/" not in f or f.split("/")[0] not in opened}
+        links = tree_links(tree)
         if links != expected:
             problems.append(f"{folder}/: its meson.build opens {sorted(links)}, "
                             f"check_layers.py allows {sorted(expected)}")
@@ -138,6 +181,7 @@ def main():
     root = sys.argv[1]
     graph = collections.defaultdict(collections.Counter)
     upward = []
+    inside = collections.defaultdict(collections.Counter)
     for folder in ALLOWED:
         for directory, _, files in os.walk(os.path.join(root, folder)):
             for name in sorted(files):
@@ -150,6 +194,15 @@ def main():
                     text = f.read()
                 for match in INCLUDE.finditer(text):
                     target = folder_of(match.group(1))
+                    part, target_part = runtime_part(path), runtime_part(match.group(1))
+                    if part and target_part and part != target_part:
+                        inside[part][target_part] += 1
+                        level, target_level = runtime_level(part), runtime_level(target_part)
+                        if level is None or target_level is None or target_level > level:
+                            line = text.count("\n", 0, match.start()) + 1
+                            upward.append(f"{path}:{line}: runtime/{part} includes "
+                                          f"{match.group(1)}, a part of runtime/ above it "
+                                          f"or in no level of RUNTIME_LEVELS")
                     if target is None or target == folder:
                         continue
                     graph[folder][target] += 1
@@ -160,6 +213,10 @@ def main():
     for folder in ALLOWED:
         edges = ", ".join(f"{t} ({n})" for t, n in sorted(graph[folder].items()))
         print(f"{folder:20} -> {edges}")
+    print("inside runtime/:")
+    for part in sorted(inside):
+        edges = ", ".join(f"{t} ({n})" for t, n in sorted(inside[part].items()))
+        print(f"  {part:18} -> {edges}")
     # The detector itself must see a cycle when there is one.
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None

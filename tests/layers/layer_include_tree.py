@@ -5,6 +5,8 @@ Every library compiles with its own tree on its include path instead of the repo
 root: TREE_ROOT/<layer>/ holds one symbolic link per folder the layer may include
 (itself and the folders below it, as its meson.build lists them). `#include
 "runtime/tensor.h"` from spec/ then finds no file, because spec's tree has no runtime/.
+A nested folder listed without its parent (runtime/text, a library of its own) is linked
+alone inside a real parent folder, so the rest of the parent stays out of reach.
 The tree is made at configure time (meson's run_command); links, so it never goes stale.
 Prints the compiler argument (-I<tree>) for the library's cpp_args.
 Usage: layer_include_tree.py SOURCE_ROOT TREE_ROOT LAYER FOLDER...
@@ -21,15 +23,17 @@ def main():
         shutil.rmtree(tree)
     os.makedirs(tree)
     for folder in folders:
-        if "/" in folder:
-            # A nested folder (runtime/evaluation) is reachable through its parent's link.
-            if folder.split("/")[0] not in folders:
-                sys.exit(f"{layer}: {folder} needs its parent folder in the list")
-            continue
+        if "/" in folder and folder.split("/")[0] in folders:
+            continue  # a nested folder (runtime/evaluation) is reachable through its parent's link
         target = os.path.join(source_root, folder)
         if not os.path.isdir(target):
             sys.exit(f"{layer}: no folder {target}")
-        os.symlink(target, os.path.join(tree, folder))
+        # A nested folder without its parent (runtime/text) gets a real parent folder in
+        # the tree holding only its own link: `#include "runtime/text/..."` finds it and
+        # `#include "runtime/tensor.h"` finds nothing.
+        link = os.path.join(tree, folder)
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        os.symlink(target, link)
     print("-I" + tree)
 
 

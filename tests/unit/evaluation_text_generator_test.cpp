@@ -8,7 +8,7 @@
 
 #include "host_fault_backend.h"
 #include "runtime/evaluation/text_generator.h"
-#include "runtime/kv_cache.h"
+#include "runtime/model/kv_cache.h"
 #include "runtime/text/byte_tokenizer.h"
 #include "runtime_family.h"
 

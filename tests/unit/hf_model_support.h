@@ -16,11 +16,11 @@
 #include "lineage/hf_checkpoint.h"
 #include "lineage/safetensors.h"
 #include "runtime/backend.h"
-#include "runtime/model_weights.h"
-#include "runtime/parameter_binding.h"
-#include "runtime/parameter_table.h"
+#include "runtime/model/model_weights.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/parameter_table.h"
+#include "runtime/model/transformer.h"
 #include "runtime/text/tokenizer.h"
-#include "runtime/transformer.h"
 #include "spec/hf_model_folder.h"
 
 namespace scion::test {

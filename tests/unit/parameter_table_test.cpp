@@ -1,4 +1,4 @@
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_table.h"
 
 #include <catch2/catch.hpp>
 #include <map>

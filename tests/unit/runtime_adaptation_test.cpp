@@ -5,11 +5,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "runtime/optimizer.h"
-#include "runtime/parameter_table.h"
-#include "runtime/prefix_reparam.h"
-#include "runtime/text_positions.h"
-#include "runtime/transformer.h"
+#include "runtime/model/optimizer.h"
+#include "runtime/model/parameter_table.h"
+#include "runtime/model/prefix_reparam.h"
+#include "runtime/model/text_positions.h"
+#include "runtime/model/transformer.h"
 #include "runtime_family.h"
 #include "runtime_gradcheck.h"
 
@@ -97,7 +97,7 @@ TEST_CASE("full training of a base: gradients match finite differences") {
 }
 
 // BERT as imported from Hugging Face: token-type embeddings, exact GELU, BERT's epsilon
-// and the pooler between pooling and the head (runtime/transformer.h).
+// and the pooler between pooling and the head (runtime/model/transformer.h).
 spec::Architecture bert_architecture() {
   spec::Architecture a = test::tiny_architecture(spec::ArchitectureKind::kEncoder,
                                                  spec::NormPlacement::kPost);

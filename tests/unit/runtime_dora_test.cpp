@@ -8,8 +8,8 @@
 
 #include "runtime/adapters/lora/dora_layer.h"
 #include "runtime/adapters/lora/lora_fold.h"
-#include "runtime/parameter_table.h"
-#include "runtime/transformer.h"
+#include "runtime/model/parameter_table.h"
+#include "runtime/model/transformer.h"
 #include "runtime_family.h"
 #include "runtime_gradcheck.h"
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "runtime/backend.h"
-#include "runtime/model_weights.h"
-#include "runtime/parameter_binding.h"
-#include "runtime/transformer.h"
+#include "runtime/model/family_batch.h"
+#include "runtime/model/model_weights.h"
+#include "runtime/model/parameter_binding.h"
 
 namespace scion::test {
 

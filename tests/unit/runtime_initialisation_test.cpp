@@ -17,8 +17,8 @@
 #include "base/stable_hash.h"
 #include "lineage/digest.h"
 #include "runtime/backend.h"
-#include "runtime/parameter_binding.h"
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/parameter_table.h"
 #include "spec/workspace.h"
 
 using namespace scion;

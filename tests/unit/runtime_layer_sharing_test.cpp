@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "runtime/layer_trie.h"
-#include "runtime/text_positions.h"
-#include "runtime/transformer.h"
+#include "runtime/model/layer_trie.h"
+#include "runtime/model/text_positions.h"
+#include "runtime/model/transformer.h"
 #include "runtime_family.h"
 #include "spec/text_positions.h"
 

@@ -1,4 +1,4 @@
-// The optimizer reads the host once per step (runtime/optimizer.h), and keeps the CPU's bits.
+// The optimizer reads the host once per step (runtime/model/optimizer.h), and keeps the CPU's bits.
 //
 // On a GPU every value the host reads waits for the device; clipping and the finite check
 // used to read one sum of squares per trainable tensor, twice per step. Here the stand-in
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "host_fault_backend.h"
-#include "runtime/optimizer.h"
+#include "runtime/model/optimizer.h"
 
 using namespace scion;
 using runtime::Backend;

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <random>
 
-#include "runtime/parameter_table.h"
-#include "runtime/transformer.h"
+#include "runtime/model/parameter_table.h"
+#include "runtime/model/transformer.h"
 #include "runtime_family.h"
 #include "runtime_gradcheck.h"
 

@@ -16,10 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/backend.h"
-#include "runtime/model_weights.h"
-#include "runtime/parameter_binding.h"
-#include "runtime/parameter_table.h"
-#include "runtime/transformer.h"
+#include "runtime/model/model_weights.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/parameter_table.h"
+#include "runtime/model/transformer.h"
 
 using namespace scion;
 using namespace scion::runtime;

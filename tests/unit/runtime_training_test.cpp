@@ -4,9 +4,9 @@
 #include <cstring>
 
 #include "runtime/data/batcher.h"
-#include "runtime/optimizer.h"
-#include "runtime/parameter_table.h"
-#include "runtime/transformer.h"
+#include "runtime/model/optimizer.h"
+#include "runtime/model/parameter_table.h"
+#include "runtime/model/transformer.h"
 #include "runtime_family.h"
 #include "runtime_gradcheck.h"
 

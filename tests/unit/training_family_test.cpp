@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "runtime/backend.h"
-#include "runtime/parameter_binding.h"
+#include "runtime/model/parameter_binding.h"
 #include "runtime/training/family_trainer.h"
 #include "training_test_data.h"
 

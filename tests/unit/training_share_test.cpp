@@ -6,11 +6,11 @@
 #include <map>
 
 #include "runtime/backend.h"
-#include "runtime/parameter_binding.h"
-#include "runtime/shared_modules.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/shared_modules.h"
 #include "runtime/training/family_trainer.h"
-#include "training_test_data.h"
 #include "runtime/training/share_group.h"
+#include "training_test_data.h"
 
 using namespace scion;
 

@@ -6,7 +6,7 @@
 #include "lineage/spec_records.h"
 #include "lineage/store.h"
 #include "lineage_test_support.h"
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_table.h"
 #include "spec_test_workspace.h"
 #include "workbench/plan.h"
 #include "workbench/rank_assignment.h"
@@ -130,7 +130,7 @@ TEST_CASE("with no store every model runs, in waves and co-batched groups", "[wo
 
 TEST_CASE("descendants of a model that trained trunk tensors co-batch apart", "[workbench][plan]") {
   // a2 runs on base's trunk, f2 on fit's trained biases: one FamilyTrainer pass cannot
-  // hold both (runtime/batch_validation.h refuses two trunk storages).
+  // hold both (runtime/model/batch_validation.h refuses two trunk storages).
   spec::testing::TempWorkspace dir;
   const spec::Workspace ws = load(dir,
                                   "datasets:\n"

@@ -8,7 +8,7 @@
 #include "lineage/spec_records.h"
 #include "lineage/store.h"
 #include "lineage_test_support.h"
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_table.h"
 #include "spec_test_workspace.h"
 #include "workbench/checkpoints.h"
 #include "workbench/store_checks.h"

@@ -1,6 +1,6 @@
 // (IA)³'s parameters: their names, shapes and starting value, the one definition that the
-// parameter table (runtime/parameter_table.h), the weights the passes read
-// (runtime/model_weights.h), initialisation and the PEFT names (lineage/peft_adapter.h)
+// parameter table (runtime/model/parameter_table.h), the weights the passes read
+// (runtime/model/model_weights.h), initialisation and the PEFT names (lineage/peft_adapter.h)
 // use.
 //
 //   blk.N.<linear>.ia3.<model>.out (out, 1)   scales the linear's output (spec targets)
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_table.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {
@@ -36,7 +36,7 @@ void add_ia3_parameters(const spec::Ia3Spec& ia3, const std::string& model,
 // Whether `name` is an (IA)³ vector (any model's).
 bool is_ia3_parameter(const std::string& name);
 
-// Floats a training pass holds per token for the method (runtime/batch_plan.cpp): every
+// Floats a training pass holds per token for the method (runtime/model/batch_plan.cpp): every
 // output-scaled linear's unscaled output (out, per adapted layer), the widest scaled input
 // and its gradient, and the widest scaled output's gradient. The memory plan
 // (workbench/training_groups.h) adds them.

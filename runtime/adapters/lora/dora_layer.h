@@ -17,7 +17,7 @@
 #include <cstdint>
 
 #include "runtime/backend.h"
-#include "runtime/model_weights.h"
+#include "runtime/model/model_weights.h"
 
 namespace scion::runtime {
 

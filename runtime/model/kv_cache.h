@@ -1,6 +1,6 @@
 // KvCache: the keys and values one sequence of one causal model has produced so far, block
 // by block, so that incremental decoding runs each new token through the model once
-// instead of the whole text again (runtime/transformer.h: Segment::cache).
+// instead of the whole text again (runtime/model/transformer.h: Segment::cache).
 //
 // Block l's keys and values are (prefix_tokens(l) + capacity, C) rows of backend memory:
 // first the model's prefix-tuning virtual tokens (copied in at creation: transformers
@@ -21,7 +21,7 @@
 #include "base/status.h"
 #include "runtime/arena.h"
 #include "runtime/backend.h"
-#include "runtime/model_weights.h"
+#include "runtime/model/model_weights.h"
 
 namespace scion::runtime {
 

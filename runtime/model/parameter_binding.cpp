@@ -1,4 +1,4 @@
-#include "runtime/parameter_binding.h"
+#include "runtime/model/parameter_binding.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Binding parameter names to tensor views, and the storage behind them.
 //
 // A model never owns its parameters: it sees them through a ParameterBinding, a lookup
-// from the names of runtime/parameter_table.h to views. Bindings can point anywhere, so
+// from the names of runtime/model/parameter_table.h to views. Bindings can point anywhere, so
 // models that share a parameter (an inherited trunk, a `share` declaration) bind the very
 // same buffer, and the weight-dedup pool (one buffer per digest) plugs in by binding its
 // views under each model's names.
@@ -27,11 +27,11 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/arena.h"
-#include "runtime/parameter_table.h"
-#include "runtime/shared_modules.h"
-#include "runtime/tensor.h"
 #include "base/status.h"
+#include "runtime/arena.h"
+#include "runtime/model/parameter_table.h"
+#include "runtime/model/shared_modules.h"
+#include "runtime/tensor.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

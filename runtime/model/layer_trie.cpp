@@ -1,9 +1,9 @@
-#include "runtime/layer_trie.h"
+#include "runtime/model/layer_trie.h"
 
 #include <cstring>
 
-#include "runtime/kv_cache.h"
-#include "runtime/text_positions.h"
+#include "runtime/model/kv_cache.h"
+#include "runtime/model/text_positions.h"
 
 namespace scion::runtime::detail {
 namespace {

@@ -15,9 +15,9 @@
 #include "runtime/adapters/ia3/ia3_layer.h"
 #include "runtime/adapters/lora/dora_layer.h"
 #include "runtime/backend.h"
-#include "runtime/batch_plan.h"
 #include "runtime/cpu/dropout.h"
-#include "runtime/transformer.h"
+#include "runtime/model/batch_plan.h"
+#include "runtime/model/transformer.h"
 
 namespace scion::runtime::detail {
 

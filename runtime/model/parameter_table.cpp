@@ -1,4 +1,4 @@
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_table.h"
 
 #include <fnmatch.h>
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/transformer.h"
+#include "runtime/model/family_batch.h"
 
 namespace scion::runtime::detail {
 

@@ -56,7 +56,7 @@ std::vector<ParameterSpec> parameter_table(const spec::Workspace& workspace,
 
 // Whether `name` is the weight of one of a block's six trunk linear layers
 // ("blk.3.ffn_in.weight"): the bulk of a trunk, and what a bf16 training group holds in
-// bf16 when it is frozen (runtime/parameter_binding.h).
+// bf16 when it is frozen (runtime/model/parameter_binding.h).
 bool is_trunk_linear_weight(const std::string& name);
 
 // The linear layer name stem of a LoRA target ("q" -> "attn_q", "ffn_in" -> "ffn_in").

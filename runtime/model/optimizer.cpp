@@ -1,4 +1,4 @@
-#include "runtime/optimizer.h"
+#include "runtime/model/optimizer.h"
 
 #include <cmath>
 

@@ -1,7 +1,7 @@
 #include <algorithm>
 
-#include "runtime/text_positions.h"
-#include "runtime/transformer_pass.h"
+#include "runtime/model/text_positions.h"
+#include "runtime/model/transformer_pass.h"
 
 namespace scion::runtime::detail {
 

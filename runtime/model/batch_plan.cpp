@@ -1,10 +1,10 @@
-#include "runtime/batch_plan.h"
+#include "runtime/model/batch_plan.h"
 
 #include <algorithm>
 #include <initializer_list>
 #include <tuple>
 
-#include "runtime/kv_cache.h"
+#include "runtime/model/kv_cache.h"
 
 namespace scion::runtime::detail {
 namespace {
@@ -247,7 +247,7 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     for (int l = 0; l < L; ++l) {
       const BlockWeights& bw = m.blocks[l];
       const std::string q = p + "blk." + std::to_string(l) + ".";
-      // A cache holds the prefix rows itself (runtime/kv_cache.h).
+      // A cache holds the prefix rows itself (runtime/model/kv_cache.h).
       const int Pf = seg.cache ? 0 : m.prefix_tokens(l);
       max_prefix = std::max(max_prefix, Pf);
       layout.add(q + "prefix_k", Pf * C, &sa.prefix_k[l]);

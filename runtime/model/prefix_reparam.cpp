@@ -1,4 +1,4 @@
-#include "runtime/prefix_reparam.h"
+#include "runtime/model/prefix_reparam.h"
 
 #include <algorithm>
 #include <vector>

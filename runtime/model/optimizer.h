@@ -20,18 +20,18 @@
 
 #include <cstddef>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "runtime/arena.h"
 #include "runtime/backend.h"
-#include "runtime/parameter_binding.h"
-#include "runtime/parameter_table.h"
-#include "base/status.h"
+#include "runtime/model/parameter_binding.h"
+#include "runtime/model/parameter_table.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

@@ -1,4 +1,4 @@
-#include "runtime/kv_cache.h"
+#include "runtime/model/kv_cache.h"
 
 #include <string>
 

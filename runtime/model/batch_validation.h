@@ -2,8 +2,8 @@
 // errors). Checked before any plan or pass runs, so the passes may assume a sound batch.
 #pragma once
 
-#include "runtime/transformer.h"
 #include "base/status.h"
+#include "runtime/model/family_batch.h"
 
 namespace scion::runtime::detail {
 

@@ -2,7 +2,7 @@
 // layer's prefix keys and values are the output of a small MLP over a (P, C) embedding,
 //   [keys_0 | values_0 | keys_1 | ...] (P, 2·Lp·C) = W2 · tanh(W1 · E + b1) + b2,
 // which trains more stably than the raw vectors. Only the MLP's output is a model
-// parameter (blk.N.prefix.<model>.{keys,values} in runtime/parameter_table.h), so the
+// parameter (blk.N.prefix.<model>.{keys,values} in runtime/model/parameter_table.h), so the
 // store, inference and co-batching see plain prefixes; the MLP lives here and is
 // discarded after training.
 //
@@ -21,8 +21,8 @@
 
 #include "runtime/arena.h"
 #include "runtime/backend.h"
-#include "runtime/optimizer.h"
-#include "runtime/parameter_binding.h"
+#include "runtime/model/optimizer.h"
+#include "runtime/model/parameter_binding.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

@@ -1,4 +1,4 @@
-#include "runtime/text_positions.h"
+#include "runtime/model/text_positions.h"
 
 #include <algorithm>
 

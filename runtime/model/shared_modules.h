@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/parameter_table.h"
+#include "runtime/model/parameter_table.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

@@ -1,12 +1,12 @@
-#include "runtime/batch_validation.h"
+#include "runtime/model/batch_validation.h"
 
 #include <cmath>
 #include <string>
 
-#include "runtime/batch_plan.h"
-#include "runtime/kv_cache.h"
+#include "runtime/model/batch_plan.h"
+#include "runtime/model/kv_cache.h"
+#include "runtime/model/text_positions.h"
 #include "runtime/op_types.h"
-#include "runtime/text_positions.h"
 
 namespace scion::runtime::detail {
 namespace {

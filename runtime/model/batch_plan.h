@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "runtime/arena.h"
 #include "runtime/backend.h"
-#include "runtime/layer_trie.h"
-#include "runtime/transformer.h"
-#include "base/status.h"
+#include "runtime/model/family_batch.h"
+#include "runtime/model/layer_trie.h"
 
 namespace scion::runtime::detail {
 

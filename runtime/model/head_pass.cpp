@@ -15,8 +15,8 @@
 // The loss is the sum over targets divided by Segment::loss_denominator, or by the
 // segment's own: its counted targets (their class weights' sum under class weights), or
 // its B·K values for regression and multi-label, as torch's mean reductions divide.
+#include "runtime/model/transformer_pass.h"
 #include "runtime/op_types.h"
-#include "runtime/transformer_pass.h"
 
 namespace scion::runtime::detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/model_weights.h"
+#include "runtime/model/model_weights.h"
 
 #include <algorithm>
 #include <map>

@@ -2,8 +2,8 @@
 // layer applications without running it.
 #include <algorithm>
 
-#include "runtime/layer_trie.h"
-#include "runtime/transformer.h"
+#include "runtime/model/layer_trie.h"
+#include "runtime/model/transformer.h"
 
 namespace scion::runtime {
 

@@ -1,4 +1,4 @@
-#include "runtime/shared_modules.h"
+#include "runtime/model/shared_modules.h"
 
 #include <fnmatch.h>
 

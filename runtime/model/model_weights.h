@@ -1,6 +1,6 @@
 // ModelWeights: one model of a family resolved from names to pointers, ready to run.
 //
-// resolve_model walks the model's parameter table (runtime/parameter_table.h) and its
+// resolve_model walks the model's parameter table (runtime/model/parameter_table.h) and its
 // ancestry, and gathers pointers from a ParameterBinding: the frozen trunk, then every
 // ancestor's adapters (which the model runs frozen) and its own. Gradient pointers come
 // from a second binding and are set exactly for the parameters the model trains
@@ -17,7 +17,7 @@
 #include "base/status.h"
 #include "runtime/adapters/ia3/ia3_layer.h"
 #include "runtime/backend.h"
-#include "runtime/parameter_binding.h"
+#include "runtime/model/parameter_binding.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {
@@ -36,7 +36,7 @@ struct LinearWeights {
   float* dbias = nullptr;
   int in = 0, out = 0;
   // (out, in) bf16 bits: a frozen trunk weight a bf16 pool holds in 2 bytes
-  // (runtime/parameter_binding.h); then `weight` is null and dweight too.
+  // (runtime/model/parameter_binding.h); then `weight` is null and dweight too.
   const std::uint16_t* weight_bf16 = nullptr;
 
   // The weight's storage, whichever dtype holds it: what identifies the layer.

@@ -1,9 +1,9 @@
 #include <string>
 
-#include "runtime/kv_cache.h"
+#include "runtime/model/kv_cache.h"
+#include "runtime/model/text_positions.h"
+#include "runtime/model/transformer_pass.h"
 #include "runtime/op_types.h"
-#include "runtime/text_positions.h"
-#include "runtime/transformer_pass.h"
 
 namespace scion::runtime::detail {
 
@@ -92,7 +92,7 @@ void Pass::dropout_forward(float* x, float* mask, int block, int site, std::int6
 void Pass::embeddings_forward() {
   for (const Unit& u : plan_.stages.front()) {
     const Plan::SegmentActs& sa = plan_.segments[u.segment];
-    // A shifted text (runtime/text_positions.h) reads the position table from there, and
+    // A shifted text (runtime/model/text_positions.h) reads the position table from there, and
     // a cached sequence continues after its cached positions.
     const Segment& sg = seg(u.segment);
     const std::int64_t first = position_shift(*sg.model) + first_position(sg);

@@ -2,7 +2,7 @@
 // max_length its text may take (spec/text_positions.h gives the rule).
 #pragma once
 
-#include "runtime/model_weights.h"
+#include "runtime/model/model_weights.h"
 
 namespace scion::runtime {
 

@@ -1,21 +1,10 @@
-#include "runtime/transformer.h"
+#include "runtime/model/transformer.h"
 
-#include "runtime/batch_plan.h"
-#include "runtime/batch_validation.h"
-#include "runtime/kv_cache.h"
-#include "runtime/transformer_pass.h"
+#include "runtime/model/batch_plan.h"
+#include "runtime/model/batch_validation.h"
+#include "runtime/model/transformer_pass.h"
 
 namespace scion::runtime {
-
-int prompt_rows(const Segment& seg) {
-  return seg.cache && seg.cache->cached() > 0 ? 0 : seg.model->prompt_tokens();
-}
-
-int keys_before(const Segment& seg, int block) {
-  return seg.cache ? seg.cache->rows(block) : seg.model->prefix_tokens(block);
-}
-
-int first_position(const Segment& seg) { return seg.cache ? seg.cache->cached() : 0; }
 
 SegmentedTransformer::SegmentedTransformer(Backend& backend)
     : backend_(backend), plan_(std::make_unique<detail::BatchPlan>()) {}
