@@ -12,6 +12,7 @@
 #include "runtime/model/transformer.h"
 #include "runtime_family.h"
 #include "runtime_gradcheck.h"
+#include "runtime_model_gradcheck.h"
 
 using namespace scion;
 using namespace scion::runtime;
@@ -29,32 +30,9 @@ constexpr int kB = 3, kT = 5;
 // 1e-3 for these O(1)-scaled random weights; see runtime_gradcheck.h for the tolerance.
 void check_model_gradients(Family& family, const std::string& model_name,
                            spec::Objective objective, bool training = false, float h = 1e-2f) {
-  family.randomise(99);
-  ModelWeights w = family.weights(model_name, objective);
-  const TinyBatch data(kB, kT, w.arch.vocab_size, 2, 5);
-  FamilyBatch batch{{data.segment(&w, kB, kT, 1234, objective != spec::Objective::kClassification)},
-                    training};
-  SegmentedTransformer net(family.backend());
-  auto loss = [&]() -> double {
-    auto out = net.forward(batch);
-    REQUIRE(out.is_ok());
-    return out->at(0).loss;
-  };
-  loss();
-  family.grads(model_name).zero();
-  REQUIRE(net.backward().is_ok());
-  const auto table = parameter_table(family.workspace(), family.model(model_name));
-  int checked = 0;
-  for (const ParameterSpec& p : table) {
-    if (!p.trainable) continue;
-    const Tensor& value = *family.params(model_name).find(p.name);
-    const Tensor& grad = *family.grads(model_name).binding().find(p.name);
-    std::vector<float> analytic(grad.f32(), grad.f32() + grad.numel());
-    scion::test::check_gradient(model_name + ":" + p.name, loss, value.f32(),
-                                static_cast<std::size_t>(value.numel()), analytic.data(), {},
-                                24, h);
-    ++checked;
-  }
+  const int checked = test::check_parameter_gradients(
+      family, model_name, [](const ParameterSpec& p) { return p.trainable; },
+      {.objective = objective, .training = training, .max_checks = 24, .h = h});
   CHECK(checked > 0);
 }
 

@@ -12,6 +12,7 @@
 #include "runtime/model/transformer.h"
 #include "runtime_family.h"
 #include "runtime_gradcheck.h"
+#include "runtime_model_gradcheck.h"
 
 using namespace scion;
 using namespace scion::runtime;
@@ -107,29 +108,9 @@ TEST_CASE("DoRA in the transformer: the magnitude's gradient matches finite diff
   ad.head = test::two_labels();
   f.add("dora", "base", ad);
   f.materialise();
-  f.randomise(99);
-  ModelWeights w = f.weights("dora");
-  const TinyBatch data(kB, kT, w.arch.vocab_size, 2, 5);
-  FamilyBatch batch{{data.segment(&w, kB, kT, 1234)}, true};
-  SegmentedTransformer net(f.backend());
-  auto loss = [&]() -> double {
-    auto out = net.forward(batch);
-    REQUIRE(out.is_ok());
-    return out->at(0).loss;
-  };
-  loss();
-  f.grads("dora").zero();
-  REQUIRE(net.backward().is_ok());
-  int checked = 0;
-  for (const ParameterSpec& p : parameter_table(f.workspace(), f.model("dora"))) {
-    if (!p.name.ends_with(".lora.dora.m")) continue;
-    const Tensor& value = *f.params("dora").find(p.name);
-    const Tensor& grad = *f.grads("dora").binding().find(p.name);
-    std::vector<float> analytic(grad.f32(), grad.f32() + grad.numel());
-    test::check_gradient(p.name, loss, value.f32(), static_cast<std::size_t>(value.numel()),
-                         analytic.data());
-    ++checked;
-  }
+  const int checked = test::check_parameter_gradients(
+      f, "dora", [](const ParameterSpec& p) { return p.name.ends_with(".lora.dora.m"); },
+      {.training = true});
   CHECK(checked == 2 * 3);
 }
 

@@ -12,6 +12,7 @@
 #include "runtime/model/transformer.h"
 #include "runtime_family.h"
 #include "runtime_gradcheck.h"
+#include "runtime_model_gradcheck.h"
 
 using namespace scion;
 using namespace scion::runtime;
@@ -84,29 +85,15 @@ TEST_CASE("(IA)³ in the transformer: vectors and the prompt below them match fi
   ad.head = test::two_labels();
   f.add("ia3", "base", ad);
   f.materialise();
-  f.randomise(99);
-  ModelWeights w = f.weights("ia3");
-  const TinyBatch data(kB, kT, w.arch.vocab_size, 2, 5);
-  FamilyBatch batch{{data.segment(&w, kB, kT, 1234)}, true};
-  SegmentedTransformer net(f.backend());
-  auto loss = [&]() -> double {
-    auto out = net.forward(batch);
-    REQUIRE(out.is_ok());
-    return out->at(0).loss;
-  };
-  loss();
-  f.grads("ia3").zero();
-  REQUIRE(net.backward().is_ok());
   int vectors = 0;
-  for (const ParameterSpec& p : parameter_table(f.workspace(), f.model("ia3"))) {
-    if (p.introduced_by != "ia3" || p.name.starts_with("head.")) continue;
-    const Tensor& value = *f.params("ia3").find(p.name);
-    const Tensor& grad = *f.grads("ia3").binding().find(p.name);
-    std::vector<float> analytic(grad.f32(), grad.f32() + grad.numel());
-    test::check_gradient(p.name, loss, value.f32(), static_cast<std::size_t>(value.numel()),
-                         analytic.data());
-    vectors += is_ia3_parameter(p.name);
-  }
+  test::check_parameter_gradients(f, "ia3",
+                                  [&](const ParameterSpec& p) {
+                                    if (p.introduced_by != "ia3" || p.name.starts_with("head."))
+                                      return false;
+                                    vectors += is_ia3_parameter(p.name);
+                                    return true;
+                                  },
+                                  {.training = true});
   CHECK(vectors == 2 * 6);
 }
 
@@ -126,32 +113,12 @@ TEST_CASE("(IA)³ on a Llama-shaped base: grouped k and v, the gate, no biases")
   ad.head = test::two_labels(spec::Pooling::kLast);
   f.add("ia3", "base", ad);
   f.materialise();
-  f.randomise(5);
   CHECK(f.params("ia3").find("blk.0.attn_v.ia3.ia3.out")->shape ==
         std::vector<std::int64_t>{a.kv_width(), 1});
-  ModelWeights w = f.weights("ia3");
-  const TinyBatch data(kB, kT, w.arch.vocab_size, 2, 8);
-  FamilyBatch batch{{data.segment(&w, kB, kT, 77)}, true};
-  SegmentedTransformer net(f.backend());
-  auto loss = [&]() -> double {
-    auto out = net.forward(batch);
-    REQUIRE(out.is_ok());
-    return out->at(0).loss;
-  };
-  loss();
-  f.grads("ia3").zero();
-  REQUIRE(net.backward().is_ok());
-  int vectors = 0;
-  for (const ParameterSpec& p : parameter_table(f.workspace(), f.model("ia3"))) {
-    if (!is_ia3_parameter(p.name)) continue;
-    const Tensor& value = *f.params("ia3").find(p.name);
-    const Tensor& grad = *f.grads("ia3").binding().find(p.name);
-    std::vector<float> analytic(grad.f32(), grad.f32() + grad.numel());
-    // The smaller step of the Llama checks (runtime_adaptation_test.cpp, kLlamaStep).
-    test::check_gradient(p.name, loss, value.f32(), static_cast<std::size_t>(value.numel()),
-                         analytic.data(), {}, 400, 3e-3f);
-    ++vectors;
-  }
+  // The smaller step of the Llama checks (runtime_adaptation_test.cpp, kLlamaStep).
+  const int vectors = test::check_parameter_gradients(
+      f, "ia3", [](const ParameterSpec& p) { return is_ia3_parameter(p.name); },
+      {.training = true, .h = 3e-3f, .family_seed = 5, .data_seed = 8, .dropout_seed = 77});
   CHECK(vectors == 2 * 5);
 }
 
