@@ -1,5 +1,6 @@
 // A model's parameter gradients in the whole transformer against finite differences: the
-// check the method tests share (runtime_adaptation, runtime_dora, runtime_ia3).
+// check the method and task tests share (runtime_adaptation, runtime_dora, runtime_ia3,
+// runtime_task_heads).
 #pragma once
 
 #include <cstdint>
@@ -22,19 +23,16 @@ struct ModelGradientCheck {
   std::uint64_t family_seed = 99, data_seed = 5, dropout_seed = 1234;
 };
 
-// Randomises `family`, runs one forward and backward pass of `model` over a 3 x 5 TinyBatch,
-// and checks the analytic gradient of every parameter `which` selects against central
-// differences of the loss. Returns how many parameters it checked.
-inline int check_parameter_gradients(
-    Family& family, const std::string& model,
-    const std::function<bool(const runtime::ParameterSpec&)>& which,
-    const ModelGradientCheck& check = {}) {
-  constexpr int kB = 3, kT = 5;
-  family.randomise(check.family_seed);
-  runtime::ModelWeights w = family.weights(model, check.objective);
-  const TinyBatch data(kB, kT, w.arch.vocab_size, 2, check.data_seed);
-  const bool lm = check.objective != spec::Objective::kClassification;
-  runtime::FamilyBatch batch{{data.segment(&w, kB, kT, check.dropout_seed, lm)}, check.training};
+using ParameterFilter = std::function<bool(const runtime::ParameterSpec&)>;
+
+// One forward and backward pass of `model` over `segment` (of the model's weights), then
+// the analytic gradient of every parameter `which` selects against central differences
+// of the loss; `check`'s objective and seeds are the segment's business here. Returns how
+// many parameters it checked.
+inline int check_segment_gradients(Family& family, const std::string& model,
+                                   const runtime::Segment& segment, const ParameterFilter& which,
+                                   const ModelGradientCheck& check = {}) {
+  runtime::FamilyBatch batch{{segment}, check.training};
   runtime::SegmentedTransformer net(family.backend());
   auto loss = [&]() -> double {
     auto out = net.forward(batch);
@@ -56,6 +54,19 @@ inline int check_parameter_gradients(
     ++checked;
   }
   return checked;
+}
+
+// The same over a 3 x 5 TinyBatch, after randomising `family`.
+inline int check_parameter_gradients(Family& family, const std::string& model,
+                                     const ParameterFilter& which,
+                                     const ModelGradientCheck& check = {}) {
+  constexpr int kB = 3, kT = 5;
+  family.randomise(check.family_seed);
+  const runtime::ModelWeights w = family.weights(model, check.objective);
+  const TinyBatch data(kB, kT, w.arch.vocab_size, 2, check.data_seed);
+  const bool lm = check.objective != spec::Objective::kClassification;
+  return check_segment_gradients(family, model, data.segment(&w, kB, kT, check.dropout_seed, lm),
+                                 which, check);
 }
 
 }  // namespace scion::test

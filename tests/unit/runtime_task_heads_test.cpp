@@ -10,6 +10,7 @@
 #include "runtime/model/transformer.h"
 #include "runtime_family.h"
 #include "runtime_gradcheck.h"
+#include "runtime_model_gradcheck.h"
 
 using namespace scion;
 using namespace scion::runtime;
@@ -88,26 +89,8 @@ struct TaskBatch {
 
 // d loss / d θ of every trainable tensor of `name` against central differences.
 void check_gradients(Family& f, const std::string& name, const Segment& segment) {
-  FamilyBatch batch{{segment}, false};
-  SegmentedTransformer net(f.backend());
-  auto loss = [&]() -> double {
-    auto out = net.forward(batch);
-    REQUIRE(out.is_ok());
-    return out->at(0).loss;
-  };
-  loss();
-  f.grads(name).zero();
-  REQUIRE(net.backward().is_ok());
-  int checked = 0;
-  for (const ParameterSpec& p : parameter_table(f.workspace(), f.model(name))) {
-    if (!p.trainable) continue;
-    const Tensor& value = *f.params(name).find(p.name);
-    const Tensor& grad = *f.grads(name).binding().find(p.name);
-    std::vector<float> analytic(grad.f32(), grad.f32() + grad.numel());
-    test::check_gradient(name + ":" + p.name, loss, value.f32(),
-                         static_cast<std::size_t>(value.numel()), analytic.data(), {}, 24);
-    ++checked;
-  }
+  const int checked = test::check_segment_gradients(
+      f, name, segment, [](const ParameterSpec& p) { return p.trainable; }, {.max_checks = 24});
   CHECK(checked > 0);
 }
 
