@@ -23,35 +23,44 @@ TOLERANCE = 1e-4  # fp32 both sides; the issue's bound
 
 GOOD, BAD = ["good", "great", "loved"], ["bad", "terrible", "hated"]
 
-# Runs a sequence-classification folder (or a PEFT adapter over a base) on texts or pairs.
-# Arguments: model folder, adapter folder or "", texts (JSON list of [text, pair or null]).
-# Prints the model's class, problem_type, labels, missing/unexpected keys and raw logits.
-SEQUENCE = r"""
+# The start of both scripts below: the exported folder loaded as `auto_class` (with the
+# PEFT adapter over it when an adapter folder is given; its config.json carries the
+# labels), what loading left missing or unexpected, and the folder's tokenizer.
+# Arguments: model folder, adapter folder or "", the inputs as JSON.
+def loading_script(auto_class):
+    return r"""
 import json, sys, torch
 from tokenizers import Tokenizer
-from transformers import AutoConfig, AutoModelForSequenceClassification
-folder, adapter, rows = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+from transformers import AutoConfig, AUTO_CLASS
+folder, adapter, inputs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 missing, unexpected = [], []
 if adapter:
     from peft import PeftModel
     from peft.utils import set_peft_model_state_dict
     from safetensors.torch import load_file
     config = AutoConfig.from_pretrained(adapter)  # the labels travel beside the adapter
-    model = AutoModelForSequenceClassification.from_pretrained(folder, config=config)
+    model = AUTO_CLASS.from_pretrained(folder, config=config)
     model = PeftModel.from_pretrained(model, adapter)
     result = set_peft_model_state_dict(model, load_file(adapter + "/adapter_model.safetensors"))
     unexpected = result.unexpected_keys
     missing = [k for k in result.missing_keys if "lora_" in k or "modules_to_save" in k]
     config = model.base_model.model.config
 else:
-    model, info = AutoModelForSequenceClassification.from_pretrained(folder, output_loading_info=True)
+    model, info = AUTO_CLASS.from_pretrained(folder, output_loading_info=True)
     missing, unexpected, config = info["missing_keys"], info["unexpected_keys"], model.config
 model.eval()
 tok = Tokenizer.from_file(folder + "/tokenizer.json")
 tok.no_padding(); tok.no_truncation()
+""".replace("AUTO_CLASS", auto_class)
+
+
+# Runs a sequence-classification folder (or a PEFT adapter over a base) on texts or pairs
+# (inputs: a JSON list of [text, pair or null]). Prints the model's class, problem_type,
+# labels, missing/unexpected keys and raw logits.
+SEQUENCE = loading_script("AutoModelForSequenceClassification") + r"""
 logits = []
 with torch.no_grad():
-    for text, pair in rows:
+    for text, pair in inputs:
         e = tok.encode(text, pair) if pair is not None else tok.encode(text)
         out = model(input_ids=torch.tensor([e.ids]), token_type_ids=torch.tensor([e.type_ids]))
         logits.append(out.logits[0].tolist())
@@ -61,34 +70,13 @@ print(json.dumps({"class": type(model.base_model.model if adapter else model).__
                   "missing": missing, "unexpected": unexpected, "logits": logits}))
 """
 
-# A token classifier on sentences of words, each word encoded alone (is_split_into_words):
-# per sentence, the softmax over the tags at each word's first sub-word.
-TOKENS = r"""
-import json, sys, torch
-from tokenizers import Tokenizer
-from transformers import AutoConfig, AutoModelForTokenClassification
-folder, adapter, sentences = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-missing, unexpected = [], []
-if adapter:
-    from peft import PeftModel
-    from peft.utils import set_peft_model_state_dict
-    from safetensors.torch import load_file
-    config = AutoConfig.from_pretrained(adapter)
-    model = AutoModelForTokenClassification.from_pretrained(folder, config=config)
-    model = PeftModel.from_pretrained(model, adapter)
-    result = set_peft_model_state_dict(model, load_file(adapter + "/adapter_model.safetensors"))
-    unexpected = result.unexpected_keys
-    missing = [k for k in result.missing_keys if "lora_" in k or "modules_to_save" in k]
-    config = model.base_model.model.config
-else:
-    model, info = AutoModelForTokenClassification.from_pretrained(folder, output_loading_info=True)
-    missing, unexpected, config = info["missing_keys"], info["unexpected_keys"], model.config
-model.eval()
-tok = Tokenizer.from_file(folder + "/tokenizer.json")
-tok.no_padding(); tok.no_truncation()
+# A token classifier on sentences of words (inputs: a JSON list of word lists), each word
+# encoded alone (is_split_into_words): per sentence, the softmax over the tags at each
+# word's first sub-word.
+TOKENS = loading_script("AutoModelForTokenClassification") + r"""
 probs = []
 with torch.no_grad():
-    for words in sentences:
+    for words in inputs:
         e = tok.encode(words, is_pretokenized=True)
         p = torch.softmax(model(input_ids=torch.tensor([e.ids])).logits[0], -1)
         firsts, seen = [], set()
