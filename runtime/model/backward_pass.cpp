@@ -123,15 +123,10 @@ void Pass::bottleneck_backward(int l, int site, const float* y, const float* dre
     const BlockWeights& bw = seg(s).model->blocks[l];
     const auto& adapters = site == 0 ? bw.adapter_attn : bw.adapter_ffn;
     for (std::size_t j = 0; j < adapters.size(); ++j) {
-      const BottleneckWeights& w = adapters[j];
       const Plan::BottleneckActs& ba = sa.bottleneck[l][site][j];
-      const int H = w.down.out;
-      be_.matmul_backward(sa.dbneck_act, w.up.dweight, w.up.dbias, dres + sa.row0 * C_, ba.act,
-                          w.up.weight, 1.0f, sa.rows, H, C_, GradMode::kAssign);
-      be_.gelu_backward(sa.dbneck_pre, ba.pre, sa.dbneck_act, sa.rows * H);
-      be_.matmul_backward(dy + sa.row0 * C_, w.down.dweight, w.down.dbias, sa.dbneck_pre,
-                          y + sa.row0 * C_, w.down.weight, 1.0f, sa.rows, C_, H,
-                          GradMode::kAccumulate);
+      runtime::bottleneck_backward(be_, adapters[j], {ba.pre, ba.act}, y + sa.row0 * C_,
+                                   dres + sa.row0 * C_, dy + sa.row0 * C_, sa.dbneck_act,
+                                   sa.dbneck_pre, sa.rows, C_);
     }
   }
 }

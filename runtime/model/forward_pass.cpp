@@ -186,15 +186,9 @@ void Pass::bottleneck_forward(int l, int site, const float* y, float* res) {
     const BlockWeights& bw = seg(u.segment).model->blocks[l];
     const auto& adapters = site == 0 ? bw.adapter_attn : bw.adapter_ffn;
     for (std::size_t j = 0; j < adapters.size(); ++j) {
-      const BottleneckWeights& w = adapters[j];
       const Plan::BottleneckActs& ba = sa.bottleneck[l][site][j];
-      const std::int64_t H = w.down.out;
-      be_.matmul_forward(ba.pre, y + u.row0 * C_, w.down.weight, w.down.bias, u.rows, C_,
-                         static_cast<int>(H));
-      be_.gelu_forward(ba.act, ba.pre, u.rows * H);
-      float* delta = plan_.adapter_out + u.row0 * C_;
-      be_.matmul_forward(delta, ba.act, w.up.weight, w.up.bias, u.rows, static_cast<int>(H), C_);
-      be_.add_inplace(res + u.row0 * C_, delta, 1.0f, u.rows * C_);
+      runtime::bottleneck_forward(be_, adapters[j], {ba.pre, ba.act}, y + u.row0 * C_,
+                                  plan_.adapter_out + u.row0 * C_, res + u.row0 * C_, u.rows, C_);
     }
   }
 }

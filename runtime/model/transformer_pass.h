@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/seeded_rng.h"
+#include "runtime/adapters/bottleneck/bottleneck_layer.h"
 #include "runtime/adapters/ia3/ia3_layer.h"
 #include "runtime/adapters/lora/dora_layer.h"
 #include "runtime/backend.h"
