@@ -316,16 +316,8 @@ TEST_CASE("merged LoRA equals unmerged") {
   const std::vector<float> unmerged(t.f32(), t.f32() + t.numel());
 
   // Merge into copies of the trunk linears, bound under the parent's names.
-  const auto table = parameter_table(f.workspace(), f.model("parent"));
-  std::vector<ViewSpec> copies;
-  for (const ParameterSpec& p : table) copies.push_back({p.name, p.shape, DType::kF32});
-  Arena merged_storage = Arena::create(copies, f.backend(), "merged copies").value();
-  ParameterBinding merged;
-  for (const ParameterSpec& p : table) {
-    const Tensor& src = *f.params("parent").find(p.name);
-    std::memcpy(merged_storage.view(p.name).data, src.data, src.bytes());
-    merged.bind(p.name, merged_storage.view(p.name));
-  }
+  Family::ParameterCopies copies = f.copy_parameters("parent");
+  ParameterBinding& merged = copies.binding;
   REQUIRE(merge_lora(f.backend(), f.workspace(), f.model("lora"), f.params("lora"), merged).is_ok());
   auto wm = resolve_model(f.workspace(), f.model("parent"), spec::Objective::kClassification,
                           merged, nullptr);

@@ -150,16 +150,8 @@ TEST_CASE("merged DoRA equals unmerged, and a DoRA in bf16 is refused") {
   const TinyBatch data(kB, kT, 16, 2, 3);
   SegmentedTransformer net(f.backend());
   const auto unmerged = logits_of(net, f.weights("dora"), data);
-  const auto table = parameter_table(f.workspace(), f.model("parent"));
-  std::vector<ViewSpec> copies;
-  for (const ParameterSpec& p : table) copies.push_back({p.name, p.shape, DType::kF32});
-  Arena merged_storage = Arena::create(copies, f.backend(), "merged copies").value();
-  ParameterBinding merged;
-  for (const ParameterSpec& p : table) {
-    const Tensor& src = *f.params("parent").find(p.name);
-    std::memcpy(merged_storage.view(p.name).data, src.data, src.bytes());
-    merged.bind(p.name, merged_storage.view(p.name));
-  }
+  Family::ParameterCopies copies = f.copy_parameters("parent");
+  ParameterBinding& merged = copies.binding;
   REQUIRE(
       merge_lora(f.backend(), f.workspace(), f.model("dora"), f.params("dora"), merged).is_ok());
   auto wm = resolve_model(f.workspace(), f.model("parent"), spec::Objective::kClassification,

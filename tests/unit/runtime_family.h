@@ -2,6 +2,7 @@
 // each test, one ParameterStore shared by all, and per-model gradients and weights.
 #pragma once
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <random>
@@ -95,6 +96,26 @@ class Family {
   }
 
   const runtime::ParameterBinding& params(const std::string& model) const { return params_.at(model); }
+
+  // Copies of `model`'s parameters in storage of their own, bound under the same names:
+  // what the merge tests fold an adapter into without touching the family.
+  struct ParameterCopies {
+    runtime::Arena storage;
+    runtime::ParameterBinding binding;
+  };
+  ParameterCopies copy_parameters(const std::string& model) {
+    const auto table = runtime::parameter_table(ws_, *ws_.find_model(model));
+    std::vector<runtime::ViewSpec> views;
+    for (const runtime::ParameterSpec& p : table)
+      views.push_back({p.name, p.shape, runtime::DType::kF32});
+    ParameterCopies copies{runtime::Arena::create(views, *backend_, "merged copies").value(), {}};
+    for (const runtime::ParameterSpec& p : table) {
+      const runtime::Tensor& src = *params_.at(model).find(p.name);
+      std::memcpy(copies.storage.view(p.name).data, src.data, src.bytes());
+      copies.binding.bind(p.name, copies.storage.view(p.name));
+    }
+    return copies;
+  }
   runtime::GradientSet& grads(const std::string& model) { return *grads_.at(model); }
 
   runtime::ModelWeights weights(const std::string& model,

@@ -175,16 +175,8 @@ TEST_CASE("merged (IA)³ equals unmerged") {
   SegmentedTransformer net(f.backend());
   ModelWeights wi = f.weights("ia3");
   const auto unmerged = logits_of(net, {&wi}, data, 0);
-  const auto table = parameter_table(f.workspace(), f.model("parent"));
-  std::vector<ViewSpec> copies;
-  for (const ParameterSpec& p : table) copies.push_back({p.name, p.shape, DType::kF32});
-  Arena merged_storage = Arena::create(copies, f.backend(), "merged copies").value();
-  ParameterBinding merged;
-  for (const ParameterSpec& p : table) {
-    const Tensor& src = *f.params("parent").find(p.name);
-    std::memcpy(merged_storage.view(p.name).data, src.data, src.bytes());
-    merged.bind(p.name, merged_storage.view(p.name));
-  }
+  Family::ParameterCopies copies = f.copy_parameters("parent");
+  ParameterBinding& merged = copies.binding;
   int folded = 0;
   for (const ParameterSpec& p : parameter_table(f.workspace(), f.model("ia3"))) {
     if (!is_ia3_parameter(p.name)) continue;
