@@ -24,20 +24,13 @@ constexpr spec::Objective kCausal = spec::Objective::kCausalLm;
 enum class Shape { kGpt2, kNative, kLlama };
 
 spec::Architecture architecture(Shape shape) {
-  spec::Architecture a = test::tiny_architecture(spec::ArchitectureKind::kDecoder);
+  spec::Architecture a = shape == Shape::kLlama
+                             ? test::tiny_llama_architecture()
+                             : test::tiny_architecture(spec::ArchitectureKind::kDecoder);
   a.vocab_size = text::byte_tokenizer_vocab_size();
   a.max_length = 24;
   if (shape == Shape::kGpt2) a.hf_model_type = "gpt2";
-  if (shape == Shape::kLlama) {
-    a.norm_kind = spec::NormKind::kRmsNorm;
-    a.positions = spec::PositionKind::kRotary;
-    a.activation = spec::Activation::kSwiGlu;
-    a.kv_heads = 1;
-    a.linear_bias = false;
-    a.rope_theta = 100.0f;
-    a.tie_embeddings = false;
-    a.hf_model_type = "llama";
-  }
+  if (shape == Shape::kLlama) a.rope_theta = 100.0f;
   return a;
 }
 

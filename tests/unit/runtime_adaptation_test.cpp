@@ -134,17 +134,10 @@ TEST_CASE("BERT architecture: gradients match finite differences") {
 // linear scaling), the SwiGLU FFN, grouped-query attention (2 heads share 1 key/value
 // head) and no biases.
 spec::Architecture llama_architecture() {
-  spec::Architecture a = test::tiny_architecture(spec::ArchitectureKind::kDecoder);
-  a.norm_kind = spec::NormKind::kRmsNorm;
-  a.positions = spec::PositionKind::kRotary;
-  a.activation = spec::Activation::kSwiGlu;
-  a.kv_heads = 1;
-  a.linear_bias = false;
+  spec::Architecture a = test::tiny_llama_architecture();
   a.norm_eps = 1e-6f;
   a.rope_theta = 100.0f;
   a.rope_scale = 2.0f;
-  a.tie_embeddings = false;
-  a.hf_model_type = "llama";
   return a;
 }
 

@@ -30,6 +30,21 @@ inline spec::Architecture tiny_architecture(spec::ArchitectureKind kind = spec::
   return a;
 }
 
+// The Llama shape on the tiny sizes, as a Hugging Face Llama imports: RMSNorm, rotary
+// positions, the SwiGLU FFN (its gate a linear of its own), one key/value head for the two
+// query heads, no biases, untied embeddings.
+inline spec::Architecture tiny_llama_architecture() {
+  spec::Architecture a = tiny_architecture(spec::ArchitectureKind::kDecoder);
+  a.norm_kind = spec::NormKind::kRmsNorm;
+  a.positions = spec::PositionKind::kRotary;
+  a.activation = spec::Activation::kSwiGlu;
+  a.kv_heads = 1;
+  a.linear_bias = false;
+  a.tie_embeddings = false;
+  a.hf_model_type = "llama";
+  return a;
+}
+
 class Family {
  public:
   explicit Family(spec::Architecture arch, int threads = 0)

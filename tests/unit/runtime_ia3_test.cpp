@@ -100,14 +100,7 @@ TEST_CASE("(IA)³ in the transformer: vectors and the prompt below them match fi
 TEST_CASE("(IA)³ on a Llama-shaped base: grouped k and v, the gate, no biases") {
   // RMSNorm, rotary positions, SwiGLU and one key/value head for two query heads: k and v
   // are (kv_width) wide, and the gate is a linear of its own, scaled here on its output.
-  spec::Architecture a = test::tiny_architecture(spec::ArchitectureKind::kDecoder);
-  a.norm_kind = spec::NormKind::kRmsNorm;
-  a.positions = spec::PositionKind::kRotary;
-  a.activation = spec::Activation::kSwiGlu;
-  a.kv_heads = 1;
-  a.linear_bias = false;
-  a.tie_embeddings = false;
-  a.hf_model_type = "llama";
+  const spec::Architecture a = test::tiny_llama_architecture();
   Family f(a);
   spec::Adaptation ad = ia3({"k", "v", "ffn_gate"}, {"q", "ffn_out"});
   ad.head = test::two_labels(spec::Pooling::kLast);
