@@ -22,6 +22,7 @@
 #include "cli/interrupts.h"
 #include "cli/output.h"
 #include "cli/version.h"
+#include "runtime/adapters/registry.h"
 #include "runtime/comm/communicator.h"
 
 namespace scion::cli {
@@ -200,6 +201,7 @@ int main(int argc, char** argv) {
   // A write past the file size limit (ulimit -f) then fails with EFBIG, which the store
   // reports like a full disk (exit 3, the store consistent), instead of killing scion.
   std::signal(SIGXFSZ, SIG_IGN);
+  scion::runtime::register_adaptation_methods();  // before any spec is read
   try {
     return scion::cli::with_stdout_flushed(scion::cli::run(argc, argv));
   } catch (const std::bad_alloc&) {

@@ -11,6 +11,7 @@
 #include "lineage/dtype.h"
 #include "lineage/hf_tensor_names.h"
 #include "lineage/safetensors.h"
+#include "spec/ia3_spec.h"
 
 namespace scion::lineage {
 
@@ -273,15 +274,15 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
                             "adapter, and --format huggingface cannot hold one either (it is "
                             "not a change of the trunk's weights); export it with the default "
                             "format (safetensors)");
-  const int methods =
-      (ad.lora ? 1 : 0) + (ad.ia3 ? 1 : 0) + (ad.prefix ? 1 : 0) + (ad.prompt ? 1 : 0);
+  const int methods = (ad.lora ? 1 : 0) + (ad.find<spec::Ia3Spec>() ? 1 : 0) + (ad.prefix ? 1 : 0) +
+                      (ad.prompt ? 1 : 0);
   if (methods == 0)
     return refuse(model, "it has no LoRA, (IA)³, prefix or prompt adapter of its own");
   if (methods > 1)
     return refuse(model,
                   "it combines LoRA, (IA)³, prefix and prompt tuning, and a PEFT "
                   "adapter is one method");
-  if (ad.ia3 && a.hf_model_type == "gpt2")
+  if (ad.find<spec::Ia3Spec>() && a.hf_model_type == "gpt2")
     return refuse(model,
                   "GPT-2 holds q, k and v in one Conv1D (c_attn), and scion exports (IA)³ on "
                   "modules of their own (BERT, RoBERTa, Llama); --format huggingface merges "
@@ -336,7 +337,8 @@ Status check_peft_import(const spec::Workspace& workspace, const spec::Model& mo
                             "of the base's direct descendants; declare MODEL with `from:` the "
                             "base");
   const std::string& type = workspace.architecture_of(model).hf_model_type;
-  if (!(model.adaptation.lora || model.adaptation.ia3) || (type != "bert" && type != "llama"))
+  if (!(model.adaptation.lora || model.adaptation.find<spec::Ia3Spec>()) ||
+      (type != "bert" && type != "llama"))
     return invalid_argument(
         "model '" + model.name +
         "': scion import --peft reads LoRA and (IA)³ adapters of BERT "
@@ -414,8 +416,8 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
   const std::string prefix = hf_base_model_prefix(a.hf_model_type);
   config["modules_to_save"] = classifier ? nlohmann::json({"classifier"}) : nlohmann::json();
   config["fan_in_fan_out"] = a.hf_model_type == "gpt2";  // Conv1D weights are (in, out)
-  if (ad.ia3) {
-    const auto [targets, feedforward] = ia3_modules(arch, *ad.ia3, prefix);
+  if (const spec::Ia3Spec* ia3 = ad.find<spec::Ia3Spec>()) {
+    const auto [targets, feedforward] = ia3_modules(arch, *ia3, prefix);
     config["peft_type"] = "IA3";
     config["target_modules"] = targets;
     config["feedforward_modules"] = feedforward;
@@ -581,7 +583,8 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   // ancestor's. LoRA's tuner wraps the transformers model (base_model.model.*); prompt
   // learning holds it directly (base_model.*), as get_peft_model_state_dict writes either.
   if (const spec::Model* owner = classifying_head(workspace.ancestry(model))) {
-    const std::string root = ad.lora || ad.ia3 ? "base_model.model." : "base_model.";
+    const bool wraps_model = ad.lora || ad.find<spec::Ia3Spec>();
+    const std::string root = wraps_model ? "base_model.model." : "base_model.";
     for (const char* part : {"weight", "bias"}) {
       const LoadedParameter& head = params.at("head." + owner->name + "." + part);
       out.tensors.push_back({root + std::string(head_module(arch, *owner)) + "." + part, head.shape,

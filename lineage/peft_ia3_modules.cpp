@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lineage/hf_tensor_names.h"
+#include "spec/ia3_spec.h"
 
 namespace scion::lineage {
 namespace {
@@ -60,7 +61,7 @@ std::function<bool(const std::string&)> matcher(const nlohmann::json& value, con
 }  // namespace
 
 Ia3Modules declared_ia3_modules(const spec::Workspace& ws, const spec::Model& model) {
-  const spec::Ia3Spec& ia3 = *model.adaptation.ia3;
+  const spec::Ia3Spec& ia3 = *model.adaptation.find<spec::Ia3Spec>();
   const spec::Architecture& a = ws.architecture_of(model);
   Ia3Modules out;
   for (int l = 0; l < a.layers; ++l)

@@ -29,7 +29,8 @@ struct Ia3Modules {
   bool operator==(const Ia3Modules&) const = default;
 };
 
-// What `model`'s declaration scales. REQUIRES: model.adaptation.ia3, an imported HF base.
+// What `model`'s declaration scales. REQUIRES: model.adaptation.find<spec::Ia3Spec>(), an imported
+// HF base.
 Ia3Modules declared_ia3_modules(const spec::Workspace& workspace, const spec::Model& model);
 
 // What the config's two values select on `model`'s base; nullopt (with `why`) for a value

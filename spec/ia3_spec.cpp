@@ -19,15 +19,19 @@ bool Ia3Spec::adapts(const std::string& target, int layer) const {
          (layers.empty() || std::find(layers.begin(), layers.end(), layer) != layers.end());
 }
 
+nlohmann::json Ia3Spec::json() const { return ia3_json(*this); }
+
 nlohmann::json ia3_json(const Ia3Spec& ia3) {
   return {{"targets", ia3.targets}, {"feedforward", ia3.feedforward}, {"layers", ia3.layers}};
 }
 
 std::optional<Ia3Spec> ia3_from_json(const nlohmann::json& json) {
   try {
-    return Ia3Spec{.targets = json.at("targets").get<std::vector<std::string>>(),
-                   .feedforward = json.at("feedforward").get<std::vector<std::string>>(),
-                   .layers = json.at("layers").get<std::vector<int>>()};
+    Ia3Spec ia3;
+    ia3.targets = json.at("targets").get<std::vector<std::string>>();
+    ia3.feedforward = json.at("feedforward").get<std::vector<std::string>>();
+    ia3.layers = json.at("layers").get<std::vector<int>>();
+    return ia3;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
@@ -35,6 +39,8 @@ std::optional<Ia3Spec> ia3_from_json(const nlohmann::json& json) {
 
 namespace detail {
 namespace {
+
+constexpr std::string_view kIa3Keys[] = {"targets", "feedforward", "layers"};
 
 // A list of linear layers at `key`; `out` is left as it was (the default) when the key is
 // absent, and set only when every entry is a known, distinct linear this base has.
@@ -71,7 +77,7 @@ void read_linears(SpecReader& r, const YamlNode& node, const std::string& path,
 Ia3Spec load_ia3(SpecReader& r, const YamlNode& node, const std::string& path,
                  const Architecture* a) {
   Ia3Spec s;
-  r.check_keys(node, path, keys::kIa3);
+  r.check_keys(node, path, kIa3Keys);
   read_linears(r, node, path, "targets", a, s.targets);
   read_linears(r, node, path, "feedforward", a, s.feedforward);
   for (const std::string& t : s.targets)
@@ -100,7 +106,8 @@ void check_ia3_overlaps(SpecReader& r, const YamlNode& adapt, const Model& m,
                         const Architecture* arch, const std::vector<const Model*>& ancestors) {
   if (arch == nullptr) return;
   const Adaptation& own = m.adaptation;
-  if (!own.ia3 && !own.lora) return;
+  const Ia3Spec* own_ia3 = own.find<Ia3Spec>();
+  if (!own_ia3 && !own.lora) return;
   const auto lora_adapts = [](const LoraSpec& s, const std::string& t, int l) {
     return std::find(s.targets.begin(), s.targets.end(), t) != s.targets.end() &&
            (s.layers.empty() || std::find(s.layers.begin(), s.layers.end(), l) != s.layers.end());
@@ -117,19 +124,63 @@ void check_ia3_overlaps(SpecReader& r, const YamlNode& adapt, const Model& m,
   for (int l = 0; l < arch->layers; ++l)
     for (const char* target : kLinearTargets) {
       const std::string t = target;
-      if (own.ia3 && own.ia3->adapts(t, l)) {
+      if (own_ia3 && own_ia3->adapts(t, l)) {
         if (own.lora && lora_adapts(*own.lora, t, l)) return report("ia3", t, l, "its own LoRA");
         for (const Model* a : ancestors)
           if ((a->adaptation.lora && lora_adapts(*a->adaptation.lora, t, l)) ||
-              (a->adaptation.ia3 && a->adaptation.ia3->adapts(t, l)))
+              (a->adaptation.find<Ia3Spec>() && a->adaptation.find<Ia3Spec>()->adapts(t, l)))
             return report("ia3", t, l, "ancestor '" + a->name + "'");
       }
       if (own.lora && lora_adapts(*own.lora, t, l))
         for (const Model* a : ancestors)
-          if (a->adaptation.ia3 && a->adaptation.ia3->adapts(t, l))
+          if (a->adaptation.find<Ia3Spec>() && a->adaptation.find<Ia3Spec>()->adapts(t, l))
             return report("lora", t, l, "the (IA)³ of ancestor '" + a->name + "'");
     }
 }
 
 }  // namespace detail
+
+namespace {
+
+class Ia3Block final : public MethodBlock {
+ public:
+  std::string_view key() const override { return Ia3Spec::kKey; }
+  std::span<const std::string_view> keys() const override { return detail::kIa3Keys; }
+
+  std::shared_ptr<const MethodSettings> read(SpecReader& reader, const YamlNode& node,
+                                             const std::string& path,
+                                             const Architecture* arch) const override {
+    return std::make_shared<const Ia3Spec>(detail::load_ia3(reader, node, path, arch));
+  }
+
+  std::shared_ptr<const MethodSettings> from_json(const nlohmann::json& json) const override {
+    std::optional<Ia3Spec> ia3 = ia3_from_json(json);
+    return ia3 ? std::make_shared<const Ia3Spec>(std::move(*ia3)) : nullptr;
+  }
+
+  nlohmann::json key_schemas() const override {
+    nlohmann::json linears = nlohmann::json::array();
+    for (const char* target : kLinearTargets) linears.push_back(target);
+    const nlohmann::json linear_list = {{"type", "array"}, {"items", {{"enum", linears}}}};
+    return {{"targets", linear_list},
+            {"feedforward", linear_list},
+            {"layers", {{"type", "array"}, {"items", {{"type", "integer"}}}}}};
+  }
+
+  std::string_view description() const override {
+    return "(IA)³: learned vectors scaling linear layers' outputs (targets) or inputs "
+           "(feedforward)";
+  }
+
+  void check_family(SpecReader& reader, const YamlNode& adapt, const Model& model,
+                    const Architecture* arch,
+                    const std::vector<const Model*>& ancestors) const override {
+    detail::check_ia3_overlaps(reader, adapt, model, arch, ancestors);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<const MethodBlock> make_ia3_block() { return std::make_unique<Ia3Block>(); }
+
 }  // namespace scion::spec

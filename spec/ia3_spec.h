@@ -4,33 +4,36 @@
 // y = (W·x + b) ⊙ l) or the input of each `feedforward` one (PEFT's feedforward_modules:
 // y = W·(x ⊙ l) + b).
 //
-// The spec side of the method in one place: its settings (`adapt: {ia3: {targets,
-// feedforward, layers}}`, the key names in spec/keys.h kIa3), how they are read and
-// checked, their canonical JSON (the recipe hash and the store's record of the
-// adaptation: the same words in both), and the rule across models. The runtime side is
+// The spec side of the method in one place, as a registered MethodBlock
+// (spec/adaptation_method.h): its settings (`adapt: {ia3: {targets, feedforward, layers}}`),
+// how they are read and checked, their canonical JSON (the recipe hash and the store's
+// record of the adaptation: the same words in both), their schema, and the rule across
+// models. A model's settings are `model.adaptation.find<Ia3Spec>()`. The runtime side is
 // runtime/adapters/ia3/. Linear names are spec::kLinearTargets' (q, k, v, o, ffn_in,
 // ffn_out, ffn_gate).
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "spec/adaptation_method.h"
+
 namespace scion::spec {
 
-class SpecReader;
-struct YamlNode;
-struct Architecture;
-struct Model;
+struct Ia3Spec final : MethodSettings {
+  static constexpr std::string_view kKey = "ia3";
 
-struct Ia3Spec {
   std::vector<std::string> targets = {"k", "v"};       // outputs scaled, vector (out)
   std::vector<std::string> feedforward = {"ffn_out"};  // inputs scaled, vector (in)
   std::vector<int> layers;                             // empty: every layer
 
   // Whether the method puts a vector on `layer`'s linear `target` (a kLinearTargets name).
   bool adapts(const std::string& target, int layer) const;
+
+  nlohmann::json json() const override;  // ia3_json(*this)
 };
 
 // {"targets": [...], "feedforward": [...], "layers": [...]}: the recipe hash's canonical
@@ -39,19 +42,8 @@ nlohmann::json ia3_json(const Ia3Spec& ia3);
 // The inverse; nullopt when `json` is not such an object.
 std::optional<Ia3Spec> ia3_from_json(const nlohmann::json& json);
 
-namespace detail {
+// The block the loader reads `adapt.ia3` through (registered by
+// runtime/adapters/registry.cpp).
+std::unique_ptr<const MethodBlock> make_ia3_block();
 
-// Reads `adapt.ia3` at `path` (a mapping: the caller checked). `arch` null: the base's
-// architecture is unknown, and checks that need it are skipped.
-Ia3Spec load_ia3(SpecReader& reader, const YamlNode& node, const std::string& path,
-                 const Architecture* arch);
-
-// One vector per linear layer: (IA)³ does not go where the model's own LoRA or an
-// ancestor's LoRA or (IA)³ already is, nor a LoRA where an ancestor's (IA)³ is (the order
-// of a scale and a low-rank sum matters, and PEFT runs one adapter over a merged base).
-// `adapt` is the model's `adapt` node; `ancestors` parent first.
-void check_ia3_overlaps(SpecReader& reader, const YamlNode& adapt, const Model& model,
-                        const Architecture* arch, const std::vector<const Model*>& ancestors);
-
-}  // namespace detail
 }  // namespace scion::spec

@@ -5,6 +5,7 @@
 #include <span>
 #include <string_view>
 
+#include "spec/adaptation_method.h"
 #include "spec/keys.h"
 
 namespace scion::spec {
@@ -114,12 +115,6 @@ Json adaptation_schema(SchemaBuilder& b) {
                                   {"use_rslora", type("boolean")},
                                   {"use_dora", type("boolean")}},
                                  "low-rank updates to linear layers");
-  const Json ia3 = b.closed_map(p + ".ia3", keys::kIa3,
-                                {{"targets", list_of(linear_targets())},
-                                 {"feedforward", list_of(linear_targets())},
-                                 {"layers", integers()}},
-                                "(IA)³: learned vectors scaling linear layers' outputs (targets) "
-                                "or inputs (feedforward)");
   const Json prefix = b.closed_map(p + ".prefix", keys::kPrefix,
                                    {{"virtual_tokens", type("integer")},
                                     {"layers", integers()},
@@ -143,15 +138,23 @@ Json adaptation_schema(SchemaBuilder& b) {
                                   {"threshold", type("number")}},
                                  "a task head: classification, regression, multi-label or "
                                  "token classification");
-  return b.closed_map(p, keys::kMethods,
-                      {{"lora", lora},
-                       {"prefix", prefix},
-                       {"prompt", prompt},
-                       {"bottleneck", bottleneck},
-                       {"head", head},
-                       {"bitfit", method_switch()},
-                       {"full", method_switch()},
-                       {"ia3", ia3}},
+  KeyTypes methods = {{"lora", lora},           {"prefix", prefix},
+                      {"prompt", prompt},       {"bottleneck", bottleneck},
+                      {"head", head},           {"bitfit", method_switch()},
+                      {"full", method_switch()}};
+  std::vector<std::string_view> method_keys(std::begin(keys::kMethods), std::end(keys::kMethods));
+  // The registered methods (spec/adaptation_method.h) type their own keys.
+  for (const MethodBlock* block : method_blocks()) {
+    KeyTypes types;
+    const Json schemas = block->key_schemas();
+    for (const auto& [key, schema] : schemas.items())
+      for (std::string_view k : block->keys())
+        if (k == key) types[k] = schema;
+    method_keys.push_back(block->key());
+    methods[block->key()] = b.closed_map(p + "." + std::string(block->key()), block->keys(), types,
+                                         block->description());
+  }
+  return b.closed_map(p, method_keys, methods,
                       "how a descendant adapts its parent: one key per method");
 }
 

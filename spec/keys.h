@@ -43,12 +43,12 @@ inline constexpr Choice<TokenizerKind> kTokenizers[] = {{"byte", TokenizerKind::
                                                         {"wordpiece", TokenizerKind::kWordPiece},
                                                         {"bpe", TokenizerKind::kBpe}};
 
-// `adapt`: one key per method, each with its own settings.
+// `adapt`: one key per built-in method, each with its own settings; the methods registered
+// as units (spec/adaptation_method.h) add theirs.
 inline constexpr std::string_view kMethods[] = {"lora", "prefix", "prompt", "bottleneck",
-                                                "head", "bitfit", "full",   "ia3"};
+                                                "head", "bitfit", "full"};
 inline constexpr std::string_view kLora[] = {"rank",   "alpha",      "dropout", "targets",
                                              "layers", "use_rslora", "use_dora"};
-inline constexpr std::string_view kIa3[] = {"targets", "feedforward", "layers"};  // spec/ia3_spec.h
 inline constexpr std::string_view kPrefix[] = {"virtual_tokens", "layers", "reparam_hidden"};
 inline constexpr std::string_view kPrompt[] = {"virtual_tokens", "init", "text"};
 inline constexpr std::string_view kBottleneck[] = {"reduction", "placement", "layers"};

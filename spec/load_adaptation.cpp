@@ -1,5 +1,6 @@
 // The `adapt` mapping of a descendant: one entry per adaptation method.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <set>
 
@@ -192,7 +193,10 @@ HeadSpec load_head(SpecReader& r, const YamlNode& node, const std::string& path)
 void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& path,
                      const Architecture* a, Adaptation& out) {
   if (!r.expect_map(node, path, "a mapping from adaptation methods to their settings")) return;
-  r.check_keys(node, path, keys::kMethods, "adaptation method");
+  // The built-in methods' keys, then the registered methods' (spec/adaptation_method.h).
+  std::vector<std::string_view> methods(std::begin(keys::kMethods), std::end(keys::kMethods));
+  for (const MethodBlock* block : method_blocks()) methods.push_back(block->key());
+  r.check_keys(node, path, methods, "adaptation method");
   const std::size_t errors_before = r.error_count();
   bool any = false, unknown = false;
   for (const auto& [key, value] : node.entries) {
@@ -201,10 +205,10 @@ void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& pat
     const std::string mpath = join_path(path, method);
     const bool settings = method != "bitfit" && method != "full";
     if (settings && !r.expect_map(*value, mpath, "a mapping of " + method + " settings")) continue;
-    if (method == "lora") {
+    if (const MethodBlock* block = find_method_block(method)) {
+      out.methods[method] = block->read(r, *value, mpath, a);
+    } else if (method == "lora") {
       out.lora = load_lora(r, *value, mpath, a);
-    } else if (method == "ia3") {
-      out.ia3 = load_ia3(r, *value, mpath, a);
     } else if (method == "prefix") {
       out.prefix = load_prefix(r, *value, mpath, a);
     } else if (method == "prompt") {
@@ -234,8 +238,7 @@ void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& pat
   }
   if (!any && !unknown && r.error_count() == errors_before)
     r.error(node, path,
-            "expected at least one adaptation method (lora, ia3, prefix, prompt, bottleneck, head, "
-            "bitfit, full)");
+            fmt::format("expected at least one adaptation method ({})", fmt::join(methods, ", ")));
 }
 
 }  // namespace scion::spec::detail

@@ -500,7 +500,8 @@ void load_model_body(SpecReader& r, ModelEntry& e, const Architecture* arch,
   check_prompt_room(r, e, arch, ancestors);
   check_dora(r, e, arch, ancestors);
   if (const YamlNode* adapt = find(*e.node, "adapt"); adapt && !m.is_base())
-    check_ia3_overlaps(r, *adapt, m, arch, ancestors);
+    for (const MethodBlock* block : method_blocks())
+      block->check_family(r, *adapt, m, arch, ancestors);
   warn_labels_ignored(r, e, has_head, datasets);
 }
 

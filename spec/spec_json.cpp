@@ -65,7 +65,9 @@ json adaptation_json(const Adaptation& ad) {
     if (ad.lora->use_rslora) out["lora"]["use_rslora"] = true;
     if (ad.lora->use_dora) out["lora"]["use_dora"] = true;
   }
-  if (ad.ia3) out["ia3"] = ia3_json(*ad.ia3);  // a new key: older recipes keep their hash
+  // The registered methods' settings under their keys (keys that did not exist before a
+  // method did, so older recipes keep their hashes).
+  for (const auto& [key, settings] : ad.methods) out[key] = settings->json();
   if (ad.prefix)
     out["prefix"] = {{"virtual_tokens", ad.prefix->virtual_tokens},
                      {"layers", ad.prefix->layers},
@@ -103,9 +105,12 @@ std::optional<Adaptation> adaptation_from_recipe(const json& adapt) {
                          .use_rslora = l.value("use_rslora", false),
                          .use_dora = l.value("use_dora", false)};
     }
-    if (adapt.contains("ia3")) {
-      ad.ia3 = ia3_from_json(adapt["ia3"]);
-      if (!ad.ia3) return std::nullopt;
+    for (const MethodBlock* block : method_blocks()) {
+      const std::string key(block->key());
+      if (!adapt.contains(key)) continue;
+      std::shared_ptr<const MethodSettings> settings = block->from_json(adapt[key]);
+      if (!settings) return std::nullopt;
+      ad.methods[key] = std::move(settings);
     }
     if (adapt.contains("prefix")) {
       const json& p = adapt["prefix"];

@@ -10,12 +10,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "spec/ia3_spec.h"
+#include "spec/adaptation_method.h"
 
 namespace scion::spec {
 
@@ -160,13 +161,27 @@ struct FullSpec {};
 // are allowed). Absent methods are std::nullopt.
 struct Adaptation {
   std::optional<LoraSpec> lora;
-  std::optional<Ia3Spec> ia3;  // spec/ia3_spec.h
   std::optional<PrefixSpec> prefix;
   std::optional<PromptSpec> prompt;
   std::optional<BottleneckSpec> bottleneck;
   std::optional<HeadSpec> head;
   std::optional<BitfitSpec> bitfit;
   std::optional<FullSpec> full;
+  // The registered methods' settings (spec/adaptation_method.h), by their blocks' keys.
+  std::map<std::string, std::shared_ptr<const MethodSettings>, std::less<>> methods;
+
+  // The settings of the method `Settings` names (Settings::kKey), or null when the model
+  // does not use it: `adaptation.find<Ia3Spec>()`.
+  template <class Settings>
+  const Settings* find() const {
+    const auto it = methods.find(Settings::kKey);
+    return it == methods.end() ? nullptr : dynamic_cast<const Settings*>(it->second.get());
+  }
+  // Sets the method's settings (a model built in code rather than read from YAML).
+  template <class Settings>
+  void set(Settings settings) {
+    methods[std::string(Settings::kKey)] = std::make_shared<const Settings>(std::move(settings));
+  }
 };
 
 // ---- Training recipe ---------------------------------------------------------------------

@@ -14,6 +14,7 @@
 #include "runtime/adapters/ia3/ia3_fold.h"
 #include "runtime/adapters/ia3/ia3_parameters.h"
 #include "runtime/adapters/lora/lora_fold.h"
+#include "spec/ia3_spec.h"
 
 namespace scion::workbench {
 namespace {
@@ -286,7 +287,7 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
   // every (IA)³ scales it (never both on one linear: spec/ia3_spec.h).
   for (auto it = merged.rbegin(); it != merged.rend(); ++it) {
     if ((*it)->adaptation.lora) merge_lora(**it, params, trunk);
-    if ((*it)->adaptation.ia3) merge_ia3(**it, params, trunk);
+    if ((*it)->adaptation.find<spec::Ia3Spec>()) merge_ia3(**it, params, trunk);
   }
   // RoBERTa's padding_idx is pad_token_id (default 1), as in RobertaEmbeddings.
   const nlohmann::json pad = config->value("pad_token_id", nlohmann::json());

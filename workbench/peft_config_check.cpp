@@ -11,6 +11,7 @@
 #include "base/json_value.h"
 #include "lineage/peft_adapter.h"
 #include "lineage/peft_ia3_modules.h"
+#include "spec/ia3_spec.h"
 
 namespace scion::workbench {
 namespace {
@@ -178,7 +179,7 @@ Result<std::vector<std::string>> peft_config_problems(std::string_view text,
   SCION_RETURN_IF_ERROR(root.expect_object());
   std::vector<std::string> problems;
   check_config(root, lineage::peft_config(ws, model), model, *ws.ancestry(model).back(), problems);
-  if (model.adaptation.ia3) check_ia3_modules(root, ws, model, problems);
+  if (model.adaptation.find<spec::Ia3Spec>()) check_ia3_modules(root, ws, model, problems);
   return problems;
 }
 

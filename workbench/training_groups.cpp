@@ -12,6 +12,7 @@
 #include "runtime/model/parameter_binding.h"
 #include "runtime/model/parameter_table.h"
 #include "runtime/training/family_trainer.h"
+#include "spec/ia3_spec.h"
 
 namespace scion::workbench {
 namespace {
@@ -112,8 +113,8 @@ TrainingMemory estimate_training_memory(const spec::Workspace& ws, const spec::M
     // + the backward's scratch gradient of the widest, (rows, out).
     mem.activations += 4 * (B * T * (layers * outs + widest_out) + largest_weight);
   }
-  if (m.adaptation.ia3)
-    mem.activations += 4 * B * T * runtime::ia3_training_floats_per_token(*m.adaptation.ia3, a);
+  if (const spec::Ia3Spec* ia3 = m.adaptation.find<spec::Ia3Spec>())
+    mem.activations += 4 * B * T * runtime::ia3_training_floats_per_token(*ia3, a);
   if (t.precision == spec::Precision::kBF16) {
     // The bf16 products' rounded operand copies (runtime/cpu/bf16_matmul.h) of the widest
     // product: its input rows, its output-gradient rows and its weight.

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "runtime/adapters/ia3/ia3_parameters.h"
+#include "spec/ia3_spec.h"
 
 namespace scion::runtime {
 namespace {
@@ -103,7 +104,8 @@ void add_adapters(const Model& model, const Architecture& a, std::vector<Paramet
         }
       }
     }
-    if (ad.ia3) add_ia3_parameters(*ad.ia3, m, a, l, table);
+    if (const spec::Ia3Spec* ia3 = ad.find<spec::Ia3Spec>())
+      add_ia3_parameters(*ia3, m, a, l, table);
     if (ad.bottleneck) {
       const auto layers = chosen_layers(ad.bottleneck->layers, a.layers);
       if (std::find(layers.begin(), layers.end(), l) != layers.end()) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "runtime/adapters/registry.h"
 #include "spec/loader.h"
 
 namespace {
@@ -42,6 +43,7 @@ bool hash_every_spec(const fs::path& root, nlohmann::json& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  scion::runtime::register_adaptation_methods();  // (IA)³'s block hashes its settings
   if (argc < 2) {
     std::cerr << "usage: recipe_hash_golden SOURCE_ROOT [--update]\n";
     return 2;

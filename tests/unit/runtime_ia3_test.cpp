@@ -13,6 +13,7 @@
 #include "runtime_family.h"
 #include "runtime_gradcheck.h"
 #include "runtime_model_gradcheck.h"
+#include "spec/ia3_spec.h"
 
 using namespace scion;
 using namespace scion::runtime;
@@ -25,7 +26,10 @@ constexpr int kB = 3, kT = 5;
 
 spec::Adaptation ia3(std::vector<std::string> targets, std::vector<std::string> feedforward) {
   spec::Adaptation ad;
-  ad.ia3 = spec::Ia3Spec{.targets = std::move(targets), .feedforward = std::move(feedforward)};
+  spec::Ia3Spec settings;
+  settings.targets = std::move(targets);
+  settings.feedforward = std::move(feedforward);
+  ad.set(std::move(settings));
   return ad;
 }
 

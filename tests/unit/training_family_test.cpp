@@ -10,6 +10,7 @@
 #include "runtime/backend.h"
 #include "runtime/model/parameter_binding.h"
 #include "runtime/training/family_trainer.h"
+#include "spec/ia3_spec.h"
 #include "training_test_data.h"
 
 using namespace scion;
@@ -59,7 +60,10 @@ spec::Workspace family() {
   descendant(
       "ia3", "base",
       [](spec::Adaptation& a) {
-        a.ia3 = spec::Ia3Spec{.targets = {"k", "v"}, .feedforward = {"ffn_out", "q"}};
+        spec::Ia3Spec ia3;
+        ia3.targets = {"k", "v"};
+        ia3.feedforward = {"ffn_out", "q"};
+        a.set(std::move(ia3));
       },
       9, 2e-2f, 3, 5);
   return ws;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/model/parameter_table.h"
+#include "spec/ia3_spec.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

@@ -1,0 +1,15 @@
+// The adaptation methods that are units of their own (runtime/adapters/<method>/, DESIGN.md),
+// registered in one list (registry.cpp): a new method is a folder plus one line there.
+//
+// Every program that reads a spec calls register_adaptation_methods() first (scion's main,
+// the test mains): until then the loader knows only the built-in methods (spec/keys.h
+// kMethods), and a registered method's key is reported as unknown.
+#pragma once
+
+namespace scion::runtime {
+
+// Registers each method's spec block (spec/adaptation_method.h). Idempotent and
+// thread-safe; call before any spec is read.
+void register_adaptation_methods();
+
+}  // namespace scion::runtime

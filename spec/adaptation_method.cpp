@@ -1,0 +1,45 @@
+#include "spec/adaptation_method.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace scion::spec {
+namespace {
+
+struct Registry {
+  std::vector<std::unique_ptr<const MethodBlock>> owned;
+  std::vector<const MethodBlock*> blocks;
+};
+
+// Function-local, so registration from other translation units' start-up code finds it
+// constructed whatever the order of their initialisation.
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+void MethodBlock::check_family(SpecReader&, const YamlNode&, const Model&, const Architecture*,
+                               const std::vector<const Model*>&) const {}
+
+void register_method_block(std::unique_ptr<const MethodBlock> block) {
+  if (find_method_block(block->key()) != nullptr) {
+    std::fprintf(stderr, "scion: two adaptation methods register the key '%.*s'\n",
+                 static_cast<int>(block->key().size()), block->key().data());
+    std::abort();
+  }
+  Registry& r = registry();
+  r.blocks.push_back(block.get());
+  r.owned.push_back(std::move(block));
+}
+
+const std::vector<const MethodBlock*>& method_blocks() { return registry().blocks; }
+
+const MethodBlock* find_method_block(std::string_view key) {
+  for (const MethodBlock* block : registry().blocks)
+    if (block->key() == key) return block;
+  return nullptr;
+}
+
+}  // namespace scion::spec

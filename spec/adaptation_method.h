@@ -1,0 +1,86 @@
+// Adaptation methods as units, the spec's side: what a method that lives in a folder of its
+// own (runtime/adapters/<method>/, DESIGN.md) tells the loader about its `adapt:` block.
+//
+// A MethodBlock owns, for its method: the block's key and its settings' keys (the loader
+// checks them, `scion schema` types them), how the settings are read and checked (errors
+// with key paths, through SpecReader), their JSON (one form: the recipe hash's canonical
+// input and the store's record of the adaptation), and the rules it sets across a family
+// (a model's block against its ancestors'). The loader, spec_json and json_schema loop over
+// the registered blocks instead of naming each method; a model's settings land in
+// `Adaptation::methods` under the block's key.
+//
+// Methods register once, before anything reads a spec, from one list
+// (runtime/adapters/registry.cpp, linked whole into every program that reads specs, so
+// its registration runs at start-up). A program without that list reads no method of it:
+// its key is reported as an unknown adaptation method.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace scion::spec {
+
+class SpecReader;
+struct YamlNode;
+struct Architecture;
+struct Model;
+
+// One model's settings of a registered method; each method derives its own, with a
+// `static constexpr std::string_view kKey` naming its block (Adaptation::find reads it).
+class MethodSettings {
+ public:
+  virtual ~MethodSettings() = default;
+  // The settings as the recipe hash and the store record them. A method's JSON must not
+  // change once recipes hash it (tests/unit/recipe_hash_golden.cpp holds the examples').
+  virtual nlohmann::json json() const = 0;
+};
+
+class MethodBlock {
+ public:
+  virtual ~MethodBlock() = default;
+
+  // The block's key under `adapt:` ("ia3") and the keys its mapping may hold.
+  virtual std::string_view key() const = 0;
+  virtual std::span<const std::string_view> keys() const = 0;
+
+  // Reads the block at `path` (`node` is a mapping: the loader checked), reporting through
+  // `reader`. `arch` is the base's architecture, null when unknown (checks that need it are
+  // skipped then).
+  virtual std::shared_ptr<const MethodSettings> read(SpecReader& reader, const YamlNode& node,
+                                                     const std::string& path,
+                                                     const Architecture* arch) const = 0;
+
+  // The inverse of MethodSettings::json; null when `json` is not such a form (a damaged
+  // or foreign record).
+  virtual std::shared_ptr<const MethodSettings> from_json(const nlohmann::json& json) const = 0;
+
+  // `scion schema`: the JSON Schema of each of keys() (a key left out is reported by
+  // spec::keys_without_schema_type) and a one-line description of the method.
+  virtual nlohmann::json key_schemas() const = 0;
+  virtual std::string_view description() const = 0;
+
+  // Rules across the family, once every model is read: `model` (whose `adapt` node is
+  // `adapt`) against its `ancestors`, parent first; called for every model with an `adapt:`
+  // block, whether or not it uses this method, so a method can refuse what others put where
+  // it already is. `arch` as in read().
+  virtual void check_family(SpecReader& reader, const YamlNode& adapt, const Model& model,
+                            const Architecture* arch,
+                            const std::vector<const Model*>& ancestors) const;
+};
+
+// Adds `block` to the registry. Registration happens at start-up, before any spec is read,
+// and never afterwards (the registry is not locked). A second block under a taken key is a
+// programming error: it aborts with a message.
+void register_method_block(std::unique_ptr<const MethodBlock> block);
+
+// The registered blocks, in registration order.
+const std::vector<const MethodBlock*>& method_blocks();
+
+// The block under `key`; null when no method registered it.
+const MethodBlock* find_method_block(std::string_view key);
+
+}  // namespace scion::spec
