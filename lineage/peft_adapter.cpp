@@ -11,7 +11,8 @@
 #include "lineage/dtype.h"
 #include "lineage/hf_tensor_names.h"
 #include "lineage/safetensors.h"
-#include "spec/ia3_spec.h"
+#include "spec/adaptation_method.h"
+#include "spec/peft_form.h"
 
 namespace scion::lineage {
 
@@ -147,28 +148,6 @@ nlohmann::json target_modules(const PeftArchitecture& arch, const spec::LoraSpec
   return modules_regex(arch, modules, lora.layers, prefix);
 }
 
-// (IA)³'s target_modules (every scaled linear) and feedforward_modules (those scaled on
-// the input), always as regular expressions: PEFT matches a list of feed-forward names by
-// a plain string end, so "output.dense" would take BERT's attention.output.dense too.
-// No feed-forward module is an empty list (PEFT: none).
-std::pair<nlohmann::json, nlohmann::json> ia3_modules(const PeftArchitecture& arch,
-                                                      const spec::Ia3Spec& ia3,
-                                                      const std::string& prefix) {
-  std::vector<std::string> all, feedforward;
-  for (const char* target : spec::kLinearTargets) {
-    const bool on_input =
-        std::find(ia3.feedforward.begin(), ia3.feedforward.end(), target) != ia3.feedforward.end();
-    if (!on_input && std::find(ia3.targets.begin(), ia3.targets.end(), target) == ia3.targets.end())
-      continue;
-    all.push_back(module_below_layer(arch, target));
-    if (on_input) feedforward.push_back(all.back());
-  }
-  return {modules_regex(arch, all, ia3.layers, prefix),
-          feedforward.empty()
-              ? nlohmann::json::array()
-              : nlohmann::json(modules_regex(arch, feedforward, ia3.layers, prefix))};
-}
-
 // How many of scion's LoRA targets share `module` (GPT-2's c_attn holds q, k and v).
 int targets_in_module(const PeftArchitecture& arch, const spec::LoraSpec& lora,
                       const std::string& module) {
@@ -248,7 +227,53 @@ Status check_mergeable_ancestors(const spec::Model& model,
   return Status::ok();
 }
 
+// A base's modules as the registered methods' PEFT forms (spec/peft_form.h) name them.
+class HfPeftLayout final : public spec::PeftLayout {
+ public:
+  HfPeftLayout(const spec::Architecture& a, const PeftArchitecture& arch)
+      : a_(a), arch_(arch), prefix_(hf_base_model_prefix(a.hf_model_type)) {}
+
+  const spec::Architecture& architecture() const override { return a_; }
+
+  std::optional<std::string> linear_module(int layer, std::string_view target) const override {
+    if (target == "ffn_gate" && !a_.gated_ffn()) return std::nullopt;
+    const auto hf =
+        hf_tensor_name(a_.hf_model_type, "blk." + std::to_string(layer) + "." +
+                                             linear_stem(std::string(target)) + ".weight");
+    if (!hf) return std::nullopt;
+    return prefix_ + hf->substr(0, hf->size() - std::string(".weight").size());
+  }
+
+  std::string linears_regex(const std::vector<std::string>& targets,
+                            const std::vector<int>& layers) const override {
+    std::vector<std::string> modules;
+    for (const std::string& t : targets) modules.push_back(module_below_layer(arch_, t));
+    return modules_regex(arch_, modules, layers, prefix_);
+  }
+
+ private:
+  const spec::Architecture& a_;
+  const PeftArchitecture& arch_;
+  std::string prefix_;
+};
+
+// The model's own methods that register a PEFT form, with their settings.
+std::vector<std::pair<const spec::PeftForm*, const spec::MethodSettings*>> peft_forms_of(
+    const spec::Model& model) {
+  std::vector<std::pair<const spec::PeftForm*, const spec::MethodSettings*>> out;
+  for (const auto& [key, settings] : model.adaptation.methods)
+    if (const spec::MethodBlock* block = spec::find_method_block(key); block && block->peft())
+      out.push_back({block->peft(), settings.get()});
+  return out;
+}
+
 }  // namespace
+
+std::unique_ptr<spec::PeftLayout> peft_layout(const spec::Architecture& arch) {
+  const PeftArchitecture* peft = peft_architecture(arch.hf_model_type);
+  if (!peft) return nullptr;
+  return std::make_unique<HfPeftLayout>(arch, *peft);
+}
 
 Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& model) {
   const auto chain = workspace.ancestry(model);
@@ -274,19 +299,23 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
                             "adapter, and --format huggingface cannot hold one either (it is "
                             "not a change of the trunk's weights); export it with the default "
                             "format (safetensors)");
-  const int methods = (ad.lora ? 1 : 0) + (ad.find<spec::Ia3Spec>() ? 1 : 0) + (ad.prefix ? 1 : 0) +
-                      (ad.prompt ? 1 : 0);
+  // The registered methods (spec/adaptation_method.h) each need a PEFT form.
+  for (const auto& [key, settings] : ad.methods)
+    if (const spec::MethodBlock* block = spec::find_method_block(key); !block || !block->peft())
+      return refuse(model, "PEFT has no adapter for its " + key +
+                               " (export it with the "
+                               "default format, safetensors)");
+  const int methods = (ad.lora ? 1 : 0) + static_cast<int>(ad.methods.size()) +
+                      (ad.prefix ? 1 : 0) + (ad.prompt ? 1 : 0);
   if (methods == 0)
     return refuse(model, "it has no LoRA, (IA)³, prefix or prompt adapter of its own");
   if (methods > 1)
     return refuse(model,
                   "it combines LoRA, (IA)³, prefix and prompt tuning, and a PEFT "
                   "adapter is one method");
-  if (ad.find<spec::Ia3Spec>() && a.hf_model_type == "gpt2")
-    return refuse(model,
-                  "GPT-2 holds q, k and v in one Conv1D (c_attn), and scion exports (IA)³ on "
-                  "modules of their own (BERT, RoBERTa, Llama); --format huggingface merges "
-                  "(IA)³ into the weights");
+  for (const auto& [form, settings] : peft_forms_of(model))
+    if (const std::string why = form->export_refusal(*settings, a); !why.empty())
+      return refuse(model, why);
   const spec::Model* head = classifying_head(chain);
   if (head && tags_words(*head)) {
     if (arch->token_head_module.empty())
@@ -337,7 +366,7 @@ Status check_peft_import(const spec::Workspace& workspace, const spec::Model& mo
                             "of the base's direct descendants; declare MODEL with `from:` the "
                             "base");
   const std::string& type = workspace.architecture_of(model).hf_model_type;
-  if (!(model.adaptation.lora || model.adaptation.find<spec::Ia3Spec>()) ||
+  if (!(model.adaptation.lora || !peft_forms_of(model).empty()) ||
       (type != "bert" && type != "llama"))
     return invalid_argument(
         "model '" + model.name +
@@ -361,15 +390,12 @@ std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
             : scion_name.ends_with(".b") ? ".lora_B.weight"
                                          : ".lora_magnitude_vector");
   }
-  // (IA)³: blk.N.<linear>.ia3.<model>.{out,in} (runtime/adapters/ia3/ia3_parameters.h),
-  // of PEFT's shapes already.
-  const std::string ia3_marker = ".ia3." + model.name + ".";
-  if (const auto at = scion_name.find(ia3_marker); at != std::string::npos) {
-    auto module = hf_tensor_name(arch.hf_model_type, scion_name.substr(0, at) + ".weight");
-    if (!module) return std::nullopt;
-    return prefix + module->substr(0, module->size() - std::string(".weight").size()) + ".ia3_l";
-  }
   const PeftArchitecture* peft = peft_architecture(arch.hf_model_type);
+  // The registered methods' parameters, named by their PEFT forms below the tuner's root.
+  if (peft)
+    for (const auto& [form, settings] : peft_forms_of(model))
+      if (auto key = form->tensor_key(scion_name, model.name, HfPeftLayout(arch, *peft)))
+        return "base_model.model." + *key;
   if (!peft || !model.adaptation.head || head_module(*peft, model).empty()) return std::nullopt;
   for (const char* part : {"weight", "bias"})
     if (scion_name == "head." + model.name + "." + part)
@@ -416,12 +442,8 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
   const std::string prefix = hf_base_model_prefix(a.hf_model_type);
   config["modules_to_save"] = classifier ? nlohmann::json({"classifier"}) : nlohmann::json();
   config["fan_in_fan_out"] = a.hf_model_type == "gpt2";  // Conv1D weights are (in, out)
-  if (const spec::Ia3Spec* ia3 = ad.find<spec::Ia3Spec>()) {
-    const auto [targets, feedforward] = ia3_modules(arch, *ia3, prefix);
-    config["peft_type"] = "IA3";
-    config["target_modules"] = targets;
-    config["feedforward_modules"] = feedforward;
-    config["init_ia3_weights"] = true;
+  if (const auto forms = peft_forms_of(model); !forms.empty()) {
+    forms.front().first->add_config(*forms.front().second, HfPeftLayout(a, arch), config);
     return config;
   }
   const spec::LoraSpec& lora = *ad.lora;
@@ -567,12 +589,12 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   const spec::Adaptation& ad = model.adaptation;
   PeftAdapterFiles out;
   if (ad.lora) SCION_RETURN_IF_ERROR(add_lora_tensors(a, model, params, out.tensors));
-  // (IA)³: the model's own vectors, blk.N.<linear>.ia3.<model>.{out,in}.
-  const std::string ia3_marker = ".ia3." + model.name + ".";
+  // The registered methods' parameters of the model's own, as their PEFT forms name them.
+  const auto forms = peft_forms_of(model);
   for (const auto& [name, value] : params)
-    if (name.starts_with("blk.") && name.find(ia3_marker) != std::string::npos)
-      if (auto peft = peft_tensor_name(a, model, name))
-        out.tensors.push_back({*peft, value.shape, as_float32(value)});
+    for (const auto& [form, settings] : forms)
+      if (auto key = form->tensor_key(name, model.name, HfPeftLayout(a, arch)))
+        out.tensors.push_back({"base_model.model." + *key, value.shape, as_float32(value)});
   if (ad.prefix) out.tensors.push_back(prefix_tensor(a, model, params));
   if (ad.prompt) {
     const LoadedParameter& p = params.at("prompt." + model.name + ".embeddings");
@@ -583,7 +605,7 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   // ancestor's. LoRA's tuner wraps the transformers model (base_model.model.*); prompt
   // learning holds it directly (base_model.*), as get_peft_model_state_dict writes either.
   if (const spec::Model* owner = classifying_head(workspace.ancestry(model))) {
-    const bool wraps_model = ad.lora || ad.find<spec::Ia3Spec>();
+    const bool wraps_model = ad.lora || !forms.empty();
     const std::string root = wraps_model ? "base_model.model." : "base_model.";
     for (const char* part : {"weight", "bias"}) {
       const LoadedParameter& head = params.at("head." + owner->name + "." + part);

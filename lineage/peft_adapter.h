@@ -51,14 +51,15 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "lineage/env.h"
 #include "lineage/records.h"
+#include "spec/peft_form.h"
 #include "spec/workspace.h"
 
 namespace scion::lineage {
@@ -99,6 +100,10 @@ Status check_peft_import(const spec::Workspace& workspace, const spec::Model& mo
 std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
                                            const spec::Model& model,
                                            const std::string& scion_name);
+
+// `arch`'s modules as the registered methods' PEFT forms (spec/peft_form.h) name them;
+// null for a base PEFT's layout does not cover.
+std::unique_ptr<spec::PeftLayout> peft_layout(const spec::Architecture& arch);
 
 // adapter_config.json for `model`, base_model_name_or_path the imported folder.
 // REQUIRES: check_peft_layout(workspace, model) is ok.

@@ -23,6 +23,8 @@ Registry& registry() {
 void MethodBlock::check_family(SpecReader&, const YamlNode&, const Model&, const Architecture*,
                                const std::vector<const Model*>&) const {}
 
+const PeftForm* MethodBlock::peft() const { return nullptr; }
+
 void register_method_block(std::unique_ptr<const MethodBlock> block) {
   if (find_method_block(block->key()) != nullptr) {
     std::fprintf(stderr, "scion: two adaptation methods register the key '%.*s'\n",

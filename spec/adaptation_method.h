@@ -5,14 +5,15 @@
 // checks them, `scion schema` types them), how the settings are read and checked (errors
 // with key paths, through SpecReader), their JSON (one form: the recipe hash's canonical
 // input and the store's record of the adaptation), and the rules it sets across a family
-// (a model's block against its ancestors'). The loader, spec_json and json_schema loop over
-// the registered blocks instead of naming each method; a model's settings land in
+// (a model's block against its ancestors'), and, where PEFT has the method, its PEFT form
+// (spec/peft_form.h). The loader, spec_json, json_schema and the PEFT files loop over the
+// registered blocks instead of naming each method; a model's settings land in
 // `Adaptation::methods` under the block's key.
 //
 // Methods register once, before anything reads a spec, from one list
-// (runtime/adapters/registry.cpp, linked whole into every program that reads specs, so
-// its registration runs at start-up). A program without that list reads no method of it:
-// its key is reported as an unknown adaptation method.
+// (runtime/adapters/registry.cpp: runtime::register_adaptation_methods(), which scion's
+// main and the test mains call first). A program that does not call it reads no method
+// of the list: its key is reported as an unknown adaptation method.
 #pragma once
 
 #include <memory>
@@ -28,6 +29,7 @@ class SpecReader;
 struct YamlNode;
 struct Architecture;
 struct Model;
+class PeftForm;
 
 // One model's settings of a registered method; each method derives its own, with a
 // `static constexpr std::string_view kKey` naming its block (Adaptation::find reads it).
@@ -70,6 +72,10 @@ class MethodBlock {
   virtual void check_family(SpecReader& reader, const YamlNode& adapt, const Model& model,
                             const Architecture* arch,
                             const std::vector<const Model*>& ancestors) const;
+
+  // How the method's adapter reads in PEFT's files (spec/peft_form.h); null (the default)
+  // when PEFT has no such adapter.
+  virtual const PeftForm* peft() const;
 };
 
 // Adds `block` to the registry. Registration happens at start-up, before any spec is read,

@@ -13,8 +13,8 @@
 #include "lineage/safetensors.h"
 #include "runtime/adapters/ia3/ia3_fold.h"
 #include "runtime/adapters/ia3/ia3_parameters.h"
+#include "runtime/adapters/ia3/ia3_spec.h"
 #include "runtime/adapters/lora/lora_fold.h"
-#include "spec/ia3_spec.h"
 
 namespace scion::workbench {
 namespace {
@@ -284,7 +284,7 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
   for (const auto& [name, value] : params)
     if (lineage::hf_tensor_name(arch.hf_model_type, name)) trunk[name] = as_float32(value);
   // Every LoRA of the ancestry adds its low-rank product to the frozen weight it adapts;
-  // every (IA)³ scales it (never both on one linear: spec/ia3_spec.h).
+  // every (IA)³ scales it (never both on one linear: runtime/adapters/ia3/ia3_spec.h).
   for (auto it = merged.rbegin(); it != merged.rend(); ++it) {
     if ((*it)->adaptation.lora) merge_lora(**it, params, trunk);
     if ((*it)->adaptation.find<spec::Ia3Spec>()) merge_ia3(**it, params, trunk);

@@ -4,14 +4,15 @@
 
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
 #include "base/json_value.h"
 #include "lineage/peft_adapter.h"
-#include "lineage/peft_ia3_modules.h"
-#include "spec/ia3_spec.h"
+#include "spec/adaptation_method.h"
+#include "spec/peft_form.h"
 
 namespace scion::workbench {
 namespace {
@@ -38,6 +39,20 @@ bool same_targets(const nlohmann::json& a, const nlohmann::json& b) {
   };
   if (a.is_array() && b.is_array()) return names(a) == names(b);
   return a == b;
+}
+
+// The method a model declares, by its key: "lora", "ia3".
+std::string declared_method(const spec::Model& model) {
+  if (!model.adaptation.methods.empty()) return model.adaptation.methods.begin()->first;
+  return "lora";
+}
+
+// The peft_type of every registered method with a PEFT form: "IA3".
+std::string imported_peft_types() {
+  std::string out;
+  for (const spec::MethodBlock* block : spec::method_blocks())
+    if (block->peft()) out += (out.empty() ? "" : ", ") + std::string(block->peft()->peft_type());
+  return out;
 }
 
 // What every method's adapter must agree with: the base it was trained on and the layout
@@ -73,9 +88,9 @@ void check_config(const JsonValue& config, const nlohmann::json& expected, const
   const auto shown = [](const nlohmann::json& v) { return JsonValue::shown(v); };
   if (field("peft_type") != expected["peft_type"])
     problems.push_back(fmt::format(
-        "peft_type is {}, but '{}' declares {} (LORA and IA3 adapters "
+        "peft_type is {}, but '{}' declares {} (LORA and {} adapters "
         "are imported)",
-        shown(field("peft_type")), model.name, expected["peft_type"] == "IA3" ? "ia3" : "lora"));
+        shown(field("peft_type")), model.name, declared_method(model), imported_peft_types()));
   if (field("task_type") != expected["task_type"])
     problems.push_back(
         fmt::format("task_type is {}, but '{}' is a {} model, which PEFT runs as "
@@ -86,7 +101,7 @@ void check_config(const JsonValue& config, const nlohmann::json& expected, const
                                                            : "causal LM",
                     shown(expected["task_type"])));
   check_base_and_layout(config, expected, base, problems);
-  if (expected["peft_type"] == "IA3") return;  // its modules: check_ia3_modules
+  if (expected["peft_type"] != "LORA") return;  // a registered method's: check_method_config
   if (field("r") != expected["r"])
     problems.push_back(fmt::format("r is {}, but '{}' declares rank {}", shown(field("r")),
                                    model.name, shown(expected["r"])));
@@ -139,32 +154,14 @@ void check_config(const JsonValue& config, const nlohmann::json& expected, const
                                    shown(field("bias"))));
 }
 
-// An IA3 adapter scales what the declaration does: the modules its target_modules and
-// feedforward_modules select as PEFT reads them (lists or regular expressions), compared
-// as sets of (layer, linear) with the declaration's outputs and inputs.
-void check_ia3_modules(const JsonValue& config, const spec::Workspace& ws, const spec::Model& model,
-                       std::vector<std::string>& problems) {
-  const auto field = [&](const char* key) {
-    const std::optional<JsonValue> m = config.member(key);
-    return m ? m->raw() : nlohmann::json();
-  };
-  std::string why;
-  const auto theirs = lineage::peft_ia3_modules(ws, model, field("target_modules"),
-                                                field("feedforward_modules"), why);
-  if (!theirs) {
-    problems.push_back(why);
-    return;
-  }
-  const lineage::Ia3Modules ours = lineage::declared_ia3_modules(ws, model);
-  if (*theirs == ours) return;
-  problems.push_back(fmt::format(
-      "target_modules {} and feedforward_modules {} scale the outputs of {} and the inputs of "
-      "{} (layer.linear), but '{}' declares outputs {} and inputs {}; declare ia3: {{targets, "
-      "feedforward, layers}} to match",
-      JsonValue::shown(field("target_modules")), JsonValue::shown(field("feedforward_modules")),
-      lineage::ia3_modules_text(theirs->scaled_output),
-      lineage::ia3_modules_text(theirs->scaled_input), model.name,
-      lineage::ia3_modules_text(ours.scaled_output), lineage::ia3_modules_text(ours.scaled_input)));
+// The registered methods' (spec/adaptation_method.h) own keys, checked by their PEFT forms.
+void check_method_config(const JsonValue& config, const spec::Workspace& ws,
+                         const spec::Model& model, std::vector<std::string>& problems) {
+  const std::unique_ptr<spec::PeftLayout> layout = lineage::peft_layout(ws.architecture_of(model));
+  if (!layout) return;  // check_peft_import refused the base already
+  for (const auto& [key, settings] : model.adaptation.methods)
+    if (const spec::MethodBlock* block = spec::find_method_block(key); block && block->peft())
+      block->peft()->check_config(config.raw(), *settings, model.name, *layout, problems);
 }
 
 }  // namespace
@@ -179,7 +176,7 @@ Result<std::vector<std::string>> peft_config_problems(std::string_view text,
   SCION_RETURN_IF_ERROR(root.expect_object());
   std::vector<std::string> problems;
   check_config(root, lineage::peft_config(ws, model), model, *ws.ancestry(model).back(), problems);
-  if (model.adaptation.find<spec::Ia3Spec>()) check_ia3_modules(root, ws, model, problems);
+  check_method_config(root, ws, model, problems);
   return problems;
 }
 

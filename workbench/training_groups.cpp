@@ -8,11 +8,11 @@
 #include <string>
 
 #include "runtime/adapters/ia3/ia3_parameters.h"
+#include "runtime/adapters/ia3/ia3_spec.h"
 #include "runtime/cpu/onednn_gemm.h"
 #include "runtime/model/parameter_binding.h"
 #include "runtime/model/parameter_table.h"
 #include "runtime/training/family_trainer.h"
-#include "spec/ia3_spec.h"
 
 namespace scion::workbench {
 namespace {

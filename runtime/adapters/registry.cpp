@@ -2,8 +2,8 @@
 
 #include <mutex>
 
+#include "runtime/adapters/ia3/ia3_spec.h"
 #include "spec/adaptation_method.h"
-#include "spec/ia3_spec.h"
 
 namespace scion::runtime {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "runtime/adapters/ia3/ia3_parameters.h"
-#include "spec/ia3_spec.h"
+#include "runtime/adapters/ia3/ia3_spec.h"
 
 namespace scion::runtime {
 namespace {

@@ -8,12 +8,12 @@
 #include "runtime/adapters/ia3/ia3_fold.h"
 #include "runtime/adapters/ia3/ia3_layer.h"
 #include "runtime/adapters/ia3/ia3_parameters.h"
+#include "runtime/adapters/ia3/ia3_spec.h"
 #include "runtime/model/parameter_table.h"
 #include "runtime/model/transformer.h"
 #include "runtime_family.h"
 #include "runtime_gradcheck.h"
 #include "runtime_model_gradcheck.h"
-#include "spec/ia3_spec.h"
 
 using namespace scion;
 using namespace scion::runtime;

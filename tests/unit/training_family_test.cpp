@@ -7,10 +7,10 @@
 #include <map>
 #include <optional>
 
+#include "runtime/adapters/ia3/ia3_spec.h"
 #include "runtime/backend.h"
 #include "runtime/model/parameter_binding.h"
 #include "runtime/training/family_trainer.h"
-#include "spec/ia3_spec.h"
 #include "training_test_data.h"
 
 using namespace scion;

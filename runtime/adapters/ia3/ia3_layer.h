@@ -1,5 +1,5 @@
-// (IA)³ on one linear layer over one row range of a co-batched pass (spec/ia3_spec.h),
-// exactly as PEFT 0.10's IA3Layer runs it:
+// (IA)³ on one linear layer over one row range of a co-batched pass
+// (runtime/adapters/ia3/ia3_spec.h), exactly as PEFT 0.10's IA3Layer runs it:
 //
 //   output scaling (targets):        y = (W·x + b) ⊙ l          l: (out)
 //   input scaling (feedforward):     y = W·(x ⊙ l) + b          l: (in)

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/adapters/ia3/ia3_spec.h"
 #include "runtime/model/parameter_table.h"
-#include "spec/ia3_spec.h"
 #include "spec/workspace.h"
 
 namespace scion::runtime {

@@ -1,10 +1,11 @@
-#include "spec/ia3_spec.h"
+#include "runtime/adapters/ia3/ia3_spec.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
 
+#include "runtime/adapters/ia3/ia3_peft.h"
 #include "spec/keys.h"
 #include "spec/spec_reader.h"
 #include "spec/workspace.h"
@@ -177,6 +178,8 @@ class Ia3Block final : public MethodBlock {
                     const std::vector<const Model*>& ancestors) const override {
     detail::check_ia3_overlaps(reader, adapt, model, arch, ancestors);
   }
+
+  const PeftForm* peft() const override { return &ia3_peft_form(); }
 };
 
 }  // namespace
