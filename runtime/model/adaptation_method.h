@@ -50,7 +50,9 @@ class LinearAdaptation {
   virtual std::int64_t saved_floats_per_row(int width) const = 0;
 
   // Transforms `rows` in place. `saved`: null in inference, else saved_floats_per_row ·
-  // n floats for the backward.
+  // n floats for the backward. At kInput the backward pass runs it again over the same rows
+  // (the adapted input's buffer is shared by every linear), so it must depend on nothing
+  // but its parameters and `rows`.
   virtual void forward(Backend& be, float* rows, float* saved, std::int64_t n, int width) const = 0;
 
   // Given dout, the gradient of the transformed rows: din = the gradient of the rows before
