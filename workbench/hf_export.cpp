@@ -11,10 +11,8 @@
 #include "lineage/dtype.h"
 #include "lineage/hf_tensor_names.h"
 #include "lineage/safetensors.h"
-#include "runtime/adapters/ia3/ia3_fold.h"
-#include "runtime/adapters/ia3/ia3_parameters.h"
-#include "runtime/adapters/ia3/ia3_spec.h"
 #include "runtime/adapters/lora/lora_fold.h"
+#include "runtime/model/adaptation_method.h"
 
 namespace scion::workbench {
 namespace {
@@ -110,23 +108,15 @@ void merge_lora(const spec::Model& owner, const lineage::LoadedParameters& param
   }
 }
 
-// Every (IA)³ vector `owner` put on a linear layer folded into its weight, and an output
-// vector into its bias too (runtime::fold_ia3).
-void merge_ia3(const spec::Model& owner, const lineage::LoadedParameters& params,
-               std::map<std::string, std::vector<float>>& trunk) {
-  const std::string marker = runtime::kIa3Marker + owner.name + ".";
-  for (const auto& [name, value] : params) {
-    const std::size_t at = name.find(marker);
-    if (at == std::string::npos || !runtime::is_ia3_parameter(name)) continue;
-    const std::string stem = name.substr(0, at);
-    const bool on_input = name.ends_with(".in");
-    std::vector<float>& w = trunk.at(stem + ".weight");
-    const auto bias = trunk.find(stem + ".bias");
-    const std::vector<float> scale = as_float32(value);
-    const auto n = static_cast<std::int64_t>(scale.size());
-    const auto rest = static_cast<std::int64_t>(w.size()) / n;
-    runtime::fold_ia3(w.data(), bias == trunk.end() ? nullptr : bias->second.data(), scale.data(),
-                      on_input, on_input ? rest : n, on_input ? n : rest);
+// Every registered adaptation method's parameters `owner` introduced, folded into the
+// trunk's weights and biases (runtime::AdaptationMethod::fold).
+void merge_adaptations(const spec::Model& owner, const lineage::LoadedParameters& params,
+                       std::map<std::string, std::vector<float>>& trunk) {
+  for (const runtime::AdaptationMethod* method : runtime::adaptation_methods()) {
+    runtime::HostTensors own;
+    for (const auto& [name, value] : params)
+      if (method->parameter_model(name) == owner.name) own[name] = as_float32(value);
+    if (!own.empty()) method->fold(own, trunk);
   }
 }
 
@@ -284,10 +274,10 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
   for (const auto& [name, value] : params)
     if (lineage::hf_tensor_name(arch.hf_model_type, name)) trunk[name] = as_float32(value);
   // Every LoRA of the ancestry adds its low-rank product to the frozen weight it adapts;
-  // every (IA)³ scales it (never both on one linear: runtime/adapters/ia3/ia3_spec.h).
+  // every registered adaptation method then folds its own in.
   for (auto it = merged.rbegin(); it != merged.rend(); ++it) {
     if ((*it)->adaptation.lora) merge_lora(**it, params, trunk);
-    if ((*it)->adaptation.find<spec::Ia3Spec>()) merge_ia3(**it, params, trunk);
+    merge_adaptations(**it, params, trunk);
   }
   // RoBERTa's padding_idx is pad_token_id (default 1), as in RobertaEmbeddings.
   const nlohmann::json pad = config->value("pad_token_id", nlohmann::json());

@@ -7,9 +7,8 @@
 #include <set>
 #include <string>
 
-#include "runtime/adapters/ia3/ia3_parameters.h"
-#include "runtime/adapters/ia3/ia3_spec.h"
 #include "runtime/cpu/onednn_gemm.h"
+#include "runtime/model/adaptation_method.h"
 #include "runtime/model/parameter_binding.h"
 #include "runtime/model/parameter_table.h"
 #include "runtime/training/family_trainer.h"
@@ -113,8 +112,8 @@ TrainingMemory estimate_training_memory(const spec::Workspace& ws, const spec::M
     // + the backward's scratch gradient of the widest, (rows, out).
     mem.activations += 4 * (B * T * (layers * outs + widest_out) + largest_weight);
   }
-  if (const spec::Ia3Spec* ia3 = m.adaptation.find<spec::Ia3Spec>())
-    mem.activations += 4 * B * T * runtime::ia3_training_floats_per_token(*ia3, a);
+  for (const runtime::AdaptationMethod* method : runtime::adaptation_methods())
+    mem.activations += 4 * B * T * method->training_floats_per_token(m.adaptation, a);
   if (t.precision == spec::Precision::kBF16) {
     // The bf16 products' rounded operand copies (runtime/cpu/bf16_matmul.h) of the widest
     // product: its input rows, its output-gradient rows and its weight.

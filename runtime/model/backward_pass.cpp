@@ -28,20 +28,20 @@ void Pass::activation_backward(float* dinp, const float* inp, const float* dout,
 void Pass::linear_backward(int l, int i, float* dinp, const float* dout, const float* inp,
                            GradMode mode) {
   const LinearWeights& w = trunk_.blocks[l].linear[i];
-  dout = ia3_output_backward_rows(l, i, dout);
-  // With (IA)³ input vectors the frozen product saw the scaled input (recomputed here), and
-  // its input gradient goes through the vectors (ia3_input_backward_rows) into dinp.
-  const bool scaled_input = any_ia3(l, i, /*on_input=*/true);
-  const float* x = scaled_input ? ia3_scaled_input(l, i, inp) : inp;
-  float* dx_product = scaled_input ? plan_.ia3_din : dinp;
-  const GradMode product_mode = scaled_input ? GradMode::kAssign : mode;
+  dout = output_adaptations_backward(l, i, dout);
+  // With input-site adaptations the frozen product saw the adapted input (recomputed here),
+  // and its input gradient goes back through them (input_adaptations_backward) into dinp.
+  const bool adapted = any_adaptation(l, i, LinearSite::kInput);
+  const float* x = adapted ? adapted_input(l, i, inp) : inp;
+  float* dx_product = adapted ? plan_.adapted_din : dinp;
+  const GradMode product_mode = adapted ? GradMode::kAssign : mode;
   if (w.weight_bf16)  // frozen: no weight gradient
     be_.matmul_backward_bf16_weight(dx_product, w.dbias, dout, w.weight_bf16, 1.0f, N_, w.in, w.out,
                                     product_mode);
   else
     be_.matmul_backward(dx_product, w.dweight, w.dbias, dout, x, w.weight, 1.0f, N_, w.in, w.out,
                         product_mode);
-  if (scaled_input) ia3_input_backward_rows(l, i, dinp, inp, mode);
+  if (adapted) input_adaptations_backward(l, i, dinp, inp, mode);
   for (std::size_t s = 0; s < segment_count(); ++s) {
     const Plan::SegmentActs& sa = plan_.segments[s];
     const auto& adapters = seg(s).model->blocks[l].lora[i];
@@ -70,34 +70,41 @@ void Pass::linear_backward(int l, int i, float* dinp, const float* dout, const f
   }
 }
 
-const float* Pass::ia3_output_backward_rows(int l, int i, const float* dout) {
-  if (!any_ia3(l, i, /*on_input=*/false)) return dout;
+const float* Pass::output_adaptations_backward(int l, int i, const float* dout) {
+  if (!any_adaptation(l, i, LinearSite::kOutput)) return dout;
   const int width = trunk_.blocks[l].linear[i].out;
-  be_.copy(plan_.ia3_dout, dout, N_ * width);
+  be_.copy(plan_.adapted_dout, dout, N_ * width);
   for (std::size_t s = 0; s < segment_count(); ++s) {
     const Plan::SegmentActs& sa = plan_.segments[s];
-    const Ia3Weights& v = seg(s).model->blocks[l].ia3[i];
-    if (!v.scale || v.on_input) continue;
-    ia3_output_backward(be_, plan_.ia3_dout + sa.row0 * width, dout + sa.row0 * width,
-                        sa.ia3_saved[l][i], v, sa.rows, width);
+    const auto& adaptations = seg(s).model->blocks[l].adaptations[i];
+    float* drows = plan_.adapted_dout + sa.row0 * width;
+    const float* from = dout + sa.row0 * width;
+    for (std::size_t j = adaptations.size(); j-- > 0;) {  // reversed, as in forward
+      if (adaptations[j]->site() != LinearSite::kOutput) continue;
+      adaptations[j]->backward(be_, drows, from, nullptr, sa.adaptation_saved[l][i][j], sa.rows,
+                               width);
+      from = drows;
+    }
   }
-  return plan_.ia3_dout;
+  return plan_.adapted_dout;
 }
 
-void Pass::ia3_input_backward_rows(int l, int i, float* dinp, const float* inp, GradMode mode) {
+void Pass::input_adaptations_backward(int l, int i, float* dinp, const float* inp, GradMode mode) {
   const int in = trunk_.blocks[l].linear[i].in;
   for (std::size_t s = 0; s < segment_count(); ++s) {
     const Plan::SegmentActs& sa = plan_.segments[s];
-    const Ia3Weights& v = seg(s).model->blocks[l].ia3[i];
-    float* rows = plan_.ia3_din + sa.row0 * in;
-    if (v.scale && v.on_input)
-      ia3_input_backward(be_, rows, rows, inp + sa.row0 * in, v, sa.rows, in);
+    const auto& adaptations = seg(s).model->blocks[l].adaptations[i];
+    float* drows = plan_.adapted_din + sa.row0 * in;
+    for (std::size_t j = 0; j < adaptations.size(); ++j)  // one at most (adaptation_method.h)
+      if (adaptations[j]->site() == LinearSite::kInput)
+        adaptations[j]->backward(be_, drows, drows, inp + sa.row0 * in,
+                                 sa.adaptation_saved[l][i][j], sa.rows, in);
   }
   if (!dinp) return;
   if (mode == GradMode::kAssign)
-    be_.copy(dinp, plan_.ia3_din, N_ * in);
+    be_.copy(dinp, plan_.adapted_din, N_ * in);
   else
-    be_.add_inplace(dinp, plan_.ia3_din, 1.0f, N_ * in);
+    be_.add_inplace(dinp, plan_.adapted_din, 1.0f, N_ * in);
 }
 
 // A DoRA adapter's share of linear_backward over segment `sa`'s rows: its gradients, and

@@ -39,33 +39,39 @@ class Layout {
   std::vector<float**> slots_;
 };
 
-// (IA)³'s buffers: the plan's scaled input and gradients (BatchPlan::ia3_in, ia3_dout,
-// ia3_din) sized for the widest linear any segment scales, and in training each segment's
-// unscaled outputs (SegmentActs::ia3_saved).
-void add_ia3_buffers(BatchPlan& plan, const FamilyBatch& batch, std::int64_t widest,
-                     Layout& layout) {
+// The adaptation methods' buffers: the plan's adapted input and gradients
+// (BatchPlan::adapted_in, adapted_dout, adapted_din) sized for the widest linear any
+// segment adapts at each site, and in training what each segment's adaptations keep
+// (SegmentActs::adaptation_saved).
+void add_adaptation_buffers(BatchPlan& plan, const FamilyBatch& batch, std::int64_t widest,
+                            Layout& layout) {
   std::int64_t max_in = 0, max_out = 0;
   for (std::size_t s = 0; s < batch.segments.size(); ++s) {
     const ModelWeights& m = *batch.segments[s].model;
     BatchPlan::SegmentActs& sa = plan.segments[s];
-    sa.ia3_saved.assign(m.blocks.size(), {});
+    sa.adaptation_saved.assign(m.blocks.size(), {});
     for (std::size_t l = 0; l < m.blocks.size(); ++l)
       for (int i = 0; i < kLinearCount; ++i) {
-        const Ia3Weights& v = m.blocks[l].ia3[i];
-        if (!v.scale) continue;
+        const auto& adaptations = m.blocks[l].adaptations[i];
+        std::vector<float*>& saved = sa.adaptation_saved[l][i];
+        saved.assign(adaptations.size(), nullptr);
         const LinearWeights& w = m.blocks[l].linear[i];
-        std::int64_t& widest_scaled = v.on_input ? max_in : max_out;
-        widest_scaled = std::max<std::int64_t>(widest_scaled, v.on_input ? w.in : w.out);
-        if (!plan.inference)
-          layout.add("seg." + std::to_string(s) + ".blk." + std::to_string(l) + "." +
-                         kLinearStems[i] + ".ia3_saved",
-                     sa.rows * w.out, &sa.ia3_saved[l][i]);
+        for (std::size_t j = 0; j < adaptations.size(); ++j) {
+          const bool on_input = adaptations[j]->site() == LinearSite::kInput;
+          const int width = on_input ? w.in : w.out;
+          std::int64_t& widest_adapted = on_input ? max_in : max_out;
+          widest_adapted = std::max<std::int64_t>(widest_adapted, width);
+          if (!plan.inference)
+            layout.add("seg." + std::to_string(s) + ".blk." + std::to_string(l) + "." +
+                           kLinearStems[i] + ".adaptation." + std::to_string(j) + ".saved",
+                       sa.rows * adaptations[j]->saved_floats_per_row(width), &saved[j]);
+        }
       }
   }
-  layout.add("ia3_in", (plan.inference ? widest : plan.N) * max_in, &plan.ia3_in);
+  layout.add("adapted_in", (plan.inference ? widest : plan.N) * max_in, &plan.adapted_in);
   if (plan.inference) return;
-  layout.add("ia3_dout", plan.N * max_out, &plan.ia3_dout);
-  layout.add("ia3_din", plan.N * max_in, &plan.ia3_din);
+  layout.add("adapted_dout", plan.N * max_out, &plan.adapted_dout);
+  layout.add("adapted_din", plan.N * max_in, &plan.adapted_din);
 }
 
 }  // namespace
@@ -114,8 +120,14 @@ std::string batch_signature(const FamilyBatch& batch) {
           if (l.magnitude) s += 'd';
         }
       }
-      s += 'i';
-      for (const Ia3Weights& v : b.ia3) add(v.scale ? 1 + v.on_input : 0);
+      for (int i = 0; i < kLinearCount; ++i) {
+        s += 'a';
+        for (const auto& adaptation : b.adaptations[i]) {
+          const bool on_input = adaptation->site() == LinearSite::kInput;
+          add(on_input);
+          add(adaptation->saved_floats_per_row(on_input ? b.linear[i].in : b.linear[i].out));
+        }
+      }
       for (const BottleneckWeights& w : b.adapter_attn) add(w.down.out);
       s += 'f';
       for (const BottleneckWeights& w : b.adapter_ffn) add(w.down.out);
@@ -216,7 +228,7 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
       layout.add(name, n, slot);
   }
 
-  add_ia3_buffers(plan, batch, widest, layout);
+  add_adaptation_buffers(plan, batch, widest, layout);
   for (std::size_t s = 0; s < batch.segments.size(); ++s) {
     const Segment& seg = batch.segments[s];
     const ModelWeights& m = *seg.model;

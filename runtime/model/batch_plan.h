@@ -60,9 +60,10 @@ struct BatchPlan {
     float* dprefix_v = nullptr;
     std::vector<std::array<std::vector<LoraActs>, kLinearCount>> lora;  // [block][linear][j]
     std::vector<std::array<std::vector<BottleneckActs>, 2>> bottleneck;  // [block][site][j]
-    // (IA)³ on a linear's output, training only: the rows before scaling, (rows, out),
-    // per [block][linear]; null where the model has no such vector.
-    std::vector<std::array<float*, kLinearCount>> ia3_saved;
+    // Training only: what each adaptation method's state on a linear keeps for its
+    // backward, (rows, saved_floats_per_row), per [block][linear][j] as
+    // BlockWeights::adaptations; null where it keeps nothing.
+    std::vector<std::array<std::vector<float*>, kLinearCount>> adaptation_saved;
     float* dlora_hidden = nullptr;  // (rows, max r)
     float* dlora_in = nullptr;      // (rows, max in), when some LoRA has dropout
     float* dora_weight = nullptr;   // (max out·in) W + s·B·A while DoRA's norms are taken
@@ -116,10 +117,11 @@ struct BatchPlan {
         *adapter_out = nullptr;
   float *dkv_k = nullptr, *dkv_v = nullptr;  // (N, Ckv) grouped-query attention only
   float* dgate = nullptr;                    // (N, F) gated FFN only
-  // (IA)³, when some segment has a vector (adapters/ia3/ia3_layer.h): a linear's input with
-  // each segment's input vector applied (stage rows, widest scaled input), and in training
-  // the gradients of a scaled output's and a scaled input's rows (N, widest of each).
-  float *ia3_in = nullptr, *ia3_dout = nullptr, *ia3_din = nullptr;
+  // Adaptation methods (runtime/model/adaptation_method.h), when some segment has one on a
+  // linear: the linear's input with each unit's input-site adaptations applied (stage rows,
+  // the widest such input), and in training the gradients of an adapted output's and an
+  // adapted input's rows (N, the widest of each).
+  float *adapted_in = nullptr, *adapted_dout = nullptr, *adapted_din = nullptr;
 };
 
 // No training and no targets: no loss, no backward, block buffers reused.

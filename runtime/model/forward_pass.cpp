@@ -112,41 +112,43 @@ void Pass::embeddings_forward() {
                plan_.stage_rows.front());
 }
 
-bool Pass::any_ia3(int l, int i, bool on_input) const {
-  for (std::size_t s = 0; s < segment_count(); ++s) {
-    const Ia3Weights& v = seg(s).model->blocks[l].ia3[i];
-    if (v.scale && v.on_input == on_input) return true;
-  }
+bool Pass::any_adaptation(int l, int i, LinearSite site) const {
+  for (std::size_t s = 0; s < segment_count(); ++s)
+    for (const auto& adaptation : seg(s).model->blocks[l].adaptations[i])
+      if (adaptation->site() == site) return true;
   return false;
 }
 
-const float* Pass::ia3_scaled_input(int l, int i, const float* inp) {
-  if (!any_ia3(l, i, /*on_input=*/true)) return inp;
+const float* Pass::adapted_input(int l, int i, const float* inp) {
+  if (!any_adaptation(l, i, LinearSite::kInput)) return inp;
   const int in = trunk_.blocks[l].linear[i].in;
-  be_.copy(plan_.ia3_in, inp, rows_at(l) * in);
+  be_.copy(plan_.adapted_in, inp, rows_at(l) * in);
   for (const Unit& u : units(l)) {
-    const Ia3Weights& v = seg(u.segment).model->blocks[l].ia3[i];
-    float* rows = plan_.ia3_in + u.row0 * in;
-    if (v.scale && v.on_input) ia3_input_forward(be_, rows, rows, v, u.rows, in);
+    const auto& adaptations = seg(u.segment).model->blocks[l].adaptations[i];
+    for (std::size_t j = 0; j < adaptations.size(); ++j)
+      if (adaptations[j]->site() == LinearSite::kInput)
+        adaptations[j]->forward(be_, plan_.adapted_in + u.row0 * in,
+                                plan_.segments[u.segment].adaptation_saved[l][i][j], u.rows, in);
   }
-  return plan_.ia3_in;
+  return plan_.adapted_in;
 }
 
-void Pass::ia3_scale_outputs(int l, int i, float* out) {
+void Pass::adapt_outputs(int l, int i, float* out) {
   const int width = trunk_.blocks[l].linear[i].out;
   for (const Unit& u : units(l)) {
-    const Ia3Weights& v = seg(u.segment).model->blocks[l].ia3[i];
-    if (!v.scale || v.on_input) continue;
-    ia3_output_forward(be_, out + u.row0 * width, plan_.segments[u.segment].ia3_saved[l][i], v,
-                       u.rows, width);
+    const auto& adaptations = seg(u.segment).model->blocks[l].adaptations[i];
+    for (std::size_t j = 0; j < adaptations.size(); ++j)
+      if (adaptations[j]->site() == LinearSite::kOutput)
+        adaptations[j]->forward(be_, out + u.row0 * width,
+                                plan_.segments[u.segment].adaptation_saved[l][i][j], u.rows, width);
   }
 }
 
-// The frozen product once over all rows (of inputs scaled by (IA)³ input vectors), then
-// each segment's LoRA on its own rows, then (IA)³'s output vectors.
+// The frozen product once over all rows (of inputs through the input-site adaptations),
+// then each segment's LoRA on its own rows, then the output-site adaptations.
 void Pass::linear_forward(int l, int i, float* out, const float* inp) {
   const LinearWeights& w = trunk_.blocks[l].linear[i];
-  inp = ia3_scaled_input(l, i, inp);
+  inp = adapted_input(l, i, inp);
   if (w.weight_bf16)
     be_.matmul_forward_bf16_weight(out, inp, w.weight_bf16, w.bias, rows_at(l), w.in, w.out);
   else
@@ -176,7 +178,7 @@ void Pass::linear_forward(int l, int i, float* out, const float* inp) {
                                     lw.rank, w.out);
     }
   }
-  ia3_scale_outputs(l, i, out);
+  adapt_outputs(l, i, out);
 }
 
 // res[rows of s] += up(gelu(down(y))) for each bottleneck adapter of segment s at `site`.

@@ -52,8 +52,11 @@ bool same_block(const ModelWeights& x, const ModelWeights& y, int l) {
           a.lora[i][j].magnitude != b.lora[i][j].magnitude)
         return false;
   }
-  for (int i = 0; i < kLinearCount; ++i)
-    if (a.ia3[i].scale != b.ia3[i].scale || a.ia3[i].on_input != b.ia3[i].on_input) return false;
+  for (int i = 0; i < kLinearCount; ++i) {
+    if (a.adaptations[i].size() != b.adaptations[i].size()) return false;
+    for (std::size_t j = 0; j < a.adaptations[i].size(); ++j)
+      if (!a.adaptations[i][j]->same_as(*b.adaptations[i][j])) return false;
+  }
   for (int site = 0; site < 2; ++site) {
     const auto& p = site == 0 ? a.adapter_attn : a.adapter_ffn;
     const auto& q = site == 0 ? b.adapter_attn : b.adapter_ffn;

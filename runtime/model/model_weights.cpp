@@ -4,7 +4,6 @@
 #include <map>
 
 #include "base/seeded_rng.h"
-#include "runtime/adapters/ia3/ia3_parameters.h"
 #include "runtime/adapters/lora/lora_fold.h"
 #include "runtime/backend.h"
 
@@ -63,6 +62,13 @@ class Resolver {
   bool has(const std::string& name) const { return slots_.count(name) > 0; }
   const Slot& at(const std::string& name) const { return slots_.at(name); }
   bool trained(const std::string& name) const { return has(name) && at(name).grad != nullptr; }
+  // What an adaptation method binds by (runtime/model/adaptation_method.h).
+  ParameterLookup lookup() const {
+    return [this](const std::string& name) -> std::optional<BoundParameter> {
+      if (!has(name)) return std::nullopt;
+      return BoundParameter{at(name).value, at(name).grad};
+    };
+  }
 
   // RMSNorm has no bias: its bias pointers stay null.
   NormWeights norm(const std::string& stem) const {
@@ -128,6 +134,7 @@ void resolve_adapters(const spec::Workspace& ws, const spec::Model& model, const
   const int C = w.arch.width;
   std::vector<const spec::Model*> chain = ws.ancestry(model);
   std::reverse(chain.begin(), chain.end());  // base first
+  const ParameterLookup lookup = r.lookup();
   for (const spec::Model* m : chain) {
     const std::string& n = m->name;
     const spec::Adaptation& ad = m->adaptation;
@@ -158,10 +165,9 @@ void resolve_adapters(const spec::Workspace& ws, const spec::Model& model, const
         blk.lora[i].push_back(lora);
       }
       for (int i = 0; i < kLinearCount; ++i)
-        for (const bool on_input : {false, true})
-          if (const std::string name = ia3_parameter_name(l, kLinearStems[i], n, on_input);
-              r.has(name))
-            blk.ia3[i] = {r.at(name).value, r.at(name).grad, on_input};
+        for (const AdaptationMethod* method : adaptation_methods())
+          if (auto bound = method->bind(*m, l, kLinearStems[i], lookup))
+            blk.adaptations[i].push_back(std::move(bound));
       if (r.has(p + "prefix." + n + ".keys")) {
         const Slot& k = r.at(p + "prefix." + n + ".keys");
         const Slot& v = r.at(p + "prefix." + n + ".values");
@@ -189,6 +195,23 @@ Status check_dora_weights(const spec::Model& model, const ModelWeights& w) {
                                   kLinearStems[i] +
                                   " needs that weight in fp32, and it is held in bf16; DoRA "
                                   "runs in fp32 only (leave out precision: bf16)");
+  return Status::ok();
+}
+
+// The passes hand an input-site adaptation the linear's own input, so a linear carries at
+// most one adaptation per site (the spec's rules across models keep it so).
+Status check_one_adaptation_per_site(const spec::Model& model, const ModelWeights& w) {
+  for (int l = 0; l < w.arch.layers; ++l)
+    for (int i = 0; i < kLinearCount; ++i)
+      for (const LinearSite site : {LinearSite::kInput, LinearSite::kOutput}) {
+        const auto& bound = w.blocks[l].adaptations[i];
+        if (std::count_if(bound.begin(), bound.end(),
+                          [site](const auto& a) { return a->site() == site; }) > 1)
+          return invalid_argument("model '" + model.name + "': " + block_prefix(l) +
+                                  kLinearStems[i] + " carries two adaptations on its " +
+                                  (site == LinearSite::kInput ? "input" : "output") +
+                                  " (its own and an ancestor's); adapt another linear");
+      }
   return Status::ok();
 }
 
@@ -250,6 +273,7 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
   }
   resolve_adapters(workspace, model, r, w);
   SCION_RETURN_IF_ERROR(check_dora_weights(model, w));
+  SCION_RETURN_IF_ERROR(check_one_adaptation_per_site(model, w));
   if (objective == spec::Objective::kClassification)
     SCION_RETURN_IF_ERROR(resolve_classifier(workspace, model, r, w));
   // Which parts train: trunk names are exactly the ones without an adapter/head marker.
@@ -257,7 +281,8 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
   for (const ParameterSpec& p : table) {
     if (!p.trainable || !grads) continue;
     const bool in_block = p.name.starts_with("blk.");
-    const bool adapter = p.name.find(".lora.") != std::string::npos || is_ia3_parameter(p.name) ||
+    const bool adapter = p.name.find(".lora.") != std::string::npos ||
+                         method_of_parameter(p.name) != nullptr ||
                          p.name.find(".prefix.") != std::string::npos ||
                          p.name.find(".adapter_") != std::string::npos ||
                          p.name.starts_with("prompt.") || p.name.starts_with("head");

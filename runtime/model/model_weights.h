@@ -11,12 +11,13 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
-#include "runtime/adapters/ia3/ia3_layer.h"
 #include "runtime/backend.h"
+#include "runtime/model/adaptation_method.h"
 #include "runtime/model/parameter_binding.h"
 #include "spec/workspace.h"
 
@@ -84,9 +85,9 @@ struct BlockWeights {
   std::array<LinearWeights, kLinearCount> linear;
   // Adapters of the model and its ancestors, ancestors first.
   std::array<std::vector<LoraWeights>, kLinearCount> lora;
-  // (IA)³'s vector on each linear, the model's or an ancestor's (one at most: the spec
-  // allows no other adapter on a linear that has one).
-  std::array<Ia3Weights, kLinearCount> ia3;
+  // The registered methods' states on each linear (runtime/model/adaptation_method.h), the
+  // model's and its ancestors', ancestors first; at most one per site.
+  std::array<std::vector<std::shared_ptr<const LinearAdaptation>>, kLinearCount> adaptations;
   std::vector<PrefixWeights> prefixes;
   std::vector<BottleneckWeights> adapter_attn, adapter_ffn;
 };
@@ -154,7 +155,8 @@ struct ModelWeights {
 // the nearest classifier up the ancestry (the model's own head, an ancestor's, or the
 // base's `head.*`); masked/causal LM use the (tied or untied) LM head.
 // Errors: kNotFound when a parameter of the table is unbound (or its gradient, for a
-// trainable one), kInvalidArgument for a shape mismatch or a missing classifier.
+// trainable one), kInvalidArgument for a shape mismatch, a missing classifier, or a linear
+// with two adaptations at one site (runtime/model/adaptation_method.h).
 Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec::Model& model,
                                    spec::Objective objective, const ParameterBinding& params,
                                    const ParameterBinding* grads);

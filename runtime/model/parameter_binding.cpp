@@ -7,8 +7,8 @@
 #include "base/normal_sampler.h"
 #include "base/seeded_rng.h"
 #include "base/stable_hash.h"
-#include "runtime/adapters/ia3/ia3_parameters.h"
 #include "runtime/backend.h"
+#include "runtime/model/adaptation_method.h"
 
 namespace scion::runtime {
 
@@ -135,23 +135,26 @@ Result<GradientSet> GradientSet::create(const std::vector<ParameterSpec>& table,
 bool is_new_parameter(const std::string& name, const spec::Model& model) {
   if (model.is_base()) return true;
   const std::string m = "." + model.name + ".";
-  for (const char* kind : {".lora", ".ia3", ".prefix", ".adapter_attn", ".adapter_ffn"})
+  for (const char* kind : {".lora", ".prefix", ".adapter_attn", ".adapter_ffn"})
     if (name.find(std::string(kind) + m) != std::string::npos) return true;
+  if (const AdaptationMethod* method = method_of_parameter(name))
+    return method->parameter_model(name) == model.name;
   return name.starts_with("prompt" + m) || name.starts_with("head" + m);
 }
 
 namespace {
 
-enum class InitRule { kNormal, kOnes, kZeros, kKaimingUniform, kWeightRowNorms };
-
 InitRule rule_for(const std::string& name) {
   auto ends = [&](const char* s) { return name.ends_with(s); };
+  // The registered methods first: their names carry their model's, which may read ".lora."
+  // (a model named "lora").
+  if (const AdaptationMethod* method = method_of_parameter(name)) return method->init_rule(name);
   if (name.find(".lora.") != std::string::npos)
     return ends(".a")   ? InitRule::kKaimingUniform
            : ends(".m") ? InitRule::kWeightRowNorms
                         : InitRule::kZeros;
-  if (is_ia3_parameter(name)) return InitRule::kOnes;  // the parent's outputs at first
-  if (name.find(".up.") != std::string::npos) return InitRule::kZeros;  // bottleneck: no-op at start
+  if (name.find(".up.") != std::string::npos)
+    return InitRule::kZeros;  // bottleneck: no-op at start
   if (ends(".bias")) return InitRule::kZeros;
   const bool norm = name.find("ln1.") != std::string::npos || name.find("ln2.") != std::string::npos ||
                     name.starts_with("ln_f.") || name.starts_with("emb_ln.");

@@ -6,8 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/adapters/ia3/ia3_parameters.h"
-#include "runtime/adapters/ia3/ia3_spec.h"
+#include "runtime/model/adaptation_method.h"
 
 namespace scion::runtime {
 namespace {
@@ -104,8 +103,8 @@ void add_adapters(const Model& model, const Architecture& a, std::vector<Paramet
         }
       }
     }
-    if (const spec::Ia3Spec* ia3 = ad.find<spec::Ia3Spec>())
-      add_ia3_parameters(*ia3, m, a, l, table);
+    for (const AdaptationMethod* method : adaptation_methods())
+      method->add_parameters(model, a, l, table);
     if (ad.bottleneck) {
       const auto layers = chosen_layers(ad.bottleneck->layers, a.layers);
       if (std::find(layers.begin(), layers.end(), l) != layers.end()) {

@@ -22,7 +22,8 @@
 //
 //   blk.N.<linear>.lora.<model>.a (r, in)   .b (out, r)      <linear>: attn_q ... ffn_out
 //   blk.N.<linear>.lora.<model>.m (out)     DoRA's magnitude (use_dora only)
-//   blk.N.<linear>.ia3.<model>.out (out, 1)  .in (1, in)   (IA)³ (adapters/ia3/ia3_parameters.h)
+//   blk.N.<linear>.<key>.<model>.*  a registered method's (adaptation_method.h), named in
+//                                   its folder (adapters/<key>/: (IA)³'s .in and .out vectors)
 //   blk.N.prefix.<model>.{keys,values} (P, C)                 prompt.<model>.embeddings (P, C)
 //   blk.N.adapter_{attn,ffn}.<model>.down.weight (C/red, C) .down.bias (C/red)
 //                                    .up.weight (C, C/red)  .up.bias (C)

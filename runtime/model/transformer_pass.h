@@ -13,7 +13,6 @@
 
 #include "base/seeded_rng.h"
 #include "runtime/adapters/bottleneck/bottleneck_layer.h"
-#include "runtime/adapters/ia3/ia3_layer.h"
 #include "runtime/adapters/lora/dora_layer.h"
 #include "runtime/backend.h"
 #include "runtime/cpu/dropout.h"
@@ -77,13 +76,13 @@ class Pass {
   // The FFN up to its activation's output b.g: ffn_in (and the gate) then the activation.
   void ffn_up_forward(int l, const float* inp);
   void linear_forward(int l, int i, float* out, const float* inp);
-  // (IA)³ at linear i of block l (adapters/ia3/ia3_layer.h). Whether any segment has a
-  // vector there on the input (`on_input`) or the output; the input with each unit's
-  // input vector applied (plan_.ia3_in), or `inp` itself when none has one; each unit's
-  // output rows scaled by its output vector (and, in training, kept unscaled).
-  bool any_ia3(int l, int i, bool on_input) const;
-  const float* ia3_scaled_input(int l, int i, const float* inp);
-  void ia3_scale_outputs(int l, int i, float* out);
+  // The adaptation methods at linear i of block l (runtime/model/adaptation_method.h).
+  // Whether any segment has one at `site`; the input with each unit's input-site
+  // adaptations applied (plan_.adapted_in), or `inp` itself when none has one; each unit's
+  // output rows through its output-site adaptations (keeping, in training, what they save).
+  bool any_adaptation(int l, int i, LinearSite site) const;
+  const float* adapted_input(int l, int i, const float* inp);
+  void adapt_outputs(int l, int i, float* out);
   void bottleneck_forward(int l, int site, const float* y, float* res);
   void dropout_forward(float* x, float* mask, int block, int site, std::int64_t width);
   // Where segment s's first row (of `width` elements) lies in the dropout streams of the
@@ -113,12 +112,12 @@ class Pass {
   void block_backward(int l, const float* x, bool input_grad);
   void linear_backward(int l, int i, float* dinp, const float* dout, const float* inp,
                        GradMode mode);
-  // The gradient of linear i's unscaled output from that of its (IA)³-scaled output dout
-  // (plan_.ia3_dout, or dout itself where no segment scales it), with the vectors'
-  // gradients; and dinp (=/+= per mode) through the input vectors from the frozen product's
-  // input gradient in plan_.ia3_din.
-  const float* ia3_output_backward_rows(int l, int i, const float* dout);
-  void ia3_input_backward_rows(int l, int i, float* dinp, const float* inp, GradMode mode);
+  // The gradient of linear i's output before its output-site adaptations from that of its
+  // adapted output dout (plan_.adapted_dout, or dout itself where no segment adapts it),
+  // with their parameters' gradients; and dinp (=/+= per mode) through the input-site
+  // adaptations from the frozen product's input gradient in plan_.adapted_din.
+  const float* output_adaptations_backward(int l, int i, const float* dout);
+  void input_adaptations_backward(int l, int i, float* dinp, const float* inp, GradMode mode);
   void bottleneck_backward(int l, int site, const float* y, const float* dres, float* dy);
   void dora_backward_rows(const Plan::SegmentActs& sa, const LoraWeights& lw,
                           const Plan::LoraActs& la, const LinearWeights& w, const float* dout,

@@ -1,7 +1,6 @@
 // (IA)³'s parameters: their names, shapes and starting value, the one definition that the
-// parameter table (runtime/model/parameter_table.h), the weights the passes read
-// (runtime/model/model_weights.h), initialisation and the PEFT names (lineage/peft_adapter.h)
-// use.
+// method (ia3_method.h: the parameter table's entries, the binding the passes read,
+// initialisation) and the PEFT names (lineage/peft_adapter.h) use.
 //
 //   blk.N.<linear>.ia3.<model>.out (out, 1)   scales the linear's output (spec targets)
 //   blk.N.<linear>.ia3.<model>.in  (1, in)    scales the linear's input (spec feedforward)
@@ -40,7 +39,7 @@ bool is_ia3_parameter(const std::string& name);
 // Floats a training pass holds per token for the method (runtime/model/batch_plan.cpp): every
 // output-scaled linear's unscaled output (out, per adapted layer), the widest scaled input
 // and its gradient, and the widest scaled output's gradient. The memory plan
-// (workbench/training_groups.h) adds them.
+// (workbench/training_groups.h) adds them through Ia3Method::training_floats_per_token.
 std::int64_t ia3_training_floats_per_token(const spec::Ia3Spec& ia3,
                                            const spec::Architecture& arch);
 
