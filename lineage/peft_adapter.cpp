@@ -267,6 +267,17 @@ std::vector<std::pair<const spec::PeftForm*, const spec::MethodSettings*>> peft_
   return out;
 }
 
+// The methods `scion import --peft` reads: "lora, ia3".
+std::string imported_methods() {
+  std::string out = "lora";
+  for (const spec::MethodBlock* block : spec::method_blocks())
+    if (block->peft()) out += ", " + std::string(block->key());
+  return out;
+}
+
+// The methods a PEFT adapter can be: "lora, ia3, prefix, prompt".
+std::string peft_methods() { return imported_methods() + ", prefix, prompt"; }
+
 }  // namespace
 
 std::unique_ptr<spec::PeftLayout> peft_layout(const spec::Architecture& arch) {
@@ -303,16 +314,14 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
   for (const auto& [key, settings] : ad.methods)
     if (const spec::MethodBlock* block = spec::find_method_block(key); !block || !block->peft())
       return refuse(model, "PEFT has no adapter for its " + key +
-                               " (export it with the "
-                               "default format, safetensors)");
+                               " (export it with the default format, safetensors)");
   const int methods = (ad.lora ? 1 : 0) + static_cast<int>(ad.methods.size()) +
                       (ad.prefix ? 1 : 0) + (ad.prompt ? 1 : 0);
   if (methods == 0)
-    return refuse(model, "it has no LoRA, (IA)³, prefix or prompt adapter of its own");
+    return refuse(model, "it has no adapter of its own that PEFT holds (" + peft_methods() + ")");
   if (methods > 1)
-    return refuse(model,
-                  "it combines LoRA, (IA)³, prefix and prompt tuning, and a PEFT "
-                  "adapter is one method");
+    return refuse(
+        model, "it combines methods (of " + peft_methods() + "), and a PEFT adapter is one method");
   for (const auto& [form, settings] : peft_forms_of(model))
     if (const std::string why = form->export_refusal(*settings, a); !why.empty())
       return refuse(model, why);
@@ -369,10 +378,9 @@ Status check_peft_import(const spec::Workspace& workspace, const spec::Model& mo
   if (!(model.adaptation.lora || !peft_forms_of(model).empty()) ||
       (type != "bert" && type != "llama"))
     return invalid_argument(
-        "model '" + model.name +
-        "': scion import --peft reads LoRA and (IA)³ adapters of BERT "
-        "(model_type bert) and Llama bases; declare a LoRA or (IA)³ descendant of such a base, "
-        "or import the adapter's parameters as safetensors");
+        "model '" + model.name + "': scion import --peft reads adapters of " + imported_methods() +
+        " on BERT (model_type bert) and Llama bases; declare such a descendant of such a "
+        "base, or import the adapter's parameters as safetensors");
   return Status::ok();
 }
 
