@@ -32,7 +32,7 @@ const scion::spec::Workspace& workspace() {
     child.from = "bert";
     child.adaptation.lora = scion::spec::LoraSpec{
         .rank = 4, .alpha = 8, .dropout = 0.1f, .targets = {"q", "v"}, .layers = {}};
-    child.adaptation.head = scion::spec::HeadSpec{.task = "classification",
+    child.adaptation.head = scion::spec::HeadSpec{.task = scion::spec::HeadTask::kClassification,
                                                   .labels = {"negative", "positive"},
                                                   .pooling = scion::spec::Pooling::kCls};
     w.models = {base, child};

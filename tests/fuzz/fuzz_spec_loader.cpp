@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "runtime/adapters/registry.h"
 #include "runtime/model/parameter_table.h"
 #include "spec/loader.h"
 #include "workbench/parameter_checks.h"
@@ -29,6 +30,11 @@ std::filesystem::path fixture_dir() {
 }
 
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  scion::runtime::register_adaptation_methods();  // the loader reads their blocks too
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
