@@ -181,8 +181,8 @@ Result<std::unique_ptr<PeftImport>> read_peft_import(const spec::Workspace& ws,
   if (!problems.empty())
     return spec_error(fmt::format(
         "the PEFT adapter in '{}' does not fit model '{}' as declared at {}:{} ({} problem(s)); "
-        "fix the declaration (rank, alpha, targets, head labels) or import the adapter the "
-        "base was trained with",
+        "fix the declaration (its method's settings, head labels) as the lines above say, or "
+        "import the adapter the base was trained with",
         dir.string(), model.name, model.location.file, model.location.line, problems.size()));
   return out;
 }
