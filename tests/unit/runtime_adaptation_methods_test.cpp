@@ -18,18 +18,9 @@ using scion::test::Family;
 
 namespace {
 
-spec::Adaptation with_ia3(std::vector<std::string> targets, std::vector<std::string> feedforward) {
-  spec::Adaptation ad;
-  spec::Ia3Spec settings;
-  settings.targets = std::move(targets);
-  settings.feedforward = std::move(feedforward);
-  ad.set(std::move(settings));
-  return ad;
-}
-
 // Every method and adapter kind over one base, each model named after another one's marker.
 void add_crossed_names(Family& f) {
-  spec::Adaptation ia3 = with_ia3({"k", "v"}, {"ffn_out"});
+  spec::Adaptation ia3 = test::ia3_adaptation({"k", "v"}, {"ffn_out"});
   ia3.head = test::two_labels();
   f.add("lora", "base", ia3);
   spec::Adaptation dora;
@@ -39,7 +30,7 @@ void add_crossed_names(Family& f) {
   prefix.prefix = spec::PrefixSpec{.virtual_tokens = 2};
   prefix.bottleneck = spec::BottleneckSpec{.reduction = 4};
   f.add("out", "ia3", prefix);
-  spec::Adaptation prompt = with_ia3({"o"}, {"q"});
+  spec::Adaptation prompt = test::ia3_adaptation({"o"}, {"q"});
   prompt.prompt = spec::PromptSpec{.virtual_tokens = 2};
   f.add("in", "base", prompt);
   f.materialise();
@@ -98,10 +89,10 @@ TEST_CASE("a linear refuses two adaptations at one site") {
   // The spec's rule across models keeps a second (IA)³ off a linear an ancestor's scales;
   // a workspace built past it is refused when its weights are resolved.
   Family f(test::tiny_architecture());
-  spec::Adaptation parent = with_ia3({"k"}, {});
+  spec::Adaptation parent = test::ia3_adaptation({"k"}, {});
   parent.head = test::two_labels();
   f.add("parent", "base", parent);
-  f.add("child", "parent", with_ia3({"k"}, {}));
+  f.add("child", "parent", test::ia3_adaptation({"k"}, {}));
   f.materialise();
   auto w = resolve_model(f.workspace(), f.model("child"), spec::Objective::kClassification,
                          f.params("child"), nullptr);
@@ -109,7 +100,7 @@ TEST_CASE("a linear refuses two adaptations at one site") {
   CHECK(w.status().message().find("blk.0.attn_k carries two adaptations on its output") !=
         std::string::npos);
   // At different sites they stand together.
-  f.add("input", "parent", with_ia3({}, {"k"}));
+  f.add("input", "parent", test::ia3_adaptation({}, {"k"}));
   f.materialise();
   CHECK(resolve_model(f.workspace(), f.model("input"), spec::Objective::kClassification,
                       f.params("input"), nullptr)

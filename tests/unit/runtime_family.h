@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/adapters/ia3/ia3_spec.h"
 #include "runtime/backend.h"
 #include "runtime/model/family_batch.h"
 #include "runtime/model/model_weights.h"
@@ -43,6 +44,18 @@ inline spec::Architecture tiny_llama_architecture() {
   a.tie_embeddings = false;
   a.hf_model_type = "llama";
   return a;
+}
+
+// An adaptation with (IA)³ vectors on the outputs of `targets` and the inputs of
+// `feedforward` (kLinearTargets names), in every layer.
+inline spec::Adaptation ia3_adaptation(std::vector<std::string> targets,
+                                       std::vector<std::string> feedforward) {
+  spec::Adaptation ad;
+  spec::Ia3Spec settings;
+  settings.targets = std::move(targets);
+  settings.feedforward = std::move(feedforward);
+  ad.set(std::move(settings));
+  return ad;
 }
 
 class Family {

@@ -24,15 +24,6 @@ namespace {
 
 constexpr int kB = 3, kT = 5;
 
-spec::Adaptation ia3(std::vector<std::string> targets, std::vector<std::string> feedforward) {
-  spec::Adaptation ad;
-  spec::Ia3Spec settings;
-  settings.targets = std::move(targets);
-  settings.feedforward = std::move(feedforward);
-  ad.set(std::move(settings));
-  return ad;
-}
-
 std::vector<float> logits_of(SegmentedTransformer& net, const std::vector<const ModelWeights*>& ws,
                              const TinyBatch& data, std::size_t which, bool share = false) {
   FamilyBatch batch{{}, false, share};
@@ -84,7 +75,7 @@ TEST_CASE("(IA)³ in the transformer: vectors and the prompt below them match fi
   // Every site on both layers: outputs of k, v and o, inputs of q, ffn_in and ffn_out. The
   // prompt's gradient passes through every one of them on its way down.
   Family f(test::tiny_architecture());
-  spec::Adaptation ad = ia3({"k", "v", "o"}, {"q", "ffn_in", "ffn_out"});
+  spec::Adaptation ad = test::ia3_adaptation({"k", "v", "o"}, {"q", "ffn_in", "ffn_out"});
   ad.prompt = spec::PromptSpec{.virtual_tokens = 2};
   ad.head = test::two_labels();
   f.add("ia3", "base", ad);
@@ -106,7 +97,7 @@ TEST_CASE("(IA)³ on a Llama-shaped base: grouped k and v, the gate, no biases")
   // are (kv_width) wide, and the gate is a linear of its own, scaled here on its output.
   const spec::Architecture a = test::tiny_llama_architecture();
   Family f(a);
-  spec::Adaptation ad = ia3({"k", "v", "ffn_gate"}, {"q", "ffn_out"});
+  spec::Adaptation ad = test::ia3_adaptation({"k", "v", "ffn_gate"}, {"q", "ffn_out"});
   ad.head = test::two_labels(spec::Pooling::kLast);
   f.add("ia3", "base", ad);
   f.materialise();
@@ -124,7 +115,7 @@ TEST_CASE("a fresh (IA)³ is its parent; dedup and co-batching give each model i
   spec::Adaptation parent;
   parent.head = test::two_labels();
   f.add("parent", "base", parent);
-  f.add("ia3", "parent", ia3({"k", "v"}, {"ffn_out"}));
+  f.add("ia3", "parent", test::ia3_adaptation({"k", "v"}, {"ffn_out"}));
   spec::Adaptation lora;
   lora.lora = spec::LoraSpec{.rank = 2, .alpha = 4, .targets = {"k", "ffn_out"}};
   f.add("lora", "parent", lora);
@@ -165,7 +156,7 @@ TEST_CASE("merged (IA)³ equals unmerged") {
   spec::Adaptation parent;
   parent.head = test::two_labels();
   f.add("parent", "base", parent);
-  f.add("ia3", "parent", ia3({"q", "v", "o"}, {"ffn_in", "ffn_out"}));
+  f.add("ia3", "parent", test::ia3_adaptation({"q", "v", "o"}, {"ffn_in", "ffn_out"}));
   f.materialise(3);
   f.randomise(17);
   const TinyBatch data(kB, kT, 16, 2, 3);
