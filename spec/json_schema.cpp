@@ -145,11 +145,10 @@ Json adaptation_schema(SchemaBuilder& b) {
   std::vector<std::string_view> method_keys(std::begin(keys::kMethods), std::end(keys::kMethods));
   // The registered methods (spec/adaptation_method.h) type their own keys.
   for (const MethodBlock* block : method_blocks()) {
-    KeyTypes types;
+    KeyTypes types;  // a key the block leaves untyped is reported by closed_map
     const Json schemas = block->key_schemas();
-    for (const auto& [key, schema] : schemas.items())
-      for (std::string_view k : block->keys())
-        if (k == key) types[k] = schema;
+    for (std::string_view key : block->keys())
+      if (const auto it = schemas.find(std::string(key)); it != schemas.end()) types[key] = *it;
     method_keys.push_back(block->key());
     methods[block->key()] = b.closed_map(p + "." + std::string(block->key()), block->keys(), types,
                                          block->description());
