@@ -8,9 +8,10 @@
 // (spec/adaptation_method.h): its settings (`adapt: {ia3: {targets, feedforward, layers}}`),
 // how they are read and checked, their canonical JSON (the recipe hash and the store's
 // record of the adaptation: the same words in both), their schema, and the rule across
-// models. A model's settings are `model.adaptation.find<Ia3Spec>()`. The runtime side is
-// runtime/adapters/ia3/. Linear names are spec::kLinearTargets' (q, k, v, o, ffn_in,
-// ffn_out, ffn_gate).
+// models. A model's settings are `model.adaptation.find<Ia3Spec>()`. It is the spec's part
+// of the method, so it speaks in scion::spec and includes only spec/; the method's PEFT
+// form is ia3_peft.h, its runtime side ia3_method.h. Linear names are spec::kLinearTargets'
+// (q, k, v, o, ffn_in, ffn_out, ffn_gate).
 #pragma once
 
 #include <memory>
