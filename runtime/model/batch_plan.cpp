@@ -136,23 +136,15 @@ std::string batch_signature(const FamilyBatch& batch) {
   return s;
 }
 
-Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
-  using Plan = BatchPlan;
-  const ModelWeights& trunk = *batch.segments[0].model;
-  const spec::Architecture& a = trunk.arch;
-  const std::int64_t C = a.width, F = a.ffn_width, V = a.vocab_size, L = a.layers;
-  // Grouped-query attention's narrower keys and values, the gated FFN's gate, and the
-  // layer norms' means (RMSNorm has none): zero-sized buffers are not laid out.
-  const bool grouped = a.key_value_heads() != a.heads;
-  const std::int64_t Ckv = grouped ? a.kv_width() : 0;
-  const std::int64_t Fg = a.gated_ffn() ? F : 0;
-  const std::int64_t has_mean = a.norm_kind == spec::NormKind::kLayerNorm ? 1 : 0;
-  plan.dropout = batch.training ? a.dropout : 0.0f;
-  plan.segments.assign(batch.segments.size(), Plan::SegmentActs{});
+namespace {
+
+// Each segment's rows: where they start in the batch and how many (prompt rows first).
+void place_segments(BatchPlan& plan, const FamilyBatch& batch) {
+  plan.segments.assign(batch.segments.size(), BatchPlan::SegmentActs{});
   plan.N = 0;
   for (std::size_t s = 0; s < batch.segments.size(); ++s) {
     const Segment& seg = batch.segments[s];
-    Plan::SegmentActs& sa = plan.segments[s];
+    BatchPlan::SegmentActs& sa = plan.segments[s];
     sa.B = seg.batch;
     sa.T = seg.length;
     sa.P = prompt_rows(seg);
@@ -161,24 +153,19 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
     sa.rows = static_cast<std::int64_t>(sa.B) * sa.S;
     plan.N += sa.rows;
   }
-  plan.inference = is_inference(batch);
-  plan.stages = build_stages(batch, plan.final_unit);
-  plan.stage_rows.clear();
-  for (const Stage& stage : plan.stages) plan.stage_rows.push_back(stage_rows(stage));
-  const std::int64_t N = plan.N;
-  const std::int64_t N0 = plan.stage_rows.front(), NL = plan.stage_rows.back();
-  Layout layout;
-  layout.add("emb", N0 * C, &plan.emb);
-  if (plan.dropout > 0) layout.add("emb_mask", N * C, &plan.emb_mask);
-  if (a.norm == spec::NormPlacement::kPost) {
-    layout.add("embn", N0 * C, &plan.embn);
-    layout.add("embn_mean", has_mean * N0, &plan.embn_mean);
-    layout.add("embn_rstd", N0, &plan.embn_rstd);
-  } else {
-    layout.add("lnf", NL * C, &plan.lnf);
-    layout.add("lnf_mean", has_mean * NL, &plan.lnf_mean);
-    layout.add("lnf_rstd", NL, &plan.lnf_rstd);
-  }
+}
+
+// The blocks' activations and the backward pass's scratch. Returns the rows of the
+// widest stage (inference sizes its one set of block buffers for it).
+std::int64_t lay_out_blocks(BatchPlan& plan, const FamilyBatch& batch, Layout& layout) {
+  using Plan = BatchPlan;
+  const spec::Architecture& a = batch.segments[0].model->arch;
+  const std::int64_t C = a.width, F = a.ffn_width, L = a.layers, N = plan.N;
+  // Grouped-query attention's narrower keys and values, the gated FFN's gate, and the
+  // layer norms' means (RMSNorm has none): zero-sized buffers are not laid out.
+  const std::int64_t Ckv = a.key_value_heads() != a.heads ? a.kv_width() : 0;
+  const std::int64_t Fg = a.gated_ffn() ? F : 0;
+  const std::int64_t has_mean = a.norm_kind == spec::NormKind::kLayerNorm ? 1 : 0;
   // Training keeps every block's activations for backward; inference reuses one set,
   // sized for the widest stage, and so does recomputation, which keeps block outputs.
   plan.recompute = batch.training && batch.recompute;
@@ -228,110 +215,164 @@ Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
       layout.add(name, n, slot);
   }
 
-  add_adaptation_buffers(plan, batch, widest, layout);
-  for (std::size_t s = 0; s < batch.segments.size(); ++s) {
-    const Segment& seg = batch.segments[s];
-    const ModelWeights& m = *seg.model;
-    Plan::SegmentActs& sa = plan.segments[s];
-    const std::string p = "seg." + std::to_string(s) + ".";
-    const std::int64_t rows = sa.rows;
-    layout.add_ints(p + "tokens", static_cast<std::int64_t>(sa.B) * sa.T, &sa.tokens_buffer);
-    layout.add_ints(p + "lengths", sa.B, &sa.lengths_buffer);
-    layout.add_ints(p + "attn_lengths", sa.B, &sa.attn_lengths_buffer);
-    const bool head = m.objective == spec::Objective::kClassification;
-    const bool per_token = head && m.classifier.per_token();
-    const spec::HeadTask task = head ? m.classifier.task : spec::HeadTask::kClassification;
-    const bool by_values =
-        head && (task == spec::HeadTask::kRegression || task == spec::HeadTask::kMultiLabel);
-    if (!by_values)
-      layout.add_ints(p + "targets", head && !per_token ? sa.B : rows, &sa.targets_buffer);
-    if (by_values && !plan.inference)
-      layout.add(p + "values", static_cast<std::int64_t>(sa.B) * m.classifier.linear.out,
-                 &sa.values_buffer);
-    layout.add(p + "prompt", sa.P * C, &sa.prompt);
-    layout.add(p + "dprompt", sa.P * C, &sa.dprompt);
-    sa.prefix_k.assign(L, nullptr);
-    sa.prefix_v.assign(L, nullptr);
-    sa.lora.resize(L);
-    sa.bottleneck.resize(L);
-    int max_prefix = 0, max_rank = 0, max_hidden = 0;
-    std::int64_t max_dropped_in = 0, max_dora_weight = 0, max_dora_out = 0;
-    for (int l = 0; l < L; ++l) {
-      const BlockWeights& bw = m.blocks[l];
-      const std::string q = p + "blk." + std::to_string(l) + ".";
-      // A cache holds the prefix rows itself (runtime/model/kv_cache.h).
-      const int Pf = seg.cache ? 0 : m.prefix_tokens(l);
-      max_prefix = std::max(max_prefix, Pf);
-      layout.add(q + "prefix_k", Pf * C, &sa.prefix_k[l]);
-      layout.add(q + "prefix_v", Pf * C, &sa.prefix_v[l]);
-      for (int i = 0; i < kLinearCount; ++i) {
-        sa.lora[l][i].resize(bw.lora[i].size());
-        for (std::size_t j = 0; j < bw.lora[i].size(); ++j) {
-          const LoraWeights& lw = bw.lora[i][j];
-          const std::string r = q + kLinearStems[i] + "." + std::to_string(j) + ".";
-          Plan::LoraActs& la = sa.lora[l][i][j];
-          layout.add(r + "hidden", rows * lw.rank, &la.hidden);
-          max_rank = std::max(max_rank, lw.rank);
-          if (batch.training && lw.dropout > 0) {
-            const int in = bw.linear[i].in;
-            layout.add(r + "dropped", rows * in, &la.dropped);
-            layout.add(r + "mask", rows * in, &la.mask);
-            max_dropped_in = std::max<std::int64_t>(max_dropped_in, in);
-          }
-          if (lw.magnitude) {
-            const std::int64_t in = bw.linear[i].in, out = bw.linear[i].out;
-            layout.add(r + "combined", rows * out, &la.combined);
-            layout.add(r + "norms", out, &la.norms);
-            max_dora_weight = std::max(max_dora_weight, out * in);
-            max_dora_out = std::max(max_dora_out, out);
-          }
-        }
+  return widest;
+}
+
+// The widest of each adapter scratch a segment's blocks need (its gradients' buffers).
+struct AdapterWidths {
+  int prefix = 0, rank = 0, hidden = 0;
+  std::int64_t dropped_in = 0, dora_weight = 0, dora_out = 0;
+};
+
+// Segment s's prefix, LoRA and bottleneck activations in block l, widening `widths`.
+void lay_out_segment_block(BatchPlan& plan, const FamilyBatch& batch, std::size_t s, int l,
+                           Layout& layout, AdapterWidths& widths) {
+  using Plan = BatchPlan;
+  const std::int64_t C = batch.segments[0].model->arch.width;
+  const Segment& seg = batch.segments[s];
+  const ModelWeights& m = *seg.model;
+  Plan::SegmentActs& sa = plan.segments[s];
+  const std::int64_t rows = sa.rows;
+  const std::string p = "seg." + std::to_string(s) + ".";
+  const BlockWeights& bw = m.blocks[l];
+  const std::string q = p + "blk." + std::to_string(l) + ".";
+  // A cache holds the prefix rows itself (runtime/model/kv_cache.h).
+  const int Pf = seg.cache ? 0 : m.prefix_tokens(l);
+  widths.prefix = std::max(widths.prefix, Pf);
+  layout.add(q + "prefix_k", Pf * C, &sa.prefix_k[l]);
+  layout.add(q + "prefix_v", Pf * C, &sa.prefix_v[l]);
+  for (int i = 0; i < kLinearCount; ++i) {
+    sa.lora[l][i].resize(bw.lora[i].size());
+    for (std::size_t j = 0; j < bw.lora[i].size(); ++j) {
+      const LoraWeights& lw = bw.lora[i][j];
+      const std::string r = q + kLinearStems[i] + "." + std::to_string(j) + ".";
+      Plan::LoraActs& la = sa.lora[l][i][j];
+      layout.add(r + "hidden", rows * lw.rank, &la.hidden);
+      widths.rank = std::max(widths.rank, lw.rank);
+      if (batch.training && lw.dropout > 0) {
+        const int in = bw.linear[i].in;
+        layout.add(r + "dropped", rows * in, &la.dropped);
+        layout.add(r + "mask", rows * in, &la.mask);
+        widths.dropped_in = std::max<std::int64_t>(widths.dropped_in, in);
       }
-      for (int site = 0; site < 2; ++site) {
-        const auto& adapters = site == 0 ? bw.adapter_attn : bw.adapter_ffn;
-        sa.bottleneck[l][site].resize(adapters.size());
-        for (std::size_t j = 0; j < adapters.size(); ++j) {
-          const int H = adapters[j].down.out;
-          const std::string r = q + (site == 0 ? "adapter_attn." : "adapter_ffn.") + std::to_string(j) + ".";
-          layout.add(r + "pre", rows * H, &sa.bottleneck[l][site][j].pre);
-          layout.add(r + "act", rows * H, &sa.bottleneck[l][site][j].act);
-          max_hidden = std::max(max_hidden, H);
-        }
+      if (lw.magnitude) {
+        const std::int64_t in = bw.linear[i].in, out = bw.linear[i].out;
+        layout.add(r + "combined", rows * out, &la.combined);
+        layout.add(r + "norms", out, &la.norms);
+        widths.dora_weight = std::max(widths.dora_weight, out * in);
+        widths.dora_out = std::max(widths.dora_out, out);
       }
     }
-    layout.add(p + "dprefix_k", max_prefix * C, &sa.dprefix_k);
-    layout.add(p + "dprefix_v", max_prefix * C, &sa.dprefix_v);
-    layout.add(p + "dlora_hidden", rows * max_rank, &sa.dlora_hidden);
-    layout.add(p + "dlora_in", rows * max_dropped_in, &sa.dlora_in);
-    layout.add(p + "dora_weight", max_dora_weight, &sa.dora_weight);
-    if (!plan.inference) layout.add(p + "dlora_out", rows * max_dora_out, &sa.dlora_out);
-    layout.add(p + "dbneck_pre", rows * max_hidden, &sa.dbneck_pre);
-    layout.add(p + "dbneck_act", rows * max_hidden, &sa.dbneck_act);
-    const bool pooled = head && !per_token;
-    const bool last_only = !head && seg.last_position_logits;
-    const std::int64_t logit_rows = pooled || last_only ? sa.B : rows;
-    if (last_only) layout.add(p + "last_hidden", sa.B * C, &sa.last_hidden);
-    const std::int64_t width = head ? m.classifier.linear.out : V;
-    if (pooled) {
-      layout.add(p + "pooled", sa.B * C, &sa.pooled);
-      layout.add(p + "dpooled", sa.B * C, &sa.dpooled);
-      if (m.pooler.weight) {
-        layout.add(p + "pooler_pre", sa.B * C, &sa.pooler_pre);
-        layout.add(p + "pooler_out", sa.B * C, &sa.pooler_out);
-        layout.add(p + "dpooler", sa.B * C, &sa.dpooler);
-      }
-    }
-    layout.add(p + "logits", logit_rows * width, &sa.logits);
-    // Inference takes no loss: an LM head's logits (rows × V) are the largest buffers of a
-    // scoring batch, so their gradient, probabilities and losses are not laid out.
-    if (plan.inference) continue;
-    layout.add(p + "dlogits", logit_rows * width, &sa.dlogits);
-    layout.add(p + "probs", logit_rows * width, &sa.probs);
-    layout.add(p + "losses", logit_rows, &sa.losses);
   }
+  for (int site = 0; site < 2; ++site) {
+    const auto& adapters = site == 0 ? bw.adapter_attn : bw.adapter_ffn;
+    sa.bottleneck[l][site].resize(adapters.size());
+    for (std::size_t j = 0; j < adapters.size(); ++j) {
+      const int H = adapters[j].down.out;
+      const std::string r =
+          q + (site == 0 ? "adapter_attn." : "adapter_ffn.") + std::to_string(j) + ".";
+      layout.add(r + "pre", rows * H, &sa.bottleneck[l][site][j].pre);
+      layout.add(r + "act", rows * H, &sa.bottleneck[l][site][j].act);
+      widths.hidden = std::max(widths.hidden, H);
+    }
+  }
+}
+
+// Segment s's own buffers: its tokens and targets, prompt, prefix, LoRA and bottleneck
+// activations and their gradients' scratch, pooled rows, logits and losses.
+void lay_out_segment(BatchPlan& plan, const FamilyBatch& batch, std::size_t s, Layout& layout) {
+  using Plan = BatchPlan;
+  const spec::Architecture& a = batch.segments[0].model->arch;
+  const std::int64_t C = a.width, V = a.vocab_size, L = a.layers;
+  const Segment& seg = batch.segments[s];
+  const ModelWeights& m = *seg.model;
+  Plan::SegmentActs& sa = plan.segments[s];
+  const std::string p = "seg." + std::to_string(s) + ".";
+  const std::int64_t rows = sa.rows;
+  layout.add_ints(p + "tokens", static_cast<std::int64_t>(sa.B) * sa.T, &sa.tokens_buffer);
+  layout.add_ints(p + "lengths", sa.B, &sa.lengths_buffer);
+  layout.add_ints(p + "attn_lengths", sa.B, &sa.attn_lengths_buffer);
+  const bool head = m.objective == spec::Objective::kClassification;
+  const bool per_token = head && m.classifier.per_token();
+  const spec::HeadTask task = head ? m.classifier.task : spec::HeadTask::kClassification;
+  const bool by_values =
+      head && (task == spec::HeadTask::kRegression || task == spec::HeadTask::kMultiLabel);
+  if (!by_values)
+    layout.add_ints(p + "targets", head && !per_token ? sa.B : rows, &sa.targets_buffer);
+  if (by_values && !plan.inference)
+    layout.add(p + "values", static_cast<std::int64_t>(sa.B) * m.classifier.linear.out,
+               &sa.values_buffer);
+  layout.add(p + "prompt", sa.P * C, &sa.prompt);
+  layout.add(p + "dprompt", sa.P * C, &sa.dprompt);
+  sa.prefix_k.assign(L, nullptr);
+  sa.prefix_v.assign(L, nullptr);
+  sa.lora.resize(L);
+  sa.bottleneck.resize(L);
+  AdapterWidths widths;
+  for (int l = 0; l < L; ++l) lay_out_segment_block(plan, batch, s, l, layout, widths);
+  layout.add(p + "dprefix_k", widths.prefix * C, &sa.dprefix_k);
+  layout.add(p + "dprefix_v", widths.prefix * C, &sa.dprefix_v);
+  layout.add(p + "dlora_hidden", rows * widths.rank, &sa.dlora_hidden);
+  layout.add(p + "dlora_in", rows * widths.dropped_in, &sa.dlora_in);
+  layout.add(p + "dora_weight", widths.dora_weight, &sa.dora_weight);
+  if (!plan.inference) layout.add(p + "dlora_out", rows * widths.dora_out, &sa.dlora_out);
+  layout.add(p + "dbneck_pre", rows * widths.hidden, &sa.dbneck_pre);
+  layout.add(p + "dbneck_act", rows * widths.hidden, &sa.dbneck_act);
+  const bool pooled = head && !per_token;
+  const bool last_only = !head && seg.last_position_logits;
+  const std::int64_t logit_rows = pooled || last_only ? sa.B : rows;
+  if (last_only) layout.add(p + "last_hidden", sa.B * C, &sa.last_hidden);
+  const std::int64_t width = head ? m.classifier.linear.out : V;
+  if (pooled) {
+    layout.add(p + "pooled", sa.B * C, &sa.pooled);
+    layout.add(p + "dpooled", sa.B * C, &sa.dpooled);
+    if (m.pooler.weight) {
+      layout.add(p + "pooler_pre", sa.B * C, &sa.pooler_pre);
+      layout.add(p + "pooler_out", sa.B * C, &sa.pooler_out);
+      layout.add(p + "dpooler", sa.B * C, &sa.dpooler);
+    }
+  }
+  layout.add(p + "logits", logit_rows * width, &sa.logits);
+  // Inference takes no loss: an LM head's logits (rows × V) are the largest buffers of a
+  // scoring batch, so their gradient, probabilities and losses are not laid out.
+  if (plan.inference) return;
+  layout.add(p + "dlogits", logit_rows * width, &sa.dlogits);
+  layout.add(p + "probs", logit_rows * width, &sa.probs);
+  layout.add(p + "losses", logit_rows, &sa.losses);
+}
+
+}  // namespace
+
+Status plan_batch(BatchPlan& plan, const FamilyBatch& batch, Backend& backend) {
+  const spec::Architecture& a = batch.segments[0].model->arch;
+  const std::int64_t C = a.width;
+  const std::int64_t has_mean = a.norm_kind == spec::NormKind::kLayerNorm ? 1 : 0;
+  plan.dropout = batch.training ? a.dropout : 0.0f;
+  place_segments(plan, batch);
+  plan.inference = is_inference(batch);
+  plan.stages = build_stages(batch, plan.final_unit);
+  plan.stage_rows.clear();
+  for (const Stage& stage : plan.stages) plan.stage_rows.push_back(stage_rows(stage));
+  const std::int64_t N = plan.N;
+  const std::int64_t N0 = plan.stage_rows.front(), NL = plan.stage_rows.back();
+  Layout layout;
+  layout.add("emb", N0 * C, &plan.emb);
+  if (plan.dropout > 0) layout.add("emb_mask", N * C, &plan.emb_mask);
+  if (a.norm == spec::NormPlacement::kPost) {
+    layout.add("embn", N0 * C, &plan.embn);
+    layout.add("embn_mean", has_mean * N0, &plan.embn_mean);
+    layout.add("embn_rstd", N0, &plan.embn_rstd);
+  } else {
+    layout.add("lnf", NL * C, &plan.lnf);
+    layout.add("lnf_mean", has_mean * NL, &plan.lnf_mean);
+    layout.add("lnf_rstd", NL, &plan.lnf_rstd);
+  }
+  const std::int64_t widest = lay_out_blocks(plan, batch, layout);
+  add_adaptation_buffers(plan, batch, widest, layout);
+  for (std::size_t s = 0; s < batch.segments.size(); ++s) lay_out_segment(plan, batch, s, layout);
   SCION_RETURN_IF_ERROR(layout.finish(plan.arena, backend));
-  if (one_block_set)
-    for (int l = 1; l < L; ++l) plan.blocks[l] = plan.blocks[0];
+  if (plan.inference || plan.recompute)  // one set of block buffers, shared by every block
+    for (int l = 1; l < a.layers; ++l) plan.blocks[l] = plan.blocks[0];
   return Status::ok();
 }
 
