@@ -411,51 +411,34 @@ std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
   return std::nullopt;
 }
 
-nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& model) {
-  const spec::Model& base = *workspace.ancestry(model).back();
-  const spec::Architecture& a = *base.architecture;
-  const PeftArchitecture& arch = architecture_of(workspace, model);
-  const spec::Adaptation& ad = model.adaptation;
-  const spec::Model* owner = classifying_head(workspace.ancestry(model));
-  const bool classifier = owner != nullptr;
-  nlohmann::json config = {
-      {"base_model_name_or_path", base.import_path},
-      {"revision", nullptr},
-      {"task_type", !owner               ? "CAUSAL_LM"
-                    : tags_words(*owner) ? "TOKEN_CLS"
-                                         : "SEQ_CLS"},
-      {"inference_mode", true},
-  };
-  // PEFT's prompt-learning configs have no modules_to_save: PeftModelForSequenceClassification
-  // adds classifier and score itself.
-  if (ad.prefix || ad.prompt) {
-    config["peft_type"] = ad.prefix ? "PREFIX_TUNING" : "PROMPT_TUNING";
-    config["num_virtual_tokens"] =
-        ad.prefix ? ad.prefix->virtual_tokens : ad.prompt->virtual_tokens;
-    config["token_dim"] = a.width;
-    config["num_transformer_submodules"] = 1;
-    config["num_attention_heads"] = a.heads;
-    config["num_layers"] = a.layers;
-    if (ad.prefix) {
-      config["encoder_hidden_size"] = a.width;
-      config["prefix_projection"] = false;  // the stored values are the MLP's output
-    } else {
-      config["prompt_tuning_init"] = "RANDOM";  // the values come from the file
-      config["prompt_tuning_init_text"] = nullptr;
-      config["tokenizer_name_or_path"] = nullptr;
-      config["tokenizer_kwargs"] = nullptr;
-    }
-    return config;
+namespace {
+
+// Prefix or prompt tuning's keys of adapter_config.json. PEFT's prompt-learning configs
+// have no modules_to_save: PeftModelForSequenceClassification adds classifier and score
+// itself.
+void add_prompt_learning_config(const spec::Architecture& a, const spec::Adaptation& ad,
+                                nlohmann::json& config) {
+  config["peft_type"] = ad.prefix ? "PREFIX_TUNING" : "PROMPT_TUNING";
+  config["num_virtual_tokens"] = ad.prefix ? ad.prefix->virtual_tokens : ad.prompt->virtual_tokens;
+  config["token_dim"] = a.width;
+  config["num_transformer_submodules"] = 1;
+  config["num_attention_heads"] = a.heads;
+  config["num_layers"] = a.layers;
+  if (ad.prefix) {
+    config["encoder_hidden_size"] = a.width;
+    config["prefix_projection"] = false;  // the stored values are the MLP's output
+  } else {
+    config["prompt_tuning_init"] = "RANDOM";  // the values come from the file
+    config["prompt_tuning_init_text"] = nullptr;
+    config["tokenizer_name_or_path"] = nullptr;
+    config["tokenizer_kwargs"] = nullptr;
   }
-  const std::string prefix = hf_base_model_prefix(a.hf_model_type);
-  config["modules_to_save"] = classifier ? nlohmann::json({"classifier"}) : nlohmann::json();
-  config["fan_in_fan_out"] = a.hf_model_type == "gpt2";  // Conv1D weights are (in, out)
-  if (const auto forms = peft_forms_of(model); !forms.empty()) {
-    forms.front().first->add_config(*forms.front().second, HfPeftLayout(a, arch), config);
-    return config;
-  }
-  const spec::LoraSpec& lora = *ad.lora;
-  // A module holding several of scion's targets (GPT-2's c_attn) has their ranks summed.
+}
+
+// LoRA's keys of adapter_config.json. A module holding several of scion's targets
+// (GPT-2's c_attn) has their ranks summed.
+void add_lora_config(const PeftArchitecture& arch, const spec::LoraSpec& lora,
+                     const std::string& prefix, nlohmann::json& config) {
   int fused = 1;
   bool all_fused = true;
   std::string fused_module;
@@ -494,6 +477,34 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
   config["layers_pattern"] = nullptr;
   config["rank_pattern"] = rank_pattern;
   config["alpha_pattern"] = alpha_pattern;
+}
+
+}  // namespace
+
+nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& model) {
+  const spec::Model& base = *workspace.ancestry(model).back();
+  const spec::Architecture& a = *base.architecture;
+  const PeftArchitecture& arch = architecture_of(workspace, model);
+  const spec::Adaptation& ad = model.adaptation;
+  const spec::Model* owner = classifying_head(workspace.ancestry(model));
+  nlohmann::json config = {
+      {"base_model_name_or_path", base.import_path},
+      {"revision", nullptr},
+      {"task_type", !owner               ? "CAUSAL_LM"
+                    : tags_words(*owner) ? "TOKEN_CLS"
+                                         : "SEQ_CLS"},
+      {"inference_mode", true},
+  };
+  if (ad.prefix || ad.prompt) {
+    add_prompt_learning_config(a, ad, config);
+    return config;
+  }
+  config["modules_to_save"] = owner ? nlohmann::json({"classifier"}) : nlohmann::json();
+  config["fan_in_fan_out"] = a.hf_model_type == "gpt2";  // Conv1D weights are (in, out)
+  if (const auto forms = peft_forms_of(model); !forms.empty())
+    forms.front().first->add_config(*forms.front().second, HfPeftLayout(a, arch), config);
+  else
+    add_lora_config(arch, *ad.lora, hf_base_model_prefix(a.hf_model_type), config);
   return config;
 }
 
