@@ -51,6 +51,11 @@ class TestSession {
  private:
   Status check_arguments();
   void report();
+  void print_json_report(std::size_t top) const;
+  void print_family_matrix(bool tty) const;
+  void print_test_results(bool tty) const;
+  void print_violations(bool tty, std::size_t top) const;
+  void print_verdict(bool tty) const;
   assertions::JUnitReport junit_report() const;
   Status write_files();
 
@@ -123,47 +128,56 @@ std::string rate_cell(const JudgedTest& j) {
 }
 
 void TestSession::report() {
-  const std::size_t top = 10;
-  if (global_.json) {
-    nlohmann::json tests = nlohmann::json::array(), violations = nlohmann::json::array();
-    for (const JudgedTest& j : run_.judged) {
-      const auto& r = j.result;
-      nlohmann::json examples = nlohmann::json::array();
-      for (const auto& e : r.examples)
-        examples.push_back({{"case", e.case_id},
-                            {"input", e.input},
-                            {"perturbed", e.perturbed},
-                            {"reason", e.reason}});
-      nlohmann::json t = {{"test", r.test},
-                          {"model", r.model},
-                          {"type", r.type},
-                          {"capability", r.capability},
-                          {"cases", r.cases},
-                          {"failures", r.failures},
-                          {"inherited", r.inherited},
-                          {"not_applicable", r.not_applicable},
-                          {"failure_rate", r.failure_rate},
-                          {"max_failure_rate", r.max_failure_rate},
-                          {"passed", r.passed},
-                          {"exceeded", workbench::exceeded(r)},
-                          {"examples", examples},
-                          {"previous_failure_rate",
-                           j.previous_rate ? nlohmann::json(*j.previous_rate) : nlohmann::json()},
-                          {"run", j.run > 0 ? nlohmann::json(j.run) : nlohmann::json()},
-                          {"reused", j.reused}};
-      if (!j.note.empty()) t["note"] = j.note;
-      if (!j.scores.is_null()) t["scores"] = j.scores;
-      tests.push_back(t);
-    }
-    for (std::size_t i = 0; i < run_.violations.size() && i < top; ++i)
-      violations.push_back(violation_json(run_.violations[i]));
-    print_json({{"models", run_.models},
-                {"runs", run_.run_ids},
-                {"tests", tests},
-                {"violations", {{"total", run_.violations.size()}, {"top", violations}}}});
-    return;
-  }
+  const std::size_t top = 10;  // assertion violations shown, the most severe first
+  if (global_.json) return print_json_report(top);
   const bool tty = stdout_is_tty();
+  print_family_matrix(tty);
+  print_test_results(tty);
+  print_violations(tty, top);
+  print_verdict(tty);
+}
+
+// --json: every judged test with its examples, and the `top` most severe violations.
+void TestSession::print_json_report(std::size_t top) const {
+  nlohmann::json tests = nlohmann::json::array(), violations = nlohmann::json::array();
+  for (const JudgedTest& j : run_.judged) {
+    const auto& r = j.result;
+    nlohmann::json examples = nlohmann::json::array();
+    for (const auto& e : r.examples)
+      examples.push_back({{"case", e.case_id},
+                          {"input", e.input},
+                          {"perturbed", e.perturbed},
+                          {"reason", e.reason}});
+    nlohmann::json t = {{"test", r.test},
+                        {"model", r.model},
+                        {"type", r.type},
+                        {"capability", r.capability},
+                        {"cases", r.cases},
+                        {"failures", r.failures},
+                        {"inherited", r.inherited},
+                        {"not_applicable", r.not_applicable},
+                        {"failure_rate", r.failure_rate},
+                        {"max_failure_rate", r.max_failure_rate},
+                        {"passed", r.passed},
+                        {"exceeded", workbench::exceeded(r)},
+                        {"examples", examples},
+                        {"previous_failure_rate",
+                         j.previous_rate ? nlohmann::json(*j.previous_rate) : nlohmann::json()},
+                        {"run", j.run > 0 ? nlohmann::json(j.run) : nlohmann::json()},
+                        {"reused", j.reused}};
+    if (!j.note.empty()) t["note"] = j.note;
+    if (!j.scores.is_null()) t["scores"] = j.scores;
+    tests.push_back(t);
+  }
+  for (std::size_t i = 0; i < run_.violations.size() && i < top; ++i)
+    violations.push_back(violation_json(run_.violations[i]));
+  print_json({{"models", run_.models},
+              {"runs", run_.run_ids},
+              {"tests", tests},
+              {"violations", {{"total", run_.violations.size()}, {"top", violations}}}});
+}
+
+void TestSession::print_family_matrix(bool tty) const {
   // The family matrix: tests as rows, models as columns.
   std::size_t name_width = 4;
   for (const workbench::CompiledTest& t : suite_.tests)
@@ -198,6 +212,10 @@ void TestSession::report() {
     std::cout << "\n";
   }
   std::cout << "\n";
+}
+
+// Each judged test on each model: counts, verdict, note and failing examples.
+void TestSession::print_test_results(bool tty) const {
   for (const JudgedTest& j : run_.judged) {
     const auto& r = j.result;
     std::cout << fmt::format("{} on {} [{} {}]: {} cases, {} failures ({:.1f}%, allowed {:.1f}%)",
@@ -215,6 +233,9 @@ void TestSession::report() {
                 << (e.perturbed.empty() ? "" : " -> \"" + terminal_text(e.perturbed) + "\"") << ": "
                 << terminal_text(e.reason) << "\n";
   }
+}
+
+void TestSession::print_violations(bool tty, std::size_t top) const {
   if (!suite_.assertions.empty()) {
     std::cout << "\n"
               << paint("assertion violations", Color::kBold, tty) << ": " << run_.violations.size();
@@ -228,6 +249,10 @@ void TestSession::report() {
                                terminal_text(describe_violation(v.record.detail)));
     }
   }
+}
+
+// Results read from the store, and how many test results exceed their limit.
+void TestSession::print_verdict(bool tty) const {
   std::size_t failing = 0;
   for (const JudgedTest& j : run_.judged) failing += workbench::exceeded(j.result) ? 1 : 0;
   if (run_.reused > 0)
