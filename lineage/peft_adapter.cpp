@@ -610,9 +610,10 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   if (ad.lora) SCION_RETURN_IF_ERROR(add_lora_tensors(a, model, params, out.tensors));
   // The registered methods' parameters of the model's own, as their PEFT forms name them.
   const auto forms = peft_forms_of(model);
+  const HfPeftLayout layout(a, arch);
   for (const auto& [name, value] : params)
     for (const auto& [form, settings] : forms)
-      if (auto key = form->tensor_key(name, model.name, HfPeftLayout(a, arch)))
+      if (auto key = form->tensor_key(name, model.name, layout))
         out.tensors.push_back({"base_model.model." + *key, value.shape, as_float32(value)});
   if (ad.prefix) out.tensors.push_back(prefix_tensor(a, model, params));
   if (ad.prompt) {

@@ -142,18 +142,16 @@ Json adaptation_schema(SchemaBuilder& b) {
                       {"prompt", prompt},       {"bottleneck", bottleneck},
                       {"head", head},           {"bitfit", method_switch()},
                       {"full", method_switch()}};
-  std::vector<std::string_view> method_keys(std::begin(keys::kMethods), std::end(keys::kMethods));
   // The registered methods (spec/adaptation_method.h) type their own keys.
   for (const MethodBlock* block : method_blocks()) {
     KeyTypes types;  // a key the block leaves untyped is reported by closed_map
     const Json schemas = block->key_schemas();
     for (std::string_view key : block->keys())
       if (const auto it = schemas.find(std::string(key)); it != schemas.end()) types[key] = *it;
-    method_keys.push_back(block->key());
     methods[block->key()] = b.closed_map(p + "." + std::string(block->key()), block->keys(), types,
                                          block->description());
   }
-  return b.closed_map(p, method_keys, methods,
+  return b.closed_map(p, keys::method_keys(), methods,
                       "how a descendant adapts its parent: one key per method");
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "spec/spec_reader.h"
 #include "spec/workspace.h"
@@ -47,6 +48,12 @@ inline constexpr Choice<TokenizerKind> kTokenizers[] = {{"byte", TokenizerKind::
 // as units (spec/adaptation_method.h) add theirs.
 inline constexpr std::string_view kMethods[] = {"lora", "prefix", "prompt", "bottleneck",
                                                 "head", "bitfit", "full"};
+// Every key `adapt` may hold: kMethods, then the registered methods' in registration order.
+inline std::vector<std::string_view> method_keys() {
+  std::vector<std::string_view> out(std::begin(kMethods), std::end(kMethods));
+  for (const MethodBlock* block : method_blocks()) out.push_back(block->key());
+  return out;
+}
 inline constexpr std::string_view kLora[] = {"rank",   "alpha",      "dropout", "targets",
                                              "layers", "use_rslora", "use_dora"};
 inline constexpr std::string_view kPrefix[] = {"virtual_tokens", "layers", "reparam_hidden"};

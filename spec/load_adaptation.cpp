@@ -193,9 +193,7 @@ HeadSpec load_head(SpecReader& r, const YamlNode& node, const std::string& path)
 void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& path,
                      const Architecture* a, Adaptation& out) {
   if (!r.expect_map(node, path, "a mapping from adaptation methods to their settings")) return;
-  // The built-in methods' keys, then the registered methods' (spec/adaptation_method.h).
-  std::vector<std::string_view> methods(std::begin(keys::kMethods), std::end(keys::kMethods));
-  for (const MethodBlock* block : method_blocks()) methods.push_back(block->key());
+  const std::vector<std::string_view> methods = keys::method_keys();
   r.check_keys(node, path, methods, "adaptation method");
   const std::size_t errors_before = r.error_count();
   bool any = false, unknown = false;

@@ -45,13 +45,9 @@ class Ia3Adaptation final : public LinearAdaptation {
 
 }  // namespace
 
-const spec::Ia3Spec* ia3_settings(const spec::Adaptation& adaptation) {
-  return adaptation.find<spec::Ia3Spec>();
-}
-
 void Ia3Method::add_parameters(const spec::Model& model, const spec::Architecture& arch, int layer,
                                std::vector<ParameterSpec>& table) const {
-  if (const spec::Ia3Spec* ia3 = ia3_settings(model.adaptation))
+  if (const spec::Ia3Spec* ia3 = model.adaptation.find<spec::Ia3Spec>())
     add_ia3_parameters(*ia3, model.name, arch, layer, table);
 }
 
@@ -75,7 +71,7 @@ std::shared_ptr<const LinearAdaptation> Ia3Method::bind(const spec::Model& model
 
 std::int64_t Ia3Method::training_floats_per_token(const spec::Adaptation& settings,
                                                   const spec::Architecture& arch) const {
-  const spec::Ia3Spec* ia3 = ia3_settings(settings);
+  const spec::Ia3Spec* ia3 = settings.find<spec::Ia3Spec>();
   return ia3 ? ia3_training_floats_per_token(*ia3, arch) : 0;
 }
 

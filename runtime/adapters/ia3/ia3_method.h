@@ -10,10 +10,6 @@
 
 namespace scion::runtime {
 
-// A model's (IA)³ settings, null when it has none: the one place the runtime reads them
-// from the spec's adaptation.
-const spec::Ia3Spec* ia3_settings(const spec::Adaptation& adaptation);
-
 class Ia3Method final : public AdaptationMethod {
  public:
   std::string_view key() const override { return spec::Ia3Spec::kKey; }

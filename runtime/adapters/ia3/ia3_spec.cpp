@@ -20,22 +20,8 @@ bool Ia3Spec::adapts(const std::string& target, int layer) const {
          (layers.empty() || std::find(layers.begin(), layers.end(), layer) != layers.end());
 }
 
-nlohmann::json Ia3Spec::json() const { return ia3_json(*this); }
-
-nlohmann::json ia3_json(const Ia3Spec& ia3) {
-  return {{"targets", ia3.targets}, {"feedforward", ia3.feedforward}, {"layers", ia3.layers}};
-}
-
-std::optional<Ia3Spec> ia3_from_json(const nlohmann::json& json) {
-  try {
-    Ia3Spec ia3;
-    ia3.targets = json.at("targets").get<std::vector<std::string>>();
-    ia3.feedforward = json.at("feedforward").get<std::vector<std::string>>();
-    ia3.layers = json.at("layers").get<std::vector<int>>();
-    return ia3;
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
+nlohmann::json Ia3Spec::json() const {
+  return {{"targets", targets}, {"feedforward", feedforward}, {"layers", layers}};
 }
 
 namespace detail {
@@ -155,8 +141,15 @@ class Ia3Block final : public MethodBlock {
   }
 
   std::shared_ptr<const MethodSettings> from_json(const nlohmann::json& json) const override {
-    std::optional<Ia3Spec> ia3 = ia3_from_json(json);
-    return ia3 ? std::make_shared<const Ia3Spec>(std::move(*ia3)) : nullptr;
+    try {
+      auto ia3 = std::make_shared<Ia3Spec>();
+      ia3->targets = json.at("targets").get<std::vector<std::string>>();
+      ia3->feedforward = json.at("feedforward").get<std::vector<std::string>>();
+      ia3->layers = json.at("layers").get<std::vector<int>>();
+      return ia3;
+    } catch (const nlohmann::json::exception&) {
+      return nullptr;
+    }
   }
 
   nlohmann::json key_schemas() const override {

@@ -16,7 +16,6 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,14 +33,11 @@ struct Ia3Spec final : MethodSettings {
   // Whether the method puts a vector on `layer`'s linear `target` (a kLinearTargets name).
   bool adapts(const std::string& target, int layer) const;
 
-  nlohmann::json json() const override;  // ia3_json(*this)
+  // {"targets": [...], "feedforward": [...], "layers": [...]}: the recipe hash's canonical
+  // form and the store's record alike (no enum or float to word differently); the block's
+  // from_json reads it back.
+  nlohmann::json json() const override;
 };
-
-// {"targets": [...], "feedforward": [...], "layers": [...]}: the recipe hash's canonical
-// form and the store's record alike (no enum or float to word differently).
-nlohmann::json ia3_json(const Ia3Spec& ia3);
-// The inverse; nullopt when `json` is not such an object.
-std::optional<Ia3Spec> ia3_from_json(const nlohmann::json& json);
 
 // The block the loader reads `adapt.ia3` through (registered by
 // runtime/adapters/registry.cpp).
