@@ -2,11 +2,16 @@
 suite; exits 77 where the backend cannot run and no NVIDIA device is visible, and fails
 where one is: visible_devices.py). The plugin loads and lists every device nvidia-smi
 lists; `--device auto` and `--device cuda` choose it; and the example family is trained and
-tested on the GPU and on the CPU, with the same verdicts.
+tested on the GPU and on the CPU, and every test's failure rate on the GPU-trained family is
+within 0.3 of the CPU-trained one's. Not the same verdicts: the two devices sum in another
+order, and after a few hundred steps that alone moves the models as far as another CPU
+library does. On the CPU, oneDNN's products against OpenBLAS's moved failure rates by up to
+0.2 and flipped one verdict (review-lora's positive-vocabulary, 2026-11-27); on an H100 the
+first run flipped one too (review-lora's critic-vocabulary). The step-by-step equality of
+GPU and CPU training is tests/gpu/cuda_family_training.cpp's.
 
 Requires model code that reaches backend memory only through copy_to_device/copy_to_host
-(docs/architecture.md, "Backends"). Never run: no GPU was available when it was written
-(docs/gpu.md)."""
+(docs/architecture.md, "Backends"). Results on a GPU: docs/gpu.md."""
 import json
 import os
 import shutil
@@ -35,20 +40,20 @@ check(version["compute"].startswith("cuda (--device auto: cuda:0"), f"auto choos
 check(run_json("--device", "cuda", "--version")["compute"].startswith("cuda"), "--device cuda is accepted")
 
 
-def verdicts(device):
-    """Trains and tests the example family on `device`; returns whether each test's failure
-    rate exceeded its limit."""
+def failure_rates(device):
+    """Trains and tests the example family on `device`; returns each test's failure rate."""
     work = copy_example("sentiment", temp_dir())
-    rc, _, err = run("--device", device, "-q", "train", cwd=work)
-    check(rc == 0, f"--device {device} train: {rc} {err}")
+    for command in ("train", "adapt"):  # the base, then its descendants
+        rc, _, err = run("--device", device, "-q", command, cwd=work)
+        check(rc == 0, f"--device {device} {command}: {rc} {err}")
     rc, out, err = run("--device", device, "--json", "test", cwd=work)
     check(rc in (0, 1), f"--device {device} test: {rc} {err}")
     report = json.loads(out)
-    return {(t["model"], t["test"]): t["exceeded"] for t in report["tests"]}
+    return {(t["model"], t["test"]): t["failure_rate"] for t in report["tests"]}
 
 
-gpu, cpu = verdicts("cuda"), verdicts("cpu")
+gpu, cpu = failure_rates("cuda"), failure_rates("cpu")
 check(gpu.keys() == cpu.keys() and gpu, f"the same tests ran on both devices: {sorted(gpu)} vs {sorted(cpu)}")
-differing = [k for k in gpu if gpu[k] != cpu[k]]
-check(not differing, f"the GPU-trained family passes the tests the CPU-trained one passes: {differing}")
-print("ok")
+apart = {k: (gpu[k], cpu[k]) for k in gpu if abs(gpu[k] - cpu[k]) > 0.3}
+check(not apart, f"failure rates of the GPU- and CPU-trained families within 0.3: {apart}")
+print(f"ok: {len(gpu)} tests, failure rates at most {max(abs(gpu[k] - cpu[k]) for k in gpu):.3f} apart")
