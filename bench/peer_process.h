@@ -44,7 +44,7 @@ class PeerProcess {
       std::vector<char*> argv;
       for (std::string& w : words) argv.push_back(w.data());
       argv.push_back(nullptr);
-      execv(python.c_str(), argv.data());
+      execvp(python.c_str(), argv.data());  // a bare name (python3) is looked up in PATH
       _exit(127);
     }
     close(to_child[0]);

@@ -24,9 +24,13 @@
 //                          [--batch N] [--length N] [--peak-tflops X]
 //                          [--peer bench/peers/w3_torch.py] [--peer-python PYTHON]
 //                          [--precision fp32|bf16] [--fp32-matmul auto|openblas|onednn]
+//                          [--profile]   (the steady steps by class of work, from
+//                          runtime/profiling_backend.h; it waits for every operation on a GPU,
+//                          so the step times printed beside it are a profiled run's)
 #include <cblas.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +52,7 @@
 #include "runtime/model/parameter_table.h"
 #include "runtime/model/transformer.h"
 #include "runtime/process_clock.h"
+#include "runtime/profiling_backend.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
@@ -69,6 +74,7 @@ struct Options {
   std::string peer_python;
   std::string precision = "fp32";
   std::string fp32_matmul = "auto";
+  bool profile = false;     // time the steady steps by class of work (waiting per op on a GPU)
 };
 
 double seconds_since(Clock::time_point start) {
@@ -115,13 +121,29 @@ double limit_gflops(int threads, bool bf16) {
   return std::max({openblas, split, onednn});
 }
 
+// The timed steps' time by class of work: the profile less what it held after the warm-up.
+void print_profile(const OpProfile& profile, const std::array<OpProfile::Entry, kOpClasses>& at_start,
+                   int steps) {
+  std::printf("w3 profile (seconds/calls a step, the mean over %d steps%s):", steps,
+              profile.waited_per_operation ? ", each operation waited for" : "");
+  for (int c = 0; c < kOpClasses; ++c) {
+    const OpProfile::Entry& e = profile.entry(static_cast<OpClass>(c));
+    const double seconds = (e.seconds - at_start[c].seconds) / steps;
+    const double calls = static_cast<double>(e.calls - at_start[c].calls) / steps;
+    if (calls > 0)
+      std::printf(" %s=%.4fs/%.0f", op_class_name(static_cast<OpClass>(c)), seconds, calls);
+  }
+  std::printf("\n");
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   bench::BenchOptions(
       "usage: w3_trunk_training [--device cpu|cuda] [--steps N] [--threads N] [--layers N]\n"
       "                         [--batch N] [--length N] [--peak-tflops X]\n"
       "                         [--peer bench/peers/w3_torch.py] [--peer-python PYTHON]\n"
-      "                         [--precision fp32|bf16] [--fp32-matmul auto|openblas|onednn]")
+      "                         [--precision fp32|bf16] [--fp32-matmul auto|openblas|onednn]\n"
+      "                         [--profile]")
       .text("device", o.device)
       .number("batch", o.batch)
       .number("length", o.length)
@@ -133,6 +155,7 @@ Options parse(int argc, char** argv) {
       .text("peer-python", o.peer_python)
       .text("precision", o.precision)
       .text("fp32-matmul", o.fp32_matmul)
+      .flag("profile", o.profile)
       .parse(argc, argv);
   if (o.steps < 1 || o.threads < 1 || o.layers < 1) {
     std::fprintf(stderr, "error: --steps, --threads and --layers must be at least 1 (a steady "
@@ -142,12 +165,6 @@ Options parse(int argc, char** argv) {
   const bool gpu = o.device == "cuda";
   if (o.batch == 0) o.batch = gpu ? 64 : 16;
   if (o.length == 0) o.length = gpu ? 512 : 128;
-  if (gpu && !o.peer.empty()) {
-    std::fprintf(
-        stderr,
-        "error: --peer runs the PyTorch peer on the CPU; leave it out with --device cuda\n");
-    std::exit(2);
-  }
   return o;
 }
 
@@ -171,6 +188,9 @@ int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
   const bool gpu = opt.device == "cuda";
   auto backend = bench::make_backend(opt.device, opt.threads, opt.precision, opt.fp32_matmul);
+  OpProfile profile;
+  if (opt.profile) backend = make_profiling_backend(std::move(backend), profile);
+  std::array<OpProfile::Entry, kOpClasses> profile_at_step_1{};
   bench::print_device("w3", opt.device);
   std::printf("w3 device=%s precision=%s fp32_matmul=%s batch=%d length=%d\n", opt.device.c_str(),
               opt.precision.c_str(), gpu ? "-" : opt.fp32_matmul.c_str(), opt.batch, opt.length);
@@ -256,12 +276,14 @@ int main(int argc, char** argv) {
             python, opt.peer,
             std::vector<std::string>{"--threads", std::to_string(opt.threads), "--layers",
                                      std::to_string(opt.layers), "--autocast",
-                                     bf16 ? "bf16" : "none"});
+                                     bf16 ? "bf16" : "none", "--device", opt.device,
+                                     "--batch", std::to_string(B), "--length", std::to_string(T)});
         if (!peer->ready()) {
           std::printf("w3 torch peer unavailable (needs %s with torch)\n", python.c_str());
           peer.reset();
         }
       }
+      for (int c = 0; c < kOpClasses; ++c) profile_at_step_1[c] = profile.entry(static_cast<OpClass>(c));
       continue;
     }
     times.push_back(seconds_since(start));
@@ -285,6 +307,7 @@ int main(int argc, char** argv) {
   std::printf("w3 scion first step: process start to setup %.2f s, setup (parameters "
               "allocated and initialised, gradients, optimizer) %.2f s, step 1 %.2f s\n",
               setup_start, setup_end - setup_start, first_step_s - setup_end);
+  if (opt.profile) print_profile(profile, profile_at_step_1, opt.steps);
   if (gpu) {
     const double peak_tflops = gpu_peak_tflops(opt);
     std::printf("w3 gpu peak_tflops=%.1f (%s) mfu=%.3f\n", peak_tflops,

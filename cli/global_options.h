@@ -14,8 +14,9 @@ struct GlobalOptions {
   std::string store_dir;                 // --store: default .scion/ beside the spec
   bool json = false;                     // --json: machine-readable output on stdout
   int verbosity = 0;                     // -v raises, -q lowers
-  // --device cpu|cuda|auto (cli/device_choice.h). cpu by default while the CUDA backend has
-  // never run on a GPU (docs/gpu.md): a user asks for it with --device auto or cuda.
+  // --device cpu|cuda|auto (cli/device_choice.h). cpu by default: the CUDA backend has been
+  // checked on one GPU model only, and never across GPUs (docs/gpu.md); a user asks for it
+  // with --device auto or cuda.
   std::string device = "cpu";
   // What `device` resolved to, once, before the command ran (main.cpp).
   runtime::Device compute_device = runtime::Device::kCpu;

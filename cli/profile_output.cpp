@@ -54,9 +54,10 @@ void print_profile(const runtime::OpProfile& profile) {
         "and attention's time\n",
         libraries, seconds > 0 ? flops / seconds / 1e9 : 0.0);
   }
-  if (profile.asynchronous)
-    std::cout << "  (a device backend: its operations run asynchronously, so their times are "
-                 "the host's to issue them; the work shows where the host waits)\n";
+  if (profile.waited_per_operation)
+    std::cout << "  (a device backend: each operation was waited for, so its time is the "
+                 "device's plus one launch and one wait; the profiled run is slower than "
+                 "one without --profile)\n";
 }
 
 nlohmann::json profile_json(const runtime::OpProfile& profile) {
@@ -77,7 +78,7 @@ nlohmann::json profile_json(const runtime::OpProfile& profile) {
           {"classes", classes},
           {"other_seconds", std::max(0.0, total - timed_seconds(profile))},
           {"product_libraries", libraries},
-          {"asynchronous", profile.asynchronous}};
+          {"waited_per_operation", profile.waited_per_operation}};
 }
 
 }  // namespace scion::cli

@@ -55,6 +55,9 @@ class Backend {
   // the points they check (runtime::check_backend, after a step or an evaluation). The CPU
   // backend's operations cannot fail.
   virtual std::string error() const { return {}; }
+  // Returns once every operation issued so far has finished (a device's run asynchronously;
+  // the CPU's are done when they return). Only profiling waits per operation (profiling_backend.h).
+  virtual void synchronize() {}
 
   // nullptr when the memory cannot be had; callers must check (Arena::create does).
   virtual void* allocate(std::size_t bytes) = 0;

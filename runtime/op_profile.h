@@ -8,9 +8,10 @@
 // thread around one call, exclusive: time a nested timing takes (the backend's copies
 // while setting up, say) counts to the nested class only, so the classes never count a
 // second twice and their sum is at most the run's wall time. On the CPU a call returns when its
-// work is done, so the times add up to the run; a device backend (CUDA) runs its operations
-// asynchronously, so there they are the host's time to issue each call, and the work lands wherever
-// the host next waits (a copy to the host): the profile says so rather than pretending.
+// work is done, so the times add up to the run. A device backend (CUDA) runs its operations
+// asynchronously, so ProfilingBackend waits for each one before stopping its clock: the times
+// are the device's (with one launch and one wait each), and the profiled run is slower than
+// one that is not profiled; the profile says so.
 //
 // Products also report what the CPU backend's libraries did (cpu/product_tally.h): calls
 // and FLOPs per library, so an achieved rate per run can be read off.
@@ -64,8 +65,8 @@ class OpProfile {
   // Products and FLOPs of each CPU library since the profile was made.
   cpu::ProductTally products_since_start(cpu::ProductLibrary library) const;
 
-  // Set when a timed backend ran asynchronously (see the header comment).
-  bool asynchronous = false;
+  // Set when a timed backend was waited for after each operation (a device; see above).
+  bool waited_per_operation = false;
 
  private:
   struct Open {

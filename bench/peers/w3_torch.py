@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """W3 PyTorch eager peer: the same encoder and step as bench/w3_trunk_training.cpp.
 
-Pre-norm encoder, L=12 d=768 h=12 f=3072 V=256 T=128 batch 16, tied embeddings,
+Pre-norm encoder, L=12 d=768 h=12 f=3072 V=256 T=128 batch 16 (--length, --batch), tied embeddings,
 GELU (tanh), masked-LM loss on ~15% of positions, AdamW (weight decay 0.01), every
 parameter trained. Prints the steady state, the median time of the timed steps after one
 warm-up step, as step_seconds=<x>, and the time to the first step, from the process's
 start (interpreter and imports included) to the end of the warm-up step, as
-first_step_seconds=<x> (BENCHMARKS.md, "Like with like").
+first_step_seconds=<x> (BENCHMARKS.md, "Like with like"). With --device cuda it runs on the
+GPU (autocast on "cuda"; each step's time ends with torch.cuda.synchronize(); fp32 products
+without TF32, PyTorch's default and scion's).
 
 With --serve it prints "ready first_step_seconds=<x>" after the warm-up step, then runs one
 step per "step" line on stdin and answers each with "step_seconds=<x>", so the scion
@@ -78,21 +80,28 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--serve", action="store_true")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--length", type=int, default=128)
     ap.add_argument("--autocast", choices=["none", "bf16"], default="none",
-                    help='bf16: forward and loss under torch.autocast("cpu", dtype=torch.bfloat16)')
+                    help='bf16: forward and loss under torch.autocast(DEVICE, dtype=torch.bfloat16)')
     args = ap.parse_args()
     global precision_context
     if args.autocast == "bf16":
-        precision_context = lambda: torch.autocast("cpu", dtype=torch.bfloat16)
+        precision_context = lambda: torch.autocast(args.device, dtype=torch.bfloat16)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    B, T, V = 16, 128, 256
-    model = Encoder(args.layers)
+    B, T, V = args.batch, args.length, 256
+    device = torch.device(args.device)
+    model = Encoder(args.layers, T=T).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
-    tokens = torch.randint(0, V, (B, T))
-    targets = torch.where(torch.rand(B, T) < 0.15, torch.randint(0, V, (B, T)), torch.full((B, T), -100))
+    tokens = torch.randint(0, V, (B, T)).to(device)
+    targets = torch.where(torch.rand(B, T) < 0.15, torch.randint(0, V, (B, T)),
+                          torch.full((B, T), -100)).to(device)
+    wait = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
 
     def step():
+        wait()
         start = time.perf_counter()
         with precision_context():
             logits = model(tokens)
@@ -101,6 +110,7 @@ def main():
         opt.zero_grad(set_to_none=False)
         loss.backward()
         opt.step()
+        wait()
         return time.perf_counter() - start, loss
 
     step()  # warm-up
@@ -117,7 +127,7 @@ def main():
     for _ in range(args.steps):
         seconds, loss = step()
         times.append(seconds)
-    print(f"w3 torch_eager: torch={torch.__version__} autocast={args.autocast} "
+    print(f"w3 torch_eager: torch={torch.__version__} device={args.device} autocast={args.autocast} "
           f"threads={torch.get_num_threads()} layers={args.layers} "
           f"step_seconds={statistics.median(times):.3f} first_step_seconds={first_step:.3f} "
           f"loss={loss.item():.4f} "

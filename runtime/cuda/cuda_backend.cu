@@ -8,7 +8,8 @@
 // Precision: in kBF16, matmul_* round both operands to bf16 into device scratch and
 // multiply bf16 x bf16 with fp32 accumulation into fp32 outputs, as the CPU's bf16
 // backend does; attention's products, norms, softmax, losses and updates stay fp32 in
-// both precisions, as on the CPU. The *_bf16_weight ops multiply the stored bf16 weight
+// both precisions (the CPU's bf16 backend multiplies attention in bf16: its
+// attention_precision(); this one keeps the default, fp32). The *_bf16_weight ops multiply the stored bf16 weight
 // with the bf16-rounded input in both precisions.
 //
 // Attention: q, k, v are (B, T, C) with head h at columns [h·hs, (h+1)·hs). For each head
@@ -147,6 +148,7 @@ class CudaBackend final : public Backend {
   Device device() const override { return Device::kCuda; }
   Precision precision() const override { return precision_; }
   std::string error() const override { return log_.first(); }
+  void synchronize() override { log_.check(cudaStreamSynchronize(kStream), "synchronize"); }
 
   void* allocate(std::size_t bytes) override {
     // A zero-byte request still gets a distinct pointer, as aligned_alloc gives the CPU.

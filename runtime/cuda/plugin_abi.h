@@ -32,7 +32,7 @@ namespace scion::runtime {
 class Backend;
 }
 
-#define SCION_CUDA_PLUGIN_ABI_VERSION 4
+#define SCION_CUDA_PLUGIN_ABI_VERSION 5
 #define SCION_CUDA_PLUGIN_ENTRY "scion_cuda_plugin"
 
 // create_backend's flags.

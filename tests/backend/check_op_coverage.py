@@ -2,8 +2,9 @@
 """Fails when an operation of the Backend interface has no case in the op harness.
 
 Reads every virtual method of runtime/backend.h's Backend class, leaves out the ones that
-describe or allocate (name, device, precision, attention_precision, error,
-host_addressable, allocate, allocate_zeroed, deallocate), and requires each of the rest to be the op of at least one case that `backend_ops --list` prints: a new
+describe, allocate or wait (name, device, precision, attention_precision, error,
+host_addressable, allocate, allocate_zeroed, deallocate, synchronize: it computes
+nothing, and the harness's copies back to the host wait anyway), and requires each of the rest to be the op of at least one case that `backend_ops --list` prints: a new
 Backend operation must come with its comparison against the CPU reference.
 Usage: check_op_coverage.py BACKEND_OPS BACKEND_H
 """
@@ -12,7 +13,7 @@ import subprocess
 import sys
 
 NOT_OPS = {"name", "device", "precision", "attention_precision", "error", "host_addressable",
-           "allocate", "allocate_zeroed", "deallocate"}
+           "allocate", "allocate_zeroed", "deallocate", "synchronize"}
 
 
 def backend_methods(header):
