@@ -61,6 +61,7 @@
 #include "bench/device.h"
 #include "bench/machine.h"
 #include "bench/peer_process.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/backend.h"
 #include "runtime/data/tokenized_dataset.h"
 #include "runtime/model/parameter_binding.h"
@@ -145,7 +146,7 @@ spec::Workspace make_workspace(int jobs, int steps, int batch, const std::string
     spec::LoraSpec lora;  // targets q and v of every layer by default
     lora.rank = kRank;
     lora.alpha = kAlpha;
-    m.adaptation.lora = lora;
+    m.adaptation.set(lora);
     spec::HeadSpec head;  // CLS pooling
     head.labels = {"neg", "pos"};
     m.adaptation.head = head;

@@ -31,6 +31,7 @@
 
 #include "bench/bench_options.h"
 #include "bench/machine.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/backend.h"
 #include "runtime/evaluation/family_evaluator.h"
 #include "runtime/model/parameter_binding.h"
@@ -83,8 +84,11 @@ spec::Workspace make_workspace() {
   for (int i = 0; i < kProbes; ++i) add("probe-" + std::to_string(i), {});
   for (int i = 0; i < kLoras; ++i) {
     spec::Adaptation lora;
-    lora.lora = spec::LoraSpec{.rank = 8, .alpha = 16.0f, .dropout = 0.0f, .targets = {"q", "v"},
-                               .layers = {kLayers - 1}};
+    lora.set(spec::LoraSpec{.rank = 8,
+                            .alpha = 16.0f,
+                            .dropout = 0.0f,
+                            .targets = {"q", "v"},
+                            .layers = {kLayers - 1}});
     add("lora-top-" + std::to_string(i), lora);
   }
   for (int i = 0; i < kPrefixes; ++i) {

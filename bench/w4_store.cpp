@@ -18,6 +18,7 @@
 
 #include "lineage/digest.h"
 #include "lineage/store.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/parameter_table.h"
 
 namespace {
@@ -49,7 +50,7 @@ spec::Workspace synthetic_family() {
     spec::Model child;
     child.name = "lora-" + std::to_string(i);
     child.from = "trunk";
-    child.adaptation.lora = spec::LoraSpec{};
+    child.adaptation.set(spec::LoraSpec{});
     child.recipe_hash = std::string(63, '0') + std::to_string(i % 10);
     ws.models.push_back(child);
   }

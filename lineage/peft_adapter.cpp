@@ -103,8 +103,39 @@ std::string regex_escape(std::string_view s) {
   return out;
 }
 
+// LoRA's settings as its PEFT files need them. LoRA's spec side, LoraSpec, lives in
+// runtime/adapters/lora/lora_spec.h, which lineage/ (below runtime/) cannot include; the
+// settings reach here through their one JSON form (MethodSettings::json, which the golden
+// recipe hashes pin) until LoRA's PEFT code moves into its folder as a PeftForm.
+struct LoraSettings {
+  int rank = 0;
+  float alpha = 0;
+  float dropout = 0;
+  std::vector<std::string> targets;
+  std::vector<int> layers;
+  bool use_rslora = false;
+  bool use_dora = false;
+};
+
+// The model's LoRA, nullopt when it has none.
+std::optional<LoraSettings> lora_of(const spec::Adaptation& ad) {
+  const auto it = ad.methods.find("lora");
+  if (it == ad.methods.end()) return std::nullopt;
+  const nlohmann::json json = it->second->json();
+  return LoraSettings{.rank = json.at("rank").get<int>(),
+                      .alpha = json.at("alpha").get<float>(),
+                      .dropout = json.at("dropout").get<float>(),
+                      .targets = json.at("targets").get<std::vector<std::string>>(),
+                      .layers = json.at("layers").get<std::vector<int>>(),
+                      .use_rslora = json.value("use_rslora", false),
+                      .use_dora = json.value("use_dora", false)};
+}
+
+// Whether the model's own methods include LoRA.
+bool has_lora(const spec::Adaptation& ad) { return ad.methods.count("lora") > 0; }
+
 // The modules scion's targets adapt, each once (GPT-2's q, k and v are one c_attn).
-std::vector<std::string> adapted_modules(const PeftArchitecture& arch, const spec::LoraSpec& lora) {
+std::vector<std::string> adapted_modules(const PeftArchitecture& arch, const LoraSettings& lora) {
   std::vector<std::string> modules;
   for (const std::string& t : lora.targets)
     if (const std::string m = module_below_layer(arch, t);
@@ -135,7 +166,7 @@ std::string modules_regex(const PeftArchitecture& arch, const std::vector<std::s
   return regex_escape(prefix) + regex_escape(arch.layer_path) + layers + "\\." + alternatives;
 }
 
-nlohmann::json target_modules(const PeftArchitecture& arch, const spec::LoraSpec& lora,
+nlohmann::json target_modules(const PeftArchitecture& arch, const LoraSettings& lora,
                               const std::string& prefix) {
   const std::vector<std::string> modules = adapted_modules(arch, lora);
   if (lora.layers.empty()) {
@@ -149,7 +180,7 @@ nlohmann::json target_modules(const PeftArchitecture& arch, const spec::LoraSpec
 }
 
 // How many of scion's LoRA targets share `module` (GPT-2's c_attn holds q, k and v).
-int targets_in_module(const PeftArchitecture& arch, const spec::LoraSpec& lora,
+int targets_in_module(const PeftArchitecture& arch, const LoraSettings& lora,
                       const std::string& module) {
   return static_cast<int>(std::count_if(lora.targets.begin(), lora.targets.end(), [&](auto& t) {
     return module_below_layer(arch, t) == module;
@@ -310,13 +341,15 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
                             "adapter, and --format huggingface cannot hold one either (it is "
                             "not a change of the trunk's weights); export it with the default "
                             "format (safetensors)");
-  // The registered methods (spec/adaptation_method.h) each need a PEFT form.
+  // The registered methods (spec/adaptation_method.h) each need a PEFT form, but LoRA,
+  // whose PEFT files this file writes itself.
   for (const auto& [key, settings] : ad.methods)
-    if (const spec::MethodBlock* block = spec::find_method_block(key); !block || !block->peft())
+    if (const spec::MethodBlock* block = spec::find_method_block(key);
+        key != "lora" && (!block || !block->peft()))
       return refuse(model, "PEFT has no adapter for its " + key +
                                " (export it with the default format, safetensors)");
-  const int methods = (ad.lora ? 1 : 0) + static_cast<int>(ad.methods.size()) +
-                      (ad.prefix ? 1 : 0) + (ad.prompt ? 1 : 0);
+  const int methods =
+      static_cast<int>(ad.methods.size()) + (ad.prefix ? 1 : 0) + (ad.prompt ? 1 : 0);
   if (methods == 0)
     return refuse(model, "it has no adapter of its own that PEFT holds (" + peft_methods() + ")");
   if (methods > 1)
@@ -351,7 +384,7 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
                   "CAUSAL_LM)");
   }
   if (ad.prefix) SCION_RETURN_IF_ERROR(check_prefix(model, a));
-  if (ad.lora && ad.lora->use_dora && a.hf_model_type == "gpt2")
+  if (const auto lora = lora_of(ad); lora && lora->use_dora && a.hf_model_type == "gpt2")
     return refuse(model,
                   "PEFT 0.10's DoRA takes the norm of the weight as a Linear holds it, "
                   "(out, in), and GPT-2's Conv1D holds (in, out) (fan_in_fan_out), so it "
@@ -375,7 +408,7 @@ Status check_peft_import(const spec::Workspace& workspace, const spec::Model& mo
                             "of the base's direct descendants; declare MODEL with `from:` the "
                             "base");
   const std::string& type = workspace.architecture_of(model).hf_model_type;
-  if (!(model.adaptation.lora || !peft_forms_of(model).empty()) ||
+  if (!(has_lora(model.adaptation) || !peft_forms_of(model).empty()) ||
       (type != "bert" && type != "llama"))
     return invalid_argument(
         "model '" + model.name + "': scion import --peft reads adapters of " + imported_methods() +
@@ -437,7 +470,7 @@ void add_prompt_learning_config(const spec::Architecture& a, const spec::Adaptat
 
 // LoRA's keys of adapter_config.json. A module holding several of scion's targets
 // (GPT-2's c_attn) has their ranks summed.
-void add_lora_config(const PeftArchitecture& arch, const spec::LoraSpec& lora,
+void add_lora_config(const PeftArchitecture& arch, const LoraSettings& lora,
                      const std::string& prefix, nlohmann::json& config) {
   int fused = 1;
   bool all_fused = true;
@@ -504,7 +537,7 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
   if (const auto forms = peft_forms_of(model); !forms.empty())
     forms.front().first->add_config(*forms.front().second, HfPeftLayout(a, arch), config);
   else
-    add_lora_config(arch, *ad.lora, hf_base_model_prefix(a.hf_model_type), config);
+    add_lora_config(arch, *lora_of(ad), hf_base_model_prefix(a.hf_model_type), config);
   return config;
 }
 
@@ -607,7 +640,7 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   const PeftArchitecture& arch = architecture_of(workspace, model);
   const spec::Adaptation& ad = model.adaptation;
   PeftAdapterFiles out;
-  if (ad.lora) SCION_RETURN_IF_ERROR(add_lora_tensors(a, model, params, out.tensors));
+  if (has_lora(ad)) SCION_RETURN_IF_ERROR(add_lora_tensors(a, model, params, out.tensors));
   // The registered methods' parameters of the model's own, as their PEFT forms name them.
   const auto forms = peft_forms_of(model);
   const HfPeftLayout layout(a, arch);
@@ -625,7 +658,7 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   // ancestor's. LoRA's tuner wraps the transformers model (base_model.model.*); prompt
   // learning holds it directly (base_model.*), as get_peft_model_state_dict writes either.
   if (const spec::Model* owner = classifying_head(workspace.ancestry(model))) {
-    const bool wraps_model = ad.lora || !forms.empty();
+    const bool wraps_model = has_lora(ad) || !forms.empty();
     const std::string root = wraps_model ? "base_model.model." : "base_model.";
     for (const char* part : {"weight", "bias"}) {
       const LoadedParameter& head = params.at("head." + owner->name + "." + part);

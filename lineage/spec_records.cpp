@@ -1,5 +1,6 @@
 #include "lineage/spec_records.h"
 
+#include "spec/adaptation_method.h"
 #include "spec/spec_json.h"
 
 namespace scion::lineage {
@@ -25,11 +26,8 @@ std::string method_label(const json& adaptation) {
   for (const auto& [method, params] : adaptation.items()) {
     if (!label.empty()) label += "+";
     label += method;
-    if (method == "lora" && params.contains("rank")) {
-      label += " r=" + params["rank"].dump();
-      if (params.contains("use_dora") && params["use_dora"] == true) label += " dora";
-      if (params.contains("use_rslora") && params["use_rslora"] == true) label += " rslora";
-    }
+    if (const spec::MethodBlock* block = spec::find_method_block(method))
+      label += block->label(params);
     if ((method == "prefix" || method == "prompt") && params.contains("virtual_tokens")) {
       label += " p=" + params["virtual_tokens"].dump();
     }

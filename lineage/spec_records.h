@@ -16,7 +16,8 @@ namespace scion::lineage {
 ModelRecord model_record_for(const spec::Workspace& workspace, const spec::Model& model);
 
 // A short label of a model's method for tree views: "lora r=8", "lora r=8 dora",
-// "head+bitfit", "base".
+// "head+bitfit", "base". A registered method's key is followed by its block's label
+// (spec::MethodBlock::label), so the methods must be registered first.
 std::string method_label(const nlohmann::json& adaptation);
 
 }  // namespace scion::lineage

@@ -25,6 +25,8 @@ void MethodBlock::check_family(SpecReader&, const YamlNode&, const Model&, const
 
 const PeftForm* MethodBlock::peft() const { return nullptr; }
 
+std::string MethodBlock::label(const nlohmann::json&) const { return ""; }
+
 void register_method_block(std::unique_ptr<const MethodBlock> block) {
   if (find_method_block(block->key()) != nullptr) {
     std::fprintf(stderr, "scion: two adaptation methods register the key '%.*s'\n",

@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace scion::spec {
@@ -32,13 +33,26 @@ struct Model;
 class PeftForm;
 
 // One model's settings of a registered method; each method derives its own, with a
-// `static constexpr std::string_view kKey` naming its block (Adaptation::find reads it).
+// `static constexpr std::string_view kKey` naming its block (Adaptation::find reads it),
+// or keeps a plain aggregate and stores it wrapped in MethodSettingsOf (below).
 class MethodSettings {
  public:
   virtual ~MethodSettings() = default;
   // The settings as the recipe hash and the store record them. A method's JSON must not
   // change once recipes hash it (tests/unit/recipe_hash_golden.cpp holds the examples').
   virtual nlohmann::json json() const = 0;
+};
+
+// A method's settings kept as a plain aggregate `T` (with `static constexpr
+// std::string_view kKey` and `nlohmann::json json() const`), so that code builds them with
+// designated initialisers (`Settings{.rank = 2, .alpha = 4}`), which a class with a virtual
+// base cannot take. Adaptation::find<T>() and set<T>() wrap and unwrap it; no one else
+// names this type.
+template <class T>
+struct MethodSettingsOf final : MethodSettings {
+  explicit MethodSettingsOf(T settings) : value(std::move(settings)) {}
+  nlohmann::json json() const override { return value.json(); }
+  const T value;
 };
 
 class MethodBlock {
@@ -76,6 +90,11 @@ class MethodBlock {
   // How the method's adapter reads in PEFT's files (spec/peft_form.h); null (the default)
   // when PEFT has no such adapter.
   virtual const PeftForm* peft() const;
+
+  // What a model's method label (lineage::method_label: `lineage tree`, `lineage show`)
+  // adds after the block's key for `settings`, its record in spec words (which may come from
+  // an older store): " r=8 dora". "" (the default): the key alone.
+  virtual std::string label(const nlohmann::json& settings) const;
 };
 
 // Adds `block` to the registry. Registration happens at start-up, before any spec is read,

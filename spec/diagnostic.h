@@ -12,7 +12,7 @@ namespace scion::spec {
 
 struct Diagnostic {
   SourceLocation location;
-  std::string key_path;  // e.g. models.review.adapt.lora.rank; empty for syntax errors
+  std::string key_path;  // e.g. models.review.adapt.prefix.layers; empty for syntax errors
   std::string message;   // complete sentence: what, at which key, and the expected value
 
   // "<where()>: error: <message>", e.g. "scion.yaml:12:5: error: ..." or, for a spec file

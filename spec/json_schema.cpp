@@ -57,12 +57,6 @@ Json words(std::span<const Choice<E>> choices) {
   return {{"enum", list}};
 }
 
-Json linear_targets() {
-  Json list = Json::array();
-  for (const char* target : kLinearTargets) list.push_back(target);
-  return {{"enum", list}};
-}
-
 // A mapping from names the user chooses to values of one shape.
 Json named(Json value, std::string_view description) {
   return {{"type", "object"}, {"description", description}, {"additionalProperties", value}};
@@ -106,15 +100,6 @@ Json architecture_schema(SchemaBuilder& b) {
 
 Json adaptation_schema(SchemaBuilder& b) {
   const std::string p = "models.*.adapt";
-  const Json lora = b.closed_map(p + ".lora", keys::kLora,
-                                 {{"rank", type("integer")},
-                                  {"alpha", type("number")},
-                                  {"dropout", type("number")},
-                                  {"targets", list_of(linear_targets())},
-                                  {"layers", integers()},
-                                  {"use_rslora", type("boolean")},
-                                  {"use_dora", type("boolean")}},
-                                 "low-rank updates to linear layers");
   const Json prefix = b.closed_map(p + ".prefix", keys::kPrefix,
                                    {{"virtual_tokens", type("integer")},
                                     {"layers", integers()},
@@ -138,10 +123,8 @@ Json adaptation_schema(SchemaBuilder& b) {
                                   {"threshold", type("number")}},
                                  "a task head: classification, regression, multi-label or "
                                  "token classification");
-  KeyTypes methods = {{"lora", lora},           {"prefix", prefix},
-                      {"prompt", prompt},       {"bottleneck", bottleneck},
-                      {"head", head},           {"bitfit", method_switch()},
-                      {"full", method_switch()}};
+  KeyTypes methods = {{"prefix", prefix}, {"prompt", prompt},          {"bottleneck", bottleneck},
+                      {"head", head},     {"bitfit", method_switch()}, {"full", method_switch()}};
   // The registered methods (spec/adaptation_method.h) type their own keys.
   for (const MethodBlock* block : method_blocks()) {
     KeyTypes types;  // a key the block leaves untyped is reported by closed_map

@@ -46,16 +46,14 @@ inline constexpr Choice<TokenizerKind> kTokenizers[] = {{"byte", TokenizerKind::
 
 // `adapt`: one key per built-in method, each with its own settings; the methods registered
 // as units (spec/adaptation_method.h) add theirs.
-inline constexpr std::string_view kMethods[] = {"lora", "prefix", "prompt", "bottleneck",
-                                                "head", "bitfit", "full"};
+inline constexpr std::string_view kMethods[] = {"prefix", "prompt", "bottleneck",
+                                                "head",   "bitfit", "full"};
 // Every key `adapt` may hold: kMethods, then the registered methods' in registration order.
 inline std::vector<std::string_view> method_keys() {
   std::vector<std::string_view> out(std::begin(kMethods), std::end(kMethods));
   for (const MethodBlock* block : method_blocks()) out.push_back(block->key());
   return out;
 }
-inline constexpr std::string_view kLora[] = {"rank",   "alpha",      "dropout", "targets",
-                                             "layers", "use_rslora", "use_dora"};
 inline constexpr std::string_view kPrefix[] = {"virtual_tokens", "layers", "reparam_hidden"};
 inline constexpr std::string_view kPrompt[] = {"virtual_tokens", "init", "text"};
 inline constexpr std::string_view kBottleneck[] = {"reduction", "placement", "layers"};

@@ -42,59 +42,6 @@ bool read_switch(SpecReader& r, const YamlNode& node, const std::string& path) {
   return false;
 }
 
-LoraSpec load_lora(SpecReader& r, const YamlNode& node, const std::string& path,
-                   const Architecture* a) {
-  LoraSpec s;
-  r.check_keys(node, path, keys::kLora);
-  const int width = width_of(a);
-  r.read_int(find(node, "rank"), join_path(path, "rank"), s.rank, 1, width,
-             a ? fmt::format("an integer from 1 to {} (the base's width)", width)
-               : std::string("a positive integer"));
-  r.read_float(find(node, "alpha"), join_path(path, "alpha"), s.alpha, 0, true, 1e6, false,
-               "a number greater than 0");
-  r.read_float(find(node, "dropout"), join_path(path, "dropout"), s.dropout, 0, false, 1, true,
-               "a number from 0 to below 1");
-  r.read_bool(find(node, "use_rslora"), join_path(path, "use_rslora"), s.use_rslora);
-  r.read_bool(find(node, "use_dora"), join_path(path, "use_dora"), s.use_dora);
-  if (const YamlNode* targets = find(node, "targets")) {
-    const std::string tpath = join_path(path, "targets");
-    std::vector<std::string> names;
-    if (r.read_string_list(targets, tpath, names)) {
-      std::set<std::string> seen;
-      bool ok = true;
-      for (std::size_t i = 0; i < names.size(); ++i) {
-        const std::vector<std::string_view> known(std::begin(kLinearTargets),
-                                                  std::end(kLinearTargets));
-        bool is_known = false;
-        for (std::string_view k : known) is_known = is_known || k == names[i];
-        if (!is_known) {
-          r.report_unknown(*targets->items[i], index_path(tpath, i), names[i], known,
-                           "LoRA target");
-          ok = false;
-        } else if (names[i] == "ffn_gate" && a && !a->gated_ffn()) {
-          r.error(*targets->items[i], index_path(tpath, i),
-                  "target 'ffn_gate' is the gate of a gated FFN (Llama's gate_proj), which "
-                  "this base does not have",
-                  "; target ffn_in or ffn_out");
-          ok = false;
-        } else if (!seen.insert(names[i]).second) {
-          r.error(*targets->items[i], index_path(tpath, i),
-                  fmt::format("target '{}' is listed twice", names[i]));
-          ok = false;
-        }
-      }
-      if (names.empty()) {
-        r.error(*targets, tpath,
-                "expected at least one target (q, k, v, o, ffn_in, ffn_out, ffn_gate)");
-        ok = false;
-      }
-      if (ok) s.targets = names;
-    }
-  }
-  read_layers(r, node, path, a, s.layers);
-  return s;
-}
-
 int read_virtual_tokens(SpecReader& r, const YamlNode& node, const std::string& path,
                         const Architecture* a) {
   int tokens = 0;
@@ -205,8 +152,6 @@ void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& pat
     if (settings && !r.expect_map(*value, mpath, "a mapping of " + method + " settings")) continue;
     if (const MethodBlock* block = find_method_block(method)) {
       out.methods[method] = block->read(r, *value, mpath, a);
-    } else if (method == "lora") {
-      out.lora = load_lora(r, *value, mpath, a);
     } else if (method == "prefix") {
       out.prefix = load_prefix(r, *value, mpath, a);
     } else if (method == "prompt") {

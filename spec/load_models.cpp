@@ -262,48 +262,6 @@ void check_prompt_room(SpecReader& r, const ModelEntry& e, const Architecture* a
                     : fmt::format("; use fewer {} virtual tokens", kinds));
 }
 
-// DoRA's norm is of the trunk's fp32 weight plus the model's own update: it runs in fp32,
-// and not on a linear layer an ancestor's LoRA already changes (PEFT would take the norm of
-// the merged weight, which scion's segments do not hold).
-void check_dora(SpecReader& r, const ModelEntry& e, const Architecture* arch,
-                const std::vector<const Model*>& ancestors) {
-  const Model& m = e.model;
-  if (!m.adaptation.lora || !m.adaptation.lora->use_dora || arch == nullptr) return;
-  const YamlNode* adapt = find(*e.node, "adapt");
-  const YamlNode* lora = adapt ? find(*adapt, "lora") : nullptr;
-  const YamlNode* at = lora ? find(*lora, "use_dora") : nullptr;
-  const std::string path = join_path(join_path("models", m.name), "adapt.lora.use_dora");
-  if (at == nullptr) return;
-  if (m.training && m.training->precision == Precision::kBF16)
-    r.error(*at, path, "DoRA runs in fp32 only (its weight norm needs the fp32 weights)",
-            "; remove train.precision: bf16 or use_dora");
-  const auto layers_of = [&](const LoraSpec& s) {
-    std::set<int> out(s.layers.begin(), s.layers.end());
-    if (out.empty())
-      for (int l = 0; l < arch->layers; ++l) out.insert(l);
-    return out;
-  };
-  const LoraSpec& own = *m.adaptation.lora;
-  for (const Model* a : ancestors) {
-    if (!a->adaptation.lora) continue;
-    const LoraSpec& theirs = *a->adaptation.lora;
-    const std::set<int> mine = layers_of(own), other = layers_of(theirs);
-    const bool layer_shared =
-        std::any_of(mine.begin(), mine.end(), [&](int l) { return other.count(l) > 0; });
-    for (const std::string& t : own.targets) {
-      if (!layer_shared ||
-          std::find(theirs.targets.begin(), theirs.targets.end(), t) == theirs.targets.end())
-        continue;
-      r.error(*at, path,
-              fmt::format("DoRA on target '{}', which the LoRA of ancestor '{}' already adapts: "
-                          "DoRA's norm would have to be of the merged weight",
-                          t, a->name),
-              "; adapt other targets or layers, or drop use_dora");
-      return;
-    }
-  }
-}
-
 // A descendant without a head trains a language-model objective by default, which
 // ignores the labels of labelled data: most likely a forgotten head.
 void warn_labels_ignored(SpecReader& r, const ModelEntry& e, bool has_head,
@@ -498,7 +456,6 @@ void load_model_body(SpecReader& r, ModelEntry& e, const Architecture* arch,
   }
   if (check_completion_data(r, e, datasets)) settle_head_labels(r, e, ancestors, datasets);
   check_prompt_room(r, e, arch, ancestors);
-  check_dora(r, e, arch, ancestors);
   if (const YamlNode* adapt = find(*e.node, "adapt"); adapt && !m.is_base())
     for (const MethodBlock* block : method_blocks())
       block->check_family(r, *adapt, m, arch, ancestors);

@@ -55,16 +55,6 @@ json architecture_json(const Architecture& a) {
 
 json adaptation_json(const Adaptation& ad) {
   json out = json::object();
-  if (ad.lora) {
-    out["lora"] = {{"rank", ad.lora->rank},
-                   {"alpha", ad.lora->alpha},
-                   {"dropout", ad.lora->dropout},
-                   {"targets", ad.lora->targets},
-                   {"layers", ad.lora->layers}};
-    // Only when set, so that every LoRA recipe from before the option keeps its hash.
-    if (ad.lora->use_rslora) out["lora"]["use_rslora"] = true;
-    if (ad.lora->use_dora) out["lora"]["use_dora"] = true;
-  }
   // The registered methods' settings under their keys (keys that did not exist before a
   // method did, so older recipes keep their hashes).
   for (const auto& [key, settings] : ad.methods) out[key] = settings->json();
@@ -95,16 +85,6 @@ std::optional<Adaptation> adaptation_from_recipe(const json& adapt) {
   if (!adapt.is_object()) return std::nullopt;
   Adaptation ad;
   try {
-    if (adapt.contains("lora")) {
-      const json& l = adapt["lora"];
-      ad.lora = LoraSpec{.rank = l.at("rank").get<int>(),
-                         .alpha = l.at("alpha").get<float>(),
-                         .dropout = l.at("dropout").get<float>(),
-                         .targets = l.at("targets").get<std::vector<std::string>>(),
-                         .layers = l.at("layers").get<std::vector<int>>(),
-                         .use_rslora = l.value("use_rslora", false),
-                         .use_dora = l.value("use_dora", false)};
-    }
     for (const MethodBlock* block : method_blocks()) {
       const std::string key(block->key());
       if (!adapt.contains(key)) continue;

@@ -1,4 +1,4 @@
-// Spelling suggestions for misspelt keys and values ("did you mean 'lora'?").
+// Spelling suggestions for misspelt keys and values ("did you mean 'prefix'?").
 #pragma once
 
 #include <span>
@@ -8,7 +8,7 @@
 namespace scion::spec {
 
 // Optimal-string-alignment distance: edits are insert, delete, substitute and swap of two
-// adjacent characters, so "lroa" is one edit from "lora".
+// adjacent characters, so "haed" is one edit from "head".
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // The closest candidate within a distance that grows with the word's length, or "".

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "spec/adaptation_method.h"
@@ -91,26 +92,6 @@ struct Architecture {
 inline constexpr const char* kLinearTargets[] = {"q",      "k",       "v",       "o",
                                                  "ffn_in", "ffn_out", "ffn_gate"};
 
-struct LoraSpec {
-  int rank = 8;
-  float alpha = 16.0f;
-  float dropout = 0.0f;
-  std::vector<std::string> targets = {"q", "v"};  // from kLinearTargets
-  std::vector<int> layers;                        // empty: every layer
-  bool use_rslora = false;  // rank-stabilised scale alpha / sqrt(rank) (Kalajdzievski 2023)
-  // DoRA (Liu et al. 2024, as PEFT 0.10 runs it): a magnitude m per output feature,
-  // y = m ⊙ (W + s·B·A)x / ‖W + s·B·A‖ (row norms, held constant in the backward pass) + b.
-  bool use_dora = false;
-
-  // The factor B·A is multiplied by: alpha / rank, or alpha / sqrt(rank) with use_rslora
-  // (as PEFT's LoraLayer.update_layer). The one definition: training, merging and export
-  // all read it here.
-  float scaling() const {
-    return use_rslora ? alpha / std::sqrt(static_cast<float>(rank))
-                      : alpha / static_cast<float>(rank);
-  }
-};
-
 struct PrefixSpec {
   int virtual_tokens = 0;
   std::vector<int> layers;   // empty: every layer
@@ -158,9 +139,9 @@ struct BitfitSpec {};
 struct FullSpec {};
 
 // A descendant's adaptation: any combination of the methods (LoRA and prefix together
-// are allowed). Absent methods are std::nullopt.
+// are allowed). Absent built-in methods are std::nullopt; the registered methods (LoRA,
+// (IA)³: runtime/adapters/registry.cpp) are in `methods`.
 struct Adaptation {
-  std::optional<LoraSpec> lora;
   std::optional<PrefixSpec> prefix;
   std::optional<PromptSpec> prompt;
   std::optional<BottleneckSpec> bottleneck;
@@ -171,16 +152,30 @@ struct Adaptation {
   std::map<std::string, std::shared_ptr<const MethodSettings>, std::less<>> methods;
 
   // The settings of the method `Settings` names (Settings::kKey), or null when the model
-  // does not use it: `adaptation.find<Ia3Spec>()`.
+  // does not use it: `adaptation.find<Ia3Spec>()`. `Settings` derives MethodSettings or is
+  // an aggregate stored as MethodSettingsOf<Settings>.
   template <class Settings>
   const Settings* find() const {
     const auto it = methods.find(Settings::kKey);
-    return it == methods.end() ? nullptr : dynamic_cast<const Settings*>(it->second.get());
+    if (it == methods.end()) return nullptr;
+    if constexpr (std::is_base_of_v<MethodSettings, Settings>) {
+      return dynamic_cast<const Settings*>(it->second.get());
+    } else {
+      const auto* held = dynamic_cast<const MethodSettingsOf<Settings>*>(it->second.get());
+      return held ? &held->value : nullptr;
+    }
   }
-  // Sets the method's settings (a model built in code rather than read from YAML).
+  // Sets the method's settings (a model built in code rather than read from YAML). To change
+  // one setting, copy the settings, change the copy and set it: settings are shared between
+  // copies of an Adaptation, so they are never changed in place.
   template <class Settings>
   void set(Settings settings) {
-    methods[std::string(Settings::kKey)] = std::make_shared<const Settings>(std::move(settings));
+    std::shared_ptr<const MethodSettings> held;
+    if constexpr (std::is_base_of_v<MethodSettings, Settings>)
+      held = std::make_shared<const Settings>(std::move(settings));
+    else
+      held = std::make_shared<const MethodSettingsOf<Settings>>(std::move(settings));
+    methods[std::string(Settings::kKey)] = std::move(held);
   }
 };
 

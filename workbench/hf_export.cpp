@@ -12,6 +12,7 @@
 #include "lineage/hf_tensor_names.h"
 #include "lineage/safetensors.h"
 #include "runtime/adapters/lora/lora_fold.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/adaptation_method.h"
 
 namespace scion::workbench {
@@ -90,7 +91,7 @@ std::vector<float> as_float32(const lineage::LoadedParameter& p) {
 // W + scale · B·A, with DoRA scaled to the magnitude). W (O, I), A (R, I), B (O, R).
 void merge_lora(const spec::Model& owner, const lineage::LoadedParameters& params,
                 std::map<std::string, std::vector<float>>& trunk) {
-  const spec::LoraSpec& lora = *owner.adaptation.lora;
+  const spec::LoraSpec& lora = *owner.adaptation.find<spec::LoraSpec>();
   const std::string marker = ".lora." + owner.name + ".a";
   for (const auto& [name, a] : params) {
     if (!name.ends_with(marker)) continue;
@@ -276,7 +277,7 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
   // Every LoRA of the ancestry adds its low-rank product to the frozen weight it adapts;
   // every registered adaptation method then folds its own in.
   for (auto it = merged.rbegin(); it != merged.rend(); ++it) {
-    if ((*it)->adaptation.lora) merge_lora(**it, params, trunk);
+    if ((*it)->adaptation.find<spec::LoraSpec>()) merge_lora(**it, params, trunk);
     merge_adaptations(**it, params, trunk);
   }
   // RoBERTa's padding_idx is pad_token_id (default 1), as in RobertaEmbeddings.

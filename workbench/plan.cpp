@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/data/dataset_reader.h"
 #include "runtime/memory_info.h"
 #include "runtime/model/parameter_table.h"
@@ -26,11 +27,13 @@ std::vector<std::string> methods_of(const spec::Model& m) {
   if (m.is_base()) return {m.import_path.empty() ? "pretrain" : "import"};
   const spec::Adaptation& a = m.adaptation;
   std::vector<std::string> out;
-  const std::pair<bool, const char*> all[] = {
-      {a.lora.has_value(), "lora"},     {a.prefix.has_value(), "prefix"},
-      {a.prompt.has_value(), "prompt"}, {a.bottleneck.has_value(), "bottleneck"},
-      {a.bitfit.has_value(), "bitfit"}, {a.full.has_value(), "full"},
-      {a.head.has_value(), "head"}};
+  const std::pair<bool, const char*> all[] = {{a.find<spec::LoraSpec>() != nullptr, "lora"},
+                                              {a.prefix.has_value(), "prefix"},
+                                              {a.prompt.has_value(), "prompt"},
+                                              {a.bottleneck.has_value(), "bottleneck"},
+                                              {a.bitfit.has_value(), "bitfit"},
+                                              {a.full.has_value(), "full"},
+                                              {a.head.has_value(), "head"}};
   for (const auto& [on, name] : all)
     if (on) out.push_back(name);
   return out;

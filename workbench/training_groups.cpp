@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/cpu/onednn_gemm.h"
 #include "runtime/model/adaptation_method.h"
 #include "runtime/model/parameter_binding.h"
@@ -99,8 +100,8 @@ TrainingMemory estimate_training_memory(const spec::Workspace& ws, const spec::M
   mem.activations = 4 * B * T * (blocks + per_pass);
   // DoRA keeps W·x̃ + s·B·A·x̃ of every adapted linear (out a token) and holds W + s·B·A of
   // one while taking its norms (runtime/model/batch_plan.cpp).
-  if (m.adaptation.lora && m.adaptation.lora->use_dora) {
-    const spec::LoraSpec& lora = *m.adaptation.lora;
+  if (const spec::LoraSpec* dora = m.adaptation.find<spec::LoraSpec>(); dora && dora->use_dora) {
+    const spec::LoraSpec& lora = *dora;
     const std::int64_t layers = lora.layers.empty() ? a.layers : std::ssize(lora.layers);
     std::int64_t outs = 0, widest_out = 0, largest_weight = 0;
     for (const std::string& target : lora.targets) {

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "runtime/adapters/ia3/ia3_method.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/adaptation_method.h"
 #include "spec/adaptation_method.h"
 
@@ -20,6 +21,9 @@ const std::vector<const AdaptationMethod*>& adaptation_methods() {
 void register_adaptation_methods() {
   static std::once_flag once;
   std::call_once(once, [] {
+    // LoRA's spec side is a block of its own; its runtime side is not an AdaptationMethod
+    // yet (runtime/model/ runs it by name), so it registers its block alone, first.
+    spec::register_method_block(spec::make_lora_block());
     for (const AdaptationMethod* method : adaptation_methods())
       spec::register_method_block(method->spec_block());
   });

@@ -3,13 +3,13 @@
 //
 // Every program that reads a spec calls register_adaptation_methods() first (scion's main,
 // the test mains): until then the loader knows only the built-in methods (spec/keys.h
-// kMethods), and a registered method's key is reported as unknown.
+// kMethods), and a registered method's key (lora, ia3) is reported as unknown.
 #pragma once
 
 namespace scion::runtime {
 
-// Registers each method's spec block (spec/adaptation_method.h). Idempotent and
-// thread-safe; call before any spec is read.
+// Registers each method's spec block (spec/adaptation_method.h): LoRA's, then those of
+// adaptation_methods(). Idempotent and thread-safe; call before any spec is read.
 void register_adaptation_methods();
 
 }  // namespace scion::runtime

@@ -5,6 +5,7 @@
 
 #include "base/seeded_rng.h"
 #include "runtime/adapters/lora/lora_fold.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/backend.h"
 
 namespace scion::runtime {
@@ -150,13 +151,14 @@ void resolve_adapters(const spec::Workspace& ws, const spec::Model& model, const
         if (!r.has(stem + ".a")) continue;
         const Slot& a = r.at(stem + ".a");
         const Slot& b = r.at(stem + ".b");
+        const spec::LoraSpec& settings = *ad.find<spec::LoraSpec>();
         LoraWeights lora{a.value,
                          b.value,
                          a.grad,
                          b.grad,
-                         ad.lora->rank,
-                         ad.lora->scaling(),
-                         a.grad ? ad.lora->dropout : 0.0f,
+                         settings.rank,
+                         settings.scaling(),
+                         a.grad ? settings.dropout : 0.0f,
                          base::splitmix64(0x10A4u + 31u * l + i)};
         if (r.has(stem + ".m")) {
           lora.magnitude = r.at(stem + ".m").value;
@@ -301,8 +303,9 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
 
 Status merge_lora(Backend& backend, const spec::Workspace& workspace, const spec::Model& model,
                   const ParameterBinding& params, const ParameterBinding& merged) {
-  if (!model.adaptation.lora) return Status::ok();
-  const spec::LoraSpec& spec = *model.adaptation.lora;
+  const spec::LoraSpec* settings = model.adaptation.find<spec::LoraSpec>();
+  if (!settings) return Status::ok();
+  const spec::LoraSpec& spec = *settings;
   const float scale = spec.scaling();
   const spec::Architecture& arch = workspace.architecture_of(model);
   for (int l = 0; l < arch.layers; ++l) {

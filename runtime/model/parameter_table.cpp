@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/adaptation_method.h"
 
 namespace scion::runtime {
@@ -91,15 +92,15 @@ void add_adapters(const Model& model, const Architecture& a, std::vector<Paramet
         add(p + "prefix." + m + ".values", {ad.prefix->virtual_tokens, C});
       }
     }
-    if (ad.lora) {
-      const auto layers = chosen_layers(ad.lora->layers, a.layers);
+    if (const spec::LoraSpec* lora = ad.find<spec::LoraSpec>()) {
+      const auto layers = chosen_layers(lora->layers, a.layers);
       if (std::find(layers.begin(), layers.end(), l) != layers.end()) {
-        for (const std::string& target : ad.lora->targets) {
+        for (const std::string& target : lora->targets) {
           const std::string stem = linear_stem(target);
           const auto [out, in] = linear_shape(a, stem);
-          add(p + stem + ".lora." + m + ".a", {ad.lora->rank, in});
-          add(p + stem + ".lora." + m + ".b", {out, ad.lora->rank});
-          if (ad.lora->use_dora) add(p + stem + ".lora." + m + ".m", {out});
+          add(p + stem + ".lora." + m + ".a", {lora->rank, in});
+          add(p + stem + ".lora." + m + ".b", {out, lora->rank});
+          if (lora->use_dora) add(p + stem + ".lora." + m + ".m", {out});
         }
       }
     }

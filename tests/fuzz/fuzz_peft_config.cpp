@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "runtime/adapters/lora/lora_spec.h"
 #include "workbench/peft_config_check.h"
 
 namespace {
@@ -30,8 +31,8 @@ const scion::spec::Workspace& workspace() {
     scion::spec::Model child;
     child.name = "qv";
     child.from = "bert";
-    child.adaptation.lora = scion::spec::LoraSpec{
-        .rank = 4, .alpha = 8, .dropout = 0.1f, .targets = {"q", "v"}, .layers = {}};
+    child.adaptation.set(scion::spec::LoraSpec{
+        .rank = 4, .alpha = 8, .dropout = 0.1f, .targets = {"q", "v"}, .layers = {}});
     child.adaptation.head = scion::spec::HeadSpec{.task = scion::spec::HeadTask::kClassification,
                                                   .labels = {"negative", "positive"},
                                                   .pooling = scion::spec::Pooling::kCls};

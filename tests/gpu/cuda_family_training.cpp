@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "../unit/training_test_data.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/backend.h"
 #include "runtime/cuda_plugin.h"
 #include "runtime/model/parameter_binding.h"
@@ -57,7 +58,9 @@ spec::Workspace family() {
     m.training->validation_split = 0.25f;
     ws.models.push_back(m);
   };
-  descendant("lora", [](spec::Adaptation& a) { a.lora = spec::LoraSpec{.rank = 2, .alpha = 4}; }, 1, 1e-2f, 4, 6);
+  descendant(
+      "lora", [](spec::Adaptation& a) { a.set(spec::LoraSpec{.rank = 2, .alpha = 4}); }, 1, 1e-2f,
+      4, 6);
   descendant("prefix", [](spec::Adaptation& a) { a.prefix = spec::PrefixSpec{.virtual_tokens = 3}; }, 2, 5e-3f, 3, 4);
   descendant("bottleneck", [](spec::Adaptation& a) { a.bottleneck = spec::BottleneckSpec{.reduction = 4}; }, 3, 1e-2f, 5, 7);
   descendant("prompt", [](spec::Adaptation& a) { a.prompt = spec::PromptSpec{.virtual_tokens = 2}; }, 4, 1e-2f, 4, 5);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/evaluation/continuation_scorer.h"
 #include "runtime/text/byte_tokenizer.h"
 #include "runtime_family.h"
@@ -33,8 +34,8 @@ runtime::ModelWeights resolve(const test::Family& f, const std::string& name,
 // grandchild below the base: every kind of branch the trie and the co-batching handle.
 void add_descendants(test::Family& f) {
   spec::Adaptation lora;
-  lora.lora = spec::LoraSpec{
-      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}};
+  lora.set(spec::LoraSpec{
+      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}});
   f.add("lora", "base", lora);
   spec::Adaptation prefix;
   prefix.prefix = spec::PrefixSpec{.virtual_tokens = 3, .layers = {}, .reparam_hidden = 0};
@@ -51,8 +52,8 @@ void add_descendants(test::Family& f) {
   bitfit.bitfit = spec::BitfitSpec{};
   f.add("bitfit", "base", bitfit);
   spec::Adaptation grandchild;
-  grandchild.lora =
-      spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {1}};
+  grandchild.set(
+      spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {1}});
   f.add("grandchild", "lora", grandchild);
 }
 

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/evaluation/family_evaluator.h"
 #include "runtime/text/byte_tokenizer.h"
 #include "runtime_family.h"
@@ -22,7 +23,8 @@ spec::Architecture byte_architecture() {
 TEST_CASE("co-batched evaluation equals evaluating each model alone") {
   test::Family f(byte_architecture());
   spec::Adaptation lora;
-  lora.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}};
+  lora.set(spec::LoraSpec{
+      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}});
   lora.head = test::two_labels(spec::Pooling::kMean);
   f.add("lora", "base", lora);
   spec::Adaptation prefix;
@@ -42,7 +44,8 @@ TEST_CASE("co-batched evaluation equals evaluating each model alone") {
   bitfit.head = test::two_labels();
   f.add("bitfit", "base", bitfit);
   spec::Adaptation grandchild;  // no head of its own: classifies with lora's
-  grandchild.lora = spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {1}};
+  grandchild.set(
+      spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {1}});
   f.add("grandchild", "lora", grandchild);
   f.materialise();
   f.randomise(7);
@@ -98,7 +101,8 @@ TEST_CASE("co-batched evaluation equals evaluating each model alone") {
 TEST_CASE("evaluation rejects a model without a classifier and a bad chunk size") {
   test::Family f(byte_architecture());
   spec::Adaptation lora;
-  lora.lora = spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {}};
+  lora.set(
+      spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {}});
   lora.head = test::two_labels();
   f.add("lora", "base", lora);
   f.materialise();
@@ -118,8 +122,8 @@ TEST_CASE("evaluation rejects a model without a classifier and a bad chunk size"
 TEST_CASE("text_capacity is exactly the tokens of a text that a classifier reads") {
   test::Family f(byte_architecture());  // max_length 16
   spec::Adaptation lora;
-  lora.lora =
-      spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {}};
+  lora.set(
+      spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {}});
   lora.head = test::two_labels(spec::Pooling::kMean);
   f.add("lora", "base", lora);
   spec::Adaptation prompt;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "host_fault_backend.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/evaluation/text_generator.h"
 #include "runtime/model/kv_cache.h"
 #include "runtime/text/byte_tokenizer.h"
@@ -38,8 +39,8 @@ spec::Architecture architecture(Shape shape) {
 // grandchild, and prefix tuning on a LoRA.
 void add_descendants(test::Family& f) {
   spec::Adaptation lora;
-  lora.lora = spec::LoraSpec{
-      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v", "ffn_out"}, .layers = {}};
+  lora.set(spec::LoraSpec{
+      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v", "ffn_out"}, .layers = {}});
   f.add("lora", "base", lora);
   spec::Adaptation prefix;
   prefix.prefix = spec::PrefixSpec{.virtual_tokens = 3, .layers = {}, .reparam_hidden = 0};
@@ -53,8 +54,8 @@ void add_descendants(test::Family& f) {
       .reduction = 2, .placement = spec::BottleneckPlacement::kBoth, .layers = {}};
   f.add("bottleneck", "base", bottleneck);
   spec::Adaptation grandchild;
-  grandchild.lora =
-      spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"k"}, .layers = {1}};
+  grandchild.set(
+      spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"k"}, .layers = {1}});
   f.add("grandchild", "lora", grandchild);
   spec::Adaptation lora_prefix;
   lora_prefix.prefix = spec::PrefixSpec{.virtual_tokens = 2, .layers = {}, .reparam_hidden = 0};

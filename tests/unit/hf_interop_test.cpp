@@ -4,14 +4,14 @@
 //   - a random tiny BertModel folder imports by its name table (the I64 position_ids
 //     buffer skipped with a note) and scion's outputs equal transformers' within 1e-4.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "lineage/hf_tensor_names.h"
 #include "lineage/peft_adapter.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "tests/unit/hf_fixtures.h"
 #include "tests/unit/hf_model_support.h"
 #include "tests/unit/lineage_test_support.h"
@@ -145,7 +145,8 @@ TEST_CASE("a LoRA descendant of a BERT folder gets PEFT's names and config") {
   spec::Model child;
   child.name = "qv";
   child.from = "bert";
-  child.adaptation.lora = spec::LoraSpec{.rank = 4, .alpha = 8, .dropout = 0, .targets = {"q", "v"}, .layers = {}};
+  child.adaptation.set(
+      spec::LoraSpec{.rank = 4, .alpha = 8, .dropout = 0, .targets = {"q", "v"}, .layers = {}});
   child.adaptation.head = spec::HeadSpec{.task = spec::HeadTask::kClassification, .labels = {"a", "b"}, .pooling = spec::Pooling::kCls};
   ws.models = {base, child};
   lineage::LoadedParameters params;
@@ -168,8 +169,10 @@ TEST_CASE("a LoRA descendant of a BERT folder gets PEFT's names and config") {
   CHECK(files->config["r"] == 4);
   CHECK(files->config["base_model_name_or_path"] == "/models/tiny-bert");
 
-  ws.models[1].adaptation.lora->targets = {"o", "ffn_out"};
-  ws.models[1].adaptation.lora->layers = {1};
+  spec::LoraSpec moved = *ws.models[1].adaptation.find<spec::LoraSpec>();
+  moved.targets = {"o", "ffn_out"};
+  moved.layers = {1};
+  ws.models[1].adaptation.set(moved);
   params.clear();
   for (const auto& p : runtime::parameter_table(ws, ws.models[1])) {
     lineage::LoadedParameter value;

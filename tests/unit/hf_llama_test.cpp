@@ -8,7 +8,6 @@
 //     loads back with the values it trained.
 // Token ids are given directly: the Llama tokenizer (byte-level BPE) is not used here.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -21,6 +20,7 @@
 #include "lineage/hf_checkpoint.h"
 #include "lineage/hf_tensor_names.h"
 #include "lineage/store.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/backend.h"
 #include "runtime/model/model_weights.h"
 #include "runtime/model/optimizer.h"
@@ -54,8 +54,8 @@ class LlamaFamily {
       spec::Model lora;
       lora.name = "lora";
       lora.from = "base";
-      lora.adaptation.lora =
-          spec::LoraSpec{.rank = 4, .alpha = 8.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}};
+      lora.adaptation.set(spec::LoraSpec{
+          .rank = 4, .alpha = 8.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}});
       ws_.models.push_back(lora);
     }
     auto checkpoint = lineage::read_hf_checkpoint(lineage::default_env(), folder, "llama");

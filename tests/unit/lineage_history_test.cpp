@@ -228,3 +228,14 @@ TEST_CASE("a recorded recipe reads in the spec's own words", "[lineage][history]
   CHECK(words["train"]["seed"].get<std::uint64_t>() == 18446744073709551615ull);
   CHECK(words["exact"].dump() == "0.1");  // a double that is no float stays as it is
 }
+
+TEST_CASE("a model's method label takes a registered method's details from its block",
+          "[lineage][history]") {
+  // LoRA's block (runtime/adapters/lora/lora_spec.h) adds its rank and options; a method
+  // without details is its key alone.
+  CHECK(method_label({{"lora", {{"rank", 8}, {"use_dora", true}, {"use_rslora", true}}},
+                      {"head", nlohmann::json::object()}}) == "head+lora r=8 dora rslora");
+  CHECK(method_label({{"lora", {{"rank", 4}, {"use_dora", false}}}}) == "lora r=4");
+  CHECK(method_label({{"ia3", {{"targets", {"k"}}}}}) == "ia3");
+  CHECK(method_label(nlohmann::json::object()) == "base");
+}

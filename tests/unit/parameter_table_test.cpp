@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "runtime/adapters/lora/lora_spec.h"
+
 using namespace scion;
 
 namespace {
@@ -22,7 +24,7 @@ spec::Workspace small_family() {
   spec::Model lora;
   lora.name = "review";
   lora.from = "base";
-  lora.adaptation.lora = spec::LoraSpec{.rank = 4, .targets = {"q", "ffn_in"}, .layers = {1}};
+  lora.adaptation.set(spec::LoraSpec{.rank = 4, .targets = {"q", "ffn_in"}, .layers = {1}});
   lora.adaptation.head = spec::HeadSpec{.labels = {"neg", "pos"}};
   ws.models.push_back(lora);
 
@@ -30,7 +32,7 @@ spec::Workspace small_family() {
   child.name = "tweets";
   child.from = "review";
   child.adaptation.bitfit = spec::BitfitSpec{};
-  child.adaptation.lora = spec::LoraSpec{.rank = 2, .targets = {"q"}, .layers = {1}};
+  child.adaptation.set(spec::LoraSpec{.rank = 2, .targets = {"q"}, .layers = {1}});
   child.freeze = {"blk.0.*"};
   ws.models.push_back(child);
   return ws;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "runtime/adapters/ia3/ia3_spec.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/adaptation_method.h"
 #include "runtime/model/parameter_table.h"
 #include "runtime_family.h"
@@ -24,7 +25,7 @@ void add_crossed_names(Family& f) {
   ia3.head = test::two_labels();
   f.add("lora", "base", ia3);
   spec::Adaptation dora;
-  dora.lora = spec::LoraSpec{.rank = 2, .alpha = 4, .targets = {"q", "ffn_in"}, .use_dora = true};
+  dora.set(spec::LoraSpec{.rank = 2, .alpha = 4, .targets = {"q", "ffn_in"}, .use_dora = true});
   f.add("ia3", "lora", dora);
   spec::Adaptation prefix;
   prefix.prefix = spec::PrefixSpec{.virtual_tokens = 2};

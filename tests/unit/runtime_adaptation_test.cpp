@@ -1,10 +1,10 @@
 // Gradient checks of the whole transformer for every adaptation method, and the
 // properties adapters promise: a fresh adapter is a no-op, merged LoRA equals unmerged.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/optimizer.h"
 #include "runtime/model/parameter_table.h"
 #include "runtime/model/prefix_reparam.h"
@@ -38,8 +38,11 @@ void check_model_gradients(Family& family, const std::string& model_name,
 
 spec::Adaptation lora_everywhere(float dropout = 0.0f) {
   spec::Adaptation ad;
-  ad.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = dropout,
-                           .targets = {"q", "k", "v", "o", "ffn_in", "ffn_out"}, .layers = {}};
+  ad.set(spec::LoraSpec{.rank = 2,
+                        .alpha = 4.0f,
+                        .dropout = dropout,
+                        .targets = {"q", "k", "v", "o", "ffn_in", "ffn_out"},
+                        .layers = {}});
   ad.head = test::two_labels();
   return ad;
 }
@@ -156,7 +159,7 @@ TEST_CASE("a LoRA on the gate is the gate's: named after it, its shape, and it a
   // that no pass read, so the adapter changed nothing and its gradients were zero.
   Family f(llama_architecture());
   spec::Adaptation ad;
-  ad.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .targets = {"ffn_gate"}};
+  ad.set(spec::LoraSpec{.rank = 2, .alpha = 4.0f, .targets = {"ffn_gate"}});
   ad.head = test::two_labels(spec::Pooling::kLast);
   f.add("gate", "base", ad);
   f.materialise();
@@ -176,7 +179,9 @@ TEST_CASE("Llama architecture: gradients match finite differences") {
   SECTION("LoRA on every linear (the gate too), prefix and prompt, with a classifier") {
     Family f(llama_architecture());
     spec::Adaptation ad = lora_everywhere();
-    ad.lora->targets.push_back("ffn_gate");
+    spec::LoraSpec with_gate = *ad.find<spec::LoraSpec>();
+    with_gate.targets.push_back("ffn_gate");
+    ad.set(with_gate);
     ad.prefix = spec::PrefixSpec{.virtual_tokens = 2, .layers = {}, .reparam_hidden = 0};
     ad.prompt = spec::PromptSpec{.virtual_tokens = 2, .init = spec::PromptInit::kRandom, .init_text = ""};
     ad.head = test::two_labels(spec::Pooling::kLast);
@@ -187,7 +192,8 @@ TEST_CASE("Llama architecture: gradients match finite differences") {
   SECTION("LoRA on q and v of a causal LM, one trained layer") {
     Family f(llama_architecture());
     spec::Adaptation ad;
-    ad.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {1}};
+    ad.set(spec::LoraSpec{
+        .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {1}});
     f.add("lora", "base", ad);
     f.materialise();
     check_model_gradients(f, "lora", spec::Objective::kCausalLm);
@@ -204,7 +210,9 @@ TEST_CASE("LoRA on every linear: gradients match finite differences") {
   SECTION("post-norm decoder, chosen layer") {
     Family f(test::tiny_architecture(spec::ArchitectureKind::kDecoder, spec::NormPlacement::kPost));
     spec::Adaptation ad = lora_everywhere();
-    ad.lora->layers = {1};
+    spec::LoraSpec one_layer = *ad.find<spec::LoraSpec>();
+    one_layer.layers = {1};
+    ad.set(one_layer);
     ad.head = test::two_labels(spec::Pooling::kLast);
     f.add("lora", "base", ad);
     f.materialise();
@@ -246,7 +254,8 @@ TEST_CASE("LoRA and prefix on one model, and a descendant of a descendant") {
   f.add("both", "base", both);
   spec::Adaptation child;
   child.prefix = spec::PrefixSpec{.virtual_tokens = 2, .layers = {}, .reparam_hidden = 0};
-  child.lora = spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {0}};
+  child.set(
+      spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {0}});
   child.prompt = spec::PromptSpec{.virtual_tokens = 1, .init = spec::PromptInit::kRandom, .init_text = {}};
   child.bottleneck = spec::BottleneckSpec{.reduction = 2, .placement = spec::BottleneckPlacement::kAfterAttention, .layers = {}};
   f.add("grandchild", "both", child);

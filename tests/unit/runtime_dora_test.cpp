@@ -8,6 +8,7 @@
 
 #include "runtime/adapters/lora/dora_layer.h"
 #include "runtime/adapters/lora/lora_fold.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/parameter_table.h"
 #include "runtime/model/transformer.h"
 #include "runtime_family.h"
@@ -25,12 +26,12 @@ constexpr int kB = 3, kT = 5;
 
 spec::Adaptation dora(std::vector<std::string> targets, float dropout = 0.0f) {
   spec::Adaptation ad;
-  ad.lora = spec::LoraSpec{.rank = 2,
-                           .alpha = 4.0f,
-                           .dropout = dropout,
-                           .targets = std::move(targets),
-                           .layers = {},
-                           .use_dora = true};
+  ad.set(spec::LoraSpec{.rank = 2,
+                        .alpha = 4.0f,
+                        .dropout = dropout,
+                        .targets = std::move(targets),
+                        .layers = {},
+                        .use_dora = true});
   return ad;
 }
 

@@ -9,6 +9,7 @@
 #include "runtime/adapters/ia3/ia3_layer.h"
 #include "runtime/adapters/ia3/ia3_parameters.h"
 #include "runtime/adapters/ia3/ia3_spec.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/parameter_table.h"
 #include "runtime/model/transformer.h"
 #include "runtime_family.h"
@@ -117,7 +118,7 @@ TEST_CASE("a fresh (IA)³ is its parent; dedup and co-batching give each model i
   f.add("parent", "base", parent);
   f.add("ia3", "parent", test::ia3_adaptation({"k", "v"}, {"ffn_out"}));
   spec::Adaptation lora;
-  lora.lora = spec::LoraSpec{.rank = 2, .alpha = 4, .targets = {"k", "ffn_out"}};
+  lora.set(spec::LoraSpec{.rank = 2, .alpha = 4, .targets = {"k", "ffn_out"}});
   f.add("lora", "parent", lora);
   f.materialise(7);
   const Tensor& l = *f.params("ia3").find("blk.1.ffn_out.ia3.ia3.in");

@@ -16,6 +16,7 @@
 #include "base/seeded_rng.h"
 #include "base/stable_hash.h"
 #include "lineage/digest.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/backend.h"
 #include "runtime/model/parameter_binding.h"
 #include "runtime/model/parameter_table.h"
@@ -42,8 +43,8 @@ spec::Workspace tiny_family() {
   spec::Model lora;
   lora.name = "lora";
   lora.from = "base";
-  lora.adaptation.lora =
-      spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}};
+  lora.adaptation.set(spec::LoraSpec{
+      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}});
   ws.models.push_back(lora);
   return ws;
 }

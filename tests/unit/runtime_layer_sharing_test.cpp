@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/layer_trie.h"
 #include "runtime/model/text_positions.h"
 #include "runtime/model/transformer.h"
@@ -27,11 +28,14 @@ test::Family sharing_family(spec::NormPlacement norm = spec::NormPlacement::kPre
     f.add(name, "base", head);
   }
   spec::Adaptation top_lora;
-  top_lora.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {2}};
+  top_lora.set(spec::LoraSpec{
+      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {2}});
   top_lora.head = test::two_labels();
   f.add("top-lora", "base", top_lora);
   spec::Adaptation all_lora = top_lora;
-  all_lora.lora->layers = {};
+  spec::LoraSpec every_layer = *top_lora.find<spec::LoraSpec>();
+  every_layer.layers = {};
+  all_lora.set(every_layer);
   f.add("all-lora", "base", all_lora);
   spec::Adaptation prefix;
   prefix.prefix = spec::PrefixSpec{.virtual_tokens = 2, .layers = {}, .reparam_hidden = 0};
@@ -42,7 +46,8 @@ test::Family sharing_family(spec::NormPlacement norm = spec::NormPlacement::kPre
   prompt.head = test::two_labels();
   f.add("prompt", "base", prompt);
   spec::Adaptation grandchild;
-  grandchild.lora = spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"v"}, .layers = {2}};
+  grandchild.set(
+      spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"v"}, .layers = {2}});
   f.add("probe-a-top", "probe-a", grandchild);
   f.materialise();
   f.randomise(11);

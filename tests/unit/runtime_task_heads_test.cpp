@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/parameter_table.h"
 #include "runtime/model/transformer.h"
 #include "runtime_family.h"
@@ -112,8 +113,8 @@ Family task_family() {
       {"tag", head(spec::HeadTask::kTokenClassification, {"O", "B-X", "I-X"})}};
   for (const auto& [name, h] : heads) {
     spec::Adaptation ad;
-    ad.lora = spec::LoraSpec{
-        .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}};
+    ad.set(spec::LoraSpec{
+        .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}});
     ad.head = h;
     f.add(name, "base", ad);
   }

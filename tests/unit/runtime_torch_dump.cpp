@@ -9,12 +9,12 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/backend.h"
 #include "runtime/model/model_weights.h"
 #include "runtime/model/parameter_binding.h"
@@ -52,7 +52,8 @@ nlohmann::json dump_case(const fs::path& dir, const std::string& name, spec::Nor
   spec::Model child;
   child.name = "child";
   child.from = "base";
-  child.adaptation.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v", "ffn_in"}, .layers = {}};
+  child.adaptation.set(spec::LoraSpec{
+      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v", "ffn_in"}, .layers = {}});
   child.adaptation.head = spec::HeadSpec{.task = spec::HeadTask::kClassification, .labels = {"a", "b", "c"}, .pooling = spec::Pooling::kMean};
   ws.models.push_back(child);
   const spec::Model& model = lora ? ws.models[1] : ws.models[0];

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/data/batcher.h"
 #include "runtime/model/optimizer.h"
 #include "runtime/model/parameter_table.h"
@@ -46,7 +47,8 @@ TEST_CASE("a 3-segment batch gives each model exactly its own losses and gradien
   arch.dropout = 0.1f;  // masks depend on (segment seed, row in segment): same alone or not
   Family f(arch);
   spec::Adaptation lora;
-  lora.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.1f, .targets = {"q", "v", "ffn_out"}, .layers = {}};
+  lora.set(spec::LoraSpec{
+      .rank = 2, .alpha = 4.0f, .dropout = 0.1f, .targets = {"q", "v", "ffn_out"}, .layers = {}});
   lora.head = test::two_labels();
   f.add("lora", "base", lora);
   spec::Adaptation prefix;
@@ -203,7 +205,8 @@ std::vector<float> train(Family& f, const std::string& model, int steps, float l
 TEST_CASE("an optimizer step leaves frozen parameters untouched") {
   Family f(test::tiny_architecture());
   spec::Adaptation lora;
-  lora.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}};
+  lora.set(spec::LoraSpec{
+      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}});
   lora.head = test::two_labels();
   f.add("lora", "base", lora);
   f.materialise(3);
@@ -231,7 +234,8 @@ TEST_CASE("a small model overfits a tiny dataset") {
   SECTION("LoRA + head on a frozen trunk, classification") {
     Family f(test::tiny_architecture());
     spec::Adaptation lora;
-    lora.lora = spec::LoraSpec{.rank = 4, .alpha = 8.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}};
+    lora.set(spec::LoraSpec{
+        .rank = 4, .alpha = 8.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}});
     lora.head = test::two_labels();
     f.add("lora", "base", lora);
     f.materialise(4);
@@ -248,7 +252,8 @@ TEST_CASE("same seed gives bit-identical parameters, on one thread or two") {
     arch.dropout = 0.1f;
     Family f(arch, threads);
     spec::Adaptation lora;
-    lora.lora = spec::LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.1f, .targets = {"q", "ffn_in"}, .layers = {}};
+    lora.set(spec::LoraSpec{
+        .rank = 2, .alpha = 4.0f, .dropout = 0.1f, .targets = {"q", "ffn_in"}, .layers = {}});
     lora.head = test::two_labels();
     f.add("lora", "base", lora);
     f.materialise(42);
@@ -384,8 +389,8 @@ TEST_CASE("recomputed activations give the gradients of kept ones, bit for bit")
 TEST_CASE("prompt tokens get no gradient: the loss and its gradient are the completion's") {
   Family f(test::tiny_architecture(spec::ArchitectureKind::kDecoder));
   spec::Adaptation lora;
-  lora.lora = spec::LoraSpec{
-      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v", "ffn_out"}, .layers = {}};
+  lora.set(spec::LoraSpec{
+      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v", "ffn_out"}, .layers = {}});
   f.add("lora", "base", lora);
   f.materialise(3);
   f.randomise(4);

@@ -1,6 +1,7 @@
 // The loader on valid specs: typed values, defaults, ordering, inheritance of labels.
 #include <catch2/catch.hpp>
 
+#include "runtime/adapters/lora/lora_spec.h"
 #include "spec/file_digest.h"
 #include "spec_test_workspace.h"
 
@@ -80,7 +81,7 @@ TEST_CASE("children written before their parents are ordered parents first") {
   CHECK(models[1].adaptation.head->pooling == Pooling::kMean);
   CHECK(models[1].adaptation.bitfit.has_value());
   CHECK(models[2].training->objective == Objective::kClassification);
-  CHECK(models[2].adaptation.lora->targets == std::vector<std::string>{"q", "v"});
+  CHECK(models[2].adaptation.find<LoraSpec>()->targets == std::vector<std::string>{"q", "v"});
   CHECK(r.workspace->ancestry(models[2]).size() == 3);
 }
 
@@ -115,9 +116,9 @@ TEST_CASE("every adaptation method and training key reads into its typed field")
   INFO(all_errors(r));
   REQUIRE(r.workspace);
   const Model& m = r.workspace->models[1];
-  CHECK(m.adaptation.lora->rank == 4);
-  CHECK(m.adaptation.lora->alpha == 8.0f);
-  CHECK(m.adaptation.lora->layers == std::vector<int>{1});
+  CHECK(m.adaptation.find<LoraSpec>()->rank == 4);
+  CHECK(m.adaptation.find<LoraSpec>()->alpha == 8.0f);
+  CHECK(m.adaptation.find<LoraSpec>()->layers == std::vector<int>{1});
   CHECK(m.adaptation.prefix->reparam_hidden == 32);
   CHECK(m.adaptation.prompt->init == PromptInit::kText);
   CHECK(m.adaptation.prompt->init_text == "it was");

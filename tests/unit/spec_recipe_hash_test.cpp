@@ -1,6 +1,7 @@
 // Recipe hashes ignore formatting and unrelated names, and follow every training change.
 #include <catch2/catch.hpp>
 
+#include "runtime/adapters/lora/lora_spec.h"
 #include "spec/recipe_hash.h"
 #include "spec/spec_json.h"
 #include "spec/vocabulary.h"
@@ -200,8 +201,8 @@ TEST_CASE("the prefix position rule is in the recipe of shifted prefix models on
     Model lora;
     lora.name = "lora";
     lora.from = "base";
-    lora.adaptation.lora =
-        LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {}};
+    lora.adaptation.set(
+        LoraSpec{.rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {}});
     ws.models = {base, prefix, lora};
     return std::pair{canonical_recipe(ws, ws.models[1]), canonical_recipe(ws, ws.models[2])};
   };
@@ -235,13 +236,13 @@ TEST_CASE("use_rslora enters the recipe only when set, and round-trips through i
   const LoadResult r = ws.load(rs);
   REQUIRE(r.workspace);
   const Model& review = *r.workspace->find_model("review");
-  REQUIRE(review.adaptation.lora);
-  CHECK(review.adaptation.lora->use_rslora);
-  CHECK(review.adaptation.lora->scaling() == Approx(16.0f / 2.0f));  // alpha / sqrt(4)
+  REQUIRE(review.adaptation.find<LoraSpec>());
+  CHECK(review.adaptation.find<LoraSpec>()->use_rslora);
+  CHECK(review.adaptation.find<LoraSpec>()->scaling() == Approx(16.0f / 2.0f));  // alpha / sqrt(4)
   const auto back = adaptation_from_recipe(canonical_recipe(*r.workspace, review)["adapt"]);
   REQUIRE(back);
-  REQUIRE(back->lora);
-  CHECK(back->lora->use_rslora);
+  REQUIRE(back->find<LoraSpec>());
+  CHECK(back->find<LoraSpec>()->use_rslora);
   const LoadResult bad = ws.load(replaced(kFamily, "lora: {rank: 4, targets: [q, v]}",
                                           "lora: {rank: 4, targets: [q, v], use_rslora: yes}"));
   REQUIRE_FALSE(bad.errors.empty());
@@ -302,6 +303,13 @@ TEST_CASE("the words form of an adaptation has the canonical form's keys, enums 
   const auto back = adaptation_from_recipe(canonical);
   REQUIRE(back);
   CHECK(adaptation_json(*back) == canonical);
+  // A store record's LoRA (the words form, alpha as written) reads back through its block to
+  // the settings it recorded.
+  const MethodBlock* lora = find_method_block("lora");
+  REQUIRE(lora);
+  const auto recorded = lora->from_json(words["lora"]);
+  REQUIRE(recorded);
+  CHECK(recorded->json() == canonical["lora"]);
   const nlohmann::json architecture = architecture_in_words(r.workspace->architecture_of(m));
   CHECK(architecture["type"] == "encoder");
   CHECK(architecture["tokenizer"]["kind"] == "byte");

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "runtime/adapters/ia3/ia3_spec.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/backend.h"
 #include "runtime/model/parameter_binding.h"
 #include "runtime/training/family_trainer.h"
@@ -32,27 +33,31 @@ spec::Workspace family() {
     m.training->validation_split = 0.25f;
     ws.models.push_back(m);
   };
-  descendant("lora", "base", [](spec::Adaptation& a) { a.lora = spec::LoraSpec{.rank = 2, .alpha = 4}; }, 1, 1e-2f, 4, 6);
+  descendant(
+      "lora", "base", [](spec::Adaptation& a) { a.set(spec::LoraSpec{.rank = 2, .alpha = 4}); }, 1,
+      1e-2f, 4, 6);
   descendant("prefix", "base", [](spec::Adaptation& a) { a.prefix = spec::PrefixSpec{.virtual_tokens = 3}; }, 2, 5e-3f, 3, 4);
   descendant("bottleneck", "base", [](spec::Adaptation& a) { a.bottleneck = spec::BottleneckSpec{.reduction = 4}; }, 3, 1e-2f, 5, 7);
   descendant("prompt", "base", [](spec::Adaptation& a) { a.prompt = spec::PromptSpec{.virtual_tokens = 2}; }, 4, 1e-2f, 4, 5);
   descendant("head", "base", [](spec::Adaptation&) {}, 5, 2e-2f, 2, 3);
-  descendant("lora-child", "lora", [](spec::Adaptation& a) { a.lora = spec::LoraSpec{.rank = 1, .alpha = 2}; }, 6, 1e-2f, 4, 4);
+  descendant(
+      "lora-child", "lora",
+      [](spec::Adaptation& a) { a.set(spec::LoraSpec{.rank = 1, .alpha = 2}); }, 6, 1e-2f, 4, 4);
   descendant(
       "rslora", "base",
       [](spec::Adaptation& a) {
-        a.lora =
-            spec::LoraSpec{.rank = 4, .alpha = 4, .targets = {"k", "ffn_in"}, .use_rslora = true};
+        a.set(
+            spec::LoraSpec{.rank = 4, .alpha = 4, .targets = {"k", "ffn_in"}, .use_rslora = true});
       },
       7, 1e-2f, 3, 5);
   descendant(
       "dora", "base",
       [](spec::Adaptation& a) {
-        a.lora = spec::LoraSpec{.rank = 2,
-                                .alpha = 4,
-                                .dropout = 0.1f,
-                                .targets = {"q", "v", "ffn_out"},
-                                .use_dora = true};
+        a.set(spec::LoraSpec{.rank = 2,
+                             .alpha = 4,
+                             .dropout = 0.1f,
+                             .targets = {"q", "v", "ffn_out"},
+                             .use_dora = true});
       },
       8, 1e-2f, 4, 6);
   // (IA)³ on k and v outputs and on the FFN down-projection's input, and on q's input too:
@@ -323,7 +328,11 @@ TEST_CASE("recomputing activations gives the gradients of keeping them, bit for 
   // Dropout everywhere, so the recomputed blocks must draw the same masks again.
   ws.models.front().architecture->dropout = 0.1f;
   for (spec::Model& m : ws.models)
-    if (m.name == "lora") m.adaptation.lora->dropout = 0.2f;
+    if (m.name == "lora") {
+      spec::LoraSpec with_dropout = *m.adaptation.find<spec::LoraSpec>();
+      with_dropout.dropout = 0.2f;
+      m.adaptation.set(with_dropout);
+    }
   const std::vector<std::string> names = {"lora", "prefix", "bottleneck", "prompt", "head",
                                           "lora-child"};
   for (const runtime::Precision precision : {runtime::Precision::kF32, runtime::Precision::kBF16}) {
@@ -476,7 +485,7 @@ spec::Workspace task_family() {
     spec::Model m;
     m.name = name;
     m.from = "base";
-    m.adaptation.lora = spec::LoraSpec{.rank = 2, .alpha = 4};
+    m.adaptation.set(spec::LoraSpec{.rank = 2, .alpha = 4});
     m.adaptation.head = std::move(head);
     m.training = test::reviews_recipe(seed, 1e-2f, 4, 6);
     m.training->validation_split = 0.25f;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/backend.h"
 #include "runtime/model/parameter_binding.h"
 #include "runtime/model/shared_modules.h"
@@ -28,7 +29,7 @@ spec::Workspace family(int steps_of_b = 6) {
     if (prefix) {
       m.adaptation.prefix = spec::PrefixSpec{.virtual_tokens = 2};
     } else {
-      m.adaptation.lora = spec::LoraSpec{.rank = 2, .alpha = 4, .targets = {"q", "v"}};
+      m.adaptation.set(spec::LoraSpec{.rank = 2, .alpha = 4, .targets = {"q", "v"}});
     }
     m.adaptation.head = spec::HeadSpec{.labels = {"neg", "pos"}};
     m.training = test::reviews_recipe(seed, lr, batch, steps);

@@ -5,6 +5,7 @@
 #include "lineage/spec_records.h"
 #include "lineage/store.h"
 #include "lineage_test_support.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/text/byte_tokenizer.h"
 #include "runtime_family.h"
 #include "workbench/stored_family.h"
@@ -43,8 +44,8 @@ TEST_CASE("stored models load into one pool and classify as they did in memory")
   arch.vocab_size = text::byte_tokenizer_vocab_size();
   test::Family f(arch);
   spec::Adaptation lora;
-  lora.lora = spec::LoraSpec{
-      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}};
+  lora.set(spec::LoraSpec{
+      .rank = 2, .alpha = 4.0f, .dropout = 0.0f, .targets = {"q", "v"}, .layers = {}});
   lora.head = test::two_labels(spec::Pooling::kMean);
   f.add("lora", "base", lora);
   spec::Adaptation bitfit;

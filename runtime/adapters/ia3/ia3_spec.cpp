@@ -6,6 +6,7 @@
 #include <set>
 
 #include "runtime/adapters/ia3/ia3_peft.h"
+#include "runtime/adapters/lora/lora_spec.h"
 #include "spec/keys.h"
 #include "spec/spec_reader.h"
 #include "spec/workspace.h"
@@ -94,11 +95,8 @@ void check_ia3_overlaps(SpecReader& r, const YamlNode& adapt, const Model& m,
   if (arch == nullptr) return;
   const Adaptation& own = m.adaptation;
   const Ia3Spec* own_ia3 = own.find<Ia3Spec>();
-  if (!own_ia3 && !own.lora) return;
-  const auto lora_adapts = [](const LoraSpec& s, const std::string& t, int l) {
-    return std::find(s.targets.begin(), s.targets.end(), t) != s.targets.end() &&
-           (s.layers.empty() || std::find(s.layers.begin(), s.layers.end(), l) != s.layers.end());
-  };
+  const LoraSpec* own_lora = own.find<LoraSpec>();
+  if (!own_ia3 && !own_lora) return;
   const auto report = [&](const char* method, const std::string& t, int l,
                           const std::string& other) {
     const YamlNode* at = find(adapt, method);
@@ -112,13 +110,13 @@ void check_ia3_overlaps(SpecReader& r, const YamlNode& adapt, const Model& m,
     for (const char* target : kLinearTargets) {
       const std::string t = target;
       if (own_ia3 && own_ia3->adapts(t, l)) {
-        if (own.lora && lora_adapts(*own.lora, t, l)) return report("ia3", t, l, "its own LoRA");
+        if (own_lora && own_lora->adapts(t, l)) return report("ia3", t, l, "its own LoRA");
         for (const Model* a : ancestors)
-          if ((a->adaptation.lora && lora_adapts(*a->adaptation.lora, t, l)) ||
+          if ((a->adaptation.find<LoraSpec>() && a->adaptation.find<LoraSpec>()->adapts(t, l)) ||
               (a->adaptation.find<Ia3Spec>() && a->adaptation.find<Ia3Spec>()->adapts(t, l)))
             return report("ia3", t, l, "ancestor '" + a->name + "'");
       }
-      if (own.lora && lora_adapts(*own.lora, t, l))
+      if (own_lora && own_lora->adapts(t, l))
         for (const Model* a : ancestors)
           if (a->adaptation.find<Ia3Spec>() && a->adaptation.find<Ia3Spec>()->adapts(t, l))
             return report("lora", t, l, "the (IA)³ of ancestor '" + a->name + "'");
