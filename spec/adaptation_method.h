@@ -93,7 +93,7 @@ class MethodBlock {
 
   // What a model's method label (lineage::method_label: `lineage tree`, `lineage show`)
   // adds after the block's key for `settings`, its record in spec words (which may come from
-  // an older store): " r=8 dora". "" (the default): the key alone.
+  // an older store), such as a rank: " r=8". "" (the default): the key alone.
   virtual std::string label(const nlohmann::json& settings) const;
 };
 

@@ -135,6 +135,18 @@ HeadSpec load_head(SpecReader& r, const YamlNode& node, const std::string& path)
   return s;
 }
 
+// The methods a base without biases can take instead of BitFit, "a, b or c": every one but
+// BitFit and a head (which alone adapts none of the trunk), the registered ones included.
+std::string methods_without_biases(const std::vector<std::string_view>& methods) {
+  std::vector<std::string_view> others;
+  for (std::string_view m : methods)
+    if (m != "bitfit" && m != "head") others.push_back(m);
+  std::string out;
+  for (std::size_t i = 0; i < others.size(); ++i)
+    out += fmt::format("{}{}", i == 0 ? "" : i + 1 == others.size() ? " or " : ", ", others[i]);
+  return out;
+}
+
 }  // namespace
 
 void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& path,
@@ -166,7 +178,7 @@ void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& pat
         r.error(*key, mpath,
                 fmt::format("BitFit trains the trunk's biases, and this {} base has none",
                             a->hf_model_type),
-                "; choose lora, prefix, prompt, bottleneck or full");
+                "; choose " + methods_without_biases(methods));
         continue;
       }
       out.bitfit = BitfitSpec{};

@@ -138,9 +138,9 @@ struct HeadSpec {
 struct BitfitSpec {};
 struct FullSpec {};
 
-// A descendant's adaptation: any combination of the methods (LoRA and prefix together
-// are allowed). Absent built-in methods are std::nullopt; the registered methods (LoRA,
-// (IA)³: runtime/adapters/registry.cpp) are in `methods`.
+// A descendant's adaptation: any combination of the methods (a low-rank update and a prefix
+// together are allowed). Absent built-in methods are std::nullopt; the registered methods'
+// settings (runtime/adapters/registry.cpp) are in `methods`.
 struct Adaptation {
   std::optional<PrefixSpec> prefix;
   std::optional<PromptSpec> prompt;
