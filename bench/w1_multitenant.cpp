@@ -32,6 +32,12 @@
 // --rows-per-pass N sets FamilyTrainer's TrainerOptions::max_rows_per_pass (default: the
 // trainer's own; a large N puts a whole group's step in one pass).
 //
+// --profile, after the timed reps, trains once more co-batched and once more one job after
+// another on a backend that times every operation by class (runtime/profiling_backend.h;
+// on a GPU each operation is waited for, so these runs are slower than the timed ones)
+// and prints the classes and how many backend operations a job-step took: on a GPU, where
+// small jobs are bound by launches, the count is what co-batching saves.
+//
 // --optimizer sgd trains with plain SGD (no momentum, no weight decay) instead of AdamW:
 // an update proportional to the gradient, which shows what AdamW's normalisation adds.
 //
@@ -66,6 +72,7 @@
 #include "runtime/data/tokenized_dataset.h"
 #include "runtime/model/parameter_binding.h"
 #include "runtime/process_clock.h"
+#include "runtime/profiling_backend.h"
 #include "runtime/text/byte_tokenizer.h"
 #include "runtime/training/family_trainer.h"
 
@@ -108,6 +115,7 @@ struct Options {
   int steps = 20;
   int batch = 8;  // rows per job a step; 1 with 32 jobs is BENCHMARKS.md's small-tenant case
   bool scaling = false;
+  bool profile = false;  // after the reps, one more training of each kind, timed by class
   std::string peer;
   std::string peer_python;
   std::string precision = "fp32";
@@ -272,7 +280,7 @@ Options parse(int argc, char** argv) {
       "                      [--rows-per-pass N]\n"
       "                      [--peer bench/peers/w1_torch.py] [--peer-python PYTHON] [--scaling]\n"
       "                      [--precision fp32|bf16] [--fp32-matmul auto|openblas|onednn]\n"
-      "                      [--optimizer adamw|sgd]")
+      "                      [--optimizer adamw|sgd] [--profile]")
       .text("device", o.device)
       .number("reps", o.reps)
       .number("threads", o.threads)
@@ -286,6 +294,7 @@ Options parse(int argc, char** argv) {
       .text("fp32-matmul", o.fp32_matmul)
       .text("optimizer", o.optimizer)
       .flag("scaling", o.scaling)
+      .flag("profile", o.profile)
       .parse(argc, argv);
   if (o.device == "cuda" && !o.peer.empty()) {
     std::fprintf(
@@ -412,6 +421,29 @@ bool run_checks(const Options& opt, const spec::Workspace& ws,
 
 }  // namespace
 
+// --profile (see the header comment).
+void print_profiles(const Options& opt, const spec::Workspace& ws,
+                    const std::vector<std::shared_ptr<const data::TokenizedDataset>>& datasets) {
+  for (const bool cobatched : {true, false}) {
+    OpProfile profile;
+    auto profiled = make_profiling_backend(
+        bench::make_backend(opt.device, opt.threads, opt.precision, opt.fp32_matmul), profile);
+    train(ws, datasets, cobatched, opt.trainer, *profiled);
+    std::int64_t calls = 0;
+    std::printf("w1 profile %s (seconds/calls, the whole training with its setup%s):",
+                cobatched ? "cobatched" : "sequential",
+                profile.waited_per_operation ? ", each operation waited for" : "");
+    for (int c = 0; c < kOpClasses; ++c) {
+      const OpProfile::Entry& e = profile.entry(static_cast<OpClass>(c));
+      calls += e.calls;
+      if (e.calls > 0) std::printf(" %s=%.3fs/%lld", op_class_name(static_cast<OpClass>(c)), e.seconds,
+                                   static_cast<long long>(e.calls));
+    }
+    std::printf("; backend operations per job-step=%.0f\n",
+                static_cast<double>(calls) / (static_cast<double>(opt.jobs) * opt.steps));
+  }
+}
+
 int main(int argc, char** argv) {
   scion::bench::use_scions_openmp_wait(argv);
   const Options opt = parse(argc, argv);
@@ -459,6 +491,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
+  if (opt.profile) print_profiles(opt, ws, datasets);
   const bool same = run_checks(opt, ws, datasets, co, seq, *backend);
   const double tokens = static_cast<double>(co.tokens);
   const double a = tokens / median(co_times), b = tokens / median(seq_times);

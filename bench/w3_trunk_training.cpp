@@ -17,8 +17,9 @@
 //     ...), so on a shared, noisy machine both see the same load over time;
 //   - on a GPU, the MFU: achieved FLOP/s over a stated peak (--peak-tflops; by default the
 //     H100/H200 SXM dense figures, 989 TFLOP/s bf16 (BENCHMARKS.md) and 67 TFLOP/s fp32
-//     without tensor cores). Each phase ends with a wait for the device, so the times are
-//     the device's, not the queueing's.
+//     without tensor cores), and with --peer the peer on the same GPU (--device cuda passed
+//     on: autocast on "cuda" in bf16, fp32 without TF32 as scion's). Each phase ends with a
+//     wait for the device, so the times are the device's, not the queueing's.
 //
 // Usage: w3_trunk_training [--device cpu|cuda] [--steps N] [--threads N] [--layers N]
 //                          [--batch N] [--length N] [--peak-tflops X]

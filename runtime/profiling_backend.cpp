@@ -8,10 +8,12 @@ namespace {
 class ProfilingBackend final : public Backend {
  public:
   ProfilingBackend(std::unique_ptr<Backend> inner, OpProfile& profile)
-      : inner_(std::move(inner)), profile_(profile) {
-    // A device runs operations asynchronously: each is waited for, so that its time is the
-    // device's and not the host's to issue it (op_profile.h).
-    if (inner_->device() != Device::kCpu) profile_.waited_per_operation = true;
+      : inner_(std::move(inner)),
+        profile_(profile),
+        // A device runs operations asynchronously: each is waited for, so that its time is
+        // the device's and not the host's to issue it (op_profile.h).
+        wait_per_operation_(inner_->device() != Device::kCpu) {
+    if (wait_per_operation_) profile_.waited_per_operation = true;
   }
 
   // Times its scope as one class of operation; on a device it waits for the operation first.
@@ -20,7 +22,7 @@ class ProfilingBackend final : public Backend {
     OpTimer(ProfilingBackend& backend, OpClass op_class)
         : backend_(backend), timer_(&backend.profile_, op_class) {}
     ~OpTimer() {
-      if (backend_.profile_.waited_per_operation) backend_.inner_->synchronize();
+      if (backend_.wait_per_operation_) backend_.inner_->synchronize();
     }
     OpTimer(const OpTimer&) = delete;
     OpTimer& operator=(const OpTimer&) = delete;
@@ -299,6 +301,7 @@ class ProfilingBackend final : public Backend {
  private:
   std::unique_ptr<Backend> inner_;
   OpProfile& profile_;
+  const bool wait_per_operation_;
 };
 
 }  // namespace

@@ -27,8 +27,8 @@
 #      and MISS when not, which does not fail the run; where python3 has a CUDA PyTorch, W3
 #      runs against it on the same GPU (bench/peers/w3_torch.py --device cuda);
 #   6. time permitting, diagnostics: the op harness with CUDA_LAUNCH_BLOCKING=1 when it
-#      failed, W3 bf16 timed by class of work (--profile), compute-sanitizer memcheck on
-#      the op harness.
+#      failed, W3 bf16 and W1 bf16 timed by class of work (--profile; W1's with the
+#      backend operations a job-step takes), compute-sanitizer memcheck on the op harness.
 # Exits 0 only when nothing FAILed. Everything stays within GPU_CHECK_BUDGET_S (default
 # 540 s) of wall time: a step that would not fit is cut short and reported.
 #
@@ -409,6 +409,14 @@ if [ "$(left)" -gt 120 ]; then
   if limited 90 "$LOGS/bench-w3-bf16-profile.log" "$B/bench/w3_trunk_training" --device cuda \
        --precision bf16 --steps 3 --profile; then
     result INFO "W3 bf16 by class of work (each op waited for)" "$t" "$(bench_line "$LOGS/bench-w3-bf16-profile.log" "w3 profile")"
+  fi
+fi
+if [ "$(left)" -gt 90 ]; then
+  t=$SECONDS
+  if limited 60 "$LOGS/bench-w1-profile.log" "$B/bench/w1_multitenant" --device cuda \
+       --precision bf16 --reps 1 --profile; then
+    result INFO "W1 bf16 by class of work, co-batched" "$t" "$(bench_line "$LOGS/bench-w1-profile.log" "w1 profile cobatched")"
+    result INFO "W1 bf16 by class of work, one job after another" "$t" "$(bench_line "$LOGS/bench-w1-profile.log" "w1 profile sequential")"
   fi
 fi
 if command -v compute-sanitizer > /dev/null && [ "$(left)" -gt 150 ]; then
