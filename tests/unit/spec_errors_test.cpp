@@ -472,6 +472,17 @@ TEST_CASE("DoRA is refused in bf16 and over an ancestor's LoRA on the same linea
                              "    adapt: {lora: {rank: 2, targets: [k], use_dora: true}}\n"
                              "    train: {data: reviews, epochs: 1}\n"))
             .empty());
+  // So is the same target on other layers.
+  CHECK(errors_of(with_model("  review:\n"
+                             "    from: base\n"
+                             "    adapt: {lora: {rank: 2, targets: [v], layers: [0]}, head: {}}\n"
+                             "    train: {data: reviews, epochs: 1}\n"
+                             "  again:\n"
+                             "    from: review\n"
+                             "    adapt:\n"
+                             "      lora: {rank: 2, targets: [v], layers: [1], use_dora: true}\n"
+                             "    train: {data: reviews, epochs: 1}\n"))
+            .empty());
 }
 
 TEST_CASE("(IA)³ settings: unknown and doubled linears, empty lists, overlaps with LoRA") {

@@ -28,6 +28,13 @@ nlohmann::json Ia3Spec::json() const {
 namespace detail {
 namespace {
 
+// Whether model `m` uses the method of `Settings` on layer `l`'s linear `t`.
+template <class Settings>
+bool method_adapts(const Model& m, const std::string& t, int l) {
+  const Settings* settings = m.adaptation.find<Settings>();
+  return settings != nullptr && settings->adapts(t, l);
+}
+
 constexpr std::string_view kIa3Keys[] = {"targets", "feedforward", "layers"};
 
 // A list of linear layers at `key`; `out` is left as it was (the default) when the key is
@@ -112,13 +119,12 @@ void check_ia3_overlaps(SpecReader& r, const YamlNode& adapt, const Model& m,
       if (own_ia3 && own_ia3->adapts(t, l)) {
         if (own_lora && own_lora->adapts(t, l)) return report("ia3", t, l, "its own LoRA");
         for (const Model* a : ancestors)
-          if ((a->adaptation.find<LoraSpec>() && a->adaptation.find<LoraSpec>()->adapts(t, l)) ||
-              (a->adaptation.find<Ia3Spec>() && a->adaptation.find<Ia3Spec>()->adapts(t, l)))
+          if (method_adapts<LoraSpec>(*a, t, l) || method_adapts<Ia3Spec>(*a, t, l))
             return report("ia3", t, l, "ancestor '" + a->name + "'");
       }
       if (own_lora && own_lora->adapts(t, l))
         for (const Model* a : ancestors)
-          if (a->adaptation.find<Ia3Spec>() && a->adaptation.find<Ia3Spec>()->adapts(t, l))
+          if (method_adapts<Ia3Spec>(*a, t, l))
             return report("lora", t, l, "the (IA)³ of ancestor '" + a->name + "'");
     }
 }

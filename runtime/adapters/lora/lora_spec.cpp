@@ -105,22 +105,14 @@ void check_dora(SpecReader& r, const YamlNode& adapt, const Model& m, const Arch
   if (m.training && m.training->precision == Precision::kBF16)
     r.error(*at, path, "DoRA runs in fp32 only (its weight norm needs the fp32 weights)",
             "; remove train.precision: bf16 or use_dora");
-  const auto layers_of = [&](const LoraSpec& s) {
-    std::set<int> out(s.layers.begin(), s.layers.end());
-    if (out.empty())
-      for (int l = 0; l < arch->layers; ++l) out.insert(l);
-    return out;
-  };
   for (const Model* a : ancestors) {
     const LoraSpec* theirs = a->adaptation.find<LoraSpec>();
     if (theirs == nullptr) continue;
-    const std::set<int> mine = layers_of(*own), other = layers_of(*theirs);
-    const bool layer_shared =
-        std::any_of(mine.begin(), mine.end(), [&](int l) { return other.count(l) > 0; });
     for (const std::string& t : own->targets) {
-      if (!layer_shared ||
-          std::find(theirs->targets.begin(), theirs->targets.end(), t) == theirs->targets.end())
-        continue;
+      bool shared = false;
+      for (int l = 0; l < arch->layers && !shared; ++l)
+        shared = own->adapts(t, l) && theirs->adapts(t, l);
+      if (!shared) continue;
       r.error(*at, path,
               fmt::format("DoRA on target '{}', which the LoRA of ancestor '{}' already adapts: "
                           "DoRA's norm would have to be of the merged weight",
