@@ -11,8 +11,6 @@
 #include "lineage/dtype.h"
 #include "lineage/hf_tensor_names.h"
 #include "lineage/safetensors.h"
-#include "runtime/adapters/lora/lora_fold.h"
-#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/adaptation_method.h"
 
 namespace scion::workbench {
@@ -87,28 +85,6 @@ std::vector<float> as_float32(const lineage::LoadedParameter& p) {
   return lineage::to_float32(p.dtype, p.bytes);
 }
 
-// Every LoRA `owner` put on a linear layer folded into its weight (runtime::fold_lora:
-// W + scale · B·A, with DoRA scaled to the magnitude). W (O, I), A (R, I), B (O, R).
-void merge_lora(const spec::Model& owner, const lineage::LoadedParameters& params,
-                std::map<std::string, std::vector<float>>& trunk) {
-  const spec::LoraSpec& lora = *owner.adaptation.find<spec::LoraSpec>();
-  const std::string marker = ".lora." + owner.name + ".a";
-  for (const auto& [name, a] : params) {
-    if (!name.ends_with(marker)) continue;
-    const std::string stem = name.substr(0, name.size() - marker.size());
-    std::vector<float>& w = trunk.at(stem + ".weight");
-    const std::vector<float> A = as_float32(a);
-    const std::vector<float> B = as_float32(params.at(stem + ".lora." + owner.name + ".b"));
-    const std::vector<float> M = lora.use_dora
-                                     ? as_float32(params.at(stem + ".lora." + owner.name + ".m"))
-                                     : std::vector<float>();
-    const std::int64_t R = a.shape[0], I = a.shape[1];
-    const std::int64_t O = static_cast<std::int64_t>(w.size()) / I;
-    runtime::fold_lora(w.data(), A.data(), B.data(), lora.use_dora ? M.data() : nullptr,
-                       lora.scaling(), O, I, R);
-  }
-}
-
 // Every registered adaptation method's parameters `owner` introduced, folded into the
 // trunk's weights and biases (runtime::AdaptationMethod::fold).
 void merge_adaptations(const spec::Model& owner, const lineage::LoadedParameters& params,
@@ -117,7 +93,7 @@ void merge_adaptations(const spec::Model& owner, const lineage::LoadedParameters
     runtime::HostTensors own;
     for (const auto& [name, value] : params)
       if (method->parameter_model(name) == owner.name) own[name] = as_float32(value);
-    if (!own.empty()) method->fold(own, trunk);
+    if (!own.empty()) method->fold(owner, own, trunk);
   }
 }
 
@@ -274,12 +250,9 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
   std::map<std::string, std::vector<float>> trunk;  // by scion name
   for (const auto& [name, value] : params)
     if (lineage::hf_tensor_name(arch.hf_model_type, name)) trunk[name] = as_float32(value);
-  // Every LoRA of the ancestry adds its low-rank product to the frozen weight it adapts;
-  // every registered adaptation method then folds its own in.
-  for (auto it = merged.rbegin(); it != merged.rend(); ++it) {
-    if ((*it)->adaptation.find<spec::LoraSpec>()) merge_lora(**it, params, trunk);
-    merge_adaptations(**it, params, trunk);
-  }
+  // Every model of the ancestry, from the base down, folds each registered adaptation
+  // method's parameters into the frozen weights they adapt, in registration order.
+  for (auto it = merged.rbegin(); it != merged.rend(); ++it) merge_adaptations(**it, params, trunk);
   // RoBERTa's padding_idx is pad_token_id (default 1), as in RobertaEmbeddings.
   const nlohmann::json pad = config->value("pad_token_id", nlohmann::json());
   const int padding_idx = pad.is_number_integer() ? pad.get<int>() : 1;

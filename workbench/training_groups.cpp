@@ -7,7 +7,6 @@
 #include <set>
 #include <string>
 
-#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/cpu/onednn_gemm.h"
 #include "runtime/model/adaptation_method.h"
 #include "runtime/model/parameter_binding.h"
@@ -98,23 +97,9 @@ TrainingMemory estimate_training_memory(const spec::Workspace& ws, const spec::M
   // Recomputation keeps each block's output (C a token) and one block's activations.
   const std::int64_t blocks = t.recompute ? a.layers * a.width + per_block : a.layers * per_block;
   mem.activations = 4 * B * T * (blocks + per_pass);
-  // DoRA keeps W·x̃ + s·B·A·x̃ of every adapted linear (out a token) and holds W + s·B·A of
-  // one while taking its norms (runtime/model/batch_plan.cpp).
-  if (const spec::LoraSpec* dora = m.adaptation.find<spec::LoraSpec>(); dora && dora->use_dora) {
-    const spec::LoraSpec& lora = *dora;
-    const std::int64_t layers = lora.layers.empty() ? a.layers : std::ssize(lora.layers);
-    std::int64_t outs = 0, widest_out = 0, largest_weight = 0;
-    for (const std::string& target : lora.targets) {
-      const auto [out, in] = runtime::linear_shape(a, runtime::linear_stem(target));
-      outs += out;
-      widest_out = std::max(widest_out, out);
-      largest_weight = std::max(largest_weight, out * in);
-    }
-    // + the backward's scratch gradient of the widest, (rows, out).
-    mem.activations += 4 * (B * T * (layers * outs + widest_out) + largest_weight);
-  }
+  // What each adaptation method's rows and scratch add (AdaptationMethod::training_floats).
   for (const runtime::AdaptationMethod* method : runtime::adaptation_methods())
-    mem.activations += 4 * B * T * method->training_floats_per_token(m.adaptation, a);
+    mem.activations += 4 * method->training_floats(m.adaptation, a, B * T);
   if (t.precision == spec::Precision::kBF16) {
     // The bf16 products' rounded operand copies (runtime/cpu/bf16_matmul.h) of the widest
     // product: its input rows, its output-gradient rows and its weight.

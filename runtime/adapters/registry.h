@@ -8,8 +8,8 @@
 
 namespace scion::runtime {
 
-// Registers each method's spec block (spec/adaptation_method.h): LoRA's, then those of
-// adaptation_methods(). Idempotent and thread-safe; call before any spec is read.
+// Registers the spec block (spec/adaptation_method.h) of each of adaptation_methods(), in
+// order. Idempotent and thread-safe; call before any spec is read.
 void register_adaptation_methods();
 
 }  // namespace scion::runtime

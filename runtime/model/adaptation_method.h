@@ -1,7 +1,7 @@
 // AdaptationMethod: what an adaptation method (runtime/adapters/<method>/) gives the model
 // code, so that the parameter table, the initialisation, the weights resolver, the batch
-// plan, the forward and backward passes, the layer trie, the memory plan and the host merge
-// loop over the registered methods instead of naming each one.
+// plan, the forward and backward passes, the layer trie, the FLOP count, the memory plan and
+// the host merges loop over the registered methods instead of naming each one.
 //
 // A method is a stateless singleton: adaptation_methods() lists them, in one registration
 // file (runtime/adapters/registry.cpp). Binding a model's parameters gives, per linear layer
@@ -10,13 +10,19 @@
 // passes call it over a segment's rows at its site:
 //
 //   kInput:   on the linear's input rows, before the frozen product reads them
-//   kOutput:  on the linear's output rows, after the frozen product (and LoRA's terms)
+//   kBeside:  a product beside the frozen one: reads the linear's input rows (after the
+//             input-site adaptations) and adds into its output rows, before the output
+//             sites; it may read the linear's fp32 weight (LinearRows::weight)
+//   kOutput:  on the linear's output rows, after the frozen product and the kBeside terms
 //
-// A linear of a model carries at most one adaptation per site (the spec's rules across
-// models keep it so; resolve_model refuses otherwise), so an input-site backward is handed
-// the linear's own input. Methods and adaptations are immutable, so sharing them across
-// threads is fine; their forward and backward write only the buffers they are handed and
-// the gradients they hold.
+// A linear of a model carries at most one adaptation at kInput and one at kOutput (the
+// spec's rules across models keep it so; resolve_model refuses otherwise), so an input-site
+// backward is handed the linear's own input; kBeside adaptations may stack (a model's and
+// its ancestors'), and the spec's rules keep them off a linear that has an input-site one.
+// Within a site they run in BlockWeights::adaptations order (ancestors first), backward in
+// reverse. Methods and adaptations are immutable, so sharing them across threads is fine;
+// their forward and backward write only the buffers they are handed and the gradients they
+// hold.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,33 +41,80 @@
 
 namespace scion::runtime {
 
-enum class LinearSite { kInput, kOutput };
+enum class LinearSite { kInput, kBeside, kOutput };
 
-// One method's state on one linear of one model's block. Rows are (n, width), width the
-// linear's input width at kInput and its output width at kOutput; every pointer is backend
-// memory. Parameter gradients accumulate (+=), activation gradients are assigned (=); an
-// adaptation whose gradient pointers are null (an ancestor's, or inference) is frozen.
+// The shape of one segment of a linear as the batch plan sizes an adaptation's buffers.
+struct LinearShape {
+  std::int64_t rows = 0;
+  int in = 0, out = 0;    // the linear's widths
+  bool training = false;  // the batch trains: dropout applies
+  bool backward = false;  // a backward pass may follow (training, or targets on every row)
+};
+
+// One row range of a linear as a pass hands it to an adaptation: a unit's rows in the
+// forward pass, a segment's in the backward pass. Every pointer is backend memory.
+struct LinearRows {
+  std::int64_t n = 0;             // rows
+  int in = 0, out = 0;            // the linear's widths
+  const float* weight = nullptr;  // (out, in) the linear's fp32 weight; null when held in bf16
+  // Forward: the rows transformed in place, (n, in) at kInput and (n, out) at kOutput; at
+  // kBeside the linear's output rows (n, out), which it adds into. Null in the backward.
+  float* rows = nullptr;
+  // The linear's input rows (n, in): at kBeside (after the input-site adaptations), and in
+  // an input-site backward (the rows before the transform); null otherwise.
+  const float* input = nullptr;
+  // The buffers activation_sizes asked for, the segment's own (kept from forward to
+  // backward), and those scratch_sizes asked for, shared by every adaptation of the batch
+  // (valid during one call); an entry of size 0 is null.
+  std::span<float*const> activations, scratch;
+  // Dropout on what it reads (training only): the segment's seed, the adaptation's position
+  // among its linear's adaptations (to tell an ancestor's stream from the model's own), and
+  // where the rows' first element lies in the batch's streams (data parallelism).
+  std::uint64_t dropout_seed = 0;
+  int position = 0;
+  std::uint64_t first_element = 0;
+};
+
+// One method's state on one linear of one model's block. Parameter gradients accumulate
+// (+=); an adaptation whose gradient pointers are null (an ancestor's, or inference) is
+// frozen.
 class LinearAdaptation {
  public:
   virtual ~LinearAdaptation() = default;
 
   virtual LinearSite site() const = 0;
 
-  // Floats per row the forward keeps in training for the backward (`saved` below).
-  virtual std::int64_t saved_floats_per_row(int width) const = 0;
+  // Whether the model it was bound for trains it (it holds gradient pointers).
+  virtual bool trained() const = 0;
 
-  // Transforms `rows` in place. `saved`: null in inference, else saved_floats_per_row ·
-  // n floats for the backward. At kInput the backward pass runs it again over the same rows
-  // (the adapted input's buffer is shared by every linear), so it must depend on nothing
-  // but its parameters and `rows`.
-  virtual void forward(Backend& be, float* rows, float* saved, std::int64_t n, int width) const = 0;
+  // Why the adaptation cannot run on a linear whose weight is held in fp32 or not (one
+  // that reads the weight needs it in fp32), naming it `linear` ("blk.0.attn_q"); empty
+  // when it can. resolve_model refuses the model with it.
+  virtual std::string refusal(const std::string& linear, bool weight_in_fp32) const = 0;
 
-  // Given dout, the gradient of the transformed rows: din = the gradient of the rows before
-  // the transform (din may be dout), and the parameters' gradients. `input`: the rows before
-  // the transform at kInput (the linear's input), null at kOutput; `saved`: what forward
-  // kept (null when saved_floats_per_row is 0).
-  virtual void backward(Backend& be, float* din, const float* dout, const float* input,
-                        const float* saved, std::int64_t n, int width) const = 0;
+  // The buffers (floats each) the batch plan lays out for the adaptation over one segment:
+  // activations (the segment's own, from forward to backward) and scratch (the widest ask
+  // of each entry over every adaptation of the batch, shared). The passes hand them back in
+  // LinearRows in this order; the batch signature holds them.
+  virtual std::vector<std::int64_t> activation_sizes(const LinearShape& shape) const = 0;
+  virtual std::vector<std::int64_t> scratch_sizes(const LinearShape& shape) const = 0;
+
+  // Forward FLOPs over `rows` rows of a linear (in, out), for the plan's count.
+  virtual double forward_flops(std::int64_t rows, int in, int out) const = 0;
+
+  // At kInput and kOutput: transforms r.rows in place. At kInput the backward pass runs it
+  // again over the same rows (the adapted input's buffer is shared by every linear), so it
+  // must depend on nothing but its parameters and the rows. At kBeside: adds its term into
+  // r.rows from r.input.
+  virtual void forward(Backend& be, const LinearRows& r) const = 0;
+
+  // Given dout, the gradient of what forward wrote, and the parameters' gradients:
+  //   kInput:  din (n, in) = the gradient of the rows before the transform (may be dout);
+  //   kOutput: din (n, out) likewise (may be dout);
+  //   kBeside: dout (n, out) the output rows' gradient; din (n, in) += the input rows'
+  //            share (the frozen product has already assigned or added per the pass's
+  //            mode); din null: only the parameters' gradients are wanted.
+  virtual void backward(Backend& be, const LinearRows& r, float* din, const float* dout) const = 0;
 
   // Whether `other` applies exactly the same transform (the same parameter buffers): the
   // layer trie shares a block between two models only then.
@@ -69,6 +123,8 @@ class LinearAdaptation {
 
 // How a parameter is initialised when the model that introduces it is first trained
 // (runtime/model/parameter_binding.h: initialize_new_parameters).
+// kWeightRowNorms: the row norms of the linear weight the parameter's name starts with
+// ("blk.N.<linear>."), read in whatever dtype it is held, summed in double.
 enum class InitRule { kNormal, kOnes, kZeros, kKaimingUniform, kWeightRowNorms };
 
 // A parameter as the weights resolver bound it: its value and, when the model trains it,
@@ -112,16 +168,17 @@ class AdaptationMethod {
                                                        const std::string& linear,
                                                        const ParameterLookup& lookup) const = 0;
 
-  // Floats per token a training pass holds for the method under these settings (its saved
-  // rows and its share of the pass's scratch buffers); 0 when they do not use it. The
-  // memory plan (workbench/training_groups.h) adds them.
-  virtual std::int64_t training_floats_per_token(const spec::Adaptation& settings,
-                                                 const spec::Architecture& arch) const = 0;
+  // Floats a training pass over `tokens` tokens holds for the method under these settings
+  // (its saved rows and its share of the pass's scratch buffers); 0 when they do not use
+  // it. The memory plan (workbench/training_groups.h) adds them.
+  virtual std::int64_t training_floats(const spec::Adaptation& settings,
+                                       const spec::Architecture& arch,
+                                       std::int64_t tokens) const = 0;
 
-  // Folds `own` (one model's parameters of the method, by name, every one that model
-  // introduced) into the trunk's weights and biases, on the host: --format huggingface
-  // and merged PEFT bases (workbench/hf_export.cpp).
-  virtual void fold(const HostTensors& own, HostTensors& trunk) const = 0;
+  // Folds `own` (`owner`'s parameters of the method, by name, every one it introduced) into
+  // the trunk's weights and biases, on the host: --format huggingface and merged PEFT bases
+  // (workbench/hf_export.cpp), and runtime::merge_adaptations.
+  virtual void fold(const spec::Model& owner, const HostTensors& own, HostTensors& trunk) const = 0;
 };
 
 // Every registered method, in registration order (runtime/adapters/registry.cpp).

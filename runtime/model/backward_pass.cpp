@@ -23,8 +23,9 @@ void Pass::activation_backward(float* dinp, const float* inp, const float* dout,
 }
 
 // dinp (=/+= per mode) and the frozen product's weight gradients (only when the trunk
-// trains), then each segment's LoRA: its A/B gradients and its share of dinp (+=). A null
-// dinp: nothing below needs the input's gradient, so only weight gradients are computed.
+// trains), then each segment's products beside it: their gradients and their share of dinp
+// (+=). A null dinp: nothing below needs the input's gradient, so only weight gradients
+// are computed.
 void Pass::linear_backward(int l, int i, float* dinp, const float* dout, const float* inp,
                            GradMode mode) {
   const LinearWeights& w = trunk_.blocks[l].linear[i];
@@ -42,30 +43,21 @@ void Pass::linear_backward(int l, int i, float* dinp, const float* dout, const f
     be_.matmul_backward(dx_product, w.dweight, w.dbias, dout, x, w.weight, 1.0f, N_, w.in, w.out,
                         product_mode);
   if (adapted) input_adaptations_backward(l, i, dinp, inp, mode);
+  beside_adaptations_backward(l, i, dinp, dout, x);
+}
+
+void Pass::beside_adaptations_backward(int l, int i, float* dinp, const float* dout,
+                                       const float* x) {
+  const LinearWeights& w = trunk_.blocks[l].linear[i];
   for (std::size_t s = 0; s < segment_count(); ++s) {
     const Plan::SegmentActs& sa = plan_.segments[s];
-    const auto& adapters = seg(s).model->blocks[l].lora[i];
-    for (std::size_t j = 0; j < adapters.size(); ++j) {
-      const LoraWeights& lw = adapters[j];
-      const Plan::LoraActs& la = sa.lora[l][i][j];
-      float* dx = dinp ? dinp + sa.row0 * w.in : nullptr;
-      if (lw.magnitude) {
-        dora_backward_rows(sa, lw, la, w, dout, inp, dx);
-        continue;
-      }
-      be_.matmul_backward(sa.dlora_hidden, lw.db, nullptr, dout + sa.row0 * w.out, la.hidden, lw.b,
-                          lw.scale, sa.rows, lw.rank, w.out, GradMode::kAssign);
-      if (la.dropped) {
-        be_.matmul_backward(dx ? sa.dlora_in : nullptr, lw.da, nullptr, sa.dlora_hidden, la.dropped,
-                            lw.a, 1.0f, sa.rows, w.in, lw.rank, GradMode::kAssign);
-        if (dx) {
-          be_.dropout_backward(sa.dlora_in, sa.dlora_in, la.mask, sa.rows * w.in);
-          be_.add_inplace(dx, sa.dlora_in, 1.0f, sa.rows * w.in);
-        }
-      } else {
-        be_.matmul_backward(dx, lw.da, nullptr, sa.dlora_hidden, inp + sa.row0 * w.in, lw.a,
-                            1.0f, sa.rows, w.in, lw.rank, GradMode::kAccumulate);
-      }
+    const auto& adaptations = seg(s).model->blocks[l].adaptations[i];
+    for (std::size_t j = 0; j < adaptations.size(); ++j) {
+      if (adaptations[j]->site() != LinearSite::kBeside) continue;
+      LinearRows r = adaptation_rows(s, l, i, j, sa.rows);
+      r.input = x + sa.row0 * w.in;
+      adaptations[j]->backward(be_, r, dinp ? dinp + sa.row0 * w.in : nullptr,
+                               dout + sa.row0 * w.out);
     }
   }
 }
@@ -81,8 +73,7 @@ const float* Pass::output_adaptations_backward(int l, int i, const float* dout) 
     const float* from = dout + sa.row0 * width;
     for (std::size_t j = adaptations.size(); j-- > 0;) {  // reversed, as in forward
       if (adaptations[j]->site() != LinearSite::kOutput) continue;
-      adaptations[j]->backward(be_, drows, from, nullptr, sa.adaptation_saved[l][i][j], sa.rows,
-                               width);
+      adaptations[j]->backward(be_, adaptation_rows(s, l, i, j, sa.rows), drows, from);
       from = drows;
     }
   }
@@ -95,31 +86,18 @@ void Pass::input_adaptations_backward(int l, int i, float* dinp, const float* in
     const Plan::SegmentActs& sa = plan_.segments[s];
     const auto& adaptations = seg(s).model->blocks[l].adaptations[i];
     float* drows = plan_.adapted_din + sa.row0 * in;
-    for (std::size_t j = 0; j < adaptations.size(); ++j)  // one at most (adaptation_method.h)
-      if (adaptations[j]->site() == LinearSite::kInput)
-        adaptations[j]->backward(be_, drows, drows, inp + sa.row0 * in,
-                                 sa.adaptation_saved[l][i][j], sa.rows, in);
+    for (std::size_t j = 0; j < adaptations.size(); ++j) {  // one at most (adaptation_method.h)
+      if (adaptations[j]->site() != LinearSite::kInput) continue;
+      LinearRows r = adaptation_rows(s, l, i, j, sa.rows);
+      r.input = inp + sa.row0 * in;
+      adaptations[j]->backward(be_, r, drows, drows);
+    }
   }
   if (!dinp) return;
   if (mode == GradMode::kAssign)
     be_.copy(dinp, plan_.adapted_din, N_ * in);
   else
     be_.add_inplace(dinp, plan_.adapted_din, 1.0f, N_ * in);
-}
-
-// A DoRA adapter's share of linear_backward over segment `sa`'s rows: its gradients, and
-// dx (+=) through its dropout when it has one.
-void Pass::dora_backward_rows(const Plan::SegmentActs& sa, const LoraWeights& lw,
-                              const Plan::LoraActs& la, const LinearWeights& w, const float* dout,
-                              const float* inp, float* dx) {
-  const float* x = la.dropped ? la.dropped : inp + sa.row0 * w.in;
-  float* dx_lora = la.dropped && dx ? sa.dlora_in : dx;
-  dora_backward(be_, dx_lora, la.dropped ? GradMode::kAssign : GradMode::kAccumulate, sa.dlora_out,
-                sa.dlora_hidden, dout + sa.row0 * w.out, x, la.hidden, la.combined, la.norms,
-                w.weight, lw, sa.rows, w.in, w.out);
-  if (!la.dropped || !dx) return;
-  be_.dropout_backward(sa.dlora_in, sa.dlora_in, la.mask, sa.rows * w.in);
-  be_.add_inplace(dx, sa.dlora_in, 1.0f, sa.rows * w.in);
 }
 
 // Given dres = d loss / d (residual that received the adapter output), adds the adapter

@@ -39,35 +39,52 @@ class Layout {
   std::vector<float**> slots_;
 };
 
+// The shape an adaptation on linear w of segment sa sizes its buffers for.
+LinearShape adaptation_shape(const BatchPlan& plan, const FamilyBatch& batch,
+                             const BatchPlan::SegmentActs& sa, const LinearWeights& w) {
+  return {sa.rows, w.in, w.out, batch.training, !plan.inference};
+}
+
 // The adaptation methods' buffers: the plan's adapted input and gradients
 // (BatchPlan::adapted_in, adapted_dout, adapted_din) sized for the widest linear any
-// segment adapts at each site, and in training what each segment's adaptations keep
-// (SegmentActs::adaptation_saved).
+// segment adapts at each site, what each segment's adaptations ask for
+// (SegmentActs::adaptation_activations), and their shared scratch, each entry the widest
+// ask (BatchPlan::adaptation_scratch).
 void add_adaptation_buffers(BatchPlan& plan, const FamilyBatch& batch, std::int64_t widest,
                             Layout& layout) {
   std::int64_t max_in = 0, max_out = 0;
+  std::vector<std::int64_t> scratch;
   for (std::size_t s = 0; s < batch.segments.size(); ++s) {
     const ModelWeights& m = *batch.segments[s].model;
     BatchPlan::SegmentActs& sa = plan.segments[s];
-    sa.adaptation_saved.assign(m.blocks.size(), {});
+    sa.adaptation_activations.assign(m.blocks.size(), {});
     for (std::size_t l = 0; l < m.blocks.size(); ++l)
       for (int i = 0; i < kLinearCount; ++i) {
         const auto& adaptations = m.blocks[l].adaptations[i];
-        std::vector<float*>& saved = sa.adaptation_saved[l][i];
-        saved.assign(adaptations.size(), nullptr);
+        auto& buffers = sa.adaptation_activations[l][i];
+        buffers.assign(adaptations.size(), {});
         const LinearWeights& w = m.blocks[l].linear[i];
+        const LinearShape shape = adaptation_shape(plan, batch, sa, w);
         for (std::size_t j = 0; j < adaptations.size(); ++j) {
-          const bool on_input = adaptations[j]->site() == LinearSite::kInput;
-          const int width = on_input ? w.in : w.out;
-          std::int64_t& widest_adapted = on_input ? max_in : max_out;
-          widest_adapted = std::max<std::int64_t>(widest_adapted, width);
-          if (!plan.inference)
+          const LinearSite site = adaptations[j]->site();
+          if (site == LinearSite::kInput) max_in = std::max<std::int64_t>(max_in, w.in);
+          if (site == LinearSite::kOutput) max_out = std::max<std::int64_t>(max_out, w.out);
+          const std::vector<std::int64_t> sizes = adaptations[j]->activation_sizes(shape);
+          buffers[j].assign(sizes.size(), nullptr);
+          for (std::size_t k = 0; k < sizes.size(); ++k)
             layout.add("seg." + std::to_string(s) + ".blk." + std::to_string(l) + "." +
-                           kLinearStems[i] + ".adaptation." + std::to_string(j) + ".saved",
-                       sa.rows * adaptations[j]->saved_floats_per_row(width), &saved[j]);
+                           kLinearStems[i] + ".adaptation." + std::to_string(j) + "." +
+                           std::to_string(k),
+                       sizes[k], &buffers[j][k]);
+          const std::vector<std::int64_t> asks = adaptations[j]->scratch_sizes(shape);
+          if (scratch.size() < asks.size()) scratch.resize(asks.size(), 0);
+          for (std::size_t k = 0; k < asks.size(); ++k) scratch[k] = std::max(scratch[k], asks[k]);
         }
       }
   }
+  plan.adaptation_scratch.assign(scratch.size(), nullptr);
+  for (std::size_t k = 0; k < scratch.size(); ++k)
+    layout.add("adaptation_scratch." + std::to_string(k), scratch[k], &plan.adaptation_scratch[k]);
   layout.add("adapted_in", (plan.inference ? widest : plan.N) * max_in, &plan.adapted_in);
   if (plan.inference) return;
   layout.add("adapted_dout", plan.N * max_out, &plan.adapted_dout);
@@ -85,6 +102,7 @@ bool is_inference(const FamilyBatch& batch) {
 
 std::string batch_signature(const FamilyBatch& batch) {
   std::string s = batch.training ? (batch.recompute ? "R" : "T") : is_inference(batch) ? "I" : "E";
+  const bool inference = is_inference(batch);
   auto add = [&s](std::int64_t v) {
     s += std::to_string(v);
     s += ',';
@@ -113,19 +131,15 @@ std::string batch_signature(const FamilyBatch& batch) {
     for (const BlockWeights& b : m.blocks) {
       s += '/';
       for (const PrefixWeights& p : b.prefixes) add(p.tokens);
-      for (const auto& loras : b.lora) {
-        s += 'l';
-        for (const LoraWeights& l : loras) {
-          add(l.rank * 2 + (l.dropout > 0));
-          if (l.magnitude) s += 'd';
-        }
-      }
       for (int i = 0; i < kLinearCount; ++i) {
         s += 'a';
+        const LinearShape shape{seg.batch * (prompt_rows(seg) + seg.length), b.linear[i].in,
+                                b.linear[i].out, batch.training, !inference};
         for (const auto& adaptation : b.adaptations[i]) {
-          const bool on_input = adaptation->site() == LinearSite::kInput;
-          add(on_input);
-          add(adaptation->saved_floats_per_row(on_input ? b.linear[i].in : b.linear[i].out));
+          add(static_cast<int>(adaptation->site()));
+          for (const std::int64_t n : adaptation->activation_sizes(shape)) add(n);
+          s += 's';
+          for (const std::int64_t n : adaptation->scratch_sizes(shape)) add(n);
         }
       }
       for (const BottleneckWeights& w : b.adapter_attn) add(w.down.out);
@@ -220,11 +234,10 @@ std::int64_t lay_out_blocks(BatchPlan& plan, const FamilyBatch& batch, Layout& l
 
 // The widest of each adapter scratch a segment's blocks need (its gradients' buffers).
 struct AdapterWidths {
-  int prefix = 0, rank = 0, hidden = 0;
-  std::int64_t dropped_in = 0, dora_weight = 0, dora_out = 0;
+  int prefix = 0, hidden = 0;
 };
 
-// Segment s's prefix, LoRA and bottleneck activations in block l, widening `widths`.
+// Segment s's prefix and bottleneck activations in block l, widening `widths`.
 void lay_out_segment_block(BatchPlan& plan, const FamilyBatch& batch, std::size_t s, int l,
                            Layout& layout, AdapterWidths& widths) {
   using Plan = BatchPlan;
@@ -241,29 +254,6 @@ void lay_out_segment_block(BatchPlan& plan, const FamilyBatch& batch, std::size_
   widths.prefix = std::max(widths.prefix, Pf);
   layout.add(q + "prefix_k", Pf * C, &sa.prefix_k[l]);
   layout.add(q + "prefix_v", Pf * C, &sa.prefix_v[l]);
-  for (int i = 0; i < kLinearCount; ++i) {
-    sa.lora[l][i].resize(bw.lora[i].size());
-    for (std::size_t j = 0; j < bw.lora[i].size(); ++j) {
-      const LoraWeights& lw = bw.lora[i][j];
-      const std::string r = q + kLinearStems[i] + "." + std::to_string(j) + ".";
-      Plan::LoraActs& la = sa.lora[l][i][j];
-      layout.add(r + "hidden", rows * lw.rank, &la.hidden);
-      widths.rank = std::max(widths.rank, lw.rank);
-      if (batch.training && lw.dropout > 0) {
-        const int in = bw.linear[i].in;
-        layout.add(r + "dropped", rows * in, &la.dropped);
-        layout.add(r + "mask", rows * in, &la.mask);
-        widths.dropped_in = std::max<std::int64_t>(widths.dropped_in, in);
-      }
-      if (lw.magnitude) {
-        const std::int64_t in = bw.linear[i].in, out = bw.linear[i].out;
-        layout.add(r + "combined", rows * out, &la.combined);
-        layout.add(r + "norms", out, &la.norms);
-        widths.dora_weight = std::max(widths.dora_weight, out * in);
-        widths.dora_out = std::max(widths.dora_out, out);
-      }
-    }
-  }
   for (int site = 0; site < 2; ++site) {
     const auto& adapters = site == 0 ? bw.adapter_attn : bw.adapter_ffn;
     sa.bottleneck[l][site].resize(adapters.size());
@@ -278,7 +268,7 @@ void lay_out_segment_block(BatchPlan& plan, const FamilyBatch& batch, std::size_
   }
 }
 
-// Segment s's own buffers: its tokens and targets, prompt, prefix, LoRA and bottleneck
+// Segment s's own buffers: its tokens and targets, prompt, prefix and bottleneck
 // activations and their gradients' scratch, pooled rows, logits and losses.
 void lay_out_segment(BatchPlan& plan, const FamilyBatch& batch, std::size_t s, Layout& layout) {
   using Plan = BatchPlan;
@@ -306,16 +296,11 @@ void lay_out_segment(BatchPlan& plan, const FamilyBatch& batch, std::size_t s, L
   layout.add(p + "dprompt", sa.P * C, &sa.dprompt);
   sa.prefix_k.assign(L, nullptr);
   sa.prefix_v.assign(L, nullptr);
-  sa.lora.resize(L);
   sa.bottleneck.resize(L);
   AdapterWidths widths;
   for (int l = 0; l < L; ++l) lay_out_segment_block(plan, batch, s, l, layout, widths);
   layout.add(p + "dprefix_k", widths.prefix * C, &sa.dprefix_k);
   layout.add(p + "dprefix_v", widths.prefix * C, &sa.dprefix_v);
-  layout.add(p + "dlora_hidden", rows * widths.rank, &sa.dlora_hidden);
-  layout.add(p + "dlora_in", rows * widths.dropped_in, &sa.dlora_in);
-  layout.add(p + "dora_weight", widths.dora_weight, &sa.dora_weight);
-  if (!plan.inference) layout.add(p + "dlora_out", rows * widths.dora_out, &sa.dlora_out);
   layout.add(p + "dbneck_pre", rows * widths.hidden, &sa.dbneck_pre);
   layout.add(p + "dbneck_act", rows * widths.hidden, &sa.dbneck_act);
   const bool pooled = head && !per_token;

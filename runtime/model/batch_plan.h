@@ -23,14 +23,6 @@
 namespace scion::runtime::detail {
 
 struct BatchPlan {
-  struct LoraActs {
-    float* hidden = nullptr;   // (rows, r)
-    float* dropped = nullptr;  // (rows, in) LoRA input after dropout, when dropout applies
-    float* mask = nullptr;     // (rows, in)
-    // DoRA only (adapters/lora/dora_layer.h): W·x̃ + s·B·A·x̃, and the weight's row norms.
-    float* combined = nullptr;  // (rows, out)
-    float* norms = nullptr;     // (out)
-  };
   struct BottleneckActs {
     float* pre = nullptr;  // (rows, H) before GELU
     float* act = nullptr;  // (rows, H)
@@ -53,22 +45,17 @@ struct BatchPlan {
     // Host staging of what the Segment does not hold as such, and of the losses read back.
     std::vector<std::int32_t> host_attn_lengths, host_lm_targets;
     std::vector<float> host_losses;
-    float* prompt = nullptr;                 // (P, C) concatenated prompts
+    float* prompt = nullptr;  // (P, C) concatenated prompts
     float* dprompt = nullptr;
     std::vector<float*> prefix_k, prefix_v;  // per block (Pf, C), null when Pf = 0
     float* dprefix_k = nullptr;              // (max Pf, C) scratch
     float* dprefix_v = nullptr;
-    std::vector<std::array<std::vector<LoraActs>, kLinearCount>> lora;  // [block][linear][j]
     std::vector<std::array<std::vector<BottleneckActs>, 2>> bottleneck;  // [block][site][j]
-    // Training only: what each adaptation method's state on a linear keeps for its
-    // backward, (rows, saved_floats_per_row), per [block][linear][j] as
-    // BlockWeights::adaptations; null where it keeps nothing.
-    std::vector<std::array<std::vector<float*>, kLinearCount>> adaptation_saved;
-    float* dlora_hidden = nullptr;  // (rows, max r)
-    float* dlora_in = nullptr;      // (rows, max in), when some LoRA has dropout
-    float* dora_weight = nullptr;   // (max out·in) W + s·B·A while DoRA's norms are taken
-    float* dlora_out = nullptr;     // (rows, max out) DoRA's gradient of `combined`
-    float* dbneck_pre = nullptr;    // (rows, max H)
+    // The buffers each adaptation method's state on a linear asked for
+    // (LinearAdaptation::activation_sizes), per [block][linear][j] as
+    // BlockWeights::adaptations; null where an entry is empty.
+    std::vector<std::array<std::vector<std::vector<float*>>, kLinearCount>> adaptation_activations;
+    float* dbneck_pre = nullptr;  // (rows, max H)
     float* dbneck_act = nullptr;
     float* pooled = nullptr;   // (B, C)
     float* dpooled = nullptr;  // (B, C)
@@ -122,6 +109,9 @@ struct BatchPlan {
   // the widest such input), and in training the gradients of an adapted output's and an
   // adapted input's rows (N, the widest of each).
   float *adapted_in = nullptr, *adapted_dout = nullptr, *adapted_din = nullptr;
+  // The adaptations' shared scratch (LinearAdaptation::scratch_sizes): entry k the widest
+  // ask of any adaptation of any segment; null where none asks.
+  std::vector<float*> adaptation_scratch;
 };
 
 // No training and no targets: no loss, no backward, block buffers reused.

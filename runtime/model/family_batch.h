@@ -71,13 +71,13 @@ int first_position(const Segment& seg);
 
 struct FamilyBatch {
   std::vector<Segment> segments;
-  bool training = false;  // dropout on (the trunk's rate, and trained LoRA's own rate)
+  bool training = false;  // dropout on (the trunk's rate, and trained adaptations' own)
   // Inference only (no training, no targets): compute identical layer applications once.
   // Segments whose inputs (tokens, lengths, prompts) are equal share the embeddings; two
   // segments that shared block l-1's output and apply the same parameters in block l
-  // (prefixes, LoRA, bottleneck adapters; compared by buffer, and the parameter pool
+  // (prefixes, adaptations, bottleneck adapters; compared by buffer, and the parameter pool
   // holds one buffer per digest) share block l. This is the trie of layer identities:
-  // head-only descendants share the whole trunk, a LoRA in the top layer branches there,
+  // head-only descendants share the whole trunk, an adapter in the top layer branches there,
   // prefix or prompt tuning branches where it first acts. Distinct branches at one layer
   // are still co-batched over that layer's frozen products.
   bool share_identical = false;

@@ -34,11 +34,8 @@ double forward_flops(const FamilyBatch& batch) {
       for (int i = 0; i < kLinearCount; ++i) {
         const LinearWeights& w = bw.linear[i];
         flops += 2.0 * rows * w.in * w.out;
-        for (const LoraWeights& lw : bw.lora[i]) {
-          flops += 2.0 * rows * lw.rank * (w.in + w.out);
-          // DoRA: W·x̃ again, and W + s·B·A for its norms (adapters/lora/dora_layer.h).
-          if (lw.magnitude) flops += 2.0 * rows * w.in * w.out + 2.0 * w.out * w.in * lw.rank;
-        }
+        for (const auto& adaptation : bw.adaptations[i])
+          flops += adaptation->forward_flops(u.rows, w.in, w.out);
       }
       for (const auto* adapters : {&bw.adapter_attn, &bw.adapter_ffn})
         for (const BottleneckWeights& w : *adapters) flops += 4.0 * rows * C * w.down.out;

@@ -119,33 +119,47 @@ bool Pass::any_adaptation(int l, int i, LinearSite site) const {
   return false;
 }
 
+LinearRows Pass::adaptation_rows(std::size_t s, int l, int i, std::size_t j, std::int64_t n) const {
+  const LinearWeights& w = trunk_.blocks[l].linear[i];
+  LinearRows r;
+  r.n = n;
+  r.in = w.in;
+  r.out = w.out;
+  r.weight = w.weight;
+  r.activations = plan_.segments[s].adaptation_activations[l][i][j];
+  r.scratch = plan_.adaptation_scratch;
+  r.dropout_seed = seg(s).dropout_seed;
+  r.position = static_cast<int>(j);
+  r.first_element = first_element(s, w.in);
+  return r;
+}
+
+void Pass::adaptations_forward(int l, int i, LinearSite site, float* rows, const float* inp) {
+  const LinearWeights& w = trunk_.blocks[l].linear[i];
+  const int width = site == LinearSite::kInput ? w.in : w.out;
+  for (const Unit& u : units(l)) {
+    const auto& adaptations = seg(u.segment).model->blocks[l].adaptations[i];
+    for (std::size_t j = 0; j < adaptations.size(); ++j) {
+      if (adaptations[j]->site() != site) continue;
+      // In training the unit is its whole segment, so it starts where the segment does.
+      LinearRows r = adaptation_rows(u.segment, l, i, j, u.rows);
+      r.rows = rows + u.row0 * width;
+      if (site == LinearSite::kBeside) r.input = inp + u.row0 * w.in;
+      adaptations[j]->forward(be_, r);
+    }
+  }
+}
+
 const float* Pass::adapted_input(int l, int i, const float* inp) {
   if (!any_adaptation(l, i, LinearSite::kInput)) return inp;
   const int in = trunk_.blocks[l].linear[i].in;
   be_.copy(plan_.adapted_in, inp, rows_at(l) * in);
-  for (const Unit& u : units(l)) {
-    const auto& adaptations = seg(u.segment).model->blocks[l].adaptations[i];
-    for (std::size_t j = 0; j < adaptations.size(); ++j)
-      if (adaptations[j]->site() == LinearSite::kInput)
-        adaptations[j]->forward(be_, plan_.adapted_in + u.row0 * in,
-                                plan_.segments[u.segment].adaptation_saved[l][i][j], u.rows, in);
-  }
+  adaptations_forward(l, i, LinearSite::kInput, plan_.adapted_in, nullptr);
   return plan_.adapted_in;
 }
 
-void Pass::adapt_outputs(int l, int i, float* out) {
-  const int width = trunk_.blocks[l].linear[i].out;
-  for (const Unit& u : units(l)) {
-    const auto& adaptations = seg(u.segment).model->blocks[l].adaptations[i];
-    for (std::size_t j = 0; j < adaptations.size(); ++j)
-      if (adaptations[j]->site() == LinearSite::kOutput)
-        adaptations[j]->forward(be_, out + u.row0 * width,
-                                plan_.segments[u.segment].adaptation_saved[l][i][j], u.rows, width);
-  }
-}
-
 // The frozen product once over all rows (of inputs through the input-site adaptations),
-// then each segment's LoRA on its own rows, then the output-site adaptations.
+// then each unit's products beside it on its own rows, then the output-site adaptations.
 void Pass::linear_forward(int l, int i, float* out, const float* inp) {
   const LinearWeights& w = trunk_.blocks[l].linear[i];
   inp = adapted_input(l, i, inp);
@@ -153,32 +167,8 @@ void Pass::linear_forward(int l, int i, float* out, const float* inp) {
     be_.matmul_forward_bf16_weight(out, inp, w.weight_bf16, w.bias, rows_at(l), w.in, w.out);
   else
     be_.matmul_forward(out, inp, w.weight, w.bias, rows_at(l), w.in, w.out);
-  for (const Unit& u : units(l)) {
-    const Plan::SegmentActs& sa = plan_.segments[u.segment];
-    const auto& adapters = seg(u.segment).model->blocks[l].lora[i];
-    for (std::size_t j = 0; j < adapters.size(); ++j) {
-      const LoraWeights& lw = adapters[j];
-      const Plan::LoraActs& la = sa.lora[l][i][j];
-      const float* x = inp + u.row0 * w.in;
-      if (la.dropped) {
-        // Training: the unit is its whole segment, so it starts where the segment does.
-        be_.dropout_forward(la.dropped, la.mask, x, u.rows * w.in, lw.dropout,
-                            seg(u.segment).dropout_seed, lw.stream + j,
-                            first_element(u.segment, w.in));
-        x = la.dropped;
-      }
-      be_.matmul_forward(la.hidden, x, lw.a, nullptr, u.rows, w.in, lw.rank);
-      if (lw.magnitude) {
-        dora_weight_norms(be_, la.norms, sa.dora_weight, w.weight, lw, w.in, w.out);
-        dora_forward(be_, out + u.row0 * w.out, la.combined, x, la.hidden, w.weight, lw, la.norms,
-                     u.rows, w.in, w.out);
-        continue;
-      }
-      be_.matmul_forward_accumulate(out + u.row0 * w.out, la.hidden, lw.b, lw.scale, u.rows,
-                                    lw.rank, w.out);
-    }
-  }
-  adapt_outputs(l, i, out);
+  adaptations_forward(l, i, LinearSite::kBeside, out, inp);
+  adaptations_forward(l, i, LinearSite::kOutput, out, nullptr);
 }
 
 // res[rows of s] += up(gelu(down(y))) for each bottleneck adapter of segment s at `site`.

@@ -45,14 +45,6 @@ bool same_block(const ModelWeights& x, const ModelWeights& y, int l) {
     if (a.prefixes[j].keys != b.prefixes[j].keys || a.prefixes[j].values != b.prefixes[j].values)
       return false;
   for (int i = 0; i < kLinearCount; ++i) {
-    if (a.lora[i].size() != b.lora[i].size()) return false;
-    for (std::size_t j = 0; j < a.lora[i].size(); ++j)
-      if (a.lora[i][j].a != b.lora[i][j].a || a.lora[i][j].b != b.lora[i][j].b ||
-          a.lora[i][j].scale != b.lora[i][j].scale ||
-          a.lora[i][j].magnitude != b.lora[i][j].magnitude)
-        return false;
-  }
-  for (int i = 0; i < kLinearCount; ++i) {
     if (a.adaptations[i].size() != b.adaptations[i].size()) return false;
     for (std::size_t j = 0; j < a.adaptations[i].size(); ++j)
       if (!a.adaptations[i][j]->same_as(*b.adaptations[i][j])) return false;

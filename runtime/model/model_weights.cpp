@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <map>
 
-#include "base/seeded_rng.h"
-#include "runtime/adapters/lora/lora_fold.h"
-#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/backend.h"
 
 namespace scion::runtime {
@@ -146,26 +143,6 @@ void resolve_adapters(const spec::Workspace& ws, const spec::Model& model, const
     for (int l = 0; l < w.arch.layers; ++l) {
       const std::string p = block_prefix(l);
       BlockWeights& blk = w.blocks[l];
-      for (int i = 0; i < kLinearCount; ++i) {
-        const std::string stem = p + kLinearStems[i] + ".lora." + n;
-        if (!r.has(stem + ".a")) continue;
-        const Slot& a = r.at(stem + ".a");
-        const Slot& b = r.at(stem + ".b");
-        const spec::LoraSpec& settings = *ad.find<spec::LoraSpec>();
-        LoraWeights lora{a.value,
-                         b.value,
-                         a.grad,
-                         b.grad,
-                         settings.rank,
-                         settings.scaling(),
-                         a.grad ? settings.dropout : 0.0f,
-                         base::splitmix64(0x10A4u + 31u * l + i)};
-        if (r.has(stem + ".m")) {
-          lora.magnitude = r.at(stem + ".m").value;
-          lora.dmagnitude = r.at(stem + ".m").grad;
-        }
-        blk.lora[i].push_back(lora);
-      }
       for (int i = 0; i < kLinearCount; ++i)
         for (const AdaptationMethod* method : adaptation_methods())
           if (auto bound = method->bind(*m, l, kLinearStems[i], lookup))
@@ -186,22 +163,22 @@ void resolve_adapters(const spec::Workspace& ws, const spec::Model& model, const
   }
 }
 
-// DoRA's weight norm is taken of the fp32 weight (dora_layer.h); a trunk held in bf16 (a
-// bf16 group, or --precision bf16) has none.
-Status check_dora_weights(const spec::Model& model, const ModelWeights& w) {
+// Whether every adaptation can run on its linear as the pool holds it (a method that reads
+// the weight needs it in fp32: LinearAdaptation::refusal).
+Status check_adaptation_refusals(const spec::Model& model, const ModelWeights& w) {
   for (int l = 0; l < w.arch.layers; ++l)
     for (int i = 0; i < kLinearCount; ++i)
-      for (const LoraWeights& lw : w.blocks[l].lora[i])
-        if (lw.magnitude && w.blocks[l].linear[i].weight == nullptr)
-          return invalid_argument("model '" + model.name + "': DoRA on " + block_prefix(l) +
-                                  kLinearStems[i] +
-                                  " needs that weight in fp32, and it is held in bf16; DoRA "
-                                  "runs in fp32 only (leave out precision: bf16)");
+      for (const auto& adaptation : w.blocks[l].adaptations[i]) {
+        const std::string why = adaptation->refusal(block_prefix(l) + kLinearStems[i],
+                                                    w.blocks[l].linear[i].weight != nullptr);
+        if (!why.empty()) return invalid_argument("model '" + model.name + "': " + why);
+      }
   return Status::ok();
 }
 
 // The passes hand an input-site adaptation the linear's own input, so a linear carries at
-// most one adaptation per site (the spec's rules across models keep it so).
+// most one adaptation at its input and one at its output (the spec's rules across models
+// keep it so); products beside the frozen one (kBeside) may stack.
 Status check_one_adaptation_per_site(const spec::Model& model, const ModelWeights& w) {
   for (int l = 0; l < w.arch.layers; ++l)
     for (int i = 0; i < kLinearCount; ++i)
@@ -274,7 +251,7 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
     }
   }
   resolve_adapters(workspace, model, r, w);
-  SCION_RETURN_IF_ERROR(check_dora_weights(model, w));
+  SCION_RETURN_IF_ERROR(check_adaptation_refusals(model, w));
   SCION_RETURN_IF_ERROR(check_one_adaptation_per_site(model, w));
   if (objective == spec::Objective::kClassification)
     SCION_RETURN_IF_ERROR(resolve_classifier(workspace, model, r, w));
@@ -283,8 +260,7 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
   for (const ParameterSpec& p : table) {
     if (!p.trainable || !grads) continue;
     const bool in_block = p.name.starts_with("blk.");
-    const bool adapter = p.name.find(".lora.") != std::string::npos ||
-                         method_of_parameter(p.name) != nullptr ||
+    const bool adapter = method_of_parameter(p.name) != nullptr ||
                          p.name.find(".prefix.") != std::string::npos ||
                          p.name.find(".adapter_") != std::string::npos ||
                          p.name.starts_with("prompt.") || p.name.starts_with("head");
@@ -301,35 +277,34 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
   return w;
 }
 
-Status merge_lora(Backend& backend, const spec::Workspace& workspace, const spec::Model& model,
-                  const ParameterBinding& params, const ParameterBinding& merged) {
-  const spec::LoraSpec* settings = model.adaptation.find<spec::LoraSpec>();
-  if (!settings) return Status::ok();
-  const spec::LoraSpec& spec = *settings;
-  const float scale = spec.scaling();
-  const spec::Architecture& arch = workspace.architecture_of(model);
-  for (int l = 0; l < arch.layers; ++l) {
-    for (const char* stem : kLinearStems) {
-      const std::string base = block_prefix(l) + stem;
-      const Tensor* a = params.find(base + ".lora." + model.name + ".a");
-      if (!a) continue;
-      const Tensor* b = params.find(base + ".lora." + model.name + ".b");
-      const Tensor* m = params.find(base + ".lora." + model.name + ".m");
-      const Tensor* w = params.find(base + ".weight");
-      const Tensor* out = merged.find(base + ".weight");
-      if (!b || !w || !out || (spec.use_dora && !m))
-        return not_found("merge_lora: '" + base + "' of model '" + model.name +
-                         "' lacks its B matrix, DoRA magnitude, weight or merged destination");
-      const std::int64_t O = w->shape[0], I = w->shape[1], R = a->shape[0];
-      // Folded on the host: a one-off export step, not a training or inference path.
-      const std::vector<float> a_host = copy_to_host(backend, *a);
-      const std::vector<float> b_host = copy_to_host(backend, *b);
-      const std::vector<float> m_host = m ? copy_to_host(backend, *m) : std::vector<float>();
-      std::vector<float> merged_host = copy_to_host(backend, *w);
-      fold_lora(merged_host.data(), a_host.data(), b_host.data(), m ? m_host.data() : nullptr,
-                scale, O, I, R);
-      backend.copy_to_device(out->data, merged_host.data(), out->bytes());
-    }
+Status merge_adaptations(Backend& backend, const spec::Workspace& workspace,
+                         const spec::Model& model, const ParameterBinding& params,
+                         const ParameterBinding& merged) {
+  // Folded on the host: a one-off export step, not a training or inference path.
+  const std::vector<ParameterSpec> table = parameter_table(workspace, model);
+  HostTensors trunk;
+  for (const ParameterSpec& p : table)
+    if (is_trunk_linear_weight(p.name) ||
+        (p.name.starts_with("blk.") && p.name.ends_with(".bias") &&
+         is_trunk_linear_weight(p.name.substr(0, p.name.size() - 5) + ".weight")))
+      if (const Tensor* t = params.find(p.name)) trunk[p.name] = copy_to_host(backend, *t);
+  bool folded = false;
+  for (const AdaptationMethod* method : adaptation_methods()) {
+    HostTensors own;
+    for (const ParameterSpec& p : table)
+      if (method_of_parameter(p.name) == method && method->parameter_model(p.name) == model.name)
+        if (const Tensor* t = params.find(p.name)) own[p.name] = copy_to_host(backend, *t);
+    if (own.empty()) continue;
+    method->fold(model, own, trunk);
+    folded = true;
+  }
+  if (!folded) return Status::ok();
+  for (const auto& [name, values] : trunk) {
+    const Tensor* out = merged.find(name);
+    if (!out)
+      return not_found("merge_adaptations: '" + name + "' of model '" + model.name +
+                       "' has no merged destination");
+    backend.copy_to_device(out->data, values.data(), out->bytes());
   }
   return Status::ok();
 }

@@ -46,26 +46,11 @@ struct LinearWeights {
   }
 };
 
-// The linear layers of a block, in LoRA target order. ffn_gate exists only in a gated
+// The linear layers of a block, in spec::kLinearTargets order. ffn_gate exists only in a gated
 // FFN (Llama's gate_proj; Architecture::gated_ffn()); elsewhere its weight is null.
 enum Linear { kAttnQ, kAttnK, kAttnV, kAttnO, kFfnIn, kFfnOut, kFfnGate, kLinearCount };
 inline constexpr const char* kLinearStems[kLinearCount] = {
     "attn_q", "attn_k", "attn_v", "attn_o", "ffn_in", "ffn_out", "ffn_gate"};
-
-struct LoraWeights {
-  const float* a = nullptr;  // (r, in)
-  const float* b = nullptr;  // (out, r)
-  float* da = nullptr;
-  float* db = nullptr;
-  int rank = 0;
-  float scale = 1.0f;    // spec::LoraSpec::scaling(): alpha / rank, or alpha / sqrt(rank)
-  float dropout = 0.0f;  // on the LoRA input, only while this adapter is trained
-  std::uint64_t stream = 0;  // dropout stream id
-  // DoRA (spec::LoraSpec::use_dora; runtime/adapters/lora/dora_layer.h): the magnitude per
-  // output feature, null for a plain LoRA.
-  const float* magnitude = nullptr;  // (out)
-  float* dmagnitude = nullptr;
-};
 
 struct PrefixWeights {
   const float* keys = nullptr;    // (P, C)
@@ -83,10 +68,9 @@ struct BottleneckWeights {
 struct BlockWeights {
   NormWeights ln1, ln2;
   std::array<LinearWeights, kLinearCount> linear;
-  // Adapters of the model and its ancestors, ancestors first.
-  std::array<std::vector<LoraWeights>, kLinearCount> lora;
   // The registered methods' states on each linear (runtime/model/adaptation_method.h), the
-  // model's and its ancestors', ancestors first; at most one per site.
+  // model's and its ancestors', ancestors first (each model's in registration order); at
+  // most one at kInput and one at kOutput.
   std::array<std::vector<std::shared_ptr<const LinearAdaptation>>, kLinearCount> adaptations;
   std::vector<PrefixWeights> prefixes;
   std::vector<BottleneckWeights> adapter_attn, adapter_ffn;
@@ -155,19 +139,22 @@ struct ModelWeights {
 // the nearest classifier up the ancestry (the model's own head, an ancestor's, or the
 // base's `head.*`); masked/causal LM use the (tied or untied) LM head.
 // Errors: kNotFound when a parameter of the table is unbound (or its gradient, for a
-// trainable one), kInvalidArgument for a shape mismatch, a missing classifier, or a linear
-// with two adaptations at one site (runtime/model/adaptation_method.h).
+// trainable one), kInvalidArgument for a shape mismatch, a missing classifier, a linear
+// with two adaptations at its input or output site, or an adaptation that refuses its
+// linear (LinearAdaptation::refusal: a weight held in bf16 that it must read in fp32).
 Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec::Model& model,
                                    spec::Objective objective, const ParameterBinding& params,
                                    const ParameterBinding* grads);
 
-// Folds `model`'s own LoRA into weights: for every LoRA of `model` on linear W bound in
-// `params`, writes W + scale · B·A (with DoRA, each row then scaled to its magnitude:
-// adapters/lora/lora_fold.h) into the view `merged` binds under W's name (which may
-// be W's own storage). After merging, running the parent's adapters with the merged
-// weights equals running `model` unmerged (up to float rounding).
-// The values cross to the host and back (`backend` holds all four).
-Status merge_lora(Backend& backend, const spec::Workspace& workspace, const spec::Model& model,
-                  const ParameterBinding& params, const ParameterBinding& merged);
+// Folds `model`'s own adaptations into weights (each registered method's
+// AdaptationMethod::fold): the trunk linears' weights and biases bound in `params` are
+// written, folded, into the views `merged` binds under their names (which may be their own
+// storage). After merging, running the parent's adaptations with the merged weights equals
+// running `model` unfolded (up to float rounding). The values cross to the host and back
+// (`backend` holds all of them); every linear weight must be held in fp32.
+// Errors: kNotFound when a trunk linear lacks its merged destination.
+Status merge_adaptations(Backend& backend, const spec::Workspace& workspace,
+                         const spec::Model& model, const ParameterBinding& params,
+                         const ParameterBinding& merged);
 
 }  // namespace scion::runtime

@@ -52,7 +52,7 @@ class Optimizer {
  public:
   // spec.kind picks AdamW or SGD; spec.lr is a default for step() callers that have no
   // schedule; weight decay applies to every tensor in the list. `owner` names whose
-  // tensors they are in an out-of-memory error ("'review-lora'"). Errors: kOutOfMemory.
+  // tensors they are in an out-of-memory error ("'review-tuned'"). Errors: kOutOfMemory.
   static Result<std::unique_ptr<Optimizer>> create(Backend& backend, const spec::OptimizerSpec& spec,
                                                    std::vector<TrainableTensor> tensors,
                                                    const std::string& owner);
@@ -75,7 +75,7 @@ class Optimizer {
   // for SGD).
   std::vector<std::pair<std::string, Tensor>> checkpoint_tensors() const;
   // Copies checkpoint_tensors() back from `values` and continues after `steps` steps.
-  // Errors: kCorruption, naming `owner` ("'review-lora'"), for a missing tensor or a size
+  // Errors: kCorruption, naming `owner` ("'review-tuned'"), for a missing tensor or a size
   // that does not match.
   Status restore(int steps, const std::map<std::string, std::span<const std::byte>>& values,
                  const std::string& owner);

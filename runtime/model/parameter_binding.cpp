@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "base/normal_sampler.h"
@@ -9,6 +10,7 @@
 #include "base/stable_hash.h"
 #include "runtime/backend.h"
 #include "runtime/model/adaptation_method.h"
+#include "runtime/model/model_weights.h"
 
 namespace scion::runtime {
 
@@ -135,7 +137,7 @@ Result<GradientSet> GradientSet::create(const std::vector<ParameterSpec>& table,
 bool is_new_parameter(const std::string& name, const spec::Model& model) {
   if (model.is_base()) return true;
   const std::string m = "." + model.name + ".";
-  for (const char* kind : {".lora", ".prefix", ".adapter_attn", ".adapter_ffn"})
+  for (const char* kind : {".prefix", ".adapter_attn", ".adapter_ffn"})
     if (name.find(std::string(kind) + m) != std::string::npos) return true;
   if (const AdaptationMethod* method = method_of_parameter(name))
     return method->parameter_model(name) == model.name;
@@ -146,13 +148,9 @@ namespace {
 
 InitRule rule_for(const std::string& name) {
   auto ends = [&](const char* s) { return name.ends_with(s); };
-  // The registered methods first: their names carry their model's, which may read ".lora."
-  // (a model named "lora").
+  // The registered methods first: their names carry their model's, which may read like
+  // another rule's (a model named "up").
   if (const AdaptationMethod* method = method_of_parameter(name)) return method->init_rule(name);
-  if (name.find(".lora.") != std::string::npos)
-    return ends(".a")   ? InitRule::kKaimingUniform
-           : ends(".m") ? InitRule::kWeightRowNorms
-                        : InitRule::kZeros;
   if (name.find(".up.") != std::string::npos)
     return InitRule::kZeros;  // bottleneck: no-op at start
   if (ends(".bias")) return InitRule::kZeros;
@@ -183,13 +181,23 @@ void draw_in_blocks(float* x, std::int64_t n, base::SeededRng rng, Draw draw) {
   }
 }
 
-// DoRA's magnitude starts as the row norms of the weight it adapts (B is zero, so
-// ‖W + s·B·A‖ = ‖W‖), as PEFT's dora_init: W read to the host in whatever dtype it is
-// held, the norms summed in double. `magnitude` is blk.N.<linear>.lora.<model>.m.
+// "blk.N.<linear>.weight" of a method's parameter "blk.N.<linear>.<key>.<model>...", the
+// linear weight it adapts; empty for any other name.
+std::string adapted_weight(const std::string& name) {
+  const std::size_t block_end = name.find('.', 4);
+  if (!name.starts_with("blk.") || block_end == std::string::npos) return {};
+  for (const char* linear : kLinearStems)
+    if (name.compare(block_end + 1, std::strlen(linear) + 1, std::string(linear) + ".") == 0)
+      return name.substr(0, block_end + 1) + linear + ".weight";
+  return {};
+}
+
+// A parameter that starts as the row norms of the weight it adapts (InitRule::
+// kWeightRowNorms): W read to the host in whatever dtype it is held, the norms summed in
+// double.
 void weight_row_norms(Backend& backend, const ParameterBinding& params,
-                      const std::string& magnitude, float* out, std::int64_t rows) {
-  const std::string weight = magnitude.substr(0, magnitude.find(".lora.")) + ".weight";
-  const Tensor* w = params.find(weight);
+                      const std::string& parameter, float* out, std::int64_t rows) {
+  const Tensor* w = params.find(adapted_weight(parameter));
   if (!w) return;  // the table always holds it: resolve_model reports it unbound
   std::vector<std::byte> bytes = copy_bytes_to_host(backend, *w);
   std::vector<float> values(static_cast<std::size_t>(w->numel()));

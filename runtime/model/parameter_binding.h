@@ -126,10 +126,11 @@ bool is_new_parameter(const std::string& name, const spec::Model& model);
 // holds itself (not a module it shares with an earlier model of its unit, which that
 // model initialises):
 // normal(0, 0.02) for embeddings and linear weights, ones/zeros for layer norms, zero
-// biases; LoRA A uniform(±1/sqrt(in)) (kaiming-uniform with a=√5, as PyTorch's Linear) and
-// B zero; DoRA's magnitude the row norms of the weight it adapts (which must be in
-// `params` already: inherited values are copied in first); bottleneck up-projection zero;
-// prefix and prompt vectors normal(0, 0.02).
+// biases; a registered method's parameters by its AdaptationMethod::init_rule (kaiming
+// uniform: uniform(±1/sqrt(in)), with a=√5 as PyTorch's Linear; the row norms of the
+// weight a parameter adapts, which must be in `params` already: inherited values are
+// copied in first); bottleneck up-projection zero; prefix and prompt vectors
+// normal(0, 0.02).
 // Each tensor draws from its own stream, base::SeededRng(seed, kParameterInit,
 // stable_hash(name)), so values do not depend on table order or on which other models
 // exist; normals come from base::NormalSampler, uniforms from (2·uniform01() - 1)·bound,

@@ -6,7 +6,6 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/adaptation_method.h"
 
 namespace scion::runtime {
@@ -90,18 +89,6 @@ void add_adapters(const Model& model, const Architecture& a, std::vector<Paramet
       if (std::find(layers.begin(), layers.end(), l) != layers.end()) {
         add(p + "prefix." + m + ".keys", {ad.prefix->virtual_tokens, C});
         add(p + "prefix." + m + ".values", {ad.prefix->virtual_tokens, C});
-      }
-    }
-    if (const spec::LoraSpec* lora = ad.find<spec::LoraSpec>()) {
-      const auto layers = chosen_layers(lora->layers, a.layers);
-      if (std::find(layers.begin(), layers.end(), l) != layers.end()) {
-        for (const std::string& target : lora->targets) {
-          const std::string stem = linear_stem(target);
-          const auto [out, in] = linear_shape(a, stem);
-          add(p + stem + ".lora." + m + ".a", {lora->rank, in});
-          add(p + stem + ".lora." + m + ".b", {out, lora->rank});
-          if (lora->use_dora) add(p + stem + ".lora." + m + ".m", {out});
-        }
       }
     }
     for (const AdaptationMethod* method : adaptation_methods())

@@ -20,10 +20,9 @@
 // Adapters carry the name of the model that introduced them, so a descendant of a
 // descendant can hold its parent's adapter and its own on the same linear layer:
 //
-//   blk.N.<linear>.lora.<model>.a (r, in)   .b (out, r)      <linear>: attn_q ... ffn_out
-//   blk.N.<linear>.lora.<model>.m (out)     DoRA's magnitude (use_dora only)
 //   blk.N.<linear>.<key>.<model>.*  a registered method's (adaptation_method.h), named in
-//                                   its folder (adapters/<key>/: (IA)³'s .in and .out vectors)
+//                                   its folder (adapters/<key>/<key>_parameters.h)
+//                                   <linear>: attn_q ... ffn_gate
 //   blk.N.prefix.<model>.{keys,values} (P, C)                 prompt.<model>.embeddings (P, C)
 //   blk.N.adapter_{attn,ffn}.<model>.down.weight (C/red, C) .down.bias (C/red)
 //                                    .up.weight (C, C/red)  .up.bias (C)
@@ -60,7 +59,8 @@ std::vector<ParameterSpec> parameter_table(const spec::Workspace& workspace,
 // bf16 when it is frozen (runtime/model/parameter_binding.h).
 bool is_trunk_linear_weight(const std::string& name);
 
-// The linear layer name stem of a LoRA target ("q" -> "attn_q", "ffn_in" -> "ffn_in").
+// The linear layer name stem of a spec::kLinearTargets name ("q" -> "attn_q", "ffn_in" ->
+// "ffn_in").
 std::string linear_stem(const std::string& target);
 
 // (out, in) of a linear layer stem ("attn_k", or with its block: "blk.3.attn_k").

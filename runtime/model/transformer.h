@@ -4,7 +4,8 @@
 // (ModelWeights: the trunk plus its ancestors' adapters and its own). Rows of all segments
 // are concatenated, every trunk operation (layer norms, the q/k/v/o and FFN products,
 // GELU, residuals) runs ONCE over all rows, and each segment then applies its own
-// adapters to its own row range: LoRA as a segmented low-rank product (Punica's SGMV),
+// adapters to its own row range: the adaptation methods at their sites around each product
+// (a low-rank product beside it is a segmented product, as Punica's SGMV),
 // prefix keys/values inside that segment's attention, prompt embeddings at its front,
 // bottleneck adapters after its attention/FFN outputs, and its own head and loss.
 // Single-model training is the one-segment case.
@@ -26,9 +27,9 @@
 // text_generator.h generates text that way.
 //
 // Scope: dropout applies to the embeddings and to each attention and FFN output (rate
-// Architecture::dropout) and to trained LoRA inputs; attention probabilities are not
-// dropped. The masked-LM head is the (tied or untied) output embedding applied directly
-// to the final hidden states, without BERT's extra dense + norm transform.
+// Architecture::dropout) and to the inputs of trained adaptations that ask for it; attention
+// probabilities are not dropped. The masked-LM head is the (tied or untied) output embedding
+// applied directly to the final hidden states, without BERT's extra dense + norm transform.
 //
 // Imported BERT-family bases (spec::Architecture from config.json) differ only where
 // Hugging Face's BertModel does: token-type row 0 added to every embedding, their

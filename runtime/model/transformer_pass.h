@@ -13,7 +13,6 @@
 
 #include "base/seeded_rng.h"
 #include "runtime/adapters/bottleneck/bottleneck_layer.h"
-#include "runtime/adapters/lora/dora_layer.h"
 #include "runtime/backend.h"
 #include "runtime/cpu/dropout.h"
 #include "runtime/model/batch_plan.h"
@@ -77,12 +76,16 @@ class Pass {
   void ffn_up_forward(int l, const float* inp);
   void linear_forward(int l, int i, float* out, const float* inp);
   // The adaptation methods at linear i of block l (runtime/model/adaptation_method.h).
-  // Whether any segment has one at `site`; the input with each unit's input-site
-  // adaptations applied (plan_.adapted_in), or `inp` itself when none has one; each unit's
-  // output rows through its output-site adaptations (keeping, in training, what they save).
+  // Whether any segment has one at `site`; what segment s's j-th adaptation there is handed
+  // over n of its rows (its buffers, the linear's weight, its dropout identity; the caller
+  // sets the rows); each unit's adaptations at `site` over its rows of `rows` (the adapted
+  // input at kInput, the linear's output otherwise; `inp`, the linear's input rows, read at
+  // kBeside); the input with each unit's input-site adaptations applied (plan_.adapted_in),
+  // or `inp` itself when none has one.
   bool any_adaptation(int l, int i, LinearSite site) const;
+  LinearRows adaptation_rows(std::size_t s, int l, int i, std::size_t j, std::int64_t n) const;
+  void adaptations_forward(int l, int i, LinearSite site, float* rows, const float* inp);
   const float* adapted_input(int l, int i, const float* inp);
-  void adapt_outputs(int l, int i, float* out);
   void bottleneck_forward(int l, int site, const float* y, float* res);
   void dropout_forward(float* x, float* mask, int block, int site, std::int64_t width);
   // Where segment s's first row (of `width` elements) lies in the dropout streams of the
@@ -116,12 +119,12 @@ class Pass {
   // adapted output dout (plan_.adapted_dout, or dout itself where no segment adapts it),
   // with their parameters' gradients; and dinp (=/+= per mode) through the input-site
   // adaptations from the frozen product's input gradient in plan_.adapted_din.
+  // Then each segment's products beside the frozen one: their gradients from dout, and
+  // their share of dinp (+=, null: not wanted), given x, the rows they read.
   const float* output_adaptations_backward(int l, int i, const float* dout);
   void input_adaptations_backward(int l, int i, float* dinp, const float* inp, GradMode mode);
+  void beside_adaptations_backward(int l, int i, float* dinp, const float* dout, const float* x);
   void bottleneck_backward(int l, int site, const float* y, const float* dres, float* dy);
-  void dora_backward_rows(const Plan::SegmentActs& sa, const LoraWeights& lw,
-                          const Plan::LoraActs& la, const LinearWeights& w, const float* dout,
-                          const float* inp, float* dx);
   void dropout_backward(float* dx, const float* mask, std::int64_t width);
   void attention_backward(int l);
   // After attention_backward: the gradients of the q, k, v products' outputs (through

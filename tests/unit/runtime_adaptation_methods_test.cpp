@@ -39,13 +39,14 @@ void add_crossed_names(Family& f) {
 
 }  // namespace
 
-TEST_CASE("registered adaptation methods have distinct keys, ia3 among them") {
+TEST_CASE("registered adaptation methods have distinct keys, lora and ia3 among them") {
   std::set<std::string> keys;
   for (const AdaptationMethod* method : adaptation_methods()) {
     CHECK(!method->key().empty());
     CHECK(keys.insert(std::string(method->key())).second);
   }
   CHECK(keys.count("ia3") == 1);
+  CHECK(keys.count("lora") == 1);
 }
 
 TEST_CASE("a method's parameters are its own, for their model, and start as it says") {
@@ -78,12 +79,33 @@ TEST_CASE("a method's parameters are its own, for their model, and start as it s
       CHECK(method->parameter_model(p.name) == p.introduced_by);
       if (p.introduced_by != model.name) continue;
       const Tensor& value = *f.params(model.name).find(p.name);
-      REQUIRE(method->init_rule(p.name) == InitRule::kOnes);  // the one method so far
+      if (method->key() == "lora") {  // A Kaiming-uniform, B zeros, DoRA's m the row norms
+        const InitRule rule = method->init_rule(p.name);
+        CHECK(rule == (p.name.ends_with(".a")   ? InitRule::kKaimingUniform
+                       : p.name.ends_with(".m") ? InitRule::kWeightRowNorms
+                                                : InitRule::kZeros));
+        if (rule == InitRule::kZeros)
+          for (std::int64_t i = 0; i < value.numel(); ++i) CHECK(value.f32()[i] == 0.0f);
+        continue;
+      }
+      REQUIRE(method->init_rule(p.name) == InitRule::kOnes);  // (IA)³'s vectors
       for (std::int64_t i = 0; i < value.numel(); ++i) CHECK(value.f32()[i] == 1.0f);
     }
   }
-  // "lora": 2 layers × 3 linears, inherited by "ia3" and "out"; "in": 2 × 2.
-  CHECK(claimed == 3 * 6 + 4);
+  // (IA)³ of "lora": 2 layers × 3 linears, inherited by "ia3" and "out"; of "in": 2 × 2.
+  // DoRA of "ia3": 2 layers × 2 linears × (A, B, m), inherited by "out".
+  CHECK(claimed == 3 * 6 + 4 + 2 * 12);
+}
+
+TEST_CASE("a model's head starts as any head does, whatever method its name reads as") {
+  // Before LoRA was a registered method, every name holding ".lora." took LoRA's rules, so
+  // the head of a model named "lora" started at zeros.
+  Family f(test::tiny_architecture());
+  add_crossed_names(f);
+  const Tensor& head = *f.params("lora").find("head.lora.weight");
+  int nonzero = 0;
+  for (std::int64_t i = 0; i < head.numel(); ++i) nonzero += head.f32()[i] != 0.0f;
+  CHECK(nonzero == head.numel());
 }
 
 TEST_CASE("a linear refuses two adaptations at one site") {

@@ -167,7 +167,7 @@ TEST_CASE("a LoRA on the gate is the gate's: named after it, its shape, and it a
   REQUIRE(b);
   CHECK(b->shape == std::vector<std::int64_t>{16, 2});  // (F, r)
   ModelWeights w = f.weights("gate");
-  CHECK(w.blocks[1].lora[kFfnGate].size() == 1);
+  CHECK(w.blocks[1].adaptations[kFfnGate].size() == 1);
 }
 
 TEST_CASE("Llama architecture: gradients match finite differences") {
@@ -264,9 +264,9 @@ TEST_CASE("LoRA and prefix on one model, and a descendant of a descendant") {
   SECTION("grandchild runs its parent's adapters frozen and trains its own") {
     check_model_gradients(f, "grandchild", spec::Objective::kClassification);
     ModelWeights w = f.weights("grandchild");
-    CHECK(w.blocks[0].lora[kAttnQ].size() == 2);  // parent's + own
-    CHECK(w.blocks[0].lora[kAttnQ][0].da == nullptr);
-    CHECK(w.blocks[0].lora[kAttnQ][1].da != nullptr);
+    CHECK(w.blocks[0].adaptations[kAttnQ].size() == 2);  // parent's + own
+    CHECK(!w.blocks[0].adaptations[kAttnQ][0]->trained());
+    CHECK(w.blocks[0].adaptations[kAttnQ][1]->trained());
     CHECK(w.prefix_tokens(1) == 4);
     CHECK(w.prefix_tokens(0) == 2);
     CHECK(!w.trunk_trainable);
@@ -320,7 +320,8 @@ TEST_CASE("merged LoRA equals unmerged") {
   // Merge into copies of the trunk linears, bound under the parent's names.
   Family::ParameterCopies copies = f.copy_parameters("parent");
   ParameterBinding& merged = copies.binding;
-  REQUIRE(merge_lora(f.backend(), f.workspace(), f.model("lora"), f.params("lora"), merged).is_ok());
+  REQUIRE(merge_adaptations(f.backend(), f.workspace(), f.model("lora"), f.params("lora"), merged)
+              .is_ok());
   auto wm = resolve_model(f.workspace(), f.model("parent"), spec::Objective::kClassification,
                           merged, nullptr);
   REQUIRE(wm.is_ok());

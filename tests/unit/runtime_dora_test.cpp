@@ -153,8 +153,8 @@ TEST_CASE("merged DoRA equals unmerged, and a DoRA in bf16 is refused") {
   const auto unmerged = logits_of(net, f.weights("dora"), data);
   Family::ParameterCopies copies = f.copy_parameters("parent");
   ParameterBinding& merged = copies.binding;
-  REQUIRE(
-      merge_lora(f.backend(), f.workspace(), f.model("dora"), f.params("dora"), merged).is_ok());
+  REQUIRE(merge_adaptations(f.backend(), f.workspace(), f.model("dora"), f.params("dora"), merged)
+              .is_ok());
   auto wm = resolve_model(f.workspace(), f.model("parent"), spec::Objective::kClassification,
                           merged, nullptr);
   REQUIRE(wm.is_ok());

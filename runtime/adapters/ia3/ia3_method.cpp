@@ -16,22 +16,35 @@ class Ia3Adaptation final : public LinearAdaptation {
     return w_.on_input ? LinearSite::kInput : LinearSite::kOutput;
   }
 
-  // An output vector keeps the unscaled output; an input vector reads the linear's input.
-  std::int64_t saved_floats_per_row(int width) const override { return w_.on_input ? 0 : width; }
+  bool trained() const override { return w_.dscale != nullptr; }
 
-  void forward(Backend& be, float* rows, float* saved, std::int64_t n, int width) const override {
-    if (w_.on_input)
-      ia3_input_forward(be, rows, rows, w_, n, width);
-    else
-      ia3_output_forward(be, rows, saved, w_, n, width);
+  std::string refusal(const std::string&, bool) const override { return {}; }
+
+  // An output vector keeps the unscaled output for its backward; an input vector reads the
+  // linear's input, which the pass hands it.
+  std::vector<std::int64_t> activation_sizes(const LinearShape& shape) const override {
+    if (w_.on_input || !shape.backward) return {};
+    return {shape.rows * shape.out};
+  }
+  std::vector<std::int64_t> scratch_sizes(const LinearShape&) const override { return {}; }
+
+  double forward_flops(std::int64_t rows, int in, int out) const override {
+    return static_cast<double>(rows) * (w_.on_input ? in : out);  // one product an element
   }
 
-  void backward(Backend& be, float* din, const float* dout, const float* input, const float* saved,
-                std::int64_t n, int width) const override {
+  void forward(Backend& be, const LinearRows& r) const override {
     if (w_.on_input)
-      ia3_input_backward(be, din, dout, input, w_, n, width);
+      ia3_input_forward(be, r.rows, r.rows, w_, r.n, r.in);
     else
-      ia3_output_backward(be, din, dout, saved, w_, n, width);
+      ia3_output_forward(be, r.rows, r.activations.empty() ? nullptr : r.activations[0], w_, r.n,
+                         r.out);
+  }
+
+  void backward(Backend& be, const LinearRows& r, float* din, const float* dout) const override {
+    if (w_.on_input)
+      ia3_input_backward(be, din, dout, r.input, w_, r.n, r.in);
+    else
+      ia3_output_backward(be, din, dout, r.activations[0], w_, r.n, r.out);
   }
 
   bool same_as(const LinearAdaptation& other) const override {
@@ -69,14 +82,14 @@ std::shared_ptr<const LinearAdaptation> Ia3Method::bind(const spec::Model& model
   return bound;
 }
 
-std::int64_t Ia3Method::training_floats_per_token(const spec::Adaptation& settings,
-                                                  const spec::Architecture& arch) const {
+std::int64_t Ia3Method::training_floats(const spec::Adaptation& settings,
+                                        const spec::Architecture& arch, std::int64_t tokens) const {
   const spec::Ia3Spec* ia3 = settings.find<spec::Ia3Spec>();
-  return ia3 ? ia3_training_floats_per_token(*ia3, arch) : 0;
+  return ia3 ? tokens * ia3_training_floats_per_token(*ia3, arch) : 0;
 }
 
 // Each vector into its linear's weight, and an output vector into its bias too.
-void Ia3Method::fold(const HostTensors& own, HostTensors& trunk) const {
+void Ia3Method::fold(const spec::Model&, const HostTensors& own, HostTensors& trunk) const {
   for (const auto& [name, scale] : own) {
     const std::string stem = name.substr(0, name.find(kIa3Marker));
     const bool on_input = name.ends_with(".in");

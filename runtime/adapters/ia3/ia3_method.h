@@ -24,9 +24,9 @@ class Ia3Method final : public AdaptationMethod {
   std::shared_ptr<const LinearAdaptation> bind(const spec::Model& model, int layer,
                                                const std::string& linear,
                                                const ParameterLookup& lookup) const override;
-  std::int64_t training_floats_per_token(const spec::Adaptation& settings,
-                                         const spec::Architecture& arch) const override;
-  void fold(const HostTensors& own, HostTensors& trunk) const override;
+  std::int64_t training_floats(const spec::Adaptation& settings, const spec::Architecture& arch,
+                               std::int64_t tokens) const override;
+  void fold(const spec::Model& owner, const HostTensors& own, HostTensors& trunk) const override;
 };
 
 }  // namespace scion::runtime

@@ -39,7 +39,7 @@ bool is_ia3_parameter(const std::string& name);
 // Floats a training pass holds per token for the method (runtime/model/batch_plan.cpp): every
 // output-scaled linear's unscaled output (out, per adapted layer), the widest scaled input
 // and its gradient, and the widest scaled output's gradient. The memory plan
-// (workbench/training_groups.h) adds them through Ia3Method::training_floats_per_token.
+// (workbench/training_groups.h) adds them through Ia3Method::training_floats.
 std::int64_t ia3_training_floats_per_token(const spec::Ia3Spec& ia3,
                                            const spec::Architecture& arch);
 

@@ -11,13 +11,13 @@
 //
 // Buffers are backend memory: `combined` (rows, out) T = W·x̃ + s·B·(A·x̃), kept for the
 // backward pass with `norms` (out); `weight_scratch` (out, in) holds W + s·B·A while the
-// norms are taken. REQUIRES: W in fp32 (check_dora_weights in model_weights.cpp).
+// norms are taken. REQUIRES: W in fp32 (LoRA's LinearAdaptation::refusal, lora_method.cpp).
 #pragma once
 
 #include <cstdint>
 
+#include "runtime/adapters/lora/lora_layer.h"
 #include "runtime/backend.h"
-#include "runtime/model/model_weights.h"
 
 namespace scion::runtime {
 
