@@ -19,10 +19,10 @@
 // spec's rules across models keep it so; resolve_model refuses otherwise), so an input-site
 // backward is handed the linear's own input; kBeside adaptations may stack (a model's and
 // its ancestors'), and the spec's rules keep them off a linear that has an input-site one.
-// Within a site they run in BlockWeights::adaptations order (ancestors first), backward in
-// reverse. Methods and adaptations are immutable, so sharing them across threads is fine;
-// their forward and backward write only the buffers they are handed and the gradients they
-// hold.
+// They run in BlockWeights::adaptations order (ancestors first); the output sites' backward
+// in reverse, the kBeside sums' in that order. Methods and adaptations are immutable, so
+// sharing them across threads is fine; their forward and backward write only the buffers
+// they are handed and the gradients they hold.
 #pragma once
 
 #include <cstdint>
