@@ -103,47 +103,6 @@ std::string regex_escape(std::string_view s) {
   return out;
 }
 
-// LoRA's settings as its PEFT files need them. LoRA's spec side, LoraSpec, lives in
-// runtime/adapters/lora/lora_spec.h, which lineage/ (below runtime/) cannot include; the
-// settings reach here through their one JSON form (MethodSettings::json, which the golden
-// recipe hashes pin) until LoRA's PEFT code moves into its folder as a PeftForm.
-struct LoraSettings {
-  int rank = 0;
-  float alpha = 0;
-  float dropout = 0;
-  std::vector<std::string> targets;
-  std::vector<int> layers;
-  bool use_rslora = false;
-  bool use_dora = false;
-};
-
-// The model's LoRA, nullopt when it has none.
-std::optional<LoraSettings> lora_of(const spec::Adaptation& ad) {
-  const auto it = ad.methods.find("lora");
-  if (it == ad.methods.end()) return std::nullopt;
-  const nlohmann::json json = it->second->json();
-  return LoraSettings{.rank = json.at("rank").get<int>(),
-                      .alpha = json.at("alpha").get<float>(),
-                      .dropout = json.at("dropout").get<float>(),
-                      .targets = json.at("targets").get<std::vector<std::string>>(),
-                      .layers = json.at("layers").get<std::vector<int>>(),
-                      .use_rslora = json.value("use_rslora", false),
-                      .use_dora = json.value("use_dora", false)};
-}
-
-// Whether the model's own methods include LoRA.
-bool has_lora(const spec::Adaptation& ad) { return ad.methods.count("lora") > 0; }
-
-// The modules scion's targets adapt, each once (GPT-2's q, k and v are one c_attn).
-std::vector<std::string> adapted_modules(const PeftArchitecture& arch, const LoraSettings& lora) {
-  std::vector<std::string> modules;
-  for (const std::string& t : lora.targets)
-    if (const std::string m = module_below_layer(arch, t);
-        std::find(modules.begin(), modules.end(), m) == modules.end())
-      modules.push_back(m);
-  return modules;
-}
-
 // A regular expression that PEFT full-matches against exactly the task model's modules
 // `modules` (paths below a layer) of `layers` (empty: every layer).
 std::string modules_regex(const PeftArchitecture& arch, const std::vector<std::string>& modules,
@@ -164,27 +123,6 @@ std::string modules_regex(const PeftArchitecture& arch, const std::vector<std::s
   }
   alternatives += ")";
   return regex_escape(prefix) + regex_escape(arch.layer_path) + layers + "\\." + alternatives;
-}
-
-nlohmann::json target_modules(const PeftArchitecture& arch, const LoraSettings& lora,
-                              const std::string& prefix) {
-  const std::vector<std::string> modules = adapted_modules(arch, lora);
-  if (lora.layers.empty()) {
-    nlohmann::json names = nlohmann::json::array();
-    for (const std::string& m : modules) names.push_back(unique_suffix(arch, m));
-    if (std::none_of(names.begin(), names.end(), [](const auto& n) { return n == ""; }))
-      return names;
-  }
-  // PEFT full-matches a string against each module's whole name.
-  return modules_regex(arch, modules, lora.layers, prefix);
-}
-
-// How many of scion's LoRA targets share `module` (GPT-2's c_attn holds q, k and v).
-int targets_in_module(const PeftArchitecture& arch, const LoraSettings& lora,
-                      const std::string& module) {
-  return static_cast<int>(std::count_if(lora.targets.begin(), lora.targets.end(), [&](auto& t) {
-    return module_below_layer(arch, t) == module;
-  }));
 }
 
 Status refuse(const spec::Model& model, const std::string& why) {
@@ -282,6 +220,24 @@ class HfPeftLayout final : public spec::PeftLayout {
     return modules_regex(arch_, modules, layers, prefix_);
   }
 
+  std::vector<std::string> module_targets(std::string_view target) const override {
+    const auto hf =
+        hf_tensor_name(a_.hf_model_type, "blk.0." + linear_stem(std::string(target)) + ".weight");
+    const std::vector<std::string> fused =
+        hf ? map_hf_tensor(a_.hf_model_type, *hf).fused : std::vector<std::string>();
+    if (fused.empty()) return {std::string(target)};
+    std::vector<std::string> targets;  // blk.0.attn_q.weight is "q"
+    for (const std::string& part : fused) {
+      std::string stem = part.substr(6, part.size() - 6 - std::string(".weight").size());
+      targets.push_back(stem.starts_with("attn_") ? stem.substr(5) : stem);
+    }
+    return targets;
+  }
+
+  std::string module_suffix(std::string_view target) const override {
+    return unique_suffix(arch_, module_below_layer(arch_, std::string(target)));
+  }
+
  private:
   const spec::Architecture& a_;
   const PeftArchitecture& arch_;
@@ -298,11 +254,11 @@ std::vector<std::pair<const spec::PeftForm*, const spec::MethodSettings*>> peft_
   return out;
 }
 
-// The methods `scion import --peft` reads: "lora, ia3".
+// The methods `scion import --peft` reads, those with a PEFT form: "lora, ia3".
 std::string imported_methods() {
-  std::string out = "lora";
+  std::string out;
   for (const spec::MethodBlock* block : spec::method_blocks())
-    if (block->peft()) out += ", " + std::string(block->key());
+    if (block->peft()) out += (out.empty() ? "" : ", ") + std::string(block->key());
   return out;
 }
 
@@ -341,11 +297,9 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
                             "adapter, and --format huggingface cannot hold one either (it is "
                             "not a change of the trunk's weights); export it with the default "
                             "format (safetensors)");
-  // The registered methods (spec/adaptation_method.h) each need a PEFT form, but LoRA,
-  // whose PEFT files this file writes itself.
+  // The registered methods (spec/adaptation_method.h) each need a PEFT form.
   for (const auto& [key, settings] : ad.methods)
-    if (const spec::MethodBlock* block = spec::find_method_block(key);
-        key != "lora" && (!block || !block->peft()))
+    if (const spec::MethodBlock* block = spec::find_method_block(key); !block || !block->peft())
       return refuse(model, "PEFT has no adapter for its " + key +
                                " (export it with the default format, safetensors)");
   const int methods =
@@ -384,12 +338,6 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
                   "CAUSAL_LM)");
   }
   if (ad.prefix) SCION_RETURN_IF_ERROR(check_prefix(model, a));
-  if (const auto lora = lora_of(ad); lora && lora->use_dora && a.hf_model_type == "gpt2")
-    return refuse(model,
-                  "PEFT 0.10's DoRA takes the norm of the weight as a Linear holds it, "
-                  "(out, in), and GPT-2's Conv1D holds (in, out) (fan_in_fan_out), so it "
-                  "would not run the adapter as scion does (--format huggingface merges "
-                  "DoRA into the weights)");
   if (ad.prompt && head && !tags_words(*head))
     return refuse(model, "PEFT prepends prompt tuning's virtual tokens before [CLS], so " +
                              std::string(arch->seq_cls_class) +
@@ -408,8 +356,7 @@ Status check_peft_import(const spec::Workspace& workspace, const spec::Model& mo
                             "of the base's direct descendants; declare MODEL with `from:` the "
                             "base");
   const std::string& type = workspace.architecture_of(model).hf_model_type;
-  if (!(has_lora(model.adaptation) || !peft_forms_of(model).empty()) ||
-      (type != "bert" && type != "llama"))
+  if (peft_forms_of(model).empty() || (type != "bert" && type != "llama"))
     return invalid_argument(
         "model '" + model.name + "': scion import --peft reads adapters of " + imported_methods() +
         " on BERT (model_type bert) and Llama bases; declare such a descendant of such a "
@@ -420,17 +367,6 @@ Status check_peft_import(const spec::Workspace& workspace, const spec::Model& mo
 std::optional<std::string> peft_tensor_name(const spec::Architecture& arch,
                                             const spec::Model& model,
                                             const std::string& scion_name) {
-  const std::string prefix = "base_model.model." + hf_base_model_prefix(arch.hf_model_type);
-  const std::string lora_marker = ".lora." + model.name + ".";
-  if (const auto at = scion_name.find(lora_marker); at != std::string::npos) {
-    auto module = hf_tensor_name(arch.hf_model_type, scion_name.substr(0, at) + ".weight");
-    if (!module) return std::nullopt;
-    const std::string path = module->substr(0, module->size() - std::string(".weight").size());
-    return prefix + path +
-           (scion_name.ends_with(".a")   ? ".lora_A.weight"
-            : scion_name.ends_with(".b") ? ".lora_B.weight"
-                                         : ".lora_magnitude_vector");
-  }
   const PeftArchitecture* peft = peft_architecture(arch.hf_model_type);
   // The registered methods' parameters, named by their PEFT forms below the tuner's root.
   if (peft)
@@ -468,50 +404,6 @@ void add_prompt_learning_config(const spec::Architecture& a, const spec::Adaptat
   }
 }
 
-// LoRA's keys of adapter_config.json. A module holding several of scion's targets
-// (GPT-2's c_attn) has their ranks summed.
-void add_lora_config(const PeftArchitecture& arch, const LoraSettings& lora,
-                     const std::string& prefix, nlohmann::json& config) {
-  int fused = 1;
-  bool all_fused = true;
-  std::string fused_module;
-  for (const std::string& m : adapted_modules(arch, lora)) {
-    const int k = targets_in_module(arch, lora, m);
-    if (k > 1) {
-      fused = k;
-      fused_module = unique_suffix(arch, m);
-    } else {
-      all_fused = false;
-    }
-  }
-  nlohmann::json rank_pattern = nlohmann::json::object(), alpha_pattern = nlohmann::json::object();
-  int r = lora.rank;
-  double alpha = lora.alpha;
-  // The fused module's alpha keeps its scale: k·alpha / (k·r), or with rsLoRA
-  // sqrt(k)·alpha / sqrt(k·r).
-  const double fused_alpha = lora.use_rslora ? std::sqrt(static_cast<double>(fused)) : fused;
-  if (fused > 1 && all_fused) {
-    r *= fused;
-    alpha *= fused_alpha;
-  } else if (fused > 1) {
-    rank_pattern[fused_module] = fused * lora.rank;
-    alpha_pattern[fused_module] = fused_alpha * static_cast<double>(lora.alpha);
-  }
-  config["peft_type"] = "LORA";
-  config["r"] = r;
-  config["lora_alpha"] = alpha;
-  config["lora_dropout"] = lora.dropout;
-  config["target_modules"] = target_modules(arch, lora, prefix);
-  config["bias"] = "none";
-  config["init_lora_weights"] = true;
-  config["use_rslora"] = lora.use_rslora;
-  config["use_dora"] = lora.use_dora;
-  config["layers_to_transform"] = nullptr;
-  config["layers_pattern"] = nullptr;
-  config["rank_pattern"] = rank_pattern;
-  config["alpha_pattern"] = alpha_pattern;
-}
-
 }  // namespace
 
 nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& model) {
@@ -534,86 +426,13 @@ nlohmann::json peft_config(const spec::Workspace& workspace, const spec::Model& 
   }
   config["modules_to_save"] = owner ? nlohmann::json({"classifier"}) : nlohmann::json();
   config["fan_in_fan_out"] = a.hf_model_type == "gpt2";  // Conv1D weights are (in, out)
+  // check_peft_layout let one method through, with a PEFT form.
   if (const auto forms = peft_forms_of(model); !forms.empty())
     forms.front().first->add_config(*forms.front().second, HfPeftLayout(a, arch), config);
-  else
-    add_lora_config(arch, *lora_of(ad), hf_base_model_prefix(a.hf_model_type), config);
   return config;
 }
 
 namespace {
-
-// One module's LoRA: A (R, in), B (out, R); several of scion's LoRAs on the parts of a
-// fused module become one, A stacked and B placed at each part's output rows.
-struct LoraPart {
-  std::size_t part = 0;  // index among the fused module's parts
-  const LoadedParameter* a = nullptr;
-  const LoadedParameter* b = nullptr;
-  const LoadedParameter* m = nullptr;  // DoRA's magnitude, null for a plain LoRA
-};
-
-void add_module_lora(const std::string& module, std::size_t parts, std::vector<LoraPart> loras,
-                     std::vector<PeftTensor>& out) {
-  if (parts == 0) {  // one of scion's LoRAs on a module of its own: as it is
-    out.push_back({module + ".lora_A.weight", loras[0].a->shape, as_float32(*loras[0].a)});
-    out.push_back({module + ".lora_B.weight", loras[0].b->shape, as_float32(*loras[0].b)});
-    if (loras[0].m)
-      out.push_back(
-          {module + ".lora_magnitude_vector", loras[0].m->shape, as_float32(*loras[0].m)});
-    return;
-  }
-  std::sort(loras.begin(), loras.end(), [](auto& x, auto& y) { return x.part < y.part; });
-  const std::int64_t r = loras[0].a->shape[0], in = loras[0].a->shape[1];
-  const std::int64_t part_out = loras[0].b->shape[0];
-  const std::int64_t R = r * static_cast<std::int64_t>(loras.size());
-  const std::int64_t O = part_out * static_cast<std::int64_t>(parts);
-  PeftTensor A{module + ".lora_A.weight", {R, in}, {}};
-  PeftTensor B{module + ".lora_B.weight", {O, R}, std::vector<float>(O * R, 0.0f)};
-  for (std::size_t j = 0; j < loras.size(); ++j) {
-    const std::vector<float> a = as_float32(*loras[j].a), b = as_float32(*loras[j].b);
-    A.values.insert(A.values.end(), a.begin(), a.end());
-    const std::int64_t row0 = static_cast<std::int64_t>(loras[j].part) * part_out;
-    const std::int64_t col0 = static_cast<std::int64_t>(j) * r;
-    for (std::int64_t o = 0; o < part_out; ++o)
-      for (std::int64_t k = 0; k < r; ++k) B.values[(row0 + o) * R + col0 + k] = b[o * r + k];
-  }
-  out.push_back(std::move(A));
-  out.push_back(std::move(B));
-}
-
-// Errors: kInternal when a LoRA sits on a linear with no transformers name (a parameter
-// table and hf_tensor_names out of step: a scion bug, refused rather than left out).
-Status add_lora_tensors(const spec::Architecture& a, const spec::Model& model,
-                        const LoadedParameters& params, std::vector<PeftTensor>& out) {
-  const std::string prefix = "base_model.model." + hf_base_model_prefix(a.hf_model_type);
-  const std::string marker = ".lora." + model.name + ".a";
-  std::map<std::string, std::vector<LoraPart>> by_module;  // HF module path (no prefix)
-  std::map<std::string, std::size_t> parts_of;
-  for (const auto& [name, value] : params) {
-    if (!name.ends_with(marker)) continue;
-    const std::string weight = name.substr(0, name.size() - marker.size()) + ".weight";
-    const std::optional<std::string> hf_name = hf_tensor_name(a.hf_model_type, weight);
-    if (!hf_name)
-      return internal_error(
-          fmt::format("LoRA parameter '{}' sits on '{}', which has no {} "
-                      "name in transformers (please report this as a scion bug)",
-                      name, weight, a.hf_model_type));
-    const std::string& module_weight = *hf_name;
-    const std::string module = module_weight.substr(0, module_weight.size() - 7);  // ".weight"
-    const std::vector<std::string> fused = map_hf_tensor(a.hf_model_type, module_weight).fused;
-    const auto at = std::find(fused.begin(), fused.end(), weight);
-    const std::string stem = name.substr(0, name.size() - 1);
-    const auto magnitude = params.find(stem + "m");
-    const LoraPart part{fused.empty() ? 0 : static_cast<std::size_t>(at - fused.begin()), &value,
-                        &params.at(stem + "b"),
-                        magnitude == params.end() ? nullptr : &magnitude->second};
-    by_module[module].push_back(part);
-    parts_of[module] = fused.size();
-  }
-  for (auto& [module, loras] : by_module)
-    add_module_lora(prefix + module, parts_of[module], std::move(loras), out);
-  return Status::ok();
-}
 
 // Prefix tuning's past_key_values, one row per virtual token: [k_0 | v_0 | k_1 | v_1 ...].
 PeftTensor prefix_tensor(const spec::Architecture& a, const spec::Model& model,
@@ -640,14 +459,18 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   const PeftArchitecture& arch = architecture_of(workspace, model);
   const spec::Adaptation& ad = model.adaptation;
   PeftAdapterFiles out;
-  if (has_lora(ad)) SCION_RETURN_IF_ERROR(add_lora_tensors(a, model, params, out.tensors));
-  // The registered methods' parameters of the model's own, as their PEFT forms name them.
+  // The registered methods' parameters of the model's own, as their PEFT forms write them.
   const auto forms = peft_forms_of(model);
   const HfPeftLayout layout(a, arch);
-  for (const auto& [name, value] : params)
-    for (const auto& [form, settings] : forms)
-      if (auto key = form->tensor_key(name, model.name, layout))
-        out.tensors.push_back({"base_model.model." + *key, value.shape, as_float32(value)});
+  for (const auto& [form, settings] : forms) {
+    std::vector<PeftTensor> own;
+    for (const auto& [name, value] : params)
+      if (form->tensor_key(name, model.name, layout))
+        own.push_back({name, value.shape, as_float32(value)});
+    for (PeftTensor& t : form->tensors(own, model.name, layout))
+      out.tensors.push_back(
+          {"base_model.model." + t.name, std::move(t.shape), std::move(t.values)});
+  }
   if (ad.prefix) out.tensors.push_back(prefix_tensor(a, model, params));
   if (ad.prompt) {
     const LoadedParameter& p = params.at("prompt." + model.name + ".embeddings");
@@ -658,7 +481,7 @@ Result<PeftAdapterFiles> peft_adapter_files(const spec::Workspace& workspace,
   // ancestor's. LoRA's tuner wraps the transformers model (base_model.model.*); prompt
   // learning holds it directly (base_model.*), as get_peft_model_state_dict writes either.
   if (const spec::Model* owner = classifying_head(workspace.ancestry(model))) {
-    const bool wraps_model = has_lora(ad) || !forms.empty();
+    const bool wraps_model = !forms.empty();
     const std::string root = wraps_model ? "base_model.model." : "base_model.";
     for (const char* part : {"weight", "bias"}) {
       const LoadedParameter& head = params.at("head." + owner->name + "." + part);

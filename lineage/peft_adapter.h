@@ -4,21 +4,13 @@
 // num_labels=K), DIR)` loads it for a classifier, or over
 // `AutoModelForCausalLM.from_pretrained(BASE)` for a causal language model.
 //
-// LoRA (peft_type LORA): blk.N.<stem>.lora.<model>.{a,b} become
-// base_model.model.<prefix><module>.lora_{A,B}.weight, where <module> is the Hugging
-// Face module of the linear layer (lineage/hf_tensor_names.h: attn_q is
-// encoder.layer.N.attention.self.query on BERT, h.N.attn.c_attn on GPT-2,
-// model.layers.N.self_attn.q_proj on Llama) and <prefix> the task model's ("bert.",
-// "roberta.", "transformer.", "" for Llama). LoRA's scale is alpha / r in both. GPT-2
-// fuses q, k and v into one c_attn: scion's k LoRAs of rank r on them are written as one
-// c_attn LoRA of rank k·r, A the k A's stacked, B block-diagonal into c_attn's q, k, v
-// output ranges, with alpha k·alpha so that alpha / r (and so B·A·scale) is unchanged
-// (sqrt(k)·alpha under rsLoRA, whose scale is alpha / sqrt(r): use_rslora is written as
-// declared);
-// where other GPT-2 modules are adapted too, rank_pattern / alpha_pattern give c_attn
-// its rank. target_modules is module names ("query", "value") when each one names only
-// the adapted modules and every layer is adapted, else a regular expression naming
-// exactly the adapted modules.
+// The registered methods (LoRA, (IA)³: spec/adaptation_method.h) write their tensors and
+// their keys of adapter_config.json through their PEFT forms (spec/peft_form.h, in
+// runtime/adapters/<method>/), over the base's modules as this file names them
+// (PeftLayout: lineage/hf_tensor_names.h gives attn_q as encoder.layer.N.attention.self.query
+// on BERT, h.N.attn.c_attn on GPT-2, model.layers.N.self_attn.q_proj on Llama, under the
+// task model's prefix "bert.", "roberta.", "transformer.", "" for Llama). Their tensors sit
+// below the tuner's root, base_model.model.
 //
 // Prompt tuning (PROMPT_TUNING): prompt.<model>.embeddings (P, C) is prompt_embeddings,
 // prepended to the word embeddings as scion does (positions 0..P-1 for the virtual
@@ -64,11 +56,7 @@
 
 namespace scion::lineage {
 
-struct PeftTensor {
-  std::string name;                  // PEFT's
-  std::vector<std::int64_t> shape;
-  std::vector<float> values;         // F32
-};
+using spec::PeftTensor;  // name: PEFT's key
 
 struct PeftAdapterFiles {
   nlohmann::json config;  // adapter_config.json

@@ -15,7 +15,7 @@ namespace scion::lineage {
 // REQUIRES: model belongs to workspace.
 ModelRecord model_record_for(const spec::Workspace& workspace, const spec::Model& model);
 
-// A short label of a model's method for tree views: "lora r=8", "lora r=8 dora",
+// A short label of a model's method for tree views: "lora r=8", "ia3",
 // "head+bitfit", "base". A registered method's key is followed by its block's label
 // (spec::MethodBlock::label), so the methods must be registered first.
 std::string method_label(const nlohmann::json& adaptation);

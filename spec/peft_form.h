@@ -8,6 +8,7 @@
 // method without a PeftForm has no PEFT adapter (export refuses it, import does not read it).
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -18,6 +19,14 @@ namespace scion::spec {
 
 struct Architecture;
 class MethodSettings;
+
+// A tensor on the host in float32: a model's parameter under scion's name, or an adapter
+// file's tensor under PEFT's key.
+struct PeftTensor {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::vector<float> values;
+};
 
 // A Hugging Face base as PEFT names its modules, given by lineage/peft_adapter.cpp.
 class PeftLayout {
@@ -35,7 +44,28 @@ class PeftLayout {
   // `targets` in `layers` (empty: every layer) of the task model.
   virtual std::string linears_regex(const std::vector<std::string>& targets,
                                     const std::vector<int>& layers) const = 0;
+
+  // The linears (kLinearTargets names) whose weights the module holding `target` fuses, in
+  // the order of its output rows: {"q", "k", "v"} for GPT-2's c_attn; {target} for a
+  // module of its own, and for a target the base lacks.
+  virtual std::vector<std::string> module_targets(std::string_view target) const = 0;
+
+  // The shortest trailing part of the module holding `target` (below a layer) that ends no
+  // other linear module's name, as PEFT matches a target_modules name: "query",
+  // "attention.output.dense"; "" when none is unique.
+  virtual std::string module_suffix(std::string_view target) const = 0;
 };
+
+// A parameter on one linear, "blk.<layer>.<stem><marker><rest>" (a method's parameter
+// names: blk.0.attn_q.lora.m1.a with marker ".lora.m1."), parsed: the layer, the linear as
+// a kLinearTargets name ("q", "ffn_out") and what follows the marker ("a"). nullopt for a
+// name of another form.
+struct LinearParameter {
+  int layer = 0;
+  std::string target;
+  std::string rest;
+};
+std::optional<LinearParameter> linear_parameter(std::string_view name, std::string_view marker);
 
 class PeftForm {
  public:
@@ -54,6 +84,13 @@ class PeftForm {
   // parameter is not this method's or the base has no module for it.
   virtual std::optional<std::string> tensor_key(const std::string& name, const std::string& model,
                                                 const PeftLayout& layout) const = 0;
+
+  // The adapter file's tensors of the model's own parameters `own` (scion's names, each
+  // one that tensor_key names), keyed below the tuner's root. By default each parameter is
+  // its own tensor under tensor_key; a method whose parameters PEFT holds combined (LoRA's
+  // on the parts of GPT-2's fused c_attn) overrides it.
+  virtual std::vector<PeftTensor> tensors(const std::vector<PeftTensor>& own,
+                                          const std::string& model, const PeftLayout& layout) const;
 
   // Adds the method's keys to adapter_config.json (peft_type among them).
   virtual void add_config(const MethodSettings& settings, const PeftLayout& layout,

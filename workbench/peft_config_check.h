@@ -1,4 +1,4 @@
-// The checks of a PEFT adapter's adapter_config.json against the LoRA descendant a spec
+// The checks of a PEFT adapter's adapter_config.json against the descendant a spec
 // declares for it (`scion import --peft`, workbench/peft_import.h), apart from the
 // tensors: the config is a file scion did not write, read through base/json_value.h.
 #pragma once
@@ -13,10 +13,8 @@
 namespace scion::workbench {
 
 // Every way adapter_config.json's `text` (`file` names it) does not fit `model`, one line
-// each (empty: it fits): peft_type, task_type, r, lora_alpha, lora_dropout, target_modules,
-// use_rslora and use_dora against the declaration, layers_to_transform/layers_pattern,
-// rank_pattern/alpha_pattern, fan_in_fan_out, bias and base_model_name_or_path, as
-// peft_import.h lists them. Errors: text that is not a JSON object (kSpecError).
+// each (empty: it fits): peft_type, task_type, fan_in_fan_out and base_model_name_or_path,
+// then the method's own keys as its PEFT form (spec/peft_form.h) checks them. Errors: text that is not a JSON object (kSpecError).
 // REQUIRES: lineage::check_peft_import(ws, model) is ok.
 Result<std::vector<std::string>> peft_config_problems(std::string_view text,
                                                       const std::string& file,

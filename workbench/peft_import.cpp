@@ -110,7 +110,7 @@ Status match_adapter_tensors(const spec::Workspace& ws, const spec::Model& model
       continue;
     }
     if (!lineage::is_convertible_to_float32(t.dtype)) {
-      problems.push_back(fmt::format("tensor '{}' has dtype {}; LoRA weights are floating point",
+      problems.push_back(fmt::format("tensor '{}' has dtype {}; adapter weights are floating point",
                                      peft, lineage::dtype_name(t.dtype)));
       continue;
     }

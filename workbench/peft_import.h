@@ -1,20 +1,18 @@
-// `scion import --peft DIR --as MODEL`: a PEFT LoRA adapter folder (adapter_config.json +
+// `scion import --peft DIR --as MODEL`: a PEFT adapter folder (adapter_config.json +
 // adapter_model.safetensors, as PEFT saves one or `scion export --format peft` writes it)
-// as the parameters of MODEL, a LoRA descendant of an imported Hugging Face base that the
-// spec declares: a LoRA + head classifier of a BERT base, or a LoRA causal LM of a Llama
-// base (lineage::check_peft_import says which).
+// as the parameters of MODEL, a descendant of an imported Hugging Face base that the spec
+// declares with one registered method that has a PEFT form (LoRA, (IA)³): a head
+// classifier of a BERT base, or a causal LM of a Llama base (lineage::check_peft_import
+// says which).
 //
-// The adapter must fit the declaration: peft_type LORA with the spec's r, lora_alpha and
-// lora_dropout (a probability), the task_type PEFT runs the model as, and the target
-// modules `scion export --format peft` would write for it; use_rslora and use_dora as
-// declared (lora: {use_rslora: true}, {use_dora: true}: then each module's
-// lora_magnitude_vector too); no
-// layers_to_transform or layers_pattern, no rank_pattern or alpha_pattern other than the
-// spec's, bias "none", fan_in_fan_out as the base's weights are laid out (what scion does
-// not run is refused, never ignored); a base_model_name_or_path naming the base's folder (the same
-// folder, or one of the same name: a hub id such as sentence-transformers/all-MiniLM-L6-v2 ends in
-// it), and exactly the tensors of MODEL's own parameters under PEFT's names (lineage/
-// peft_adapter.h), each of the parameter table's shape. Every mismatch is listed. The
+// The adapter must fit the declaration (workbench/peft_config_check.h): the peft_type
+// and task_type PEFT runs the model as, the method's own keys as its PEFT form checks them
+// (LoRA: runtime/adapters/lora/lora_peft.h; what scion does not run is refused, never
+// ignored), fan_in_fan_out as the base's weights are laid out, a base_model_name_or_path
+// naming the base's folder (the same folder, or one of the same name: a hub id such as
+// sentence-transformers/all-MiniLM-L6-v2 ends in it), and exactly the tensors of MODEL's
+// own parameters under PEFT's names (lineage/peft_adapter.h), each of the parameter
+// table's shape. Every mismatch is listed. The
 // inherited parameters are the parent's, as stored. The files' SHA-256 digests go into
 // the import run's record.
 #pragma once

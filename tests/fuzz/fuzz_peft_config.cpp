@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "runtime/adapters/lora/lora_spec.h"
+#include "runtime/adapters/registry.h"
 #include "workbench/peft_config_check.h"
 
 namespace {
@@ -43,6 +44,12 @@ const scion::spec::Workspace& workspace() {
 }
 
 }  // namespace
+
+// LoRA's keys are checked by its PEFT form, which its registered block gives.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  scion::runtime::register_adaptation_methods();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -16,11 +16,19 @@
 
 namespace {
 
-// A directory with small data files, so that specs naming them reach the deeper checks.
+// A directory with small data files, so that specs naming them reach the deeper checks;
+// removed when the program exits (the default suite replays the seeds on every run).
+std::filesystem::path made_dir;
+
 std::filesystem::path fixture_dir() {
   static const std::filesystem::path dir = [] {
     std::string pattern = (std::filesystem::temp_directory_path() / "scion-fuzz-XXXXXX").string();
     std::filesystem::path made = mkdtemp(pattern.data());
+    made_dir = made;
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(made_dir, ec);
+    });
     std::ofstream(made / "reviews.jsonl") << "{\"text\": \"good\", \"label\": \"positive\"}\n";
     std::ofstream(made / "corpus.txt") << "some text\n";
     std::ofstream(made / "products.jsonl") << "{\"text\": \"bad\", \"label\": \"negative\"}\n";

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "lineage/hf_tensor_names.h"
+#include "lineage/peft_adapter.h"
+#include "spec/workspace.h"
 #include "tests/unit/hf_fixtures.h"
 #include "tests/unit/hf_model_support.h"
 #include "tests/unit/lineage_test_support.h"
@@ -128,6 +130,31 @@ TEST_CASE("GPT-2 and RoBERTa name tables map both ways", "[gpt2][roberta]") {
   CHECK(lineage::map_hf_tensor("roberta", "lm_head.dense.weight").kind == Kind::kSkipped);
   CHECK(lineage::hf_tensor_name("roberta", "blk.0.attn_q.weight") ==
         "encoder.layer.0.attention.self.query.weight");
+}
+
+// What a method's PEFT form (spec/peft_form.h) is told of GPT-2's modules: c_attn fuses q,
+// k and v (so LoRA writes one c_attn adapter for its three), and the names PEFT matches.
+TEST_CASE("GPT-2's PEFT layout gives c_attn's parts and the module names PEFT matches",
+          "[gpt2]") {
+  spec::Architecture a;
+  a.hf_model_type = "gpt2";
+  a.layers = 2;
+  const auto layout = lineage::peft_layout(a);
+  REQUIRE(layout);
+  CHECK(layout->module_targets("k") == std::vector<std::string>{"q", "k", "v"});
+  CHECK(layout->module_targets("o") == std::vector<std::string>{"o"});
+  CHECK(layout->module_suffix("v") == "c_attn");
+  CHECK(layout->module_suffix("o") == "attn.c_proj");  // mlp.c_proj ends in c_proj too
+  CHECK(layout->linear_module(1, "q") == "transformer.h.1.attn.c_attn");
+  CHECK(layout->linears_regex({"q", "ffn_out"}, {1}) ==
+        "transformer\\.h\\.(1)\\.(attn\\.c_attn|mlp\\.c_proj)");
+
+  const auto p = spec::linear_parameter("blk.12.attn_q.lora.m.1.a", ".lora.m.1.");
+  REQUIRE(p);
+  CHECK((p->layer == 12 && p->target == "q" && p->rest == "a"));
+  CHECK(spec::linear_parameter("blk.0.ffn_out.ia3.m.out", ".ia3.m.")->target == "ffn_out");
+  CHECK_FALSE(spec::linear_parameter("blk.x.attn_q.lora.m.a", ".lora.m."));
+  CHECK_FALSE(spec::linear_parameter("head.m.weight", ".lora.m."));
 }
 
 TEST_CASE("a GPT-2 config scion does not run is refused, naming the key", "[gpt2]") {

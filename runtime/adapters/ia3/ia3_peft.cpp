@@ -103,22 +103,9 @@ class Ia3PeftForm final : public PeftForm {
   // blk.N.<stem>.ia3.<model>.{out,in} (ia3_parameters.h) is <module>.ia3_l.
   std::optional<std::string> tensor_key(const std::string& name, const std::string& model,
                                         const PeftLayout& layout) const override {
-    const std::string marker = runtime::kIa3Marker + model + ".";
-    const std::size_t at = name.find(marker);
-    if (!name.starts_with("blk.") || at == std::string::npos) return std::nullopt;
-    const std::string_view rest = std::string_view(name).substr(at + marker.size());
-    if (rest != "out" && rest != "in") return std::nullopt;
-    const std::size_t dot = name.find('.', 4);
-    if (dot == std::string::npos || dot >= at) return std::nullopt;
-    int layer = 0;
-    try {
-      layer = std::stoi(name.substr(4, dot - 4));
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-    std::string target = name.substr(dot + 1, at - dot - 1);
-    if (target.starts_with("attn_")) target = target.substr(5);
-    const std::optional<std::string> module = layout.linear_module(layer, target);
+    const auto p = linear_parameter(name, runtime::kIa3Marker + model + ".");
+    if (!p || (p->rest != "out" && p->rest != "in")) return std::nullopt;
+    const std::optional<std::string> module = layout.linear_module(p->layer, p->target);
     if (!module) return std::nullopt;
     return *module + ".ia3_l";
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "runtime/adapters/lora/lora_peft.h"
 #include "spec/spec_reader.h"
 #include "spec/workspace.h"
 
@@ -168,6 +169,8 @@ class LoraBlock final : public MethodBlock {
                     const std::vector<const Model*>& ancestors) const override {
     check_dora(reader, adapt, model, arch, ancestors);
   }
+
+  const PeftForm* peft() const override { return &lora_peft_form(); }
 
   std::string label(const nlohmann::json& settings) const override {
     if (!settings.is_object() || !settings.contains("rank")) return "";

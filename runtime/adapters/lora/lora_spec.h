@@ -15,9 +15,8 @@
 //
 // LoraSpec is a plain aggregate, stored wrapped in spec::MethodSettingsOf<LoraSpec>, not a
 // class deriving MethodSettings: tests, benches and runtime code build it with designated
-// initialisers, which a class with a virtual base cannot take. Its runtime side (parameters,
-// forward and backward, merge) and its PEFT files are not behind the method interfaces yet:
-// runtime/model/ and lineage/peft_adapter.cpp handle LoRA by name, reading these settings.
+// initialisers, which a class with a virtual base cannot take. Its PEFT form is
+// lora_peft.h, which the block's peft() returns.
 // Speaks in scion::spec and includes only spec/, like every method's spec side.
 #pragma once
 
