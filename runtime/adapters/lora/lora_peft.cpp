@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/json_value.h"
+#include "runtime/adapters/lora/lora_parameters.h"
 #include "runtime/adapters/lora/lora_spec.h"
 #include "spec/workspace.h"
 
@@ -18,7 +19,7 @@ const LoraSpec& lora_of(const MethodSettings& settings) {
   return dynamic_cast<const MethodSettingsOf<LoraSpec>&>(settings).value;
 }
 
-std::string marker_of(const std::string& model) { return ".lora." + model + "."; }
+std::string marker_of(const std::string& model) { return runtime::kLoraMarker + model + "."; }
 
 // The declared targets, one per module: GPT-2's q, k and v are one c_attn, named by its
 // first adapted part.
