@@ -184,11 +184,12 @@ Status check_mergeable_ancestors(const spec::Model& model,
                                  const std::vector<const spec::Model*>& chain) {
   for (std::size_t i = 1; i + 1 < chain.size(); ++i) {
     const spec::Adaptation& ad = chain[i]->adaptation;
-    if (!ad.prefix && !ad.prompt && !ad.bottleneck) continue;
+    const std::string_view unfoldable = spec::unfoldable_adapter(ad);
+    if (!ad.prefix && !ad.prompt && unfoldable.empty()) continue;
     return refuse(model, "its ancestor '" + chain[i]->name + "' has " +
                              (ad.prefix   ? "prefix tuning"
                               : ad.prompt ? "prompt tuning"
-                                          : "a bottleneck adapter") +
+                                          : "a " + std::string(unfoldable)) +
                              ", which cannot be merged into the weights of the base folder "
                              "that a PEFT adapter of a descendant of a descendant loads over "
                              "(PEFT runs one adapter over a plain transformers model)");
@@ -291,10 +292,11 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
         (ad.bitfit ? "BitFit (trained biases)" : "trunk weights it trains itself") +
         "; export the whole model with --format huggingface (its weights as trained, "
         "LoRA merged), which AutoModelForSequenceClassification loads");
-  if (ad.bottleneck)
+  if (const std::string_view unfoldable = spec::unfoldable_adapter(ad); !unfoldable.empty())
     return invalid_argument("model '" + model.name +
-                            "' cannot be exported in PEFT's layout: PEFT has no bottleneck "
-                            "adapter, and --format huggingface cannot hold one either (it is "
+                            "' cannot be exported in PEFT's layout: PEFT has no " +
+                            std::string(unfoldable) +
+                            ", and --format huggingface cannot hold one either (it is "
                             "not a change of the trunk's weights); export it with the default "
                             "format (safetensors)");
   // The registered methods (spec/adaptation_method.h) each need a PEFT form.

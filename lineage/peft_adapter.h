@@ -30,12 +30,13 @@
 //
 // A descendant of a descendant is its own adapter only: base_model_name_or_path names the
 // base, and the caller (workbench/peft_export.h) points it at a folder with the ancestors'
-// adapters merged. Ancestors with prefix or prompt tuning or a bottleneck adapter cannot
-// be merged and are refused.
+// adapters merged. Ancestors with prefix or prompt tuning or a method whose adapter does
+// not fold into the weights (spec::MethodBlock::unfoldable_adapter) cannot be merged and
+// are refused.
 //
 // What PEFT cannot run as scion does is refused with the reason (check_peft_layout):
-// BitFit, full fine-tuning and unfreeze (name --format huggingface), bottleneck
-// adapters, more than one method, a GPT-2 or Llama classifier
+// BitFit, full fine-tuning and unfreeze (name --format huggingface), adapters that do not
+// fold into the weights, more than one method, a GPT-2 or Llama classifier
 // (their score layer has no bias), prefix tuning where transformers numbers the text's
 // positions after the prefix (learned positions: BERT, RoBERTa, GPT-2) or on grouped-query
 // attention, prompt tuning of a BERT or RoBERTa classifier (it would classify from the

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "spec/workspace.h"
+
 namespace scion::spec {
 namespace {
 
@@ -26,6 +28,19 @@ void MethodBlock::check_family(SpecReader&, const YamlNode&, const Model&, const
 const PeftForm* MethodBlock::peft() const { return nullptr; }
 
 std::string MethodBlock::label(const nlohmann::json&) const { return ""; }
+
+std::map<std::string, std::vector<std::string_view>, std::less<>> MethodBlock::enum_words() const {
+  return {};
+}
+
+std::string_view MethodBlock::unfoldable_adapter() const { return ""; }
+
+std::string_view unfoldable_adapter(const Adaptation& adaptation) {
+  for (const MethodBlock* block : method_blocks())
+    if (adaptation.methods.contains(block->key()) && !block->unfoldable_adapter().empty())
+      return block->unfoldable_adapter();
+  return "";
+}
 
 void register_method_block(std::unique_ptr<const MethodBlock> block) {
   if (find_method_block(block->key()) != nullptr) {

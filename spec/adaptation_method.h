@@ -16,6 +16,8 @@
 // of the list: its key is reported as an unknown adaptation method.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -30,6 +32,7 @@ class SpecReader;
 struct YamlNode;
 struct Architecture;
 struct Model;
+struct Adaptation;
 class PeftForm;
 
 // One model's settings of a registered method; each method derives its own, with a
@@ -91,11 +94,29 @@ class MethodBlock {
   // when PEFT has no such adapter.
   virtual const PeftForm* peft() const;
 
+  // The settings' enums that json() holds as their index (recipe hashes depend on it), by
+  // their key in json(), each as its words in index order: words[i] names index i. The
+  // words mode of spec/spec_json.h prints them so, and from_json reads either. None (the
+  // default): json() holds no index.
+  virtual std::map<std::string, std::vector<std::string_view>, std::less<>> enum_words() const;
+
+  // How refusals name the method's adapter, "bottleneck adapter" (after "a"), when its
+  // parameters are not a change of the trunk's weights and so cannot be folded into them: a
+  // model with it has no --format huggingface or PEFT form, and an ancestor with it cannot
+  // be merged into the base folder of a descendant's PEFT export. "" (the default): the
+  // method folds into the weights.
+  virtual std::string_view unfoldable_adapter() const;
+
   // What a model's method label (lineage::method_label: `lineage tree`, `lineage show`)
   // adds after the block's key for `settings`, its record in spec words (which may come from
   // an older store), such as a rank: " r=8". "" (the default): the key alone.
   virtual std::string label(const nlohmann::json& settings) const;
 };
+
+// The first registered method of `adaptation` whose adapter does not fold into the
+// weights (MethodBlock::unfoldable_adapter), in registration order: its words; "" when
+// every one folds.
+std::string_view unfoldable_adapter(const Adaptation& adaptation);
 
 // Adds `block` to the registry. Registration happens at start-up, before any spec is read,
 // and never afterwards (the registry is not locked). A second block under a taken key is a

@@ -110,12 +110,6 @@ Json adaptation_schema(SchemaBuilder& b) {
                                     {"init", words<PromptInit>(keys::kPromptInits)},
                                     {"text", type("string")}},
                                    "learned input embeddings");
-  const Json bottleneck =
-      b.closed_map(p + ".bottleneck", keys::kBottleneck,
-                   {{"reduction", type("integer")},
-                    {"placement", words<BottleneckPlacement>(keys::kPlacements)},
-                    {"layers", integers()}},
-                   "small MLPs inside each layer");
   const Json head = b.closed_map(p + ".head", keys::kHead,
                                  {{"task", words<HeadTask>(keys::kTasks)},
                                   {"labels", strings()},
@@ -123,8 +117,11 @@ Json adaptation_schema(SchemaBuilder& b) {
                                   {"threshold", type("number")}},
                                  "a task head: classification, regression, multi-label or "
                                  "token classification");
-  KeyTypes methods = {{"prefix", prefix}, {"prompt", prompt},          {"bottleneck", bottleneck},
-                      {"head", head},     {"bitfit", method_switch()}, {"full", method_switch()}};
+  KeyTypes methods = {{"prefix", prefix},
+                      {"prompt", prompt},
+                      {"head", head},
+                      {"bitfit", method_switch()},
+                      {"full", method_switch()}};
   // The registered methods (spec/adaptation_method.h) type their own keys.
   for (const MethodBlock* block : method_blocks()) {
     KeyTypes types;  // a key the block leaves untyped is reported by closed_map

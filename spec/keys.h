@@ -46,8 +46,7 @@ inline constexpr Choice<TokenizerKind> kTokenizers[] = {{"byte", TokenizerKind::
 
 // `adapt`: one key per built-in method, each with its own settings; the methods registered
 // as units (spec/adaptation_method.h) add theirs.
-inline constexpr std::string_view kMethods[] = {"prefix", "prompt", "bottleneck",
-                                                "head",   "bitfit", "full"};
+inline constexpr std::string_view kMethods[] = {"prefix", "prompt", "head", "bitfit", "full"};
 // Every key `adapt` may hold: kMethods, then the registered methods' in registration order.
 inline std::vector<std::string_view> method_keys() {
   std::vector<std::string_view> out(std::begin(kMethods), std::end(kMethods));
@@ -56,14 +55,9 @@ inline std::vector<std::string_view> method_keys() {
 }
 inline constexpr std::string_view kPrefix[] = {"virtual_tokens", "layers", "reparam_hidden"};
 inline constexpr std::string_view kPrompt[] = {"virtual_tokens", "init", "text"};
-inline constexpr std::string_view kBottleneck[] = {"reduction", "placement", "layers"};
 inline constexpr std::string_view kHead[] = {"task", "labels", "pooling", "threshold"};
 inline constexpr Choice<PromptInit> kPromptInits[] = {
     {"random", PromptInit::kRandom}, {"text", PromptInit::kText}, {"vocab", PromptInit::kVocab}};
-inline constexpr Choice<BottleneckPlacement> kPlacements[] = {
-    {"attention", BottleneckPlacement::kAfterAttention},
-    {"ffn", BottleneckPlacement::kAfterFfn},
-    {"both", BottleneckPlacement::kBoth}};
 inline constexpr Choice<Pooling> kPoolings[] = {
     {"cls", Pooling::kCls}, {"mean", Pooling::kMean}, {"last", Pooling::kLast}};
 inline constexpr Choice<HeadTask> kTasks[] = {

@@ -12,7 +12,6 @@ namespace {
 
 constexpr int kUnknownLimit = 1 << 20;  // bounds used when the architecture is unknown
 
-int width_of(const Architecture* a) { return a ? a->width : kUnknownLimit; }
 int layers_of(const Architecture* a) { return a ? a->layers : kUnknownLimit; }
 int max_length_of(const Architecture* a) { return a ? a->max_length : kUnknownLimit; }
 
@@ -78,23 +77,6 @@ PromptSpec load_prompt(SpecReader& r, const YamlNode& node, const std::string& p
             "init: text needs a non-empty 'text' to initialise the prompt from");
   if (s.init != PromptInit::kText && text != nullptr)
     r.error(*text, join_path(path, "text"), "'text' is used only with init: text");
-  return s;
-}
-
-BottleneckSpec load_bottleneck(SpecReader& r, const YamlNode& node, const std::string& path,
-                               const Architecture* a) {
-  BottleneckSpec s;
-  r.check_keys(node, path, keys::kBottleneck);
-  const int width = width_of(a);
-  if (a && s.reduction > width) s.reduction = width;  // default 16 on a width below 16
-  r.read_int(find(node, "reduction"), join_path(path, "reduction"), s.reduction, 1, width,
-             a ? fmt::format("an integer from 1 to {} (the base's width; hidden = width / "
-                             "reduction)",
-                             width)
-               : std::string("a positive integer"));
-  r.read_choice<BottleneckPlacement>(find(node, "placement"), join_path(path, "placement"),
-                                     keys::kPlacements, s.placement, "bottleneck placement");
-  read_layers(r, node, path, a, s.layers);
   return s;
 }
 
@@ -168,8 +150,6 @@ void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& pat
       out.prefix = load_prefix(r, *value, mpath, a);
     } else if (method == "prompt") {
       out.prompt = load_prompt(r, *value, mpath, a);
-    } else if (method == "bottleneck") {
-      out.bottleneck = load_bottleneck(r, *value, mpath, a);
     } else if (method == "head") {
       out.head = load_head(r, *value, mpath);
     } else if (method == "bitfit") {

@@ -66,10 +66,6 @@ json adaptation_json(const Adaptation& ad) {
     out["prompt"] = {{"virtual_tokens", ad.prompt->virtual_tokens},
                      {"init", static_cast<int>(ad.prompt->init)},
                      {"text", ad.prompt->init_text}};
-  if (ad.bottleneck)
-    out["bottleneck"] = {{"reduction", ad.bottleneck->reduction},
-                         {"placement", static_cast<int>(ad.bottleneck->placement)},
-                         {"layers", ad.bottleneck->layers}};
   if (ad.head) {
     out["head"] = {{"task", word(ad.head->task)},
                    {"labels", ad.head->labels},
@@ -104,13 +100,6 @@ std::optional<Adaptation> adaptation_from_recipe(const json& adapt) {
                              .init = static_cast<PromptInit>(p.at("init").get<int>()),
                              .init_text = p.at("text").get<std::string>()};
     }
-    if (adapt.contains("bottleneck")) {
-      const json& b = adapt["bottleneck"];
-      ad.bottleneck = BottleneckSpec{
-          .reduction = b.at("reduction").get<int>(),
-          .placement = static_cast<BottleneckPlacement>(b.at("placement").get<int>()),
-          .layers = b.at("layers").get<std::vector<int>>()};
-    }
     if (adapt.contains("head")) {
       const json& h = adapt["head"];
       const std::string task = h.at("task").get<std::string>();
@@ -143,11 +132,27 @@ const std::map<std::string, std::vector<std::string_view>, std::less<>>& enum_wo
       {"train.data.format", by_index(keys::kDatasetFormats)},
       {"train.validation.format", by_index(keys::kDatasetFormats)},
       {"adapt.prompt.init", by_index(keys::kPromptInits)},
-      {"adapt.bottleneck.placement", by_index(keys::kPlacements)},
       {"adapt.head.pooling", by_index(keys::kPoolings)},
       {"architecture.tokenizer.kind", by_index(keys::kTokenizers)},
   };
   return words;
+}
+
+// The words of the enum at `path` of a canonical recipe, by index: spec/'s own, or a
+// registered method's (MethodBlock::enum_words, under "adapt.<key>."); none when `path`
+// holds no enum.
+std::vector<std::string_view> enum_words_at(std::string_view path) {
+  if (const auto own = enum_words().find(path); own != enum_words().end()) return own->second;
+  constexpr std::string_view kAdapt = "adapt.";
+  if (!path.starts_with(kAdapt)) return {};
+  const std::string_view rest = path.substr(kAdapt.size());
+  const std::size_t dot = rest.find('.');
+  if (dot == std::string_view::npos) return {};
+  const MethodBlock* block = find_method_block(rest.substr(0, dot));
+  if (block == nullptr) return {};
+  const auto words = block->enum_words();
+  const auto it = words.find(rest.substr(dot + 1));
+  return it == words.end() ? std::vector<std::string_view>() : it->second;
 }
 
 // Spec values are floats; the recipe holds them as doubles. A double that is exactly a
@@ -170,11 +175,11 @@ json words_at(const json& value, const std::string& path) {
     for (const json& item : value) out.push_back(words_at(item, path));
     return out;
   }
-  if (auto words = enum_words().find(path);
-      words != enum_words().end() && value.is_number_integer()) {
+  if (const std::vector<std::string_view> words = enum_words_at(path);
+      !words.empty() && value.is_number_integer()) {
     const auto index = value.get<std::int64_t>();
-    if (index >= 0 && index < static_cast<std::int64_t>(words->second.size()))
-      return std::string(words->second[index]);
+    if (index >= 0 && index < static_cast<std::int64_t>(words.size()))
+      return std::string(words[index]);
   }
   if (path == "train.seed" && value.is_string()) {
     const std::string& text = value.get_ref<const std::string&>();

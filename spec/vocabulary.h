@@ -44,9 +44,6 @@ constexpr std::string_view word(TokenizerKind v) {
 constexpr std::string_view word(PromptInit v) {
   return vocabulary_detail::word_in(keys::kPromptInits, v);
 }
-constexpr std::string_view word(BottleneckPlacement v) {
-  return vocabulary_detail::word_in(keys::kPlacements, v);
-}
 constexpr std::string_view word(Pooling v) {
   return vocabulary_detail::word_in(keys::kPoolings, v);
 }

@@ -105,13 +105,6 @@ struct PromptSpec {
   std::string init_text;  // with init: text
 };
 
-enum class BottleneckPlacement { kAfterAttention, kAfterFfn, kBoth };
-struct BottleneckSpec {
-  int reduction = 16;  // hidden = width / reduction
-  BottleneckPlacement placement = BottleneckPlacement::kAfterFfn;
-  std::vector<int> layers;  // empty: every layer
-};
-
 enum class Pooling { kCls, kMean, kLast };
 
 // What a head predicts, and so its loss:
@@ -144,7 +137,6 @@ struct FullSpec {};
 struct Adaptation {
   std::optional<PrefixSpec> prefix;
   std::optional<PromptSpec> prompt;
-  std::optional<BottleneckSpec> bottleneck;
   std::optional<HeadSpec> head;
   std::optional<BitfitSpec> bitfit;
   std::optional<FullSpec> full;

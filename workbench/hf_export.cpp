@@ -90,6 +90,7 @@ std::vector<float> as_float32(const lineage::LoadedParameter& p) {
 void merge_adaptations(const spec::Model& owner, const lineage::LoadedParameters& params,
                        std::map<std::string, std::vector<float>>& trunk) {
   for (const runtime::AdaptationMethod* method : runtime::adaptation_methods()) {
+    if (!runtime::folds_into_weights(*method)) continue;  // refused before: hf_export_refusal
     runtime::HostTensors own;
     for (const auto& [name, value] : params)
       if (method->parameter_model(name) == owner.name) own[name] = as_float32(value);
@@ -221,11 +222,12 @@ Result<HfModelFolder> hf_model_folder(const spec::Workspace& ws, const spec::Mod
                              " layout for model_type '" + arch.hf_model_type + "' yet");
   for (const spec::Model* m : merged) {
     const spec::Adaptation& ad = m->adaptation;
-    if (ad.prefix || ad.prompt || ad.bottleneck)
+    const std::string_view unfoldable = spec::unfoldable_adapter(ad);
+    if (ad.prefix || ad.prompt || !unfoldable.empty())
       return refuse(model, "'" + m->name + "' has " +
                                (ad.prefix   ? "prefix tuning"
                                 : ad.prompt ? "prompt tuning"
-                                            : "a bottleneck adapter") +
+                                            : "a " + std::string(unfoldable)) +
                                ", which a plain Hugging Face model cannot hold");
   }
   if (task->kind == TaskKind::kCausalLm) {

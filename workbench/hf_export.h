@@ -27,7 +27,8 @@
 // architecture without a row, an encoder model without a classifier head or whose head
 // pools otherwise than the task model does, a GPT-2 or Llama classifier (transformers'
 // score layer has no bias), and adapters no plain model can hold (prefix and prompt
-// tuning, bottleneck adapters) anywhere up the ancestry.
+// tuning, a method whose adapter does not fold into the weights:
+// spec::MethodBlock::unfoldable_adapter) anywhere up the ancestry.
 #pragma once
 
 #include <filesystem>

@@ -17,7 +17,8 @@
 // that its labels travel: AutoConfig.from_pretrained(DIR) gives them to the base model
 // the adapter loads over (transformers reads adapter_config.json first and the base's
 // config from base_model_name_or_path, which knows no labels). Ancestors with prefix or prompt
-// tuning or a bottleneck adapter cannot be merged and are refused (kInvalidArgument, naming them).
+// tuning or an adapter that does not fold into the weights (spec::MethodBlock::
+// unfoldable_adapter) cannot be merged and are refused (kInvalidArgument, naming them).
 #pragma once
 
 #include <filesystem>

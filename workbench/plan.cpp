@@ -27,14 +27,16 @@ std::vector<std::string> methods_of(const spec::Model& m) {
   if (m.is_base()) return {m.import_path.empty() ? "pretrain" : "import"};
   const spec::Adaptation& a = m.adaptation;
   std::vector<std::string> out;
-  const std::pair<bool, const char*> all[] = {{a.find<spec::LoraSpec>() != nullptr, "lora"},
-                                              {a.prefix.has_value(), "prefix"},
-                                              {a.prompt.has_value(), "prompt"},
-                                              {a.bottleneck.has_value(), "bottleneck"},
-                                              {a.bitfit.has_value(), "bitfit"},
-                                              {a.full.has_value(), "full"},
-                                              {a.head.has_value(), "head"}};
-  for (const auto& [on, name] : all)
+  if (a.find<spec::LoraSpec>() != nullptr) out.push_back("lora");
+  if (a.prefix) out.push_back("prefix");
+  if (a.prompt) out.push_back("prompt");
+  // The other registered methods (spec/adaptation_method.h), in registration order.
+  for (const spec::MethodBlock* block : spec::method_blocks())
+    if (block->key() != spec::LoraSpec::kKey && a.methods.contains(block->key()))
+      out.emplace_back(block->key());
+  const std::pair<bool, const char*> switches[] = {
+      {a.bitfit.has_value(), "bitfit"}, {a.full.has_value(), "full"}, {a.head.has_value(), "head"}};
+  for (const auto& [on, name] : switches)
     if (on) out.push_back(name);
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "runtime/adapters/bottleneck/bottleneck_method.h"
 #include "runtime/adapters/ia3/ia3_method.h"
 #include "runtime/adapters/lora/lora_method.h"
 #include "runtime/model/adaptation_method.h"
@@ -14,9 +15,10 @@ namespace scion::runtime {
 const std::vector<const AdaptationMethod*>& adaptation_methods() {
   static const LoraMethod lora;
   static const Ia3Method ia3;
+  static const BottleneckMethod bottleneck;
   // One entry per method, in the order `scion schema` and messages list them, the passes
   // run a linear's adaptations at one site and the merges fold them.
-  static const std::vector<const AdaptationMethod*> methods = {&lora, &ia3};
+  static const std::vector<const AdaptationMethod*> methods = {&lora, &ia3, &bottleneck};
   return methods;
 }
 

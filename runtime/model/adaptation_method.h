@@ -15,6 +15,17 @@
 //             sites; it may read the linear's fp32 weight (LinearRows::weight)
 //   kOutput:  on the linear's output rows, after the frozen product and the kBeside terms
 //
+// A method that acts on a block's residual stream instead of a linear (the bottleneck
+// adapter) binds, per block, a BlockAdaptation at a BlockSite:
+//
+//   kAfterAttention: reads the attention sublayer's output y (after its dropout) and adds
+//                    into the residual stream that has just received y
+//   kAfterFfn:       likewise after the feed-forward sublayer
+//
+// Its backward is handed the gradient of that residual stream and adds its share into y's
+// gradient, before the sublayer's own backward reads it. Block adaptations of one site run
+// in BlockWeights::block_adaptations order (ancestors first), forward and backward alike.
+//
 // A linear of a model carries at most one adaptation at kInput and one at kOutput (the
 // spec's rules across models keep it so; resolve_model refuses otherwise), so an input-site
 // backward is handed the linear's own input; kBeside adaptations may stack (a model's and
@@ -121,6 +132,64 @@ class LinearAdaptation {
   virtual bool same_as(const LinearAdaptation& other) const = 0;
 };
 
+// Where a BlockAdaptation sits on a block's residual stream (the order of
+// BlockWeights::block_adaptations).
+enum class BlockSite { kAfterAttention, kAfterFfn };
+inline constexpr int kBlockSiteCount = 2;
+
+// The shape of one segment at a block site as the batch plan sizes an adaptation's buffers.
+struct BlockShape {
+  std::int64_t rows = 0;
+  int width = 0;          // the residual stream's (C)
+  bool backward = false;  // a backward pass may follow (training, or targets on every row)
+};
+
+// One row range at a block site as a pass hands it to a BlockAdaptation: a unit's rows in
+// the forward pass, a segment's in the backward pass. Every pointer is backend memory.
+struct BlockRows {
+  std::int64_t n = 0;  // rows
+  int width = 0;       // C
+  // The sublayer's output rows y (n, C) that the adaptation reads.
+  const float* output = nullptr;
+  // Forward only (null in the backward): the residual stream's rows (n, C) it adds into, and
+  // (n, C) rows the pass lends it for its own output before the addition.
+  float* residual = nullptr;
+  float* delta = nullptr;
+  // As LinearRows': the segment's activations (activation_sizes) and the batch's shared
+  // scratch (scratch_sizes, valid during one call); an entry of size 0 is null.
+  std::span<float*const> activations, scratch;
+};
+
+// One method's state at one site of one model's block. Parameter gradients accumulate (+=);
+// null gradient pointers (an ancestor's, or inference) mean frozen.
+class BlockAdaptation {
+ public:
+  virtual ~BlockAdaptation() = default;
+
+  virtual BlockSite site() const = 0;
+
+  // Whether the model it was bound for trains it (it holds gradient pointers).
+  virtual bool trained() const = 0;
+
+  // As LinearAdaptation's: the segment's buffers and the shared scratch's asks, floats each.
+  virtual std::vector<std::int64_t> activation_sizes(const BlockShape& shape) const = 0;
+  virtual std::vector<std::int64_t> scratch_sizes(const BlockShape& shape) const = 0;
+
+  // Forward FLOPs over `rows` rows of a residual stream of `width`, for the plan's count.
+  virtual double forward_flops(std::int64_t rows, int width) const = 0;
+
+  // r.residual += its term of r.output.
+  virtual void forward(Backend& be, const BlockRows& r) const = 0;
+
+  // Given dres (n, C), the gradient of the residual stream it added into: dy (n, C) += the
+  // gradient of r.output through it, and its parameters' gradients.
+  virtual void backward(Backend& be, const BlockRows& r, const float* dres, float* dy) const = 0;
+
+  // Whether `other` applies exactly the same transform (the same parameter buffers): the
+  // layer trie shares a block between two models only then.
+  virtual bool same_as(const BlockAdaptation& other) const = 0;
+};
+
 // How a parameter is initialised when the model that introduces it is first trained
 // (runtime/model/parameter_binding.h: initialize_new_parameters).
 // kWeightRowNorms: the row norms of the linear weight the parameter's name starts with
@@ -168,6 +237,14 @@ class AdaptationMethod {
                                                        const std::string& linear,
                                                        const ParameterLookup& lookup) const = 0;
 
+  // `model`'s own state of the method at `site` of block `layer` (on a base of `arch`), from
+  // its bound parameters; null when it puts none there. The default: none (a method that
+  // acts on linears only).
+  virtual std::shared_ptr<const BlockAdaptation> bind_block(const spec::Model& model,
+                                                            const spec::Architecture& arch,
+                                                            int layer, BlockSite site,
+                                                            const ParameterLookup& lookup) const;
+
   // Floats a training pass over `tokens` tokens holds for the method under these settings
   // (its saved rows and its share of the pass's scratch buffers); 0 when they do not use
   // it. The memory plan (workbench/training_groups.h) adds them.
@@ -177,15 +254,22 @@ class AdaptationMethod {
 
   // Folds `own` (`owner`'s parameters of the method, by name, every one it introduced) into
   // the trunk's weights and biases, on the host: --format huggingface and merged PEFT bases
-  // (workbench/hf_export.cpp), and runtime::merge_adaptations.
-  virtual void fold(const spec::Model& owner, const HostTensors& own, HostTensors& trunk) const = 0;
+  // (workbench/hf_export.cpp), and runtime::merge_adaptations. Only for a method that
+  // folds (folds_into_weights); the merges skip the others, whose adapter no merged model
+  // can hold (the exports refuse a model with one first). The default aborts: a method
+  // that folds overrides it.
+  virtual void fold(const spec::Model& owner, const HostTensors& own, HostTensors& trunk) const;
 };
+
+// Whether `method`'s parameters are a change of the trunk's weights that fold() folds: its
+// spec block names no unfoldable adapter (spec::MethodBlock::unfoldable_adapter).
+bool folds_into_weights(const AdaptationMethod& method);
 
 // Every registered method, in registration order (runtime/adapters/registry.cpp).
 const std::vector<const AdaptationMethod*>& adaptation_methods();
 
 // The registered method whose parameter `name` is; null for the trunk's, heads' and the
-// adapters not (yet) behind the interface.
+// adapters not (yet) behind the interface (prefix, prompt).
 const AdaptationMethod* method_of_parameter(const std::string& name);
 
 }  // namespace scion::runtime

@@ -100,18 +100,20 @@ void Pass::input_adaptations_backward(int l, int i, float* dinp, const float* in
     be_.add_inplace(dinp, plan_.adapted_din, 1.0f, N_ * in);
 }
 
-// Given dres = d loss / d (residual that received the adapter output), adds the adapter
-// path's gradient to dy (the adapter input's gradient) and accumulates its weights'.
-void Pass::bottleneck_backward(int l, int site, const float* y, const float* dres, float* dy) {
+void Pass::block_adaptations_backward(int l, BlockSite site, const float* y, const float* dres,
+                                      float* dy) {
+  const int k = static_cast<int>(site);
   for (std::size_t s = 0; s < segment_count(); ++s) {
-    Plan::SegmentActs& sa = plan_.segments[s];
-    const BlockWeights& bw = seg(s).model->blocks[l];
-    const auto& adapters = site == 0 ? bw.adapter_attn : bw.adapter_ffn;
-    for (std::size_t j = 0; j < adapters.size(); ++j) {
-      const Plan::BottleneckActs& ba = sa.bottleneck[l][site][j];
-      runtime::bottleneck_backward(be_, adapters[j], {ba.pre, ba.act}, y + sa.row0 * C_,
-                                   dres + sa.row0 * C_, dy + sa.row0 * C_, sa.dbneck_act,
-                                   sa.dbneck_pre, sa.rows, C_);
+    const Plan::SegmentActs& sa = plan_.segments[s];
+    const auto& adaptations = seg(s).model->blocks[l].block_adaptations[k];
+    for (std::size_t j = 0; j < adaptations.size(); ++j) {
+      BlockRows r;
+      r.n = sa.rows;
+      r.width = C_;
+      r.output = y + sa.row0 * C_;
+      r.activations = sa.block_activations[l][k][j];
+      r.scratch = plan_.adaptation_scratch;
+      adaptations[j]->backward(be_, r, dres + sa.row0 * C_, dy + sa.row0 * C_);
     }
   }
 }
@@ -199,7 +201,7 @@ void Pass::block_backward(int l, const float* x, bool input_grad) {
     dres2 = dtmp;
   }
   be_.copy(dbranch, dres2, N_ * C_);
-  bottleneck_backward(l, 1, b.f, dres2, dbranch);
+  block_adaptations_backward(l, BlockSite::kAfterFfn, b.f, dres2, dbranch);
   dropout_backward(dbranch, b.f_mask, C_);
   linear_backward(l, kFfnOut, plan_.dg, dbranch, b.g, GradMode::kAssign);
   if (pre_norm_) {
@@ -211,7 +213,7 @@ void Pass::block_backward(int l, const float* x, bool input_grad) {
   }
   // dx = d res1 now.
   be_.copy(dbranch, dx, N_ * C_);
-  bottleneck_backward(l, 0, b.o, dx, dbranch);
+  block_adaptations_backward(l, BlockSite::kAfterAttention, b.o, dx, dbranch);
   dropout_backward(dbranch, b.o_mask, C_);
   linear_backward(l, kAttnO, plan_.datt, dbranch, b.att, GradMode::kAssign);
   attention_backward(l);

@@ -45,6 +45,37 @@ LinearShape adaptation_shape(const BatchPlan& plan, const FamilyBatch& batch,
   return {sa.rows, w.in, w.out, batch.training, !plan.inference};
 }
 
+// Each entry of `scratch` at least as wide as the same entry of `asks`.
+void widen(std::vector<std::int64_t>& scratch, const std::vector<std::int64_t>& asks) {
+  if (scratch.size() < asks.size()) scratch.resize(asks.size(), 0);
+  for (std::size_t k = 0; k < asks.size(); ++k) scratch[k] = std::max(scratch[k], asks[k]);
+}
+
+// What segment s's block adaptations ask for (SegmentActs::block_activations), widening the
+// shared `scratch`.
+void add_block_adaptation_buffers(BatchPlan& plan, std::size_t s, const ModelWeights& m,
+                                  Layout& layout, std::vector<std::int64_t>& scratch) {
+  BatchPlan::SegmentActs& sa = plan.segments[s];
+  const BlockShape shape{sa.rows, m.arch.width, !plan.inference};
+  sa.block_activations.assign(m.blocks.size(), {});
+  for (std::size_t l = 0; l < m.blocks.size(); ++l)
+    for (int site = 0; site < kBlockSiteCount; ++site) {
+      const auto& adaptations = m.blocks[l].block_adaptations[site];
+      auto& buffers = sa.block_activations[l][site];
+      buffers.assign(adaptations.size(), {});
+      for (std::size_t j = 0; j < adaptations.size(); ++j) {
+        const std::vector<std::int64_t> sizes = adaptations[j]->activation_sizes(shape);
+        buffers[j].assign(sizes.size(), nullptr);
+        for (std::size_t k = 0; k < sizes.size(); ++k)
+          layout.add("seg." + std::to_string(s) + ".blk." + std::to_string(l) + ".site." +
+                         std::to_string(site) + ".adaptation." + std::to_string(j) + "." +
+                         std::to_string(k),
+                     sizes[k], &buffers[j][k]);
+        widen(scratch, adaptations[j]->scratch_sizes(shape));
+      }
+    }
+}
+
 // The adaptation methods' buffers: the plan's adapted input and gradients
 // (BatchPlan::adapted_in, adapted_dout, adapted_din) sized for the widest linear any
 // segment adapts at each site, what each segment's adaptations ask for
@@ -76,11 +107,10 @@ void add_adaptation_buffers(BatchPlan& plan, const FamilyBatch& batch, std::int6
                            kLinearStems[i] + ".adaptation." + std::to_string(j) + "." +
                            std::to_string(k),
                        sizes[k], &buffers[j][k]);
-          const std::vector<std::int64_t> asks = adaptations[j]->scratch_sizes(shape);
-          if (scratch.size() < asks.size()) scratch.resize(asks.size(), 0);
-          for (std::size_t k = 0; k < asks.size(); ++k) scratch[k] = std::max(scratch[k], asks[k]);
+          widen(scratch, adaptations[j]->scratch_sizes(shape));
         }
       }
+    add_block_adaptation_buffers(plan, s, m, layout, scratch);
   }
   plan.adaptation_scratch.assign(scratch.size(), nullptr);
   for (std::size_t k = 0; k < scratch.size(); ++k)
@@ -142,9 +172,15 @@ std::string batch_signature(const FamilyBatch& batch) {
           for (const std::int64_t n : adaptation->scratch_sizes(shape)) add(n);
         }
       }
-      for (const BottleneckWeights& w : b.adapter_attn) add(w.down.out);
-      s += 'f';
-      for (const BottleneckWeights& w : b.adapter_ffn) add(w.down.out);
+      const BlockShape shape{seg.batch * (prompt_rows(seg) + seg.length), m.arch.width, !inference};
+      for (const auto& adaptations : b.block_adaptations) {
+        s += 'b';
+        for (const auto& adaptation : adaptations) {
+          for (const std::int64_t n : adaptation->activation_sizes(shape)) add(n);
+          s += 's';
+          for (const std::int64_t n : adaptation->scratch_sizes(shape)) add(n);
+        }
+      }
     }
   }
   return s;
@@ -234,10 +270,10 @@ std::int64_t lay_out_blocks(BatchPlan& plan, const FamilyBatch& batch, Layout& l
 
 // The widest of each adapter scratch a segment's blocks need (its gradients' buffers).
 struct AdapterWidths {
-  int prefix = 0, hidden = 0;
+  int prefix = 0;
 };
 
-// Segment s's prefix and bottleneck activations in block l, widening `widths`.
+// Segment s's prefix activations in block l, widening `widths`.
 void lay_out_segment_block(BatchPlan& plan, const FamilyBatch& batch, std::size_t s, int l,
                            Layout& layout, AdapterWidths& widths) {
   using Plan = BatchPlan;
@@ -245,31 +281,17 @@ void lay_out_segment_block(BatchPlan& plan, const FamilyBatch& batch, std::size_
   const Segment& seg = batch.segments[s];
   const ModelWeights& m = *seg.model;
   Plan::SegmentActs& sa = plan.segments[s];
-  const std::int64_t rows = sa.rows;
-  const std::string p = "seg." + std::to_string(s) + ".";
-  const BlockWeights& bw = m.blocks[l];
-  const std::string q = p + "blk." + std::to_string(l) + ".";
+  const std::string q = "seg." + std::to_string(s) + ".blk." + std::to_string(l) + ".";
   // A cache holds the prefix rows itself (runtime/model/kv_cache.h).
   const int Pf = seg.cache ? 0 : m.prefix_tokens(l);
   widths.prefix = std::max(widths.prefix, Pf);
   layout.add(q + "prefix_k", Pf * C, &sa.prefix_k[l]);
   layout.add(q + "prefix_v", Pf * C, &sa.prefix_v[l]);
-  for (int site = 0; site < 2; ++site) {
-    const auto& adapters = site == 0 ? bw.adapter_attn : bw.adapter_ffn;
-    sa.bottleneck[l][site].resize(adapters.size());
-    for (std::size_t j = 0; j < adapters.size(); ++j) {
-      const int H = adapters[j].down.out;
-      const std::string r =
-          q + (site == 0 ? "adapter_attn." : "adapter_ffn.") + std::to_string(j) + ".";
-      layout.add(r + "pre", rows * H, &sa.bottleneck[l][site][j].pre);
-      layout.add(r + "act", rows * H, &sa.bottleneck[l][site][j].act);
-      widths.hidden = std::max(widths.hidden, H);
-    }
-  }
 }
 
-// Segment s's own buffers: its tokens and targets, prompt, prefix and bottleneck
-// activations and their gradients' scratch, pooled rows, logits and losses.
+// Segment s's own buffers: its tokens and targets, prompt, prefix activations and their
+// gradients' scratch, pooled rows, logits and losses (its adaptations' buffers:
+// add_adaptation_buffers).
 void lay_out_segment(BatchPlan& plan, const FamilyBatch& batch, std::size_t s, Layout& layout) {
   using Plan = BatchPlan;
   const spec::Architecture& a = batch.segments[0].model->arch;
@@ -296,13 +318,10 @@ void lay_out_segment(BatchPlan& plan, const FamilyBatch& batch, std::size_t s, L
   layout.add(p + "dprompt", sa.P * C, &sa.dprompt);
   sa.prefix_k.assign(L, nullptr);
   sa.prefix_v.assign(L, nullptr);
-  sa.bottleneck.resize(L);
   AdapterWidths widths;
   for (int l = 0; l < L; ++l) lay_out_segment_block(plan, batch, s, l, layout, widths);
   layout.add(p + "dprefix_k", widths.prefix * C, &sa.dprefix_k);
   layout.add(p + "dprefix_v", widths.prefix * C, &sa.dprefix_v);
-  layout.add(p + "dbneck_pre", rows * widths.hidden, &sa.dbneck_pre);
-  layout.add(p + "dbneck_act", rows * widths.hidden, &sa.dbneck_act);
   const bool pooled = head && !per_token;
   const bool last_only = !head && seg.last_position_logits;
   const std::int64_t logit_rows = pooled || last_only ? sa.B : rows;

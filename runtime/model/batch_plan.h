@@ -23,10 +23,6 @@
 namespace scion::runtime::detail {
 
 struct BatchPlan {
-  struct BottleneckActs {
-    float* pre = nullptr;  // (rows, H) before GELU
-    float* act = nullptr;  // (rows, H)
-  };
   struct SegmentActs {
     std::int64_t row0 = 0, rows = 0;
     double denominator = 0;  // the last forward's loss denominator (Segment::loss_denominator)
@@ -50,13 +46,13 @@ struct BatchPlan {
     std::vector<float*> prefix_k, prefix_v;  // per block (Pf, C), null when Pf = 0
     float* dprefix_k = nullptr;              // (max Pf, C) scratch
     float* dprefix_v = nullptr;
-    std::vector<std::array<std::vector<BottleneckActs>, 2>> bottleneck;  // [block][site][j]
     // The buffers each adaptation method's state on a linear asked for
     // (LinearAdaptation::activation_sizes), per [block][linear][j] as
     // BlockWeights::adaptations; null where an entry is empty.
     std::vector<std::array<std::vector<std::vector<float*>>, kLinearCount>> adaptation_activations;
-    float* dbneck_pre = nullptr;  // (rows, max H)
-    float* dbneck_act = nullptr;
+    // Likewise for the block adaptations (BlockAdaptation::activation_sizes), per
+    // [block][site][j] as BlockWeights::block_adaptations.
+    std::vector<std::array<std::vector<std::vector<float*>>, kBlockSiteCount>> block_activations;
     float* pooled = nullptr;   // (B, C)
     float* dpooled = nullptr;  // (B, C)
     // BERT's pooler between pooling and the head: tanh(pooled · Wᵀ + b).
@@ -100,8 +96,10 @@ struct BatchPlan {
   float *emb = nullptr, *emb_mask = nullptr, *embn = nullptr, *embn_mean = nullptr,
         *embn_rstd = nullptr, *lnf = nullptr, *lnf_mean = nullptr, *lnf_rstd = nullptr;
   float *dx = nullptr, *dtmp = nullptr, *dq = nullptr, *dk = nullptr, *dv = nullptr,
-        *datt = nullptr, *dbranch = nullptr, *dh = nullptr, *dg = nullptr,
-        *adapter_out = nullptr;
+        *datt = nullptr, *dbranch = nullptr, *dh = nullptr, *dg = nullptr;
+  // (stage rows or N, C): the rows a block adaptation writes its own output into before it
+  // adds it to the residual stream (BlockRows::delta).
+  float* adapter_out = nullptr;
   float *dkv_k = nullptr, *dkv_v = nullptr;  // (N, Ckv) grouped-query attention only
   float* dgate = nullptr;                    // (N, F) gated FFN only
   // Adaptation methods (runtime/model/adaptation_method.h), when some segment has one on a
@@ -109,8 +107,9 @@ struct BatchPlan {
   // the widest such input), and in training the gradients of an adapted output's and an
   // adapted input's rows (N, the widest of each).
   float *adapted_in = nullptr, *adapted_dout = nullptr, *adapted_din = nullptr;
-  // The adaptations' shared scratch (LinearAdaptation::scratch_sizes): entry k the widest
-  // ask of any adaptation of any segment; null where none asks.
+  // The adaptations' shared scratch (LinearAdaptation::scratch_sizes and
+  // BlockAdaptation::scratch_sizes): entry k the widest ask of any adaptation, on a linear
+  // or a block, of any segment; null where none asks.
   std::vector<float*> adaptation_scratch;
 };
 

@@ -37,8 +37,8 @@ double forward_flops(const FamilyBatch& batch) {
         for (const auto& adaptation : bw.adaptations[i])
           flops += adaptation->forward_flops(u.rows, w.in, w.out);
       }
-      for (const auto* adapters : {&bw.adapter_attn, &bw.adapter_ffn})
-        for (const BottleneckWeights& w : *adapters) flops += 4.0 * rows * C * w.down.out;
+      for (const auto& adaptations : bw.block_adaptations)
+        for (const auto& adaptation : adaptations) flops += adaptation->forward_flops(u.rows, C);
     }
   for (const Segment& seg : batch.segments) {
     const ModelWeights& m = *seg.model;

@@ -171,16 +171,20 @@ void Pass::linear_forward(int l, int i, float* out, const float* inp) {
   adaptations_forward(l, i, LinearSite::kOutput, out, nullptr);
 }
 
-// res[rows of s] += up(gelu(down(y))) for each bottleneck adapter of segment s at `site`.
-void Pass::bottleneck_forward(int l, int site, const float* y, float* res) {
+void Pass::block_adaptations_forward(int l, BlockSite site, const float* y, float* res) {
+  const int k = static_cast<int>(site);
   for (const Unit& u : units(l)) {
-    const Plan::SegmentActs& sa = plan_.segments[u.segment];
-    const BlockWeights& bw = seg(u.segment).model->blocks[l];
-    const auto& adapters = site == 0 ? bw.adapter_attn : bw.adapter_ffn;
-    for (std::size_t j = 0; j < adapters.size(); ++j) {
-      const Plan::BottleneckActs& ba = sa.bottleneck[l][site][j];
-      runtime::bottleneck_forward(be_, adapters[j], {ba.pre, ba.act}, y + u.row0 * C_,
-                                  plan_.adapter_out + u.row0 * C_, res + u.row0 * C_, u.rows, C_);
+    const auto& adaptations = seg(u.segment).model->blocks[l].block_adaptations[k];
+    for (std::size_t j = 0; j < adaptations.size(); ++j) {
+      BlockRows r;
+      r.n = u.rows;
+      r.width = C_;
+      r.output = y + u.row0 * C_;
+      r.residual = res + u.row0 * C_;
+      r.delta = plan_.adapter_out + u.row0 * C_;
+      r.activations = plan_.segments[u.segment].block_activations[l][k][j];
+      r.scratch = plan_.adaptation_scratch;
+      adaptations[j]->forward(be_, r);
     }
   }
 }
@@ -253,7 +257,7 @@ const float* Pass::block_forward(int l, const float* x) {
   linear_forward(l, kAttnO, b.o, b.att);
   dropout_forward(b.o, b.o_mask, l, kAttentionSite, C_);
   be_.residual_forward(b.res1, x, b.o, N_ * C_);
-  bottleneck_forward(l, 0, b.o, b.res1);
+  block_adaptations_forward(l, BlockSite::kAfterAttention, b.o, b.res1);
   const float* ffn_in;
   if (pre_norm_) {
     norm_forward(b.ln2, b.ln2_mean, b.ln2_rstd, b.res1, w.ln2, N_);
@@ -266,7 +270,7 @@ const float* Pass::block_forward(int l, const float* x) {
   linear_forward(l, kFfnOut, b.f, b.g);
   dropout_forward(b.f, b.f_mask, l, kFfnSite, C_);
   be_.residual_forward(b.res2, pre_norm_ ? b.res1 : b.ln1, b.f, N_ * C_);
-  bottleneck_forward(l, 1, b.f, b.res2);
+  block_adaptations_forward(l, BlockSite::kAfterFfn, b.f, b.res2);
   if (pre_norm_) return b.res2;
   norm_forward(b.ln2, b.ln2_mean, b.ln2_rstd, b.res2, w.ln2, N_);
   return b.ln2;

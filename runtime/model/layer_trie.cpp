@@ -30,17 +30,11 @@ bool same_inputs(const Segment& a, const Segment& b) {
          std::memcmp(a.lengths, b.lengths, static_cast<std::size_t>(a.batch) * sizeof(std::int32_t)) == 0;
 }
 
-bool same_linear(const LinearWeights& a, const LinearWeights& b) {
-  return a.weight == b.weight && a.bias == b.bias;
-}
-
 // Whether two models apply the same parameters in block l (the trunk's are shared).
 bool same_block(const ModelWeights& x, const ModelWeights& y, int l) {
   const BlockWeights& a = x.blocks[l];
   const BlockWeights& b = y.blocks[l];
-  if (a.prefixes.size() != b.prefixes.size() || a.adapter_attn.size() != b.adapter_attn.size() ||
-      a.adapter_ffn.size() != b.adapter_ffn.size())
-    return false;
+  if (a.prefixes.size() != b.prefixes.size()) return false;
   for (std::size_t j = 0; j < a.prefixes.size(); ++j)
     if (a.prefixes[j].keys != b.prefixes[j].keys || a.prefixes[j].values != b.prefixes[j].values)
       return false;
@@ -49,11 +43,12 @@ bool same_block(const ModelWeights& x, const ModelWeights& y, int l) {
     for (std::size_t j = 0; j < a.adaptations[i].size(); ++j)
       if (!a.adaptations[i][j]->same_as(*b.adaptations[i][j])) return false;
   }
-  for (int site = 0; site < 2; ++site) {
-    const auto& p = site == 0 ? a.adapter_attn : a.adapter_ffn;
-    const auto& q = site == 0 ? b.adapter_attn : b.adapter_ffn;
+  for (int site = 0; site < kBlockSiteCount; ++site) {
+    const auto& p = a.block_adaptations[site];
+    const auto& q = b.block_adaptations[site];
+    if (p.size() != q.size()) return false;
     for (std::size_t j = 0; j < p.size(); ++j)
-      if (!same_linear(p[j].down, q[j].down) || !same_linear(p[j].up, q[j].up)) return false;
+      if (!p[j]->same_as(*q[j])) return false;
   }
   return true;
 }

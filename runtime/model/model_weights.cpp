@@ -129,7 +129,6 @@ Status resolve_classifier(const spec::Workspace& ws, const spec::Model& model,
 
 void resolve_adapters(const spec::Workspace& ws, const spec::Model& model, const Resolver& r,
                       ModelWeights& w) {
-  const int C = w.arch.width;
   std::vector<const spec::Model*> chain = ws.ancestry(model);
   std::reverse(chain.begin(), chain.end());  // base first
   const ParameterLookup lookup = r.lookup();
@@ -152,13 +151,10 @@ void resolve_adapters(const spec::Workspace& ws, const spec::Model& model, const
         const Slot& v = r.at(p + "prefix." + n + ".values");
         blk.prefixes.push_back({k.value, v.value, k.grad, v.grad, ad.prefix->virtual_tokens});
       }
-      for (const char* site : {"adapter_attn", "adapter_ffn"}) {
-        const std::string stem = p + site + "." + n;
-        if (!r.has(stem + ".down.weight")) continue;
-        const int H = std::max(1, C / ad.bottleneck->reduction);
-        BottleneckWeights bw{r.linear(stem + ".down", C, H), r.linear(stem + ".up", H, C)};
-        (std::string(site) == "adapter_attn" ? blk.adapter_attn : blk.adapter_ffn).push_back(bw);
-      }
+      for (int site = 0; site < kBlockSiteCount; ++site)
+        for (const AdaptationMethod* method : adaptation_methods())
+          if (auto bound = method->bind_block(*m, w.arch, l, static_cast<BlockSite>(site), lookup))
+            blk.block_adaptations[site].push_back(std::move(bound));
     }
   }
 }
@@ -262,7 +258,6 @@ Result<ModelWeights> resolve_model(const spec::Workspace& workspace, const spec:
     const bool in_block = p.name.starts_with("blk.");
     const bool adapter = method_of_parameter(p.name) != nullptr ||
                          p.name.find(".prefix.") != std::string::npos ||
-                         p.name.find(".adapter_") != std::string::npos ||
                          p.name.starts_with("prompt.") || p.name.starts_with("head");
     if (!adapter) w.trunk_trainable = true;
     if (in_block) {
@@ -290,6 +285,7 @@ Status merge_adaptations(Backend& backend, const spec::Workspace& workspace,
       if (const Tensor* t = params.find(p.name)) trunk[p.name] = copy_to_host(backend, *t);
   bool folded = false;
   for (const AdaptationMethod* method : adaptation_methods()) {
+    if (!folds_into_weights(*method)) continue;  // the exports refuse such a model first
     HostTensors own;
     for (const ParameterSpec& p : table)
       if (method_of_parameter(p.name) == method && method->parameter_model(p.name) == model.name)

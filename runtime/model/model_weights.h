@@ -60,11 +60,6 @@ struct PrefixWeights {
   int tokens = 0;
 };
 
-struct BottleneckWeights {
-  LinearWeights down;  // C -> H
-  LinearWeights up;    // H -> C
-};
-
 struct BlockWeights {
   NormWeights ln1, ln2;
   std::array<LinearWeights, kLinearCount> linear;
@@ -73,7 +68,10 @@ struct BlockWeights {
   // most one at kInput and one at kOutput.
   std::array<std::vector<std::shared_ptr<const LinearAdaptation>>, kLinearCount> adaptations;
   std::vector<PrefixWeights> prefixes;
-  std::vector<BottleneckWeights> adapter_attn, adapter_ffn;
+  // The registered methods' states on the block's residual stream, per BlockSite: the
+  // model's and its ancestors', ancestors first (each model's in registration order).
+  std::array<std::vector<std::shared_ptr<const BlockAdaptation>>, kBlockSiteCount>
+      block_adaptations;
 };
 
 struct PromptWeights {

@@ -137,8 +137,7 @@ Result<GradientSet> GradientSet::create(const std::vector<ParameterSpec>& table,
 bool is_new_parameter(const std::string& name, const spec::Model& model) {
   if (model.is_base()) return true;
   const std::string m = "." + model.name + ".";
-  for (const char* kind : {".prefix", ".adapter_attn", ".adapter_ffn"})
-    if (name.find(std::string(kind) + m) != std::string::npos) return true;
+  if (name.find(".prefix" + m) != std::string::npos) return true;
   if (const AdaptationMethod* method = method_of_parameter(name))
     return method->parameter_model(name) == model.name;
   return name.starts_with("prompt" + m) || name.starts_with("head" + m);
@@ -151,8 +150,6 @@ InitRule rule_for(const std::string& name) {
   // The registered methods first: their names carry their model's, which may read like
   // another rule's (a model named "up").
   if (const AdaptationMethod* method = method_of_parameter(name)) return method->init_rule(name);
-  if (name.find(".up.") != std::string::npos)
-    return InitRule::kZeros;  // bottleneck: no-op at start
   if (ends(".bias")) return InitRule::kZeros;
   const bool norm = name.find("ln1.") != std::string::npos || name.find("ln2.") != std::string::npos ||
                     name.starts_with("ln_f.") || name.starts_with("emb_ln.");

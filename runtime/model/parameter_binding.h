@@ -129,8 +129,8 @@ bool is_new_parameter(const std::string& name, const spec::Model& model);
 // biases; a registered method's parameters by its AdaptationMethod::init_rule (kaiming
 // uniform: uniform(±1/sqrt(in)), with a=√5 as PyTorch's Linear; the row norms of the
 // weight a parameter adapts, which must be in `params` already: inherited values are
-// copied in first); bottleneck up-projection zero; prefix and prompt vectors
-// normal(0, 0.02).
+// copied in first; zeros where a fresh adapter must add nothing); prefix and prompt
+// vectors normal(0, 0.02).
 // Each tensor draws from its own stream, base::SeededRng(seed, kParameterInit,
 // stable_hash(name)), so values do not depend on table order or on which other models
 // exist; normals come from base::NormalSampler, uniforms from (2·uniform01() - 1)·bound,

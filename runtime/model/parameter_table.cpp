@@ -93,23 +93,6 @@ void add_adapters(const Model& model, const Architecture& a, std::vector<Paramet
     }
     for (const AdaptationMethod* method : adaptation_methods())
       method->add_parameters(model, a, l, table);
-    if (ad.bottleneck) {
-      const auto layers = chosen_layers(ad.bottleneck->layers, a.layers);
-      if (std::find(layers.begin(), layers.end(), l) != layers.end()) {
-        const std::int64_t H = std::max<std::int64_t>(1, C / ad.bottleneck->reduction);
-        const auto placement = ad.bottleneck->placement;
-        std::vector<std::string> sites;
-        if (placement != spec::BottleneckPlacement::kAfterFfn) sites.push_back("adapter_attn");
-        if (placement != spec::BottleneckPlacement::kAfterAttention) sites.push_back("adapter_ffn");
-        for (const std::string& site : sites) {
-          const std::string q = p + site + "." + m + ".";
-          add(q + "down.weight", {H, C});
-          add(q + "down.bias", {H});
-          add(q + "up.weight", {C, H});
-          add(q + "up.bias", {C});
-        }
-      }
-    }
   }
   if (ad.head) {
     const auto K = static_cast<std::int64_t>(ad.head->labels.size());

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "base/seeded_rng.h"
-#include "runtime/adapters/bottleneck/bottleneck_layer.h"
 #include "runtime/backend.h"
 #include "runtime/cpu/dropout.h"
 #include "runtime/model/batch_plan.h"
@@ -86,7 +85,8 @@ class Pass {
   LinearRows adaptation_rows(std::size_t s, int l, int i, std::size_t j, std::int64_t n) const;
   void adaptations_forward(int l, int i, LinearSite site, float* rows, const float* inp);
   const float* adapted_input(int l, int i, const float* inp);
-  void bottleneck_forward(int l, int site, const float* y, float* res);
+  // Each unit's block adaptations at `site` of block l: res[its rows] += their terms of y.
+  void block_adaptations_forward(int l, BlockSite site, const float* y, float* res);
   void dropout_forward(float* x, float* mask, int block, int site, std::int64_t width);
   // Where segment s's first row (of `width` elements) lies in the dropout streams of the
   // whole batch: after the rows of the sequences before it (data parallelism).
@@ -124,7 +124,11 @@ class Pass {
   const float* output_adaptations_backward(int l, int i, const float* dout);
   void input_adaptations_backward(int l, int i, float* dinp, const float* inp, GradMode mode);
   void beside_adaptations_backward(int l, int i, float* dinp, const float* dout, const float* x);
-  void bottleneck_backward(int l, int site, const float* y, const float* dres, float* dy);
+  // Each segment's block adaptations at `site` of block l: given dres, the gradient of the
+  // residual stream they added into, dy += their share of y's gradient, and their
+  // parameters' gradients.
+  void block_adaptations_backward(int l, BlockSite site, const float* y, const float* dres,
+                                  float* dy);
   void dropout_backward(float* dx, const float* mask, std::int64_t width);
   void attention_backward(int l);
   // After attention_backward: the gradients of the q, k, v products' outputs (through

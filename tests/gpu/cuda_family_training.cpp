@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "../unit/training_test_data.h"
+#include "runtime/adapters/bottleneck/bottleneck_spec.h"
 #include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/backend.h"
 #include "runtime/cuda_plugin.h"
@@ -62,7 +63,7 @@ spec::Workspace family() {
       "lora", [](spec::Adaptation& a) { a.set(spec::LoraSpec{.rank = 2, .alpha = 4}); }, 1, 1e-2f,
       4, 6);
   descendant("prefix", [](spec::Adaptation& a) { a.prefix = spec::PrefixSpec{.virtual_tokens = 3}; }, 2, 5e-3f, 3, 4);
-  descendant("bottleneck", [](spec::Adaptation& a) { a.bottleneck = spec::BottleneckSpec{.reduction = 4}; }, 3, 1e-2f, 5, 7);
+  descendant("bottleneck", [](spec::Adaptation& a) { a.set(spec::BottleneckSpec{.reduction = 4}); }, 3, 1e-2f, 5, 7);
   descendant("prompt", [](spec::Adaptation& a) { a.prompt = spec::PromptSpec{.virtual_tokens = 2}; }, 4, 1e-2f, 4, 5);
   descendant("head", [](spec::Adaptation&) {}, 5, 2e-2f, 2, 3);
   return ws;

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "runtime/adapters/bottleneck/bottleneck_spec.h"
 #include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/evaluation/continuation_scorer.h"
 #include "runtime/text/byte_tokenizer.h"
@@ -45,8 +46,8 @@ void add_descendants(test::Family& f) {
       spec::PromptSpec{.virtual_tokens = 2, .init = spec::PromptInit::kRandom, .init_text = {}};
   f.add("prompt", "base", prompt);
   spec::Adaptation bottleneck;
-  bottleneck.bottleneck = spec::BottleneckSpec{
-      .reduction = 2, .placement = spec::BottleneckPlacement::kBoth, .layers = {}};
+  bottleneck.set(spec::BottleneckSpec{
+      .reduction = 2, .placement = spec::BottleneckPlacement::kBoth, .layers = {}});
   f.add("bottleneck", "base", bottleneck);
   spec::Adaptation bitfit;
   bitfit.bitfit = spec::BitfitSpec{};

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "runtime/adapters/bottleneck/bottleneck_spec.h"
 #include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/evaluation/family_evaluator.h"
 #include "runtime/text/byte_tokenizer.h"
@@ -36,7 +37,7 @@ TEST_CASE("co-batched evaluation equals evaluating each model alone") {
   prompt.head = test::two_labels(spec::Pooling::kMean);
   f.add("prompt", "base", prompt);
   spec::Adaptation bottleneck;
-  bottleneck.bottleneck = spec::BottleneckSpec{.reduction = 2, .placement = spec::BottleneckPlacement::kBoth, .layers = {}};
+  bottleneck.set(spec::BottleneckSpec{.reduction = 2, .placement = spec::BottleneckPlacement::kBoth, .layers = {}});
   bottleneck.head = test::two_labels(spec::Pooling::kLast);
   f.add("bottleneck", "base", bottleneck);
   spec::Adaptation bitfit;  // retrains trunk biases: a trunk of its own, batched apart

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "host_fault_backend.h"
+#include "runtime/adapters/bottleneck/bottleneck_spec.h"
 #include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/evaluation/text_generator.h"
 #include "runtime/model/kv_cache.h"
@@ -50,8 +51,8 @@ void add_descendants(test::Family& f) {
       spec::PromptSpec{.virtual_tokens = 2, .init = spec::PromptInit::kRandom, .init_text = {}};
   f.add("prompt", "base", prompt);
   spec::Adaptation bottleneck;
-  bottleneck.bottleneck = spec::BottleneckSpec{
-      .reduction = 2, .placement = spec::BottleneckPlacement::kBoth, .layers = {}};
+  bottleneck.set(spec::BottleneckSpec{
+      .reduction = 2, .placement = spec::BottleneckPlacement::kBoth, .layers = {}});
   f.add("bottleneck", "base", bottleneck);
   spec::Adaptation grandchild;
   grandchild.set(

@@ -11,6 +11,7 @@
 
 #include "lineage/hf_tensor_names.h"
 #include "lineage/peft_adapter.h"
+#include "runtime/adapters/bottleneck/bottleneck_spec.h"
 #include "runtime/adapters/lora/lora_spec.h"
 #include "tests/unit/hf_fixtures.h"
 #include "tests/unit/hf_model_support.h"
@@ -188,4 +189,47 @@ TEST_CASE("a LoRA descendant of a BERT folder gets PEFT's names and config") {
   auto prefixed = lineage::peft_adapter_files(ws, ws.models[1], params);
   REQUIRE_FALSE(prefixed.is_ok());
   CHECK(prefixed.status().message().find("prefix") != std::string::npos);
+}
+
+TEST_CASE("a bottleneck adapter has no PEFT form, of its own or as an ancestor's") {
+  // Its parameters are not a change of the trunk's weights (spec::MethodBlock::
+  // unfoldable_adapter): the messages are the ones from before the method was a unit.
+  auto folder = spec::read_hf_model_folder(kFixtures / "tiny-bert", "tiny-bert");
+  REQUIRE(folder.is_ok());
+  spec::Workspace ws;
+  spec::Model base;
+  base.name = "bert";
+  base.architecture = folder->architecture;
+  base.import_path = "/models/tiny-bert";
+  spec::Model adapter;
+  adapter.name = "bn";
+  adapter.from = "bert";
+  adapter.adaptation.set(spec::BottleneckSpec{.reduction = 4});
+  adapter.adaptation.head = spec::HeadSpec{.task = spec::HeadTask::kClassification, .labels = {"a", "b"}, .pooling = spec::Pooling::kCls};
+  spec::Model child;
+  child.name = "child";
+  child.from = "bn";
+  child.adaptation.set(spec::LoraSpec{.rank = 2, .alpha = 4, .targets = {"q"}});
+  ws.models = {base, adapter, child};
+  for (const std::size_t m : {1u, 2u}) {
+    lineage::LoadedParameters params;
+    for (const auto& p : runtime::parameter_table(ws, ws.models[m])) {
+      lineage::LoadedParameter value;
+      value.shape = p.shape;
+      value.introduced_by = p.introduced_by;
+      params[p.name] = value;
+    }
+    auto files = lineage::peft_adapter_files(ws, ws.models[m], params);
+    REQUIRE_FALSE(files.is_ok());
+    CHECK(files.status().message() ==
+          (m == 1 ? "model 'bn' cannot be exported in PEFT's layout: PEFT has no bottleneck "
+                    "adapter, and --format huggingface cannot hold one either (it is not a "
+                    "change of the trunk's weights); export it with the default format "
+                    "(safetensors)"
+                  : "model 'child' cannot be exported in PEFT's layout: its ancestor 'bn' has "
+                    "a bottleneck adapter, which cannot be merged into the weights of the base "
+                    "folder that a PEFT adapter of a descendant of a descendant loads over (PEFT "
+                    "runs one adapter over a plain transformers model); export it with the "
+                    "default format (safetensors) instead"));
+  }
 }

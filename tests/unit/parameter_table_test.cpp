@@ -1,3 +1,4 @@
+#include "runtime/adapters/bottleneck/bottleneck_spec.h"
 #include "runtime/model/parameter_table.h"
 
 #include <catch2/catch.hpp>
@@ -88,7 +89,7 @@ TEST_CASE("a descendant of a descendant keeps its parent's adapters frozen") {
 
 TEST_CASE("BitFit trains the trunk's biases, not an ancestor's adapter or head biases") {
   auto ws = small_family();
-  ws.models[1].adaptation.bottleneck = spec::BottleneckSpec{.reduction = 2};
+  ws.models[1].adaptation.set(spec::BottleneckSpec{.reduction = 2});
   const auto t = by_name(runtime::parameter_table(ws, ws.models[2]));
   CHECK(t.at("blk.1.ffn_in.bias").trainable);
   CHECK_FALSE(t.at("head.review.bias").trainable);

@@ -2,11 +2,12 @@
 // parameter is claimed by the method that added it alone and for the model that introduced
 // it, whatever the models are called (after another method's name marker, or after another
 // method), new parameters start as their method's rule says, and a linear refuses a second
-// adaptation at one site.
+// adaptation at one site; the bottleneck adapter binds at its block sites instead.
 #include <catch2/catch.hpp>
 #include <map>
 #include <set>
 
+#include "runtime/adapters/bottleneck/bottleneck_spec.h"
 #include "runtime/adapters/ia3/ia3_spec.h"
 #include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/adaptation_method.h"
@@ -29,7 +30,7 @@ void add_crossed_names(Family& f) {
   f.add("ia3", "lora", dora);
   spec::Adaptation prefix;
   prefix.prefix = spec::PrefixSpec{.virtual_tokens = 2};
-  prefix.bottleneck = spec::BottleneckSpec{.reduction = 4};
+  prefix.set(spec::BottleneckSpec{.reduction = 4});
   f.add("out", "ia3", prefix);
   spec::Adaptation prompt = test::ia3_adaptation({"o"}, {"q"});
   prompt.prompt = spec::PromptSpec{.virtual_tokens = 2};
@@ -39,7 +40,7 @@ void add_crossed_names(Family& f) {
 
 }  // namespace
 
-TEST_CASE("registered adaptation methods have distinct keys, lora and ia3 among them") {
+TEST_CASE("registered adaptation methods have distinct keys, lora, ia3 and bottleneck among them") {
   std::set<std::string> keys;
   for (const AdaptationMethod* method : adaptation_methods()) {
     CHECK(!method->key().empty());
@@ -47,6 +48,7 @@ TEST_CASE("registered adaptation methods have distinct keys, lora and ia3 among 
   }
   CHECK(keys.count("ia3") == 1);
   CHECK(keys.count("lora") == 1);
+  CHECK(keys.count("bottleneck") == 1);
 }
 
 TEST_CASE("a method's parameters are its own, for their model, and start as it says") {
@@ -88,13 +90,21 @@ TEST_CASE("a method's parameters are its own, for their model, and start as it s
           for (std::int64_t i = 0; i < value.numel(); ++i) CHECK(value.f32()[i] == 0.0f);
         continue;
       }
+      if (method->key() == "bottleneck") {  // down's weight as a trunk weight, the rest zeros
+        const InitRule rule = method->init_rule(p.name);
+        CHECK(rule == (p.name.ends_with(".down.weight") ? InitRule::kNormal : InitRule::kZeros));
+        if (rule == InitRule::kZeros)
+          for (std::int64_t i = 0; i < value.numel(); ++i) CHECK(value.f32()[i] == 0.0f);
+        continue;
+      }
       REQUIRE(method->init_rule(p.name) == InitRule::kOnes);  // (IA)³'s vectors
       for (std::int64_t i = 0; i < value.numel(); ++i) CHECK(value.f32()[i] == 1.0f);
     }
   }
   // (IA)³ of "lora": 2 layers × 3 linears, inherited by "ia3" and "out"; of "in": 2 × 2.
-  // DoRA of "ia3": 2 layers × 2 linears × (A, B, m), inherited by "out".
-  CHECK(claimed == 3 * 6 + 4 + 2 * 12);
+  // DoRA of "ia3": 2 layers × 2 linears × (A, B, m), inherited by "out". The bottleneck
+  // adapter of "out": 2 layers × 1 site × (down, up) × (weight, bias).
+  CHECK(claimed == 3 * 6 + 4 + 2 * 12 + 8);
 }
 
 TEST_CASE("a model's head starts as any head does, whatever method its name reads as") {
@@ -128,4 +138,48 @@ TEST_CASE("a linear refuses two adaptations at one site") {
   CHECK(resolve_model(f.workspace(), f.model("input"), spec::Objective::kClassification,
                       f.params("input"), nullptr)
             .is_ok());
+}
+
+TEST_CASE("a bottleneck adapter binds at its block sites, ancestors first, on no linear") {
+  Family f(test::tiny_architecture());
+  spec::Adaptation parent;
+  parent.set(spec::BottleneckSpec{.reduction = 4, .placement = spec::BottleneckPlacement::kBoth});
+  parent.head = test::two_labels();
+  f.add("parent", "base", parent);
+  spec::Adaptation child;
+  child.set(spec::BottleneckSpec{.reduction = 2,
+                                 .placement = spec::BottleneckPlacement::kAfterAttention,
+                                 .layers = {1}});
+  f.add("child", "parent", child);
+  f.materialise();
+  const ModelWeights w = f.weights("child");
+  auto p = resolve_model(f.workspace(), f.model("parent"), spec::Objective::kClassification,
+                         f.params("parent"), nullptr);
+  REQUIRE(p.is_ok());
+  const auto attention = static_cast<int>(BlockSite::kAfterAttention);
+  const auto ffn = static_cast<int>(BlockSite::kAfterFfn);
+  for (int l = 0; l < 2; ++l) {
+    INFO("block " << l);
+    const BlockWeights& b = w.blocks[l];
+    for (const auto& adaptations : b.adaptations) CHECK(adaptations.empty());
+    REQUIRE(b.block_adaptations[attention].size() == (l == 1 ? 2u : 1u));
+    REQUIRE(b.block_adaptations[ffn].size() == 1u);
+    // The parent's first, frozen, and the same as in the parent's own weights.
+    const auto& parents = b.block_adaptations[attention][0];
+    CHECK(parents->site() == BlockSite::kAfterAttention);
+    CHECK_FALSE(parents->trained());
+    CHECK(parents->same_as(*p->blocks[l].block_adaptations[attention][0]));
+    CHECK_FALSE(parents->same_as(*p->blocks[l].block_adaptations[ffn][0]));
+    if (l == 1) {
+      const auto& own = b.block_adaptations[attention][1];
+      CHECK(own->trained());
+      CHECK_FALSE(own->same_as(*parents));
+      // Hidden width 8 / 2: its pre- and post-GELU rows kept, their gradients as scratch.
+      const BlockShape shape{.rows = 3, .width = 8, .backward = true};
+      CHECK(own->activation_sizes(shape) == std::vector<std::int64_t>{12, 12});
+      CHECK(own->scratch_sizes(shape) == std::vector<std::int64_t>{12, 12});
+      CHECK(own->scratch_sizes({.rows = 3, .width = 8, .backward = false}).empty());
+      CHECK(own->forward_flops(3, 8) == 4.0 * 3 * 8 * 4);
+    }
+  }
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/adapters/bottleneck/bottleneck_spec.h"
 #include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/model/optimizer.h"
 #include "runtime/model/parameter_table.h"
@@ -231,7 +232,7 @@ TEST_CASE("prefix, prompt, bottleneck, head and BitFit: gradients match finite d
   prompt.head = test::two_labels(spec::Pooling::kMean);
   f.add("prompt", "base", prompt);
   spec::Adaptation bottleneck;
-  bottleneck.bottleneck = spec::BottleneckSpec{.reduction = 4, .placement = spec::BottleneckPlacement::kBoth, .layers = {}};
+  bottleneck.set(spec::BottleneckSpec{.reduction = 4, .placement = spec::BottleneckPlacement::kBoth, .layers = {}});
   bottleneck.head = test::two_labels();
   f.add("bottleneck", "base", bottleneck);
   spec::Adaptation head;
@@ -257,7 +258,7 @@ TEST_CASE("LoRA and prefix on one model, and a descendant of a descendant") {
   child.set(
       spec::LoraSpec{.rank = 1, .alpha = 1.0f, .dropout = 0.0f, .targets = {"q"}, .layers = {0}});
   child.prompt = spec::PromptSpec{.virtual_tokens = 1, .init = spec::PromptInit::kRandom, .init_text = {}};
-  child.bottleneck = spec::BottleneckSpec{.reduction = 2, .placement = spec::BottleneckPlacement::kAfterAttention, .layers = {}};
+  child.set(spec::BottleneckSpec{.reduction = 2, .placement = spec::BottleneckPlacement::kAfterAttention, .layers = {}});
   f.add("grandchild", "both", child);
   f.materialise();
   SECTION("LoRA + prefix") { check_model_gradients(f, "both", spec::Objective::kClassification); }
@@ -282,7 +283,7 @@ TEST_CASE("fresh LoRA and bottleneck adapters reproduce their parent's outputs e
   lora.head.reset();
   f.add("lora", "parent", lora);
   spec::Adaptation bottleneck;
-  bottleneck.bottleneck = spec::BottleneckSpec{.reduction = 2, .placement = spec::BottleneckPlacement::kBoth, .layers = {}};
+  bottleneck.set(spec::BottleneckSpec{.reduction = 2, .placement = spec::BottleneckPlacement::kBoth, .layers = {}});
   f.add("bottleneck", "parent", bottleneck);
   f.materialise(7);
   ModelWeights wp = f.weights("parent"), wl = f.weights("lora"), wb = f.weights("bottleneck");

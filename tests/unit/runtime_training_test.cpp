@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/adapters/bottleneck/bottleneck_spec.h"
 #include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/data/batcher.h"
 #include "runtime/model/optimizer.h"
@@ -56,7 +57,7 @@ TEST_CASE("a 3-segment batch gives each model exactly its own losses and gradien
   prefix.head = test::two_labels(spec::Pooling::kMean);
   f.add("prefix", "base", prefix);
   spec::Adaptation bottleneck;
-  bottleneck.bottleneck = spec::BottleneckSpec{.reduction = 2, .placement = spec::BottleneckPlacement::kBoth, .layers = {}};
+  bottleneck.set(spec::BottleneckSpec{.reduction = 2, .placement = spec::BottleneckPlacement::kBoth, .layers = {}});
   bottleneck.prompt = spec::PromptSpec{.virtual_tokens = 2, .init = spec::PromptInit::kRandom, .init_text = {}};
   bottleneck.head = test::two_labels();
   f.add("bottleneck", "base", bottleneck);

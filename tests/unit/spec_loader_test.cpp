@@ -1,6 +1,7 @@
 // The loader on valid specs: typed values, defaults, ordering, inheritance of labels.
 #include <catch2/catch.hpp>
 
+#include "runtime/adapters/bottleneck/bottleneck_spec.h"
 #include "runtime/adapters/lora/lora_spec.h"
 #include "spec/file_digest.h"
 #include "spec_test_workspace.h"
@@ -122,7 +123,7 @@ TEST_CASE("every adaptation method and training key reads into its typed field")
   CHECK(m.adaptation.prefix->reparam_hidden == 32);
   CHECK(m.adaptation.prompt->init == PromptInit::kText);
   CHECK(m.adaptation.prompt->init_text == "it was");
-  CHECK(m.adaptation.bottleneck->placement == BottleneckPlacement::kBoth);
+  CHECK(m.adaptation.find<BottleneckSpec>()->placement == BottleneckPlacement::kBoth);
   CHECK(m.adaptation.head->pooling == Pooling::kLast);
   CHECK(m.adaptation.full.has_value());
   CHECK(m.freeze == std::vector<std::string>{"blk.0.*"});

@@ -1,6 +1,7 @@
 // Recipe hashes ignore formatting and unrelated names, and follow every training change.
 #include <catch2/catch.hpp>
 
+#include "runtime/adapters/bottleneck/bottleneck_spec.h"
 #include "runtime/adapters/lora/lora_spec.h"
 #include "spec/recipe_hash.h"
 #include "spec/spec_json.h"
@@ -253,7 +254,7 @@ TEST_CASE("use_rslora enters the recipe only when set, and round-trips through i
 TEST_CASE("every closed value has exactly one word, the one the loader parses") {
   using scion::spec::word;
   for (const auto& choice : keys::kObjectives) CHECK(word(choice.value) == choice.word);
-  for (const auto& choice : keys::kPlacements) CHECK(word(choice.value) == choice.word);
+  for (const auto& choice : kBottleneckPlacements) CHECK(word(choice.value) == choice.word);
   for (const auto& choice : keys::kPromptInits) CHECK(word(choice.value) == choice.word);
   for (const auto& choice : keys::kPoolings) CHECK(word(choice.value) == choice.word);
   for (const auto& choice : keys::kTasks) CHECK(word(choice.value) == choice.word);
@@ -261,7 +262,7 @@ TEST_CASE("every closed value has exactly one word, the one the loader parses") 
   for (const auto& choice : keys::kDatasetFormats) CHECK(word(choice.value) == choice.word);
   for (const auto& choice : keys::kLabelTypes) CHECK(word(choice.value) == choice.word);
   // By index, as the canonical recipe stores enums: E(i) has a word for every i.
-  const auto placements = vocabulary_detail::by_index(keys::kPlacements);
+  const auto placements = vocabulary_detail::by_index(kBottleneckPlacements);
   REQUIRE(placements.size() == 3);
   CHECK(placements[static_cast<int>(BottleneckPlacement::kAfterFfn)] == "ffn");
   CHECK(std::string(head_task_name(HeadTask::kMultiLabel)) == "multi_label");
@@ -290,6 +291,15 @@ TEST_CASE("the words form of an adaptation has the canonical form's keys, enums 
   const nlohmann::json words = adaptation_in_words(m.adaptation);
   CHECK(canonical["bottleneck"]["placement"] == 1);
   CHECK(words["bottleneck"]["placement"] == "ffn");
+  // The bottleneck adapter's block reads its record back in either mode.
+  const MethodBlock* bottleneck = find_method_block("bottleneck");
+  REQUIRE(bottleneck);
+  for (const nlohmann::json& form : {canonical["bottleneck"], words["bottleneck"]}) {
+    const auto back = bottleneck->from_json(form);
+    REQUIRE(back);
+    CHECK(back->json() == canonical["bottleneck"]);
+  }
+  CHECK_FALSE(bottleneck->from_json({{"reduction", 4}, {"placement", "sideways"}, {"layers", {}}}));
   CHECK(words["prompt"]["init"] == "random");
   CHECK(words["head"]["pooling"] == "mean");
   CHECK(words["lora"]["alpha"] == 0.1);  // as written, not 0.10000000149011612

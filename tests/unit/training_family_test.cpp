@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "runtime/adapters/bottleneck/bottleneck_spec.h"
 #include "runtime/adapters/ia3/ia3_spec.h"
 #include "runtime/adapters/lora/lora_spec.h"
 #include "runtime/backend.h"
@@ -37,7 +38,7 @@ spec::Workspace family() {
       "lora", "base", [](spec::Adaptation& a) { a.set(spec::LoraSpec{.rank = 2, .alpha = 4}); }, 1,
       1e-2f, 4, 6);
   descendant("prefix", "base", [](spec::Adaptation& a) { a.prefix = spec::PrefixSpec{.virtual_tokens = 3}; }, 2, 5e-3f, 3, 4);
-  descendant("bottleneck", "base", [](spec::Adaptation& a) { a.bottleneck = spec::BottleneckSpec{.reduction = 4}; }, 3, 1e-2f, 5, 7);
+  descendant("bottleneck", "base", [](spec::Adaptation& a) { a.set(spec::BottleneckSpec{.reduction = 4}); }, 3, 1e-2f, 5, 7);
   descendant("prompt", "base", [](spec::Adaptation& a) { a.prompt = spec::PromptSpec{.virtual_tokens = 2}; }, 4, 1e-2f, 4, 5);
   descendant("head", "base", [](spec::Adaptation&) {}, 5, 2e-2f, 2, 3);
   descendant(

@@ -6,10 +6,11 @@
 //   act = gelu(pre)               (rows, H)
 //   res += act · upᵀ + b_up       (rows, C)
 //
-// The passes (runtime/model/forward_pass.cpp, backward_pass.cpp) call these per segment
-// and adapter at the two sites; pre and act are the plan's activations, kept for the
-// backward. Parameter gradients accumulate (+=), as every Backend op's do, and so does dy,
-// onto the gradient the block's own path gave y. Every buffer is backend memory.
+// BottleneckAdaptation (bottleneck_method.cpp) calls these at its block site for the passes
+// (runtime/model/forward_pass.cpp, backward_pass.cpp); pre and act are the activations it
+// asked the batch plan for, kept for the backward. Parameter gradients accumulate (+=), as
+// every Backend op's do, and so does dy, onto the gradient the block's own path gave y.
+// Every buffer is backend memory.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,12 @@
 #include "runtime/model/model_weights.h"
 
 namespace scion::runtime {
+
+// One adapter's projections, bound from its parameters (bottleneck_parameters.h).
+struct BottleneckWeights {
+  LinearWeights down;  // C -> H
+  LinearWeights up;    // H -> C
+};
 
 // The activations one adapter keeps between its forward and backward (rows, H) each.
 struct BottleneckActivations {
