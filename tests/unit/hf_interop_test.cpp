@@ -135,28 +135,47 @@ TEST_CASE("a folder of another model type, or without weights, is refused clearl
   CHECK(heads.status().message().find("does not divide") != std::string::npos);
 }
 
-TEST_CASE("a LoRA descendant of a BERT folder gets PEFT's names and config") {
+namespace {
+
+// The tiny BERT fixture as an imported base named "bert".
+spec::Model tiny_bert_base() {
   auto folder = spec::read_hf_model_folder(kFixtures / "tiny-bert", "tiny-bert");
   REQUIRE(folder.is_ok());
-  spec::Workspace ws;
   spec::Model base;
   base.name = "bert";
   base.architecture = folder->architecture;
   base.import_path = "/models/tiny-bert";
-  spec::Model child;
-  child.name = "qv";
-  child.from = "bert";
-  child.adaptation.set(
-      spec::LoraSpec{.rank = 4, .alpha = 8, .dropout = 0, .targets = {"q", "v"}, .layers = {}});
-  child.adaptation.head = spec::HeadSpec{.task = spec::HeadTask::kClassification, .labels = {"a", "b"}, .pooling = spec::Pooling::kCls};
-  ws.models = {base, child};
+  return base;
+}
+
+// `model`'s parameter table as stored parameters without values: what the PEFT layout
+// reads of them (names, shapes, owners).
+lineage::LoadedParameters empty_parameters(const spec::Workspace& ws, const spec::Model& model) {
   lineage::LoadedParameters params;
-  for (const auto& p : runtime::parameter_table(ws, ws.models[1])) {
+  for (const auto& p : runtime::parameter_table(ws, model)) {
     lineage::LoadedParameter value;
     value.shape = p.shape;
     value.introduced_by = p.introduced_by;
     params[p.name] = value;
   }
+  return params;
+}
+
+}  // namespace
+
+TEST_CASE("a LoRA descendant of a BERT folder gets PEFT's names and config") {
+  spec::Workspace ws;
+  const spec::Model base = tiny_bert_base();
+  spec::Model child;
+  child.name = "qv";
+  child.from = "bert";
+  child.adaptation.set(
+      spec::LoraSpec{.rank = 4, .alpha = 8, .dropout = 0, .targets = {"q", "v"}, .layers = {}});
+  child.adaptation.head = spec::HeadSpec{.task = spec::HeadTask::kClassification,
+                                         .labels = {"a", "b"},
+                                         .pooling = spec::Pooling::kCls};
+  ws.models = {base, child};
+  lineage::LoadedParameters params = empty_parameters(ws, ws.models[1]);
   auto files = lineage::peft_adapter_files(ws, ws.models[1], params);
   REQUIRE(files.is_ok());
   std::set<std::string> names;
@@ -174,18 +193,14 @@ TEST_CASE("a LoRA descendant of a BERT folder gets PEFT's names and config") {
   moved.targets = {"o", "ffn_out"};
   moved.layers = {1};
   ws.models[1].adaptation.set(moved);
-  params.clear();
-  for (const auto& p : runtime::parameter_table(ws, ws.models[1])) {
-    lineage::LoadedParameter value;
-    value.introduced_by = p.introduced_by;
-    params[p.name] = value;
-  }
+  params = empty_parameters(ws, ws.models[1]);
   auto scattered = lineage::peft_adapter_files(ws, ws.models[1], params);
   REQUIRE(scattered.is_ok());
   CHECK(scattered->config["target_modules"] ==
         "bert\\.encoder\\.layer\\.(1)\\.(attention\\.output\\.dense|output\\.dense)");
 
-  ws.models[1].adaptation.prefix = spec::PrefixSpec{.virtual_tokens = 2, .layers = {}, .reparam_hidden = 0};
+  ws.models[1].adaptation.prefix =
+      spec::PrefixSpec{.virtual_tokens = 2, .layers = {}, .reparam_hidden = 0};
   auto prefixed = lineage::peft_adapter_files(ws, ws.models[1], params);
   REQUIRE_FALSE(prefixed.is_ok());
   CHECK(prefixed.status().message().find("prefix") != std::string::npos);
@@ -194,32 +209,22 @@ TEST_CASE("a LoRA descendant of a BERT folder gets PEFT's names and config") {
 TEST_CASE("a bottleneck adapter has no PEFT form, of its own or as an ancestor's") {
   // Its parameters are not a change of the trunk's weights (spec::MethodBlock::
   // unfoldable_adapter): the messages are the ones from before the method was a unit.
-  auto folder = spec::read_hf_model_folder(kFixtures / "tiny-bert", "tiny-bert");
-  REQUIRE(folder.is_ok());
   spec::Workspace ws;
-  spec::Model base;
-  base.name = "bert";
-  base.architecture = folder->architecture;
-  base.import_path = "/models/tiny-bert";
+  const spec::Model base = tiny_bert_base();
   spec::Model adapter;
   adapter.name = "bn";
   adapter.from = "bert";
   adapter.adaptation.set(spec::BottleneckSpec{.reduction = 4});
-  adapter.adaptation.head = spec::HeadSpec{.task = spec::HeadTask::kClassification, .labels = {"a", "b"}, .pooling = spec::Pooling::kCls};
+  adapter.adaptation.head = spec::HeadSpec{.task = spec::HeadTask::kClassification,
+                                           .labels = {"a", "b"},
+                                           .pooling = spec::Pooling::kCls};
   spec::Model child;
   child.name = "child";
   child.from = "bn";
   child.adaptation.set(spec::LoraSpec{.rank = 2, .alpha = 4, .targets = {"q"}});
   ws.models = {base, adapter, child};
   for (const std::size_t m : {1u, 2u}) {
-    lineage::LoadedParameters params;
-    for (const auto& p : runtime::parameter_table(ws, ws.models[m])) {
-      lineage::LoadedParameter value;
-      value.shape = p.shape;
-      value.introduced_by = p.introduced_by;
-      params[p.name] = value;
-    }
-    auto files = lineage::peft_adapter_files(ws, ws.models[m], params);
+    auto files = lineage::peft_adapter_files(ws, ws.models[m], empty_parameters(ws, ws.models[m]));
     REQUIRE_FALSE(files.is_ok());
     CHECK(files.status().message() ==
           (m == 1 ? "model 'bn' cannot be exported in PEFT's layout: PEFT has no bottleneck "
