@@ -179,6 +179,13 @@ rc, out, err = run("predict", "ner", "--text", "the dog ate rice", cwd=work)
 check(rc == 0 and "dog" in out, f"predict text: {out}{err}")
 rc, out, err = run("predict", "sts", "--text", "a", "--text", "b", "--pair", "c", cwd=work)
 check(rc == 2 and "give each text of a sentence pair its --pair" in err, f"--pair count: {rc} {err}")
+# A pair model without its second text, or a single-text model given one, is refused (#40).
+rc, out, err = run("predict", "sts", "--text", "the cat ate soup", cwd=work)
+check(rc == 2 and not out and "model 'sts' reads sentence pairs" in err and "--pair" in err
+      and "--text 1" in err, f"sts without --pair: {rc} {out} {err}")
+rc, out, err = run("predict", "topics", "--text", "the cat", "--pair", "the dog", cwd=work)
+check(rc == 2 and not out and "model 'topics' reads single texts" in err and "--pair" in err,
+      f"topics with --pair: {rc} {out} {err}")
 
 # ---- eval, per task --------------------------------------------------------------------
 doc = run_json("eval", "sts", "--data", "pairs", cwd=work)
