@@ -193,6 +193,12 @@ m = doc["results"][0]["metrics"]
 print(f"sts on pairs: RMSE {m['rmse']:.3f}, Spearman {m['spearman']}")
 check(m["task"] == "regression" and m["rows"] == len(pairs) and m["rmse"] >= 0, f"{m}")
 check(m["spearman"] is not None and m["spearman"] > 0.5, f"sts learned the overlap: {m}")
+# The text names each head by its task, not "classifier" for all (#40).
+rc, out, err = run("eval", "sts", "--data", "pairs", "--no-record", cwd=work)
+check(rc == 0 and "sts  [regression head, version" in out and "classifier" not in out,
+      f"eval names the regression head: {out}{err}")
+rc, out, err = run("eval", "ner", "--data", "tagged", "--no-record", cwd=work)
+check(rc == 0 and "ner  [token-classification head, version" in out, f"eval of ner: {out}{err}")
 doc = run_json("eval", "topics", "--data", "topics", cwd=work)
 m = doc["results"][0]["metrics"]
 print(f"topics: micro-F1 {m['micro_f1']:.3f}, subset accuracy {m['subset_accuracy']:.3f}")
