@@ -341,6 +341,25 @@ TEST_CASE("a tab in indentation is reported at the tab") {
         "scion.yaml:4:3: error: invalid YAML: tab character in indentation; indent with spaces");
 }
 
+TEST_CASE("a line that breaks its mapping's indentation is reported at that line (#40)") {
+  // Shallower than its siblings, lining up with no key above it.
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "   adapt: {head: {}}\n"
+                            "    train: {data: reviews, epochs: 1}\n")) ==
+        "scion.yaml:12:1: error: invalid YAML: this line is indented 3 spaces, which lines up "
+        "with no key above it (they are at 2 and 4 spaces); indent it as the keys it belongs "
+        "with");
+  // Deeper than a line that already has its value.
+  CHECK_THAT(error_of("models:\n"
+                      "  base:\n"
+                      "    architecture: {layers: 2, width: 16, heads: 4}\n"
+                      "      train: {data: x, steps: 1}\n"
+                      "  other: {from: base}\n"),
+             Catch::StartsWith("scion.yaml:4:1: error: invalid YAML: this line is indented 6 "
+                               "spaces, deeper than the line above, which already has its value"));
+}
+
 TEST_CASE("an unclosed flow collection is reported where it opened") {
   CHECK(error_of("models:\n"
                  "  base:\n"
