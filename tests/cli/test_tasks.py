@@ -163,6 +163,15 @@ check(any(abs(s["validation"]["val_f1"] - kept["value"]) < 1e-12 and s["step"] =
 best = max(s["validation"]["val_f1"] for s in validated)
 check(abs(best - kept["value"]) < 1e-12, f"kept {kept['value']} is the best val_f1 {best}")
 
+# lineage tree shows each model's main metric; --metrics all every one (#40).
+rc, out, err = run("lineage", "tree", cwd=work)
+nli_line = next((l for l in out.splitlines() if " nli  [" in l), "")
+check(rc == 0 and "val_accuracy" in nli_line and "val_mcc" not in nli_line
+      and "val_loss" not in nli_line, f"the tree's nli line: {nli_line}")
+rc, out, err = run("lineage", "tree", "--metrics", "all", cwd=work)
+nli_line = next((l for l in out.splitlines() if " nli  [" in l), "")
+check(rc == 0 and "val_mcc" in nli_line and "val_auc" in nli_line, f"--metrics all: {nli_line}")
+
 # ---- predict, per task -----------------------------------------------------------------
 p = run_json("predict", "sts", "--text", pairs[0]["text"], "--pair", pairs[0]["other"], cwd=work)
 one = p["predictions"][0]
