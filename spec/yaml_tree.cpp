@@ -319,6 +319,23 @@ std::vector<BlockLine> block_lines(std::string_view text, int last_line) {
   return lines;
 }
 
+// Whether a block line leaves its value to the lines below it: `key:`, or `key:` with
+// only an anchor or a tag (`train: &adapt`), or a lone `-`.
+bool opens_block_below(std::string_view content) {
+  if (content == "-" || content.ends_with(':')) return true;
+  const std::size_t colon = content.find(": ");
+  if (colon == std::string_view::npos) return false;
+  std::string_view rest = content.substr(colon + 2);
+  while (!rest.empty()) {
+    const std::size_t start = rest.find_first_not_of(' ');
+    if (start == std::string_view::npos) break;
+    if (rest[start] != '&' && rest[start] != '!') return false;
+    const std::size_t end = rest.find(' ', start);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
+  }
+  return true;
+}
+
 // The first block line up to `last_line` whose indentation breaks the mapping around
 // it, with what is wrong: deeper than a line that already has its value, or shallower
 // than the line above without lining up with any key it could belong to. yaml-cpp says
@@ -337,15 +354,19 @@ std::optional<std::pair<int, std::string>> misindented_line(std::string_view tex
                                              l.indent, open.back())};
       open.push_back(l.indent);
     } else {
-      const std::size_t above = open.back();
-      while (open.size() > 1 && open.back() > l.indent) open.pop_back();
+      // The enclosing levels this line falls between: the last one left, the one kept.
+      std::size_t deeper = open.back();
+      while (open.size() > 1 && open.back() > l.indent) {
+        deeper = open.back();
+        open.pop_back();
+      }
       if (open.back() != l.indent)
         return std::pair{l.line, fmt::format("this line is indented {} spaces, which lines up "
                                              "with no key above it (they are at {} and {} "
                                              "spaces); indent it as the keys it belongs with",
-                                             l.indent, open.back(), above)};
+                                             l.indent, open.back(), deeper)};
     }
-    opens_block = l.content.ends_with(':') || l.content == "-";
+    opens_block = opens_block_below(l.content);
     // A list item's own keys line up with the text after its "- ".
     if (l.content.starts_with("- ")) {
       open.push_back(l.indent + 2);

@@ -350,6 +350,17 @@ TEST_CASE("a line that breaks its mapping's indentation is reported at that line
         "scion.yaml:12:1: error: invalid YAML: this line is indented 3 spaces, which lines up "
         "with no key above it (they are at 2 and 4 spaces); indent it as the keys it belongs "
         "with");
+  // A key with only an anchor opens a mapping below it like a bare key.
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    train: &recipe\n"
+                            "      data: reviews\n"
+                            "      epochs: 1\n"
+                            "   adapt: {head: {}}\n"
+                            "  other: {from: base}\n")) ==
+        "scion.yaml:15:1: error: invalid YAML: this line is indented 3 spaces, which lines up "
+        "with no key above it (they are at 2 and 4 spaces); indent it as the keys it belongs "
+        "with");
   // Deeper than a line that already has its value.
   CHECK_THAT(error_of("models:\n"
                       "  base:\n"
