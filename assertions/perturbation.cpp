@@ -165,8 +165,9 @@ Result<Perturbation> Perturbation::from_options(PerturbationOptions options,
     if (entries == nullptr) {
       const auto names = lexicons.names();
       const std::vector<std::string_view> words(names.begin(), names.end());
-      return spec_error(fmt::format("{}.lexicons: unknown lexicon '{}'{}; define it under `lexicons:`",
-                                    where, name, spec::did_you_mean(name, words)));
+      return spec_error(
+          fmt::format("{}.lexicons: unknown lexicon '{}'{}; define it under `lexicons:`", where,
+                      name, spec::did_you_mean(name, words)));
     }
     p.swap_lists_.push_back(*entries);
   }

@@ -109,8 +109,8 @@ Result<TextTemplate> TextTemplate::parse(std::string_view text, const LexiconSet
       const std::vector<std::string_view> words(names.begin(), names.end());
       return template_error(
           where, i + 1,
-          fmt::format("unknown lexicon '{}'{}; define it under `lexicons:` or use one of: {}",
-                      body, spec::did_you_mean(body, words), fmt::join(names, ", ")));
+          fmt::format("unknown lexicon '{}'{}; define it under `lexicons:` or use one of: {}", body,
+                      spec::did_you_mean(body, words), fmt::join(names, ", ")));
     }
     auto it = std::find_if(t.slots_.begin(), t.slots_.end(),
                            [&](const Slot& s) { return s.key == body; });

@@ -227,7 +227,8 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
   for (std::size_t i = 0; i < results->size(); ++i) {
     const workbench::ModelEvaluation& r = (*results)[i];
     std::cout << '\n'
-              << paint(named[i], Color::kBold, tty) << "  [" << evaluated_what(r) << ", version " << r.model_version.substr(0, 12) << "]\n";
+              << paint(named[i], Color::kBold, tty) << "  [" << evaluated_what(r) << ", version "
+              << r.model_version.substr(0, 12) << "]\n";
     if (r.kind == workbench::ModelKind::kClassifier)
       print_head(r.metrics);
     else

@@ -110,8 +110,8 @@ Color status_color(const FamilyNode& node) {
 using ValidationByModel = std::map<std::string, std::map<std::string, double>>;
 
 void print_subtree(const std::vector<FamilyNode>& nodes, const FamilyNode& node,
-                   const ValidationByModel& validation, bool all_metrics,
-                   const std::string& prefix, const std::string& connector, bool tty) {
+                   const ValidationByModel& validation, bool all_metrics, const std::string& prefix,
+                   const std::string& connector, bool tty) {
   std::cout << prefix << connector << paint(node.name, Color::kBold, tty) << "  [" << node.method
             << "]  " << paint(node.status, status_color(node), tty);
   const std::string sharing = sharing_label(node);

@@ -229,8 +229,8 @@ std::string blame_section(const FamilyReport& r) {
       "first appear, "
       "from the stored results of each ancestor's newest test run (a case is introduced by the "
       "model just "
-      "below the nearest ancestor that passes it, or by the top of the chain, which stops below the "
-      "first ancestor of another kind). <code>scion lineage blame MODEL</code> runs the "
+      "below the nearest ancestor that passes it, or by the top of the chain, which stops below "
+      "the first ancestor of another kind). <code>scion lineage blame MODEL</code> runs the "
       "whole "
       "chain again and also covers ancestors the test does not select.</p>";
   out +=

@@ -15,16 +15,29 @@ struct ModuleTargets {
   std::string_view module;
   std::string_view targets;
 };
-constexpr ModuleTargets kModuleTargets[] = {
-    {"query", "q"},         {"key", "k"},           {"value", "v"},
-    {"q_proj", "q"},        {"k_proj", "k"},        {"v_proj", "v"},
-    {"o_proj", "o"},        {"q_lin", "q"},         {"k_lin", "k"},
-    {"v_lin", "v"},         {"out_lin", "o"},       {"c_attn", "q, k, v"},
-    {"attention.output.dense", "o"},                {"attn.c_proj", "o"},
-    {"intermediate.dense", "ffn_in"},               {"up_proj", "ffn_in"},
-    {"c_fc", "ffn_in"},     {"lin1", "ffn_in"},     {"gate_proj", "ffn_gate"},
-    {"down_proj", "ffn_out"},                       {"mlp.c_proj", "ffn_out"},
-    {"lin2", "ffn_out"},    {"output.dense", "ffn_out"}};
+constexpr ModuleTargets kModuleTargets[] = {{"query", "q"},
+                                            {"key", "k"},
+                                            {"value", "v"},
+                                            {"q_proj", "q"},
+                                            {"k_proj", "k"},
+                                            {"v_proj", "v"},
+                                            {"o_proj", "o"},
+                                            {"q_lin", "q"},
+                                            {"k_lin", "k"},
+                                            {"v_lin", "v"},
+                                            {"out_lin", "o"},
+                                            {"c_attn", "q, k, v"},
+                                            {"attention.output.dense", "o"},
+                                            {"attn.c_proj", "o"},
+                                            {"intermediate.dense", "ffn_in"},
+                                            {"up_proj", "ffn_in"},
+                                            {"c_fc", "ffn_in"},
+                                            {"lin1", "ffn_in"},
+                                            {"gate_proj", "ffn_gate"},
+                                            {"down_proj", "ffn_out"},
+                                            {"mlp.c_proj", "ffn_out"},
+                                            {"lin2", "ffn_out"},
+                                            {"output.dense", "ffn_out"}};
 
 // A key of another tool: where scion keeps it (a key of the same mapping) and how to
 // write it; "{}" stands for the value as written.
@@ -35,7 +48,8 @@ struct ForeignKey {
 };
 constexpr ForeignKey kForeignKeys[] = {
     {"lr", "optimizer", "the learning rate is optimizer.lr: write optimizer: {{lr: {}}}"},
-    {"learning_rate", "optimizer", "the learning rate is optimizer.lr: write optimizer: {{lr: {}}}"},
+    {"learning_rate", "optimizer",
+     "the learning rate is optimizer.lr: write optimizer: {{lr: {}}}"},
     {"weight_decay", "optimizer", "write optimizer: {{weight_decay: {}}}"},
     {"warmup_steps", "schedule", "write schedule: {{warmup_steps: {}}}"},
     {"num_train_epochs", "epochs", "write epochs: {}"},
@@ -58,7 +72,8 @@ std::string targets_hint(const YamlNode& value) {
   if (value.is_sequence())
     for (const auto& item : value.items) {
       const std::string target = item->is_scalar() ? linear_targets_of_module(item->value) : "";
-      if (target.empty()) all = false;
+      if (target.empty())
+        all = false;
       else if (std::find(targets.begin(), targets.end(), target) == targets.end())
         targets.push_back(target);
     }

@@ -187,8 +187,9 @@ bool unknown_head_task(const ModelEntry& e) {
   const YamlNode* head = adapt && adapt->is_map() ? find(*adapt, "head") : nullptr;
   const YamlNode* task = head && head->is_map() ? find(*head, "task") : nullptr;
   if (task == nullptr) return false;
-  return std::none_of(std::begin(keys::kTasks), std::end(keys::kTasks),
-                      [&](const auto& choice) { return task->is_scalar() && choice.word == task->value; });
+  return std::none_of(std::begin(keys::kTasks), std::end(keys::kTasks), [&](const auto& choice) {
+    return task->is_scalar() && choice.word == task->value;
+  });
 }
 
 // Settles the head's labels and checks the head, its data and the recipe's task keys.

@@ -340,8 +340,7 @@ bool opens_block_below(std::string_view content) {
 // it, with what is wrong: deeper than a line that already has its value, or shallower
 // than the line above without lining up with any key it could belong to. yaml-cpp says
 // "end of map not found" on a later line for both.
-std::optional<std::pair<int, std::string>> misindented_line(std::string_view text,
-                                                            int last_line) {
+std::optional<std::pair<int, std::string>> misindented_line(std::string_view text, int last_line) {
   std::vector<std::size_t> open{0};  // indentations of the blocks the line may be in
   bool opens_block = true;           // the line above ends with ':' (or starts a list item)
   for (const BlockLine& l : block_lines(text, last_line)) {

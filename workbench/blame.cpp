@@ -74,9 +74,10 @@ std::string not_applied(const spec::Workspace& ws, const assertions::Behavioural
   const std::string which =
       covered.empty() ? "no model" : fmt::format("{}", fmt::join(covered, ", "));
   const std::string named = test.origin.empty() ? "test '" + test.name + "'" : test.origin;
-  return fmt::format("{} does not apply to '{}' (it applies to: {}); blame one of those models "
-                     "with --test {}, or leave out --test to blame the tests of '{}'",
-                     named, model, which, test.name, model);
+  return fmt::format(
+      "{} does not apply to '{}' (it applies to: {}); blame one of those models "
+      "with --test {}, or leave out --test to blame the tests of '{}'",
+      named, model, which, test.name, model);
 }
 
 // The tests to blame: the one named, or every test that applies to `model`.

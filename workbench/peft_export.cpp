@@ -13,10 +13,11 @@ Status with_working_format(const spec::Workspace& ws, const spec::Model& model,
       refused.message().find("--format huggingface") != std::string::npos ||
       !hf_model_folder(ws, model, params).is_ok())
     return refused;
-  return Status(refused.code(),
-                refused.message() + "; or, as a model folder transformers loads (the trunk with "
+  return Status(refused.code(), refused.message() +
+                                    "; or, as a model folder transformers loads (the trunk with "
                                     "its adaptations merged, and its head), `scion export " +
-                    model.name + " --format huggingface -o DIR`, which holds this model");
+                                    model.name +
+                                    " --format huggingface -o DIR`, which holds this model");
 }
 
 }  // namespace

@@ -48,8 +48,8 @@ Status check_input_shape(const spec::Workspace& ws, const spec::Model& model,
       return invalid_argument(fmt::format(
           "{}: model '{}' reads single texts{}, and the input is a sentence pair; leave out "
           "--pair and --pair-field for it, or predict with a model trained on pairs",
-          t.origin, model.name, data ? " (datasets." + data->name + " has no text_pair_field)"
-                                     : ""));
+          t.origin, model.name,
+          data ? " (datasets." + data->name + " has no text_pair_field)" : ""));
   }
   return Status::ok();
 }

@@ -21,7 +21,7 @@
 namespace scion::workbench {
 
 struct ComparedSide {
-  std::string named;          // as the command line names it: "news-lora@2", "news-lora"
+  std::string named;  // as the command line names it: "news-lora@2", "news-lora"
   std::string model;
   std::int64_t run = 0;       // the test run named, or the version's newest test run
   std::string model_version;  // the recipe hash compared

@@ -8,8 +8,8 @@
 // the cases it generates (inputs, perturbed twins, continuations: so a dataset, a lexicon
 // file or a perturbation that changes them changes the digest), and, where `regression:
 // parent` compares with the parent, the parent's version. An assertion's covers its kind
-// and body, the inputs it watches (every input of the tests that apply to the model) and, where it compares
-// with the parent, the parent's version.
+// and body, the inputs it watches (every input of the tests that apply to the model) and, where it
+// compares with the parent, the parent's version.
 #pragma once
 
 #include <cstdint>

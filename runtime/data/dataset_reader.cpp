@@ -16,9 +16,9 @@ Result<std::int32_t> LabelMap::index(std::string_view name, std::string_view whe
   for (std::size_t i = 0; i < dataset_.labels.size(); ++i)
     if (dataset_.labels[i] == name) return static_cast<std::int32_t>(i);
   const std::vector<std::string_view> labels(dataset_.labels.begin(), dataset_.labels.end());
-  return spec_error(fmt::format("{}: unknown label '{}'{}; expected one of: {} (datasets.{}.labels)",
-                                where, name, spec::did_you_mean(name, labels),
-                                fmt::join(dataset_.labels, ", "), dataset_.name));
+  return spec_error(fmt::format(
+      "{}: unknown label '{}'{}; expected one of: {} (datasets.{}.labels)", where, name,
+      spec::did_you_mean(name, labels), fmt::join(dataset_.labels, ", "), dataset_.name));
 }
 
 void ProblemList::add(Status problem, std::string_view row) {
@@ -42,8 +42,8 @@ std::vector<Status> ProblemList::take() {
       continue;
     }
     taken.emplace_back(p.status.code(),
-                       fmt::format("{} (the same in {} more row{})", p.status.message(),
-                                   p.repeats, p.repeats == 1 ? "" : "s"));
+                       fmt::format("{} (the same in {} more row{})", p.status.message(), p.repeats,
+                                   p.repeats == 1 ? "" : "s"));
   }
   problems_.clear();
   return taken;

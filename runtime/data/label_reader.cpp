@@ -90,9 +90,9 @@ Status LabelReader::read(const nlohmann::json& value, std::string_view where, Ex
     }
     case spec::LabelType::kMulti: {
       if (!value.is_array())
-        return spec_error(fmt::format(
-            "{}: field '{}' is {}, expected a list of label names (label_type: multi)", where,
-            field, a_json_type(value)));
+        return spec_error(
+            fmt::format("{}: field '{}' is {}, expected a list of label names (label_type: multi)",
+                        where, field, a_json_type(value)));
       std::vector<std::string> names;
       for (const nlohmann::json& item : value) {
         std::optional<std::string> name = label_text(item);

@@ -89,8 +89,9 @@ TEST_CASE("jsonl: each bad-input class names file and line", "[data][reader]") {
   SECTION("missing text field") {
     TempFile file("t.jsonl", "{\"text\": \"a\", \"label\": \"pos\"}\n{\"txt\": \"b\"}\n");
     CHECK(error_of(dataset_at(file, F::kJsonl)) ==
-          located(file.name(), ":2: missing field 'text' (datasets.reviews.text_field); the "
-                               "row has the field txt \u2014 did you mean 'txt'?"));
+          located(file.name(),
+                  ":2: missing field 'text' (datasets.reviews.text_field); the "
+                  "row has the field txt \u2014 did you mean 'txt'?"));
   }
   SECTION("text is not a string") {
     TempFile file("t.jsonl", "{\"text\": 5, \"label\": \"pos\"}\n");
@@ -100,8 +101,9 @@ TEST_CASE("jsonl: each bad-input class names file and line", "[data][reader]") {
   SECTION("missing label") {
     TempFile file("t.jsonl", "{\"text\": \"a\"}\n");
     CHECK(error_of(dataset_at(file, F::kJsonl)) ==
-          located(file.name(), ":1: missing field 'label' (datasets.reviews.label_field); "
-                               "the row has the field text"));
+          located(file.name(),
+                  ":1: missing field 'label' (datasets.reviews.label_field); "
+                  "the row has the field text"));
   }
   SECTION("unknown label") {
     TempFile file(
@@ -115,8 +117,9 @@ TEST_CASE("jsonl: each bad-input class names file and line", "[data][reader]") {
   SECTION("label of the wrong type") {
     TempFile file("t.jsonl", "{\"text\": \"a\", \"label\": [1]}\n");
     CHECK(error_of(dataset_at(file, F::kJsonl)) ==
-          located(file.name(), ":1: field 'label' is an array, expected a label name (a list of "
-                               "labels is label_type: multi)"));
+          located(file.name(),
+                  ":1: field 'label' is an array, expected a label name (a list of "
+                  "labels is label_type: multi)"));
   }
   SECTION("only blank lines") {
     TempFile file("t.jsonl", "\n  \n");
@@ -284,9 +287,10 @@ TEST_CASE("dataset_problems: every bad row, not only the first", "[data][reader]
   CHECK(data::dataset_problems(d, 2).size() == 2);
 
   // A field missing from every row is one problem, with the fields the rows have (#40).
-  TempFile renamed("renamed.jsonl", "{\"review\": \"a\", \"label\": \"pos\"}\n"
-                                    "{\"review\": \"b\", \"label\": \"neg\"}\n"
-                                    "{\"review\": \"c\", \"label\": \"pos\"}\n");
+  TempFile renamed("renamed.jsonl",
+                   "{\"review\": \"a\", \"label\": \"pos\"}\n"
+                   "{\"review\": \"b\", \"label\": \"neg\"}\n"
+                   "{\"review\": \"c\", \"label\": \"pos\"}\n");
   const std::vector<Status> once =
       data::dataset_problems(dataset_at(renamed, spec::DatasetFormat::kJsonl), 20);
   REQUIRE(once.size() == 1);

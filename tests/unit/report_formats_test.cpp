@@ -153,6 +153,7 @@ TEST_CASE("a violation's output rounds its numbers for reading", "[report]") {
                                .max_severity = 0.4,
                                .worst = {worst}});
   const std::string html = render_html(report);
-  CHECK_THAT(html, Catch::Contains("confidence 0.681, label question, log_likelihoods {yes -1.23}"));
+  CHECK_THAT(html,
+             Catch::Contains("confidence 0.681, label question, log_likelihoods {yes -1.23}"));
   CHECK(html.find("0.6810895") == std::string::npos);
 }

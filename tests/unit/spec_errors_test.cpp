@@ -564,23 +564,25 @@ TEST_CASE("(IA)³ settings: unknown and doubled linears, empty lists, overlaps w
 TEST_CASE("a typo gives one error, without the errors and warnings it would cause (#40)") {
   SECTION("a misspelt from: does not also warn that the model has no head") {
     TempWorkspace ws;
-    const LoadResult r = ws.load(with_model("  headed:\n"
-                                            "    from: base\n"
-                                            "    adapt: {head: {}}\n"
-                                            "    train: {data: reviews, epochs: 1}\n"
-                                            "  child:\n"
-                                            "    from: haeded\n"
-                                            "    adapt: {lora: {rank: 2}}\n"
-                                            "    train: {data: reviews, epochs: 1}\n"));
+    const LoadResult r =
+        ws.load(with_model("  headed:\n"
+                           "    from: base\n"
+                           "    adapt: {head: {}}\n"
+                           "    train: {data: reviews, epochs: 1}\n"
+                           "  child:\n"
+                           "    from: haeded\n"
+                           "    adapt: {lora: {rank: 2}}\n"
+                           "    train: {data: reviews, epochs: 1}\n"));
     REQUIRE(r.errors.size() == 1);
     CHECK_THAT(r.errors[0].to_string(), Catch::Contains("did you mean 'headed'"));
     CHECK(r.warnings.empty());
   }
   SECTION("a misspelt head task does not also check the data against the default task") {
-    std::string yaml = with_model("  rater:\n"
-                                  "    from: base\n"
-                                  "    adapt: {head: {task: regresion}}\n"
-                                  "    train: {data: stars, epochs: 1}\n");
+    std::string yaml = with_model(
+        "  rater:\n"
+        "    from: base\n"
+        "    adapt: {head: {task: regresion}}\n"
+        "    train: {data: stars, epochs: 1}\n");
     const std::string corpus = "  corpus: {path: corpus.txt}\n";
     yaml.replace(yaml.find(corpus), corpus.size(),
                  corpus + "  stars: {path: reviews.jsonl, label_type: number, label_field: s}\n");
@@ -590,24 +592,30 @@ TEST_CASE("a typo gives one error, without the errors and warnings it would caus
 
 TEST_CASE("PEFT's and transformers' keys get scion's spelling (#40)") {
   const auto lora_with = [](const std::string& body) {
-    return with_model("  tuned:\n"
-                      "    from: base\n"
-                      "    adapt: {lora: {rank: 2, " + body + "}}\n"
-                      "    train: {data: corpus, epochs: 1}\n");
+    return with_model(
+        "  tuned:\n"
+        "    from: base\n"
+        "    adapt: {lora: {rank: 2, " +
+        body +
+        "}}\n"
+        "    train: {data: corpus, epochs: 1}\n");
   };
-  CHECK_THAT(error_of(lora_with("target_modules: [query, value]")),
-             Catch::Contains("unknown key 'target_modules' at models.tuned.adapt.lora.target_modules; "
-                             "target_modules is PEFT's key: write targets: [q, v]"));
+  CHECK_THAT(
+      error_of(lora_with("target_modules: [query, value]")),
+      Catch::Contains("unknown key 'target_modules' at models.tuned.adapt.lora.target_modules; "
+                      "target_modules is PEFT's key: write targets: [q, v]"));
   CHECK_THAT(error_of(lora_with("target_modules: [c_attn]")),
              Catch::Contains("write targets: [q, k, v]"));
   CHECK_THAT(error_of(lora_with("targets: [q_proj, v]")),
              Catch::Contains("'q_proj' is a Hugging Face module name: scion calls it q"));
   CHECK_THAT(error_of(lora_with("lora_alpha: 16")), Catch::Contains("write alpha: 16"));
   const auto train_with = [](const std::string& body) {
-    return with_model("  tuned:\n"
-                      "    from: base\n"
-                      "    adapt: {lora: {rank: 2}}\n"
-                      "    train: {data: corpus, epochs: 1, " + body + "}\n");
+    return with_model(
+        "  tuned:\n"
+        "    from: base\n"
+        "    adapt: {lora: {rank: 2}}\n"
+        "    train: {data: corpus, epochs: 1, " +
+        body + "}\n");
   };
   for (const char* key : {"lr", "learning_rate"})
     CHECK_THAT(error_of(train_with(std::string(key) + ": 0.001")),
