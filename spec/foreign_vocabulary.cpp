@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "spec/workspace.h"
+
 namespace scion::spec {
 namespace {
 
@@ -69,9 +71,14 @@ std::string written(const YamlNode& value) { return value.is_scalar() ? value.va
 std::string targets_hint(const YamlNode& value) {
   std::vector<std::string> targets;
   bool all = value.is_sequence() && !value.items.empty();
+  bool fused = false;
   if (value.is_sequence())
     for (const auto& item : value.items) {
-      const std::string target = item->is_scalar() ? linear_targets_of_module(item->value) : "";
+      const std::string module = item->is_scalar() ? item->value : "";
+      const bool ours = std::find(std::begin(kLinearTargets), std::end(kLinearTargets), module) !=
+                        std::end(kLinearTargets);
+      const std::string target = ours ? module : linear_targets_of_module(module);
+      fused = fused || target == "q, k, v";
       if (target.empty())
         all = false;
       else if (std::find(targets.begin(), targets.end(), target) == targets.end())
@@ -79,8 +86,11 @@ std::string targets_hint(const YamlNode& value) {
     }
   const std::string names = "scion names the linears q, k, v, o, ffn_in, ffn_out, ffn_gate";
   if (!all) return fmt::format("target_modules is PEFT's key: write targets: [...] ({})", names);
-  return fmt::format("target_modules is PEFT's key: write targets: [{}] ({})",
-                     fmt::join(targets, ", "), names);
+  // PEFT's LoRA on GPT-2's fused c_attn shares one A across q, k and v; scion's has one
+  // LoRA per linear, so the translation is the nearest recipe, not the same one.
+  return fmt::format("target_modules is PEFT's key: write targets: [{}] ({}{})",
+                     fmt::join(targets, ", "), names,
+                     fused ? "; c_attn becomes a LoRA on each of q, k and v" : "");
 }
 
 }  // namespace

@@ -606,6 +606,8 @@ TEST_CASE("PEFT's and transformers' keys get scion's spelling (#40)") {
                       "target_modules is PEFT's key: write targets: [q, v]"));
   CHECK_THAT(error_of(lora_with("target_modules: [c_attn]")),
              Catch::Contains("write targets: [q, k, v]"));
+  CHECK_THAT(error_of(lora_with("target_modules: [q, value]")),
+             Catch::Contains("write targets: [q, v]"));
   CHECK_THAT(error_of(lora_with("targets: [q_proj, v]")),
              Catch::Contains("'q_proj' is a Hugging Face module name: scion calls it q"));
   CHECK_THAT(error_of(lora_with("lora_alpha: 16")), Catch::Contains("write alpha: 16"));
