@@ -162,9 +162,13 @@ Result<Perturbation> Perturbation::from_options(PerturbationOptions options,
   Perturbation p;
   for (const std::string& name : options.lexicons) {
     const auto* entries = lexicons.find(name);
-    if (entries == nullptr)
-      return spec_error(fmt::format(
-          "{}.lexicons: unknown lexicon '{}'; define it under `lexicons:`", where, name));
+    if (entries == nullptr) {
+      const auto names = lexicons.names();
+      const std::vector<std::string_view> words(names.begin(), names.end());
+      return spec_error(
+          fmt::format("{}.lexicons: unknown lexicon '{}'{}; define it under `lexicons:`", where,
+                      name, spec::did_you_mean(name, words)));
+    }
     p.swap_lists_.push_back(*entries);
   }
   if (options.kind == PerturbationKind::kTypos && options.typo_ops.empty())

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "assertions/random.h"
+#include "spec/spelling.h"
 
 namespace scion::assertions {
 namespace {
@@ -105,10 +106,11 @@ Result<TextTemplate> TextTemplate::parse(std::string_view text, const LexiconSet
     const auto* values = resolve_lexicon(lexicons, body, &lexicon_name);
     if (values == nullptr) {
       const auto names = lexicons.names();
+      const std::vector<std::string_view> words(names.begin(), names.end());
       return template_error(
           where, i + 1,
-          fmt::format("unknown lexicon '{}'; define it under `lexicons:` or use one of: {}", body,
-                      fmt::join(names, ", ")));
+          fmt::format("unknown lexicon '{}'{}; define it under `lexicons:` or use one of: {}", body,
+                      spec::did_you_mean(body, words), fmt::join(names, ", ")));
     }
     auto it = std::find_if(t.slots_.begin(), t.slots_.end(),
                            [&](const Slot& s) { return s.key == body; });

@@ -227,4 +227,11 @@ Result<json> parse_json_document(std::string_view text, std::string_view file) {
   }
 }
 
+std::string a_json_type(const nlohmann::json& value) {
+  if (value.is_null()) return "null";
+  const std::string type = value.type_name();
+  const bool vowel = type.find_first_of("aeiou") == 0;
+  return (vowel ? "an " : "a ") + type;
+}
+
 }  // namespace scion

@@ -103,4 +103,7 @@ class JsonValue {
 // with the byte offset. The document must outlive every JsonValue read from it.
 Result<nlohmann::json> parse_json_document(std::string_view text, std::string_view file);
 
+// The type of `value` with its article, for messages: "an array", "a string", "null".
+std::string a_json_type(const nlohmann::json& value);
+
 }  // namespace scion

@@ -115,6 +115,14 @@ void print_head(const nlohmann::json& m) {
   print_classifier(m);
 }
 
+// "classification head", "regression head", ..., "language model": what the result scores.
+std::string evaluated_what(const workbench::ModelEvaluation& r) {
+  if (r.kind != workbench::ModelKind::kClassifier) return workbench::kind_name(r.kind);
+  std::string task = r.metrics.value("task", "classification");
+  std::replace(task.begin(), task.end(), '_', '-');
+  return task + " head";
+}
+
 void print_language_model(const nlohmann::json& m) {
   std::cout << fmt::format("  {} {:.4f}   mean NLL {:.4f} nats/token   ({} tokens, {} rows)\n",
                            m["pseudo"].get<bool>() ? "pseudo-perplexity" : "perplexity",
@@ -219,8 +227,8 @@ int eval(const GlobalOptions& global, const EvalOptions& options) {
   for (std::size_t i = 0; i < results->size(); ++i) {
     const workbench::ModelEvaluation& r = (*results)[i];
     std::cout << '\n'
-              << paint(named[i], Color::kBold, tty) << "  [" << workbench::kind_name(r.kind)
-              << ", version " << r.model_version.substr(0, 12) << "]\n";
+              << paint(named[i], Color::kBold, tty) << "  [" << evaluated_what(r) << ", version "
+              << r.model_version.substr(0, 12) << "]\n";
     if (r.kind == workbench::ModelKind::kClassifier)
       print_head(r.metrics);
     else

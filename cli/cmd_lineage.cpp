@@ -56,11 +56,25 @@ Result<FamilyView> load_family(const GlobalOptions& global) {
   return view;
 }
 
-std::string validation_label(const std::map<std::string, double>& validation) {
+// The metric a tree line shows by default: the head's main one, told apart by the metrics
+// each task records (spec/metric_names.h), so that a store without a spec answers alike:
+// RMSE for regression, micro-F1 for multi-label, entity F1 for token classification,
+// accuracy for classification, the loss for a language model.
+std::string main_metric(const std::map<std::string, double>& validation) {
+  const auto has = [&](const char* name) { return validation.count(name) > 0; };
+  if (has("val_rmse")) return "val_rmse";
+  if (has("val_subset_accuracy")) return "val_micro_f1";
+  if (has("val_precision")) return "val_f1";
+  if (has("val_accuracy")) return "val_accuracy";
+  return "val_loss";
+}
+
+std::string validation_label(const std::map<std::string, double>& validation, bool all) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(3);
+  const std::string main = main_metric(validation);
   for (const auto& [name, value] : validation)
-    out << (out.tellp() > 0 ? "  " : "") << name << " " << value;
+    if (all || name == main) out << (out.tellp() > 0 ? "  " : "") << name << " " << value;
   return out.str();
 }
 
@@ -96,14 +110,14 @@ Color status_color(const FamilyNode& node) {
 using ValidationByModel = std::map<std::string, std::map<std::string, double>>;
 
 void print_subtree(const std::vector<FamilyNode>& nodes, const FamilyNode& node,
-                   const ValidationByModel& validation, const std::string& prefix,
+                   const ValidationByModel& validation, bool all_metrics, const std::string& prefix,
                    const std::string& connector, bool tty) {
   std::cout << prefix << connector << paint(node.name, Color::kBold, tty) << "  [" << node.method
             << "]  " << paint(node.status, status_color(node), tty);
   const std::string sharing = sharing_label(node);
   if (!sharing.empty()) std::cout << "  (" << sharing << ")";
   if (auto it = validation.find(node.name); it != validation.end() && !it->second.empty())
-    std::cout << "  " << validation_label(it->second);
+    std::cout << "  " << validation_label(it->second, all_metrics);
   std::cout << '\n';
   std::vector<const FamilyNode*> children;
   for (const FamilyNode& n : nodes) {
@@ -113,7 +127,7 @@ void print_subtree(const std::vector<FamilyNode>& nodes, const FamilyNode& node,
                                              : connector == "└── " ? "    "
                                                                    : "│   ");
   for (std::size_t i = 0; i < children.size(); ++i) {
-    print_subtree(nodes, *children[i], validation, child_prefix,
+    print_subtree(nodes, *children[i], validation, all_metrics, child_prefix,
                   i + 1 == children.size() ? "└── " : "├── ", tty);
   }
 }
@@ -135,7 +149,7 @@ nlohmann::json node_json(const FamilyNode& node) {
   return out;
 }
 
-int run_tree(const GlobalOptions& global, const std::string& root) {
+int run_tree(const GlobalOptions& global, const std::string& root, bool all_metrics) {
   auto view = load_family(global);
   if (!view.is_ok()) return fail(view.status());
   auto nodes = workbench::subtree(view->nodes, root);
@@ -165,7 +179,7 @@ int run_tree(const GlobalOptions& global, const std::string& root) {
   const bool tty = stdout_is_tty();
   for (const FamilyNode& n : *nodes) {
     if (n.name == root || (root.empty() && n.parent.empty()))
-      print_subtree(*nodes, n, validation, "", "", tty);
+      print_subtree(*nodes, n, validation, all_metrics, "", "", tty);
   }
   if (nodes->empty()) std::cout << "no models yet: the spec and the store are empty\n";
   return kExitOk;
@@ -313,12 +327,21 @@ void add_lineage_command(CLI::App& app, const GlobalOptions& global, CommandActi
   CLI::App* tree = cmd->add_subcommand(
       "tree", "Family tree: method, status and shared parameters of each model");
   tree->add_option("MODEL", *tree_root, "Show only this model and its descendants");
+  auto tree_metrics = std::make_shared<std::string>("main");
+  tree->add_option("--metrics", *tree_metrics,
+                   "main (default): each model's main validation metric; all: every one")
+      ->check(CLI::IsMember({"main", "all"}));
   tree->footer(
       "Status: trained | imported | not trained | out of date (spec recipe differs from the\n"
       "stored one) | interrupted at step N[, resumable] (`--resume` continues it).\n"
+      "Metrics: the head's main one (accuracy, RMSE for regression, micro-F1 for multi-label,\n"
+      "entity F1 for token classification, val_loss for a language model); --metrics all\n"
+      "shows every one, as --json always does.\n"
       "Example: scion lineage tree sst2");
-  tree->callback([&global, &action, tree_root] {
-    action = [&global, tree_root] { return run_tree(global, *tree_root); };
+  tree->callback([&global, &action, tree_root, tree_metrics] {
+    action = [&global, tree_root, tree_metrics] {
+      return run_tree(global, *tree_root, *tree_metrics == "all");
+    };
   });
 
   auto show_model = std::make_shared<std::string>();

@@ -209,7 +209,8 @@ void add_lineage_blame_subcommand(CLI::App& lineage, const GlobalOptions& global
       "Inherited: the first model of MODEL's kind (classifier or language model) up the\n"
       "ancestry fails it too. Own: MODEL is that first model (a base has no ancestor).\n"
       "Introduced by X: X's parent passes it, X and its descendants down to MODEL fail it.\n"
-      "Exit codes: 0 blamed, 2 an unknown model or test, a case out of range.\n"
+      "Exit codes: 0 blamed, 2 an unknown model or test, a test that does not apply to MODEL,\n"
+      "a case out of range.\n"
       "Example: scion lineage blame product-lora --test typo-invariance");
   cmd->callback([&global, &action, options, case_number] {
     if (*case_number >= 0) options->request.case_number = *case_number;

@@ -14,8 +14,13 @@
 namespace scion::cli {
 namespace {
 
+// A side as named, with the version `lineage versions` lists and the test run read:
+// "news-lora@2 (version @2, test run 8)".
 std::string side_label(const workbench::ComparedSide& side) {
-  return fmt::format("{}@{}", side.model, side.run);
+  std::string version = side.version_run ? fmt::format("version @{}", *side.version_run)
+                                         : "version " + side.model_version.substr(0, 12);
+  if (side.current) version += ", the current one";
+  return fmt::format("{} ({}; test run {})", side.named, version, side.run);
 }
 
 std::string outcome(bool passed, const std::string& output) {
@@ -24,7 +29,11 @@ std::string outcome(bool passed, const std::string& output) {
 
 void print_comparison_json(const workbench::TestComparison& c) {
   const auto side = [](const workbench::ComparedSide& s) {
-    return nlohmann::json{{"model", s.model}, {"run", s.run}, {"recipe_hash", s.model_version}};
+    return nlohmann::json{{"named", s.named},
+                          {"model", s.model},
+                          {"run", s.run},
+                          {"recipe_hash", s.model_version},
+                          {"version", s.version_run ? nlohmann::json(*s.version_run) : nullptr}};
   };
   nlohmann::json differ = nlohmann::json::array();
   for (const workbench::OutcomeDifference& d : c.differ)
@@ -42,9 +51,9 @@ void print_comparison_json(const workbench::TestComparison& c) {
 }
 
 void print_comparison_text(const workbench::TestComparison& c) {
-  const std::string a = side_label(c.a), b = side_label(c.b);
-  std::cout << fmt::format("comparing test run {} of {} (a) with test run {} of {} (b)\n", c.a.run,
-                           c.a.model, c.b.run, c.b.model);
+  std::cout << fmt::format("comparing {} (a) with {} (b)\n", side_label(c.a), side_label(c.b));
+  const std::string& a = c.a.named;
+  const std::string& b = c.b.named;
   std::size_t fixed = 0;
   for (const workbench::OutcomeDifference& d : c.differ) {
     if (d.passed_b) ++fixed;

@@ -166,12 +166,30 @@ std::string matrix_section(
   return out + "</section>";
 }
 
+// A detail's value for reading: text as it is, numbers rounded as the report's others
+// (a confidence of 0.6810895204544067 reads 0.681), objects and lists by their members.
+std::string detail_value(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) return short_number(value.get<double>());
+  if (value.is_object()) {
+    std::string out;
+    for (const auto& [key, member] : value.items())
+      out += (out.empty() ? "" : ", ") + key + " " + detail_value(member);
+    return "{" + out + "}";
+  }
+  if (value.is_array()) {
+    std::string out;
+    for (const nlohmann::json& item : value) out += (out.empty() ? "" : ", ") + detail_value(item);
+    return "[" + out + "]";
+  }
+  return value.dump();
+}
+
 std::string violation_detail(const nlohmann::json& detail) {
   std::string out;
   for (const auto& [key, value] : detail.items()) {
     if (key == "severity") continue;
-    out += (out.empty() ? "" : ", ") + key + " " +
-           (value.is_string() ? value.get<std::string>() : value.dump());
+    out += (out.empty() ? "" : ", ") + key + " " + detail_value(value);
   }
   return out;
 }
@@ -211,7 +229,8 @@ std::string blame_section(const FamilyReport& r) {
       "first appear, "
       "from the stored results of each ancestor's newest test run (a case is introduced by the "
       "model just "
-      "below the nearest ancestor that passes it). <code>scion lineage blame MODEL</code> runs the "
+      "below the nearest ancestor that passes it, or by the top of the chain, which stops below "
+      "the first ancestor of another kind). <code>scion lineage blame MODEL</code> runs the "
       "whole "
       "chain again and also covers ancestors the test does not select.</p>";
   out +=

@@ -179,6 +179,19 @@ void check_task_recipe(SpecReader& r, const ModelEntry& e, const HeadSpec* head)
             "; give one weight per head label, in label order");
 }
 
+// Whether the model's own head names a task that is none (reported where it was read):
+// its task is then unknown, and checking its data against the default task would add an
+// error about label types that the user's one typo explains.
+bool unknown_head_task(const ModelEntry& e) {
+  const YamlNode* adapt = find(*e.node, "adapt");
+  const YamlNode* head = adapt && adapt->is_map() ? find(*adapt, "head") : nullptr;
+  const YamlNode* task = head && head->is_map() ? find(*head, "task") : nullptr;
+  if (task == nullptr) return false;
+  return std::none_of(std::begin(keys::kTasks), std::end(keys::kTasks), [&](const auto& choice) {
+    return task->is_scalar() && choice.word == task->value;
+  });
+}
+
 // Settles the head's labels and checks the head, its data and the recipe's task keys.
 void settle_head_labels(SpecReader& r, ModelEntry& e, const std::vector<const Model*>& ancestors,
                         const std::vector<Dataset>& datasets) {
@@ -188,6 +201,7 @@ void settle_head_labels(SpecReader& r, ModelEntry& e, const std::vector<const Mo
   if (m.training)
     for (const Dataset& d : datasets)
       if (d.name == m.training->dataset) data = &d;
+  if (unknown_head_task(e)) return;
   settle_own_head(r, e, data);
   HeadSpec implicit;
   const HeadSpec* head =
@@ -459,7 +473,9 @@ void load_model_body(SpecReader& r, ModelEntry& e, const Architecture* arch,
   if (const YamlNode* adapt = find(*e.node, "adapt"); adapt && !m.is_base())
     for (const MethodBlock* block : method_blocks())
       block->check_family(r, *adapt, m, arch, ancestors);
-  warn_labels_ignored(r, e, has_head, datasets);
+  // Without a known base (a `from:` naming no model, already an error) the ancestry and
+  // its heads are unknown: a warning about a missing head would be noise.
+  if (arch) warn_labels_ignored(r, e, has_head, datasets);
 }
 
 }  // namespace scion::spec::detail

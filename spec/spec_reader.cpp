@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "spec/foreign_vocabulary.h"
 #include "spec/names.h"
 
 namespace scion::spec {
@@ -109,7 +110,11 @@ void SpecReader::check_keys(const YamlNode& map, const std::string& path,
     }
     bool known = false;
     for (std::string_view a : allowed) known = known || a == key->value;
-    if (!known) report_unknown(*key, key_path, key->value, allowed, key_kind);
+    if (known) continue;
+    if (std::string hint = foreign_key_hint(key->value, *value, allowed); !hint.empty())
+      error(*key, key_path, fmt::format("unknown {} '{}'", key_kind, shorten(key->value)), hint);
+    else
+      report_unknown(*key, key_path, key->value, allowed, key_kind);
   }
 }
 

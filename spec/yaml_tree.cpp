@@ -280,6 +280,101 @@ std::optional<FlowOpen> unclosed_flow(std::string_view text) {
   return open.back();
 }
 
+// A block line: where it is, its indentation and its text without a trailing comment.
+struct BlockLine {
+  int line = 0;
+  std::size_t indent = 0;
+  std::string_view content;
+};
+
+// The lines of `text` up to `last_line` that carry block structure: blank and comment
+// lines, and the inner lines of a block scalar (`key: |`) or of a flow collection that
+// spans lines, are left out (their indentation is free).
+std::vector<BlockLine> block_lines(std::string_view text, int last_line) {
+  std::vector<BlockLine> lines;
+  // Inside a block scalar opened at this indentation; npos: not in one.
+  std::size_t scalar_indent = std::string_view::npos;
+  int flow_depth = 0;
+  int line = 1;
+  for (std::size_t start = 0; start < text.size() && line <= last_line; ++line) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view row = text.substr(start, end - start);
+    start = end + 1;
+    const std::size_t indent = row.find_first_not_of(' ');
+    if (indent == std::string_view::npos || row[indent] == '#') continue;
+    if (scalar_indent != std::string_view::npos && indent > scalar_indent) continue;
+    scalar_indent = std::string_view::npos;
+    if (const std::size_t hash = row.find(" #"); hash != std::string_view::npos)
+      row = row.substr(0, hash);
+    while (!row.empty() && (row.back() == ' ' || row.back() == '\r')) row.remove_suffix(1);
+    const bool inside_flow = flow_depth > 0;
+    for (char c : row) flow_depth += (c == '[' || c == '{') - (c == ']' || c == '}');
+    if (inside_flow) continue;
+    if (row.ends_with(": |") || row.ends_with(": >") || row.ends_with(": |-") ||
+        row.ends_with(": >-"))
+      scalar_indent = indent;
+    lines.push_back({line, indent, row.substr(indent)});
+  }
+  return lines;
+}
+
+// Whether a block line leaves its value to the lines below it: `key:`, or `key:` with
+// only an anchor or a tag (`train: &adapt`), or a lone `-`.
+bool opens_block_below(std::string_view content) {
+  if (content == "-" || content.ends_with(':')) return true;
+  const std::size_t colon = content.find(": ");
+  if (colon == std::string_view::npos) return false;
+  std::string_view rest = content.substr(colon + 2);
+  while (!rest.empty()) {
+    const std::size_t start = rest.find_first_not_of(' ');
+    if (start == std::string_view::npos) break;
+    if (rest[start] != '&' && rest[start] != '!') return false;
+    const std::size_t end = rest.find(' ', start);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
+  }
+  return true;
+}
+
+// The first block line up to `last_line` whose indentation breaks the mapping around
+// it, with what is wrong: deeper than a line that already has its value, or shallower
+// than the line above without lining up with any key it could belong to. yaml-cpp says
+// "end of map not found" on a later line for both.
+std::optional<std::pair<int, std::string>> misindented_line(std::string_view text, int last_line) {
+  std::vector<std::size_t> open{0};  // indentations of the blocks the line may be in
+  bool opens_block = true;           // the line above ends with ':' (or starts a list item)
+  for (const BlockLine& l : block_lines(text, last_line)) {
+    if (l.indent > open.back()) {
+      if (!opens_block)
+        return std::pair{l.line, fmt::format("this line is indented {} spaces, deeper than the "
+                                             "line above, which already has its value; indent "
+                                             "it as that line ({} spaces), or end that line "
+                                             "with ':' to open a mapping",
+                                             l.indent, open.back())};
+      open.push_back(l.indent);
+    } else {
+      // The enclosing levels this line falls between: the last one left, the one kept.
+      std::size_t deeper = open.back();
+      while (open.size() > 1 && open.back() > l.indent) {
+        deeper = open.back();
+        open.pop_back();
+      }
+      if (open.back() != l.indent)
+        return std::pair{l.line, fmt::format("this line is indented {} spaces, which lines up "
+                                             "with no key above it (they are at {} and {} "
+                                             "spaces); indent it as the keys it belongs with",
+                                             l.indent, open.back(), deeper)};
+    }
+    opens_block = opens_block_below(l.content);
+    // A list item's own keys line up with the text after its "- ".
+    if (l.content.starts_with("- ")) {
+      open.push_back(l.indent + 2);
+      opens_block = true;
+    }
+  }
+  return std::nullopt;
+}
+
 // A yaml-cpp syntax error as a Diagnostic, pointing at the cause where yaml-cpp's own
 // mark does not: a tab in indentation, or the bracket of a flow collection never closed.
 Diagnostic syntax_error(std::string_view text, const YAML::Exception& e, const std::string& file) {
@@ -297,6 +392,9 @@ Diagnostic syntax_error(std::string_view text, const YAML::Exception& e, const s
                       "where it ends",
                       list ? "list" : "mapping", opened->bracket, list ? ']' : '}'));
     }
+  if (e.msg.find("end of map") != std::string::npos)
+    if (const auto culprit = misindented_line(text, line))
+      return Diagnostic::at(file, culprit->first, 1, "invalid YAML: " + culprit->second);
   return Diagnostic::at(file, line, known ? e.mark.column + 1 : 1, "invalid YAML: " + e.msg);
 }
 

@@ -65,6 +65,21 @@ Result<std::vector<const CompiledTest*>> tests_with_case(
       fmt::format("case {} is out of range: {}", number, fmt::join(ranges, "; ")));
 }
 
+// Why `test` does not apply to `model`, with the models it applies to.
+std::string not_applied(const spec::Workspace& ws, const assertions::BehaviouralTest& test,
+                        const std::string& model) {
+  std::vector<std::string> covered;
+  for (const spec::Model& m : ws.models)
+    if (applies(ws, test, m.name)) covered.push_back(m.name);
+  const std::string which =
+      covered.empty() ? "no model" : fmt::format("{}", fmt::join(covered, ", "));
+  const std::string named = test.origin.empty() ? "test '" + test.name + "'" : test.origin;
+  return fmt::format(
+      "{} does not apply to '{}' (it applies to: {}); blame one of those models "
+      "with --test {}, or leave out --test to blame the tests of '{}'",
+      named, model, which, test.name, model);
+}
+
 // The tests to blame: the one named, or every test that applies to `model`.
 Result<std::vector<const CompiledTest*>> select_tests(const spec::Workspace& ws,
                                                       const BehaviourSuite& suite,
@@ -81,11 +96,22 @@ Result<std::vector<const CompiledTest*>> select_tests(const spec::Workspace& ws,
     return invalid_argument(fmt::format(
         "test '{}' asks a {}, and '{}' is a {}; blame a model the test applies to", request.test,
         kind_name(kind_of(tests.front()->test)), model.name, kind_name(kind)));
+  if (!request.test.empty() && !applies(ws, tests.front()->test, model.name))
+    return invalid_argument(not_applied(ws, tests.front()->test, model.name));
   if (request.case_number) return tests_with_case(tests, *request.case_number);
   return tests;
 }
 
 }  // namespace
+
+std::vector<const spec::Model*> blame_chain(const spec::Workspace& ws, const spec::Model& model) {
+  std::vector<const spec::Model*> chain;
+  for (const spec::Model* m : ws.ancestry(model)) {
+    if (model_kind(ws, *m) != model_kind(ws, model)) break;
+    chain.push_back(m);
+  }
+  return chain;
+}
 
 std::size_t failure_origin(const std::vector<bool>& fails) {
   return fails.back() ? fails.size() - 1 : fails.size() - 2;
@@ -149,11 +175,9 @@ Result<BlameReport> blame(const spec::Workspace& spec_ws, lineage::LineageStore&
 
   BlameReport report{.model = model.name, .kind = model_kind(ws, model)};
   std::vector<std::string> names;
-  for (const spec::Model* m : ws.ancestry(model)) {
-    if (model_kind(ws, *m) != report.kind) {
-      report.headless_ancestor = m->name;
-      break;
-    }
+  const std::vector<const spec::Model*> chain = blame_chain(ws, model);
+  if (!chain.back()->is_base()) report.headless_ancestor = chain.back()->from;
+  for (const spec::Model* m : chain) {
     names.push_back(m->name);
     auto link = describe_link(ws, store, *m);
     if (!link) return link.status();

@@ -80,6 +80,11 @@ struct BlameReport {
 // REQUIRES: !fails.empty(), fails.front(), every entry but the last true.
 std::size_t failure_origin(const std::vector<bool>& fails);
 
+// The chain a failure of `model` is traced up: the model, then its ancestors up to the
+// first of another kind (which cannot be asked the same question). One chain for
+// `scion lineage blame` and `scion report`.
+std::vector<const spec::Model*> blame_chain(const spec::Workspace& ws, const spec::Model& model);
+
 // Judges `test` on each model of `chain` (names, the blamed model first) from `outputs`,
 // case by case (only case `only_case` when set), and says where each failure of the
 // first model comes from. An ancestor whose outputs do not fit the test (its labels lack

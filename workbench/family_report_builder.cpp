@@ -207,22 +207,37 @@ Status add_evaluations(lineage::LineageStore& store, const std::string& model,
   return Status::ok();
 }
 
-void add_blame(const std::map<std::string, std::string>& parent_of,
+// The chain a failure of `model` is traced up: lineage blame's (workbench/blame.h) where
+// the spec knows the model, else every stored ancestor.
+std::vector<std::string> traced_chain(const spec::Workspace* ws,
+                                      const std::map<std::string, std::string>& parent_of,
+                                      const std::string& model) {
+  std::vector<std::string> chain;
+  if (const spec::Model* m = ws ? ws->find_model(model) : nullptr) {
+    for (const spec::Model* link : blame_chain(*ws, *m)) chain.push_back(link->name);
+    return chain;
+  }
+  chain.push_back(model);
+  for (auto parent = parent_of.find(model); parent != parent_of.end() && !parent->second.empty();
+       parent = parent_of.find(chain.back()))
+    chain.push_back(parent->second);
+  return chain;
+}
+
+void add_blame(const spec::Workspace* ws, const std::map<std::string, std::string>& parent_of,
                const std::map<std::string, RunResults>& results, report::FamilyReport& report) {
   for (const report::MatrixCell& cell : report.matrix) {
     if (cell.failures == 0) continue;
     report::BlameSummary blame{.model = cell.model, .test = cell.test, .failures = cell.failures};
+    const std::vector<std::string> chain = traced_chain(ws, parent_of, cell.model);
     for (const auto& [key, result] : results.at(cell.model)) {
       if (key.first != cell.test || result->passed) continue;
-      // The case's verdicts up the ancestry, until an ancestor passes it or was not tested
-      // on it (no stored result for the same input: the origin is unknown).
-      std::vector<std::string> chain{cell.model};
+      // The case's verdicts up the chain, until an ancestor passes it or was not tested on
+      // it (no stored result for the same input: the origin is unknown).
       std::vector<bool> fails{true};
       bool known = true;
-      for (auto parent = parent_of.find(chain.back());
-           parent != parent_of.end() && !parent->second.empty() && fails.back();
-           parent = parent_of.find(chain.back())) {
-        auto ancestor = results.find(parent->second);
+      for (std::size_t k = 1; k < chain.size() && fails.back(); ++k) {
+        auto ancestor = results.find(chain[k]);
         const lineage::TestCaseResult* there = nullptr;
         if (ancestor != results.end())
           if (auto it = ancestor->second.find(key); it != ancestor->second.end())
@@ -231,7 +246,6 @@ void add_blame(const std::map<std::string, std::string>& parent_of,
           known = false;
           break;
         }
-        chain.push_back(parent->second);
         fails.push_back(!there->passed);
       }
       if (known)
@@ -292,7 +306,7 @@ Result<report::FamilyReport> build_family_report(lineage::LineageStore* store,
   });
   std::stable_sort(report.violations.begin(), report.violations.end(),
                    [](const auto& a, const auto& b) { return a.max_severity > b.max_severity; });
-  add_blame(parent_of, results, report);
+  add_blame(ws, parent_of, results, report);
   return report;
 }
 

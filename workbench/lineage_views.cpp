@@ -386,8 +386,11 @@ std::map<std::int64_t, std::vector<RecipeDifference>> recipe_changes(
   for (auto it = runs.rbegin(); it != runs.rend(); ++it) {                // oldest first
     const lineage::RunRecord& r = *it;
     if (!makes_version(r)) continue;
+    // The recipe alone: what keep_best kept is an outcome of the run, recorded beside it.
+    nlohmann::json recipe = r.hyperparameters;
+    if (recipe.is_object()) recipe.erase("kept");
     std::map<std::string, nlohmann::json> fields;
-    flatten(spec::in_spec_words(r.hyperparameters), "", fields);
+    flatten(spec::in_spec_words(recipe), "", fields);
     std::vector<RecipeDifference>& changed = changes[r.id];
     if (auto before = previous.find(r.model); before != previous.end()) {
       std::set<std::string> keys;

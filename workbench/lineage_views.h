@@ -139,8 +139,9 @@ Result<ModelDiff> diff_models(lineage::LineageStore& store, const std::string& a
 
 // `scion lineage log`: for each run that made a version (train, adapt, import), the recipe
 // fields (in the spec's words: "train.optimizer.lr", "adapt.lora.alpha") that differ from
-// the version of the same model the newest finished such run before it made. A model's
-// first version changes nothing. `runs`: newest first, of any models.
+// the version of the same model the newest finished such run before it made; outcomes
+// recorded with the recipe (keep_best's `kept`) are not changes. A model's first version
+// changes nothing. `runs`: newest first, of any models.
 std::map<std::int64_t, std::vector<RecipeDifference>> recipe_changes(
     const std::vector<lineage::RunRecord>& runs);
 

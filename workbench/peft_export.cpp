@@ -2,12 +2,32 @@
 
 namespace scion::workbench {
 
+namespace {
+
+// A refusal of PEFT's layout that also names --format huggingface when that format
+// holds this very model (a head-only model, a full fine-tune): the folder transformers
+// loads is what the user wanted a PEFT adapter for.
+Status with_working_format(const spec::Workspace& ws, const spec::Model& model,
+                           const lineage::LoadedParameters& params, const Status& refused) {
+  if (refused.code() != StatusCode::kInvalidArgument ||
+      refused.message().find("--format huggingface") != std::string::npos ||
+      !hf_model_folder(ws, model, params).is_ok())
+    return refused;
+  return Status(refused.code(), refused.message() +
+                                    "; or, as a model folder transformers loads (the trunk with "
+                                    "its adaptations merged, and its head), `scion export " +
+                                    model.name +
+                                    " --format huggingface -o DIR`, which holds this model");
+}
+
+}  // namespace
+
 Result<PeftExport> peft_export(const spec::Workspace& ws, const spec::Model& model,
                                const lineage::LoadedParameters& params,
                                const std::filesystem::path& dir) {
   PeftExport out;
   auto adapter = lineage::peft_adapter_files(ws, model, params);
-  if (!adapter.is_ok()) return adapter.status();
+  if (!adapter.is_ok()) return with_working_format(ws, model, params, adapter.status());
   out.adapter = std::move(*adapter);
   const auto chain = ws.ancestry(model);
   const spec::HeadSpec* head = ws.head_of(model);

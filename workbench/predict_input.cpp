@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/json_value.h"
+
 namespace scion::workbench {
 namespace {
 
@@ -105,7 +107,7 @@ Result<std::string> record_text(const std::string& line, const std::string& wher
   }
   if (!record.is_object())
     return invalid_argument(
-        fmt::format("{}: expected a JSON object, found a {}", where, record.type_name()));
+        fmt::format("{}: expected a JSON object, found {}", where, a_json_type(record)));
   auto text = record.find(field);
   if (text == record.end())
     return invalid_argument(
@@ -114,7 +116,7 @@ Result<std::string> record_text(const std::string& line, const std::string& wher
                     where, field, field_names(record)));
   if (!text->is_string())
     return invalid_argument(
-        fmt::format("{}: field '{}' is a {}, expected a string", where, field, text->type_name()));
+        fmt::format("{}: field '{}' is {}, expected a string", where, field, a_json_type(*text)));
   return text->get<std::string>();
 }
 

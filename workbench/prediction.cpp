@@ -12,11 +12,52 @@
 namespace scion::workbench {
 namespace {
 
+// What to do instead with a language model: continue text with a causal one, ask a
+// descendant with a head of a masked one.
+std::string language_model_remedy(const spec::Workspace& ws, const std::string& name) {
+  const spec::Model* model = ws.find_model(name);
+  if (model && ws.objective_of(*model) == spec::Objective::kCausalLm)
+    return fmt::format(
+        " (it is a causal language model): continue text with it through `scion predict {} "
+        "--generate --text \"...\"`",
+        name);
+  return " (it is a language model); predict one of its descendants with a head";
+}
+
+// The dataset `model` last trained on (its own, else its nearest ancestor's); null for
+// an imported model never trained since.
+const spec::Dataset* trained_on(const spec::Workspace& ws, const spec::Model& model) {
+  for (const spec::Model* m : ws.ancestry(model))
+    if (m->training) return ws.find_dataset(m->training->dataset);
+  return nullptr;
+}
+
+// invalid_argument when the inputs' shape does not fit the model's: a model trained on
+// sentence pairs reads a pair per input, one trained on single texts reads no pair.
+Status check_input_shape(const spec::Workspace& ws, const spec::Model& model,
+                         const std::vector<PredictText>& texts) {
+  const spec::Dataset* data = trained_on(ws, model);
+  const bool reads_pairs = data && !data->text_pair_field.empty();
+  for (const PredictText& t : texts) {
+    if (reads_pairs && !t.pair)
+      return invalid_argument(fmt::format(
+          "{}: model '{}' reads sentence pairs (datasets.{}.text_pair_field: {}) and the input "
+          "has no second text; give --pair with each --text, or --pair-field with --file",
+          t.origin, model.name, data->name, data->text_pair_field));
+    if (!reads_pairs && t.pair)
+      return invalid_argument(fmt::format(
+          "{}: model '{}' reads single texts{}, and the input is a sentence pair; leave out "
+          "--pair and --pair-field for it, or predict with a model trained on pairs",
+          t.origin, model.name,
+          data ? " (datasets." + data->name + " has no text_pair_field)" : ""));
+  }
+  return Status::ok();
+}
+
 Result<Predictor> predictor_for(const spec::Workspace& ws, const std::string& name,
                                 const BehaviourSuite& suite, bool check_assertions,
                                 std::vector<std::string>& notes) {
-  auto found =
-      find_classifier_model(ws, name, " (it is a language model); predict one of its descendants");
+  auto found = find_classifier_model(ws, name, language_model_remedy(ws, name));
   if (!found) return found.status();
   Predictor p{.model = *found};
   // A parent that answers the same task (a head of another task cannot be compared with).
@@ -69,6 +110,7 @@ Result<PredictionSetup> prepare_predictions(const spec::Workspace& ws,
     if (!seen.insert(name).second) continue;  // a model named twice answers once
     auto p = predictor_for(ws, name, setup.suite, request.check_assertions, setup.notes);
     if (!p) return p.status();
+    SCION_RETURN_IF_ERROR(check_input_shape(ws, *p->model, request.texts));
     setup.predictors.push_back(std::move(*p));
   }
   return setup;

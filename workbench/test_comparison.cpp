@@ -48,7 +48,7 @@ Result<ComparedSide> resolve_compared_side(lineage::LineageStore& store, const s
   if (auto model = find_stored_model(store, ref->model); !model) return model.status();
   auto runs = store.runs(ref->model, 0);  // newest first
   if (!runs) return runs.status();
-  ComparedSide side{.model = ref->model};
+  ComparedSide side{.named = named, .model = ref->model};
   // MODEL@N with N a finished test run: that run alone.
   for (const lineage::RunRecord& r : *runs)
     if (!ref->version.empty() && std::to_string(r.id) == ref->version &&
@@ -56,11 +56,18 @@ Result<ComparedSide> resolve_compared_side(lineage::LineageStore& store, const s
       side.run = r.id;
       side.model_version = r.recipe_hash;
       side.single_run = true;
+      auto tested = resolve_version(store, ModelRef{ref->model, r.recipe_hash});
+      if (tested) {
+        side.version_run = tested->run;
+        side.current = tested->current;
+      }
       return side;
     }
   auto version = resolve_version(store, *ref);
   if (!version) return version.status();
   side.model_version = version->recipe_hash;
+  side.version_run = version->run;
+  side.current = version->current;
   for (const lineage::RunRecord& r : *runs)
     if (r.kind == lineage::RunKind::kTest && r.status == lineage::RunStatus::kFinished &&
         r.recipe_hash == side.model_version) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,13 @@
 namespace scion::workbench {
 
 struct ComparedSide {
+  std::string named;  // as the command line names it: "news-lora@2", "news-lora"
   std::string model;
   std::int64_t run = 0;       // the test run named, or the version's newest test run
   std::string model_version;  // the recipe hash compared
+  // The run that made or restored that version: its number in `lineage versions` (@N).
+  std::optional<std::int64_t> version_run;
+  bool current = false;       // the model's current version
   bool single_run = false;    // MODEL@N named test run N: only its cases
 };
 

@@ -8,8 +8,8 @@
 // the cases it generates (inputs, perturbed twins, continuations: so a dataset, a lexicon
 // file or a perturbation that changes them changes the digest), and, where `regression:
 // parent` compares with the parent, the parent's version. An assertion's covers its kind
-// and body, the inputs it watches (every test input of its kind) and, where it compares
-// with the parent, the parent's version.
+// and body, the inputs it watches (every input of the tests that apply to the model) and, where it
+// compares with the parent, the parent's version.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +33,8 @@ lineage::TestOutcomeKey test_outcome_key(const spec::Workspace& ws, const Compil
                                          const std::string& model, const std::string& model_version,
                                          const std::string& parent_version);
 
-// The key of `assertion` checked on `model` over `watched` (sorted inputs of its kind).
+// The key of `assertion` checked on `model` over `watched` (the sorted inputs of the tests
+// that apply to `model`).
 lineage::TestOutcomeKey assertion_outcome_key(const spec::Workspace& ws,
                                               const assertions::ModelAssertion& assertion,
                                               const std::vector<std::string>& watched,

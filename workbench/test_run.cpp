@@ -118,8 +118,9 @@ class TestRunner {
   const std::string started_at_ = lineage::utc_now();
   StoredFamily family_;
   EvaluationPlan plan_;
-  // The inputs assertions watch: every input of the tests of each kind, sorted.
-  std::map<ModelKind, std::vector<std::string>> monitored_;
+  // The inputs assertions watch on each model: every input of the tests that apply to
+  // that model, sorted (a test's inputs say nothing of models outside its `models:`).
+  std::map<std::string, std::vector<std::string>> monitored_;
   std::vector<TestPair> tests_;            // test-major, then model
   std::vector<AssertionPair> assertions_;  // assertion-major, then model
   FamilyOutputs outputs_;
@@ -166,13 +167,13 @@ Status TestRunner::select_models() {
 }
 
 void TestRunner::collect_monitored() {
-  std::set<ModelKind> kinds;
-  for (const std::string& m : run_.models) kinds.insert(model_kind(ws_, *ws_.find_model(m)));
-  for (const CompiledTest& t : suite_.tests)
-    if (kinds.count(kind_of(t.test)))
-      for (const assertions::TestCase& c : t.cases.cases)
-        monitored_[kind_of(t.test)].push_back(c.input);
-  for (auto& [kind, inputs] : monitored_) {
+  for (const std::string& model : run_.models) {
+    std::vector<std::string>& inputs = monitored_[model];
+    for (const CompiledTest& t : suite_.tests)
+      if (applies(ws_, t.test, model))
+        for (const assertions::TestCase& c : t.cases.cases) inputs.push_back(c.input);
+  }
+  for (auto& [model, inputs] : monitored_) {
     std::sort(inputs.begin(), inputs.end());
     inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
   }
@@ -210,7 +211,7 @@ Status TestRunner::key_pairs() {
           continue;
         }
       }
-      pair.key = assertion_outcome_key(ws_, a, monitored_[kind_of(a)], model, version_of(model),
+      pair.key = assertion_outcome_key(ws_, a, monitored_[model], model, version_of(model),
                                        pair.parent ? pair.parent->recipe_hash : "");
       auto found = stored(pair.key);
       if (!found) return found.status();
@@ -233,14 +234,12 @@ Status TestRunner::plan_and_evaluate() {
     if (planned.insert(p.test).second)
       for (const assertions::TestCase& c : p.test->cases.cases) plan_.add_case(p.test->test, c);
   }
-  std::set<const assertions::ModelAssertion*> watched;
   for (const AssertionPair& p : assertions_) {
     if (p.stored) continue;
     needed.insert(p.model);
     if (p.parent) needed.insert(p.parent->name);
-    if (!watched.insert(p.assertion).second) continue;
     const assertions::ModelAssertion& a = *p.assertion;
-    const std::vector<std::string>& inputs = monitored_[kind_of(a)];
+    const std::vector<std::string>& inputs = monitored_[p.model];
     for (const std::string& text : inputs) plan_.add_text(text);
     if (const assertions::Perturbation* perturbation = a.perturbation())
       for (const std::string& text : inputs)
@@ -331,7 +330,7 @@ Status TestRunner::reuse_violations(const AssertionPair& pair) {
 Status TestRunner::check_assertion(const AssertionPair& pair) {
   const assertions::ModelAssertion& a = *pair.assertion;
   const std::string& model = pair.model;
-  for (const std::string& text : monitored_[kind_of(a)]) {
+  for (const std::string& text : monitored_[model]) {
     assertions::AssertionInput input{.text = text, .output = &outputs_.at(model, text)};
     if (pair.parent) input.parent = &outputs_.at(pair.parent->name, text);
     std::optional<std::string> perturbed;
@@ -448,10 +447,7 @@ Status TestRunner::record() {
     for (lineage::TestOutcome& o : outcomes) {
       o.run = *run_id;
       if (o.key.kind != "assertion") continue;
-      const auto& watched = monitored_[kind_of(*std::find_if(
-          suite_.assertions.begin(), suite_.assertions.end(),
-          [&](const assertions::ModelAssertion& a) { return a.name() == o.key.name; }))];
-      o.cases = static_cast<std::int64_t>(watched.size());
+      o.cases = static_cast<std::int64_t>(monitored_[model].size());
       o.failed = std::count_if(
           flagged.begin(), flagged.end(),
           [&](const lineage::AssertionViolation& v) { return v.assertion == o.key.name; });
@@ -513,9 +509,13 @@ Result<JudgedTest> judge_test(const CompiledTest& t, const std::string& model,
       return Status(verdict.status().code(),
                     t.test.origin + " on model '" + model + "': " + verdict.status().message());
     // A preference's reason gives both log-likelihoods and how they compare.
-    std::string output = lm ? verdict->reason : describe_output(*o.original);
-    if (o.perturbed) output += " -> " + describe_output(*o.perturbed);
-    if (!lm && verdict->outcome != assertions::Outcome::kPass) output += ": " + verdict->reason;
+    // A verdict other than a pass names the outputs in its reason: stored alone, it reads
+    // back as the example a fresh judgement prints, without the prediction twice.
+    std::string output = lm || verdict->outcome != assertions::Outcome::kPass
+                             ? verdict->reason
+                             : describe_output(*o.original);
+    if (!lm && verdict->outcome == assertions::Outcome::kPass && o.perturbed)
+      output += " -> " + describe_output(*o.perturbed);
     if (lm) {
       nlohmann::json entry = {{"case", c.id},
                               {"input", c.input},

@@ -8,14 +8,45 @@
 #include <system_error>
 
 #include "runtime/data/format_readers.h"
+#include "spec/spelling.h"
 
 namespace scion::data {
 
 Result<std::int32_t> LabelMap::index(std::string_view name, std::string_view where) const {
   for (std::size_t i = 0; i < dataset_.labels.size(); ++i)
     if (dataset_.labels[i] == name) return static_cast<std::int32_t>(i);
-  return spec_error(fmt::format("{}: unknown label '{}'; expected one of: {} (datasets.{}.labels)",
-                                where, name, fmt::join(dataset_.labels, ", "), dataset_.name));
+  const std::vector<std::string_view> labels(dataset_.labels.begin(), dataset_.labels.end());
+  return spec_error(fmt::format(
+      "{}: unknown label '{}'{}; expected one of: {} (datasets.{}.labels)", where, name,
+      spec::did_you_mean(name, labels), fmt::join(dataset_.labels, ", "), dataset_.name));
+}
+
+void ProblemList::add(Status problem, std::string_view row) {
+  const std::string& message = problem.message();
+  std::string said;
+  if (!row.empty() && message.starts_with(row)) said = message.substr(row.size());
+  if (!said.empty())
+    for (Problem& earlier : problems_)
+      if (earlier.said == said) {
+        ++earlier.repeats;
+        return;
+      }
+  problems_.push_back({std::move(problem), std::move(said)});
+}
+
+std::vector<Status> ProblemList::take() {
+  std::vector<Status> taken;
+  for (Problem& p : problems_) {
+    if (p.repeats == 0) {
+      taken.push_back(std::move(p.status));
+      continue;
+    }
+    taken.emplace_back(p.status.code(),
+                       fmt::format("{} (the same in {} more row{})", p.status.message(), p.repeats,
+                                   p.repeats == 1 ? "" : "s"));
+  }
+  problems_.clear();
+  return taken;
 }
 
 Result<std::string> read_file_bytes(const std::filesystem::path& path) {

@@ -48,18 +48,26 @@ class LabelReader {
 
 // The problems found while parsing, up to `limit`: read_dataset stops at the first,
 // dataset_problems collects more.
+// A problem of a row ("file:line: ..."), added with its `row` ("file:line"), that says
+// what an earlier row's said is counted with that one instead of listed again: a wrong
+// field name is one problem with "(the same in N more rows)", not one line per row.
 class ProblemList {
  public:
   explicit ProblemList(std::size_t limit) : limit_(limit) {}
-  void add(Status problem) { problems_.push_back(std::move(problem)); }
+  void add(Status problem, std::string_view row = {});
   bool full() const { return problems_.size() >= limit_; }
   bool empty() const { return problems_.empty(); }
-  std::vector<Status> take() { return std::move(problems_); }
-  const Status& first() const { return problems_.front(); }
+  std::vector<Status> take();
+  const Status& first() const { return problems_.front().status; }
 
  private:
+  struct Problem {
+    Status status;
+    std::string said;  // the message after its row; empty: not a row's problem
+    std::size_t repeats = 0;
+  };
   std::size_t limit_;
-  std::vector<Status> problems_;
+  std::vector<Problem> problems_;
 };
 
 // The bytes of `path`. Errors: kNotFound, kIoError, and kSpecError for an empty file.

@@ -1,13 +1,25 @@
 // JSONL: one JSON object per non-blank line.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "base/json_value.h"
 #include "runtime/data/format_readers.h"
+#include "spec/spelling.h"
 
 namespace scion::data {
 namespace {
+
+// "the row has fields a, b — did you mean 'a'?": what a row offers instead of `missing`.
+std::string fields_present(const nlohmann::json& object, std::string_view missing) {
+  std::vector<std::string_view> names;
+  for (const auto& [key, value] : object.items()) names.push_back(key);
+  if (names.empty()) return "the row has no fields";
+  return fmt::format("the row has the field{} {}{}", names.size() == 1 ? "" : "s",
+                     fmt::join(names, ", "), spec::did_you_mean(missing, names));
+}
 
 // The string in `field` of `object` (`key` names the spec key that chose the field, for
 // messages).
@@ -15,11 +27,11 @@ Result<std::string> text_of(const nlohmann::json& object, const std::string& fie
                             const std::string& where, const spec::Dataset& dataset) {
   auto text = object.find(field);
   if (text == object.end() || text->is_null())
-    return spec_error(
-        fmt::format("{}: missing field '{}' (datasets.{}.{})", where, field, dataset.name, key));
+    return spec_error(fmt::format("{}: missing field '{}' (datasets.{}.{}); {}", where, field,
+                                  dataset.name, key, fields_present(object, field)));
   if (!text->is_string())
-    return spec_error(fmt::format("{}: field '{}' is a {}, expected a string{}", where, field,
-                                  text->type_name(),
+    return spec_error(fmt::format("{}: field '{}' is {}, expected a string{}", where, field,
+                                  a_json_type(*text),
                                   text->is_array() && std::string_view(key) == "text_field"
                                       ? " (a list of words is label_type: tags)"
                                       : ""));
@@ -35,7 +47,7 @@ Status read_tagged_words(const nlohmann::json& object, const std::string& where,
   if (words == object.end() || !words->is_array() || words->empty())
     return spec_error(fmt::format(
         "{}: field '{}' is {}, expected a non-empty list of words (label_type: tags)", where,
-        dataset.text_field, words == object.end() ? "missing" : words->type_name()));
+        dataset.text_field, words == object.end() ? "missing" : a_json_type(*words)));
   for (const nlohmann::json& word : *words) {
     // A word is what a sentence split at whitespace gives: `scion predict` splits so.
     if (!word.is_string() || word.get<std::string>().empty() ||
@@ -49,7 +61,7 @@ Status read_tagged_words(const nlohmann::json& object, const std::string& where,
   if (tags == object.end() || !tags->is_array())
     return spec_error(fmt::format(
         "{}: field '{}' is {}, expected a list of tag names, one per word (label_type: tags)",
-        where, dataset.label_field, tags == object.end() ? "missing" : tags->type_name()));
+        where, dataset.label_field, tags == object.end() ? "missing" : a_json_type(*tags)));
   if (tags->size() != example.words.size())
     return spec_error(fmt::format("{}: {} words but {} tags; give one tag per word", where,
                                   example.words.size(), tags->size()));
@@ -93,9 +105,9 @@ Result<Example> parse_object(std::string_view line_text, int line_number, const 
   }
   if (!object.is_object())
     return spec_error(
-        fmt::format("{}: expected a JSON object, found a {}; each line must be one "
+        fmt::format("{}: expected a JSON object, found {}; each line must be one "
                     "JSON object",
-                    where, object.type_name()));
+                    where, a_json_type(object)));
   Example example;
   example.line = line_number;
   if (labels.labelled() && dataset.label_type == spec::LabelType::kTags) {
@@ -115,8 +127,9 @@ Result<Example> parse_object(std::string_view line_text, int line_number, const 
 
   auto label = object.find(dataset.label_field);
   if (label == object.end() || label->is_null())
-    return spec_error(fmt::format("{}: missing field '{}' (datasets.{}.label_field)", where,
-                                  dataset.label_field, dataset.name));
+    return spec_error(fmt::format("{}: missing field '{}' (datasets.{}.label_field); {}", where,
+                                  dataset.label_field, dataset.name,
+                                  fields_present(object, dataset.label_field)));
   SCION_RETURN_IF_ERROR(labels.read(*label, where, example));
   return example;
 }
@@ -140,7 +153,7 @@ ExampleSet parse_jsonl(std::string_view contents, const std::string& file,
       set.examples.push_back(std::move(example).value());
       continue;
     }
-    problems.add(example.status());
+    problems.add(example.status(), fmt::format("{}:{}", file, line.number));
     if (problems.full()) return set;
   }
   if (!any_row)

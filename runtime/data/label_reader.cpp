@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "base/json_value.h"
 #include "runtime/data/format_readers.h"
 
 namespace scion::data {
@@ -80,7 +81,7 @@ Status LabelReader::read(const nlohmann::json& value, std::string_view where, Ex
       std::optional<std::string> name = label_text(value);
       if (!name)
         return spec_error(fmt::format(
-            "{}: field '{}' is a {}, expected a label name{}", where, field, value.type_name(),
+            "{}: field '{}' is {}, expected a label name{}", where, field, a_json_type(value),
             value.is_array() ? " (a list of labels is label_type: multi)" : ""));
       auto index = names_.index(*name, where);
       if (!index) return index.status();
@@ -89,15 +90,15 @@ Status LabelReader::read(const nlohmann::json& value, std::string_view where, Ex
     }
     case spec::LabelType::kMulti: {
       if (!value.is_array())
-        return spec_error(fmt::format(
-            "{}: field '{}' is a {}, expected a list of label names (label_type: multi)", where,
-            field, value.type_name()));
+        return spec_error(
+            fmt::format("{}: field '{}' is {}, expected a list of label names (label_type: multi)",
+                        where, field, a_json_type(value)));
       std::vector<std::string> names;
       for (const nlohmann::json& item : value) {
         std::optional<std::string> name = label_text(item);
         if (!name)
-          return spec_error(fmt::format("{}: field '{}' holds a {}, expected label names", where,
-                                        field, item.type_name()));
+          return spec_error(fmt::format("{}: field '{}' holds {}, expected label names", where,
+                                        field, a_json_type(item)));
         names.push_back(*name);
       }
       return add_names(names, where, example);
@@ -113,8 +114,8 @@ Status LabelReader::read(const nlohmann::json& value, std::string_view where, Ex
           value.is_array() ? std::all_of(value.begin(), value.end(), add) : add(value);
       if (!numbers)
         return spec_error(fmt::format(
-            "{}: field '{}' is a {}, expected a number or a list of numbers (label_type: number)",
-            where, field, value.type_name()));
+            "{}: field '{}' is {}, expected a number or a list of numbers (label_type: number)",
+            where, field, a_json_type(value)));
       return add_values(std::move(values), where, example);
     }
     case spec::LabelType::kTags:

@@ -202,6 +202,10 @@ for args, words in (
     (["predict", "base", "--generate", "--text", "a", "--text", "y" * 40],
      ["--text 2 is 41 tokens framed", "reads at most 32", "shorten the prompt"]),
     (["predict", "nope", "--generate", "--text", "a"], ["no model 'nope'"]),
+    # A causal language model asked for a label points to --generate (#40).
+    (["predict", "lora", "--text", "the cat says"],
+     ["model 'lora' has no classifier head", "causal language model",
+      "scion predict lora --generate --text"]),
 ):
     rc, out, err = run(*args, cwd=work)
     check(rc == 2 and all(w in err for w in words), f"{args}: {rc} {err}")

@@ -181,4 +181,14 @@ check(len(imports) == 1 and len(imports[0]["hyperparameters"]["digest"]) == 64,
 rc, out, err = run("run", cwd=work)
 check(rc == 0 and "imported" not in out, f"a second run imports nothing: {out}{err}")
 
+# 7. A head-only model has no PEFT adapter, and --format huggingface holds it: the refusal
+#    says so, and that format works (#40).
+rc, out, err = run("export", "head", "--format", "peft", "-o", os.path.join(work, "head-peft"), cwd=work)
+check(rc == 2 and "no adapter of its own" in err and "--format huggingface" in err,
+      f"the PEFT refusal points to what works: {rc} {err}")
+rc, out, err = run("export", "head", "--format", "huggingface", "-o", os.path.join(work, "head-hf"),
+                   cwd=work)
+check(rc == 0 and os.path.exists(os.path.join(work, "head-hf", "config.json")),
+      f"--format huggingface exports the head-only model: {rc} {err}")
+
 print("ok")

@@ -163,6 +163,15 @@ check(any(abs(s["validation"]["val_f1"] - kept["value"]) < 1e-12 and s["step"] =
 best = max(s["validation"]["val_f1"] for s in validated)
 check(abs(best - kept["value"]) < 1e-12, f"kept {kept['value']} is the best val_f1 {best}")
 
+# lineage tree shows each model's main metric; --metrics all every one (#40).
+rc, out, err = run("lineage", "tree", cwd=work)
+nli_line = next((l for l in out.splitlines() if " nli  [" in l), "")
+check(rc == 0 and "val_accuracy" in nli_line and "val_mcc" not in nli_line
+      and "val_loss" not in nli_line, f"the tree's nli line: {nli_line}")
+rc, out, err = run("lineage", "tree", "--metrics", "all", cwd=work)
+nli_line = next((l for l in out.splitlines() if " nli  [" in l), "")
+check(rc == 0 and "val_mcc" in nli_line and "val_auc" in nli_line, f"--metrics all: {nli_line}")
+
 # ---- predict, per task -----------------------------------------------------------------
 p = run_json("predict", "sts", "--text", pairs[0]["text"], "--pair", pairs[0]["other"], cwd=work)
 one = p["predictions"][0]
@@ -179,6 +188,13 @@ rc, out, err = run("predict", "ner", "--text", "the dog ate rice", cwd=work)
 check(rc == 0 and "dog" in out, f"predict text: {out}{err}")
 rc, out, err = run("predict", "sts", "--text", "a", "--text", "b", "--pair", "c", cwd=work)
 check(rc == 2 and "give each text of a sentence pair its --pair" in err, f"--pair count: {rc} {err}")
+# A pair model without its second text, or a single-text model given one, is refused (#40).
+rc, out, err = run("predict", "sts", "--text", "the cat ate soup", cwd=work)
+check(rc == 2 and not out and "model 'sts' reads sentence pairs" in err and "--pair" in err
+      and "--text 1" in err, f"sts without --pair: {rc} {out} {err}")
+rc, out, err = run("predict", "topics", "--text", "the cat", "--pair", "the dog", cwd=work)
+check(rc == 2 and not out and "model 'topics' reads single texts" in err and "--pair" in err,
+      f"topics with --pair: {rc} {out} {err}")
 
 # ---- eval, per task --------------------------------------------------------------------
 doc = run_json("eval", "sts", "--data", "pairs", cwd=work)
@@ -186,6 +202,12 @@ m = doc["results"][0]["metrics"]
 print(f"sts on pairs: RMSE {m['rmse']:.3f}, Spearman {m['spearman']}")
 check(m["task"] == "regression" and m["rows"] == len(pairs) and m["rmse"] >= 0, f"{m}")
 check(m["spearman"] is not None and m["spearman"] > 0.5, f"sts learned the overlap: {m}")
+# The text names each head by its task, not "classifier" for all (#40).
+rc, out, err = run("eval", "sts", "--data", "pairs", "--no-record", cwd=work)
+check(rc == 0 and "sts  [regression head, version" in out and "classifier" not in out,
+      f"eval names the regression head: {out}{err}")
+rc, out, err = run("eval", "ner", "--data", "tagged", "--no-record", cwd=work)
+check(rc == 0 and "ner  [token-classification head, version" in out, f"eval of ner: {out}{err}")
 doc = run_json("eval", "topics", "--data", "topics", cwd=work)
 m = doc["results"][0]["metrics"]
 print(f"topics: micro-F1 {m['micro_f1']:.3f}, subset accuracy {m['subset_accuracy']:.3f}")

@@ -99,6 +99,22 @@ doc = check_comparison(f"trunk-lora@{newest['weak']}", "trunk-lora", newest["wea
                        newest["trained"], "trunk-lora", "trunk-lora")
 check(doc["differ"], f"the barely trained version differs from the trained one: {doc}")
 check(doc["only_in_a"] > 0, "the weak version's extra test is counted, not compared")
+# Named by its version, as `lineage versions` lists it, the text says what the user typed
+# and the version numbers they see, not only the test runs read (#40).
+weak_version = doc["models"][0]["version"]
+current_version = doc["models"][1]["version"]
+listed = [v["run"] for v in run_json("lineage", "versions", "trunk-lora", cwd=work)["versions"]]
+check(weak_version in listed and current_version in listed and weak_version != newest["weak"],
+      f"sides name versions {weak_version}, {current_version} of {listed}")
+doc = check_comparison(f"trunk-lora@{weak_version}", "trunk-lora", newest["weak"],
+                       newest["trained"], "trunk-lora", "trunk-lora")
+rc, out, err = run("test", "--compare", f"trunk-lora@{weak_version}", "trunk-lora", cwd=work)
+first = out.splitlines()[0]
+check(first == f"comparing trunk-lora@{weak_version} (version @{weak_version}; test run "
+      f"{newest['weak']}) (a) with trunk-lora (version @{current_version}, the current one; test "
+      f"run {newest['trained']}) (b)", f"the heading names the sides as typed: {first}")
+check(f"only on trunk-lora (b)" in out and f"only on trunk-lora@{weak_version} (a)" in out
+      and f"@{newest['weak']} (a)" not in out, f"the summary names the sides as typed:\n{out}")
 
 # Bad sides: exit 2 with a clear message.
 for args, words in ((["trunk-lora@x", "trunk"], "neither a run number nor a recipe hash prefix"),

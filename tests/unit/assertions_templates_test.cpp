@@ -169,7 +169,8 @@ TEST_CASE("template errors name the place and the column", "[assertions][templat
     CHECK_THAT(t.status().message(), Catch::StartsWith("t.yaml:3:5: test 'x', body.template"));
     return t.status().message();
   };
-  CHECK_THAT(error_of("The {nun} is good."), Catch::Contains("column 5: unknown lexicon 'nun'"));
+  CHECK_THAT(error_of("The {nun} is good."),
+             Catch::Contains("column 5: unknown lexicon 'nun' \u2014 did you mean 'noun'?"));
   CHECK_THAT(error_of("The {noun is good."), Catch::Contains("column 5: '{' is not closed"));
   CHECK_THAT(error_of("The {noun {pos_adj}"), Catch::Contains("column 5: '{' is not closed"));
   CHECK_THAT(error_of("The noun} is"), Catch::Contains("column 9: '}' has no matching '{'"));

@@ -83,13 +83,15 @@ TEST_CASE("jsonl: each bad-input class names file and line", "[data][reader]") {
     TempFile file("t.jsonl", "[1, 2]\n");
     CHECK(error_of(dataset_at(file, F::kJsonl)) ==
           located(file.name(),
-                  ":1: expected a JSON object, found a array; each line must be one JSON "
+                  ":1: expected a JSON object, found an array; each line must be one JSON "
                   "object"));
   }
   SECTION("missing text field") {
     TempFile file("t.jsonl", "{\"text\": \"a\", \"label\": \"pos\"}\n{\"txt\": \"b\"}\n");
     CHECK(error_of(dataset_at(file, F::kJsonl)) ==
-          located(file.name(), ":2: missing field 'text' (datasets.reviews.text_field)"));
+          located(file.name(),
+                  ":2: missing field 'text' (datasets.reviews.text_field); the "
+                  "row has the field txt \u2014 did you mean 'txt'?"));
   }
   SECTION("text is not a string") {
     TempFile file("t.jsonl", "{\"text\": 5, \"label\": \"pos\"}\n");
@@ -99,7 +101,9 @@ TEST_CASE("jsonl: each bad-input class names file and line", "[data][reader]") {
   SECTION("missing label") {
     TempFile file("t.jsonl", "{\"text\": \"a\"}\n");
     CHECK(error_of(dataset_at(file, F::kJsonl)) ==
-          located(file.name(), ":1: missing field 'label' (datasets.reviews.label_field)"));
+          located(file.name(),
+                  ":1: missing field 'label' (datasets.reviews.label_field); "
+                  "the row has the field text"));
   }
   SECTION("unknown label") {
     TempFile file(
@@ -113,8 +117,9 @@ TEST_CASE("jsonl: each bad-input class names file and line", "[data][reader]") {
   SECTION("label of the wrong type") {
     TempFile file("t.jsonl", "{\"text\": \"a\", \"label\": [1]}\n");
     CHECK(error_of(dataset_at(file, F::kJsonl)) ==
-          located(file.name(), ":1: field 'label' is a array, expected a label name (a list of "
-                               "labels is label_type: multi)"));
+          located(file.name(),
+                  ":1: field 'label' is an array, expected a label name (a list of "
+                  "labels is label_type: multi)"));
   }
   SECTION("only blank lines") {
     TempFile file("t.jsonl", "\n  \n");
@@ -227,7 +232,7 @@ TEST_CASE("csv: each bad-input class names file, line and column", "[data][reade
     TempFile file("t.csv", "text,label\na,pos\nb,Pos\n");
     CHECK(error_of(dataset_at(file, F::kCsv)) ==
           located(file.name(),
-                  ":3: unknown label 'Pos'; expected one of: neg, pos "
+                  ":3: unknown label 'Pos' \u2014 did you mean 'pos'?; expected one of: neg, pos "
                   "(datasets.reviews.labels)"));
   }
   SECTION("header only") {
@@ -280,6 +285,22 @@ TEST_CASE("dataset_problems: every bad row, not only the first", "[data][reader]
   // read_dataset stops at the first of them; a limit stops the reading early.
   CHECK(error_of(d) == all[0].message());
   CHECK(data::dataset_problems(d, 2).size() == 2);
+
+  // A field missing from every row is one problem, with the fields the rows have (#40).
+  TempFile renamed("renamed.jsonl",
+                   "{\"review\": \"a\", \"label\": \"pos\"}\n"
+                   "{\"review\": \"b\", \"label\": \"neg\"}\n"
+                   "{\"review\": \"c\", \"label\": \"pos\"}\n");
+  const std::vector<Status> once =
+      data::dataset_problems(dataset_at(renamed, spec::DatasetFormat::kJsonl), 20);
+  REQUIRE(once.size() == 1);
+  CHECK(once[0].message() == renamed.path().string() +
+                                 ":1: missing field 'text' (datasets.reviews.text_field); the "
+                                 "row has the fields label, review (the same in 2 more rows)");
+  // A label in the wrong case is suggested.
+  TempFile cased("cased.jsonl", "{\"text\": \"a\", \"label\": \"Pos\"}\n");
+  CHECK_THAT(error_of(dataset_at(cased, spec::DatasetFormat::kJsonl)),
+             Catch::Contains("unknown label 'Pos' \u2014 did you mean 'pos'?"));
 
   TempFile csv("train.csv", "sentence,y\nfine,pos\n");
   const std::vector<Status> columns =

@@ -138,3 +138,22 @@ TEST_CASE("the page escapes every name and loads nothing", "[report]") {
   CHECK_THAT(html, Catch::Contains("href=\"#cases-0\""));
   CHECK_THAT(html, Catch::Contains("id=\"cases-0\""));
 }
+
+TEST_CASE("a violation's output rounds its numbers for reading", "[report]") {
+  FamilyReport report{.title = "f", .generated_at = "2026-11-24T00:00:00Z"};
+  scion::lineage::AssertionViolation worst;
+  worst.input = "where is it";
+  worst.detail = {{"severity", 0.4},
+                  {"label", "question"},
+                  {"confidence", 0.6810895204544067},
+                  {"log_likelihoods", {{"yes", -1.23456789}}}};
+  report.violations.push_back({.assertion = "low-confidence",
+                               .model = "intent",
+                               .count = 1,
+                               .max_severity = 0.4,
+                               .worst = {worst}});
+  const std::string html = render_html(report);
+  CHECK_THAT(html,
+             Catch::Contains("confidence 0.681, label question, log_likelihoods {yes -1.23}"));
+  CHECK(html.find("0.6810895") == std::string::npos);
+}

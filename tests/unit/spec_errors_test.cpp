@@ -341,6 +341,36 @@ TEST_CASE("a tab in indentation is reported at the tab") {
         "scion.yaml:4:3: error: invalid YAML: tab character in indentation; indent with spaces");
 }
 
+TEST_CASE("a line that breaks its mapping's indentation is reported at that line (#40)") {
+  // Shallower than its siblings, lining up with no key above it.
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "   adapt: {head: {}}\n"
+                            "    train: {data: reviews, epochs: 1}\n")) ==
+        "scion.yaml:12:1: error: invalid YAML: this line is indented 3 spaces, which lines up "
+        "with no key above it (they are at 2 and 4 spaces); indent it as the keys it belongs "
+        "with");
+  // A key with only an anchor opens a mapping below it like a bare key.
+  CHECK(error_of(with_model("  review:\n"
+                            "    from: base\n"
+                            "    train: &recipe\n"
+                            "      data: reviews\n"
+                            "      epochs: 1\n"
+                            "   adapt: {head: {}}\n"
+                            "  other: {from: base}\n")) ==
+        "scion.yaml:15:1: error: invalid YAML: this line is indented 3 spaces, which lines up "
+        "with no key above it (they are at 2 and 4 spaces); indent it as the keys it belongs "
+        "with");
+  // Deeper than a line that already has its value.
+  CHECK_THAT(error_of("models:\n"
+                      "  base:\n"
+                      "    architecture: {layers: 2, width: 16, heads: 4}\n"
+                      "      train: {data: x, steps: 1}\n"
+                      "  other: {from: base}\n"),
+             Catch::StartsWith("scion.yaml:4:1: error: invalid YAML: this line is indented 6 "
+                               "spaces, deeper than the line above, which already has its value"));
+}
+
 TEST_CASE("an unclosed flow collection is reported where it opened") {
   CHECK(error_of("models:\n"
                  "  base:\n"
@@ -529,4 +559,67 @@ TEST_CASE("(IA)³ settings: unknown and doubled linears, empty lists, overlaps w
   CHECK(errors_of(ia3_model("{ia3: {targets: [k], feedforward: []}, lora: {rank: 2, targets: "
                             "[q]}, head: {}}"))
             .empty());
+}
+
+TEST_CASE("a typo gives one error, without the errors and warnings it would cause (#40)") {
+  SECTION("a misspelt from: does not also warn that the model has no head") {
+    TempWorkspace ws;
+    const LoadResult r =
+        ws.load(with_model("  headed:\n"
+                           "    from: base\n"
+                           "    adapt: {head: {}}\n"
+                           "    train: {data: reviews, epochs: 1}\n"
+                           "  child:\n"
+                           "    from: haeded\n"
+                           "    adapt: {lora: {rank: 2}}\n"
+                           "    train: {data: reviews, epochs: 1}\n"));
+    REQUIRE(r.errors.size() == 1);
+    CHECK_THAT(r.errors[0].to_string(), Catch::Contains("did you mean 'headed'"));
+    CHECK(r.warnings.empty());
+  }
+  SECTION("a misspelt head task does not also check the data against the default task") {
+    std::string yaml = with_model(
+        "  rater:\n"
+        "    from: base\n"
+        "    adapt: {head: {task: regresion}}\n"
+        "    train: {data: stars, epochs: 1}\n");
+    const std::string corpus = "  corpus: {path: corpus.txt}\n";
+    yaml.replace(yaml.find(corpus), corpus.size(),
+                 corpus + "  stars: {path: reviews.jsonl, label_type: number, label_field: s}\n");
+    CHECK_THAT(error_of(yaml), Catch::Contains("did you mean 'regression'"));
+  }
+}
+
+TEST_CASE("PEFT's and transformers' keys get scion's spelling (#40)") {
+  const auto lora_with = [](const std::string& body) {
+    return with_model(
+        "  tuned:\n"
+        "    from: base\n"
+        "    adapt: {lora: {rank: 2, " +
+        body +
+        "}}\n"
+        "    train: {data: corpus, epochs: 1}\n");
+  };
+  CHECK_THAT(
+      error_of(lora_with("target_modules: [query, value]")),
+      Catch::Contains("unknown key 'target_modules' at models.tuned.adapt.lora.target_modules; "
+                      "target_modules is PEFT's key: write targets: [q, v]"));
+  CHECK_THAT(error_of(lora_with("target_modules: [c_attn]")),
+             Catch::Contains("write targets: [q, k, v]"));
+  CHECK_THAT(error_of(lora_with("target_modules: [q, value]")),
+             Catch::Contains("write targets: [q, v]"));
+  CHECK_THAT(error_of(lora_with("targets: [q_proj, v]")),
+             Catch::Contains("'q_proj' is a Hugging Face module name: scion calls it q"));
+  CHECK_THAT(error_of(lora_with("lora_alpha: 16")), Catch::Contains("write alpha: 16"));
+  const auto train_with = [](const std::string& body) {
+    return with_model(
+        "  tuned:\n"
+        "    from: base\n"
+        "    adapt: {lora: {rank: 2}}\n"
+        "    train: {data: corpus, epochs: 1, " +
+        body + "}\n");
+  };
+  for (const char* key : {"lr", "learning_rate"})
+    CHECK_THAT(error_of(train_with(std::string(key) + ": 0.001")),
+               Catch::Contains("the learning rate is optimizer.lr: write optimizer: {lr: 0.001}"));
 }

@@ -84,3 +84,26 @@ TEST_CASE("the family joins the spec and the store, parents first", "[workbench]
   REQUIRE_FALSE(unknown.is_ok());
   CHECK_THAT(unknown.status().message(), Catch::Contains("did you mean 'gone'"));
 }
+
+TEST_CASE("lineage log's changes are the recipe's, not the run's outcomes",
+          "[workbench][lineage]") {
+  const std::string model = "a";
+  const auto adapt_run = [&model](std::int64_t id, double lr, std::int64_t kept_step) {
+    return lineage::RunRecord{
+        .id = id,
+        .model = model,
+        .kind = lineage::RunKind::kAdapt,
+        .status = lineage::RunStatus::kFinished,
+        .hyperparameters = {{"steps", 120},
+                            {"lr", lr},
+                            {"kept", {{"metric", "val_f1"}, {"step", kept_step}, {"value", 0.5}}}}};
+  };
+  // Newest first: run 2 changed the learning rate, and keep_best kept another step.
+  const auto changes =
+      workbench::recipe_changes({adapt_run(2, 0.001, 120), adapt_run(1, 0.003, 40)});
+  REQUIRE(changes.count(2) == 1);
+  REQUIRE(changes.at(2).size() == 1);
+  CHECK(changes.at(2)[0].a == 0.003);
+  CHECK(changes.at(2)[0].b == 0.001);
+  CHECK(changes.at(2)[0].field.find("kept") == std::string::npos);
+}

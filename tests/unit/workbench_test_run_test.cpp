@@ -56,9 +56,13 @@ TEST_CASE("judging a test counts failures and records every case", "[workbench][
   CHECK_FALSE(judged->rows[1].passed);
   CHECK(judged->rows[0].passed);
   CHECK(judged->rows[1].model_version == "recipe1");
-  CHECK_THAT(judged->rows[1].output, Catch::StartsWith("negative (0.80)"));
   REQUIRE(judged->result.examples.size() == 1);
   CHECK(judged->result.examples[0].case_id == "t/1");
+  // A failing case's stored output is the example a fresh judgement prints, so a stored
+  // result reads back as it was judged, naming the prediction once.
+  CHECK(judged->rows[1].output == judged->result.examples[0].reason);
+  CHECK(judged->rows[1].output == "predicted negative (0.800), expected positive");
+  CHECK(judged->rows[0].output == "positive (0.80)");
 }
 
 TEST_CASE("a test over its max_failure_rate is exceeded", "[workbench][test_run]") {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "runtime/adapters/lora/lora_peft.h"
+#include "spec/foreign_vocabulary.h"
 #include "spec/spec_reader.h"
 #include "spec/workspace.h"
 
@@ -47,7 +48,14 @@ void read_targets(SpecReader& r, const YamlNode& node, const std::string& path,
   bool ok = true;
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (std::find(known.begin(), known.end(), names[i]) == known.end()) {
-      r.report_unknown(*targets->items[i], index_path(tpath, i), names[i], known, "LoRA target");
+      // A Hugging Face module name (PEFT's target_modules) gets its scion name.
+      if (const std::string ours = linear_targets_of_module(names[i]); !ours.empty())
+        r.error(
+            *targets->items[i], index_path(tpath, i),
+            fmt::format("unknown LoRA target '{}'", names[i]),
+            fmt::format("; '{}' is a Hugging Face module name: scion calls it {}", names[i], ours));
+      else
+        r.report_unknown(*targets->items[i], index_path(tpath, i), names[i], known, "LoRA target");
       ok = false;
     } else if (names[i] == "ffn_gate" && a && !a->gated_ffn()) {
       r.error(*targets->items[i], index_path(tpath, i),
