@@ -11,11 +11,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <set>
 
 #include "assertions/junit_writer.h"
+#include "base/regular_file.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
@@ -298,11 +298,11 @@ Status TestSession::write_files() {
   if (!junit_file_.empty())
     SCION_RETURN_IF_ERROR(assertions::write_junit_file(junit_file_, junit_report()));
   if (!violations_file_.empty()) {
-    std::ofstream out(violations_file_);
-    for (const Violation& v : run_.violations) out << violation_json(v).dump() << "\n";
-    if (!out)
-      return io_error("cannot write " + options_.violations_path +
-                      ": check the path and disk space");
+    std::string lines;
+    for (const Violation& v : run_.violations) lines += violation_json(v).dump() + "\n";
+    if (Status written = write_file_replacing(violations_file_, lines); !written)
+      return io_error("cannot write " + options_.violations_path + ": " + written.message() +
+                      "; check the path and disk space");
   }
   return Status::ok();
 }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/json_value.h"
+#include "base/regular_file.h"
 #include "spec/file_digest.h"
 
 namespace scion::spec {
@@ -20,9 +21,10 @@ using nlohmann::json;
 
 // The text of `file`. Errors: kNotFound when it cannot be read.
 Result<std::string> read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return not_found(fmt::format("cannot read '{}'", file.string()));
-  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  auto text = read_regular_file(file, FollowLinks::kYes);
+  if (!text && text.status().code() == StatusCode::kIoError)
+    return not_found(fmt::format("cannot read '{}'", file.string()));
+  return text;
 }
 
 // `text` as a JSON object. Errors: a spec error when it is not one.

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/regular_file.h"
+
 namespace scion::workbench {
 namespace {
 
@@ -68,6 +70,10 @@ Result<std::string> read_all(const PredictInputOptions& options, std::istream& s
                      ": no such file; check the path (--file - reads standard input)");
   if (std::filesystem::is_directory(options.file, ec))
     return invalid_argument(options.file + " is a directory; --file takes a file of texts");
+  // A fifo or device would block the read; --file - reads a pipe.
+  if (Status regular = check_regular_file(options.file, FollowLinks::kYes); !regular)
+    return invalid_argument("--file " + options.file + ": " + regular.message() +
+                            " (--file - reads standard input)");
   std::ifstream in(options.file, std::ios::binary);
   if (!in) return not_found("cannot read " + options.file + ": check its permissions");
   return read_bounded(in, options.file);

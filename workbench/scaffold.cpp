@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <fstream>
 #include <system_error>
 
+#include "base/regular_file.h"
 #include "spec/json_schema.h"
 
 namespace scion::workbench {
@@ -104,13 +104,13 @@ std::string dataset_text() {
   return out;
 }
 
+// Through the write guard (base/regular_file.h): a link planted under the name is
+// replaced, never written through.
 Status write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out)
-    return io_error(fmt::format("cannot write '{}'; check the folder's permissions and free space",
-                                path.string()));
+  Status written = write_file_replacing(path, text);
+  if (!written)
+    return io_error(fmt::format("{}; check the folder's permissions and free space",
+                                written.message()));
   return Status::ok();
 }
 

