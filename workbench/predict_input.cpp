@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/json_number_range.h"
 #include "base/regular_file.h"
 
 namespace scion::workbench {
@@ -108,6 +109,10 @@ Result<std::string> record_text(const std::string& line, const std::string& wher
         fmt::format("{}:{}: the line is not valid JSON; each line must be one JSON object "
                     "like {{\"{}\": \"...\"}}",
                     where, e.byte, field));
+  } catch (const nlohmann::json::out_of_range&) {
+    const auto number = find_out_of_range_number(line);
+    return invalid_argument(number ? describe_out_of_range_number(where, *number)
+                                   : where + ": the line holds a number out of range");
   }
   if (!record.is_object())
     return invalid_argument(

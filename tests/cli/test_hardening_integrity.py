@@ -35,6 +35,9 @@ models:
             optimizer: {type: adamw, lr: 3.0e-3}, seed: 1%s}
 """
 
+# The same family over the sentiment example's reviews.
+SENTIMENT_SPEC = LABELLED_SPEC.replace("labels: [a/b, a_b]", "labels: [negative, positive]")
+
 failures = []
 
 
@@ -162,9 +165,67 @@ def data_fifo_is_refused():
         check("fifo" in err and fifo in err, f"{command[0]}: the message says what it is: {err}")
 
 
+def out_of_range_number_is_a_data_error():
+    work = spec_workspace("""
+datasets:
+  reviews: {path: data/rows.jsonl, labels: [neg, pos]}
+models:
+  trunk:
+    architecture: {type: encoder, layers: 1, width: 16, heads: 2, ffn_width: 32,
+                   max_length: 32, tokenizer: byte}
+    train: {data: reviews, objective: classification, epochs: 1, batch_size: 16}
+""", data=())
+    rows = os.path.join(work, "data", "rows.jsonl")
+    with open(rows, "w") as f:
+        f.write('{"text": "fine", "label": "pos"}\n{"text":"x","label":"pos","extra":1e400}\n')
+    rc, _, err = run("validate", cwd=work)
+    check(rc == 2, f"validate: exit 2 for 1e400, got {rc}: {err}")
+    check("rows.jsonl:2:" in err and "'extra'" in err and "1e400" in err,
+          f"validate names file:line and the field: {err}")
+    check("internal error" not in err, f"no internal error: {err}")
+    rc, _, err = run("predict", "trunk", "--file", rows, cwd=family)
+    check(rc == 2, f"predict --file: exit 2 for 1e400, got {rc}: {err}")
+    check("rows.jsonl:2:" in err and "'extra'" in err, f"predict names file:line and field: {err}")
+
+
+def class_weights_float32_cannot_hold_are_refused():
+    for weights in ("[1e-46, 1e-46]", "[1e-45, 1e-45]"):
+        work = spec_workspace(SENTIMENT_SPEC % f", class_weights: {weights}",
+                              data=("reviews.jsonl",))
+        rc, _, err = run("validate", cwd=work)
+        check(rc == 2, f"class_weights {weights}: exit 2, got {rc}: {err}")
+        check("models.trunk.train.class_weights[0]" in err and "float32" in err,
+              f"class_weights {weights}: the key path and float32's range: {err}")
+
+
+def regression_target_beyond_float32_is_refused():
+    work = spec_workspace("""
+datasets:
+  scores: {path: data/scores.jsonl, label_type: number}
+  corpus: {path: data/scores.jsonl, format: text}
+models:
+  trunk:
+    architecture: {type: encoder, layers: 1, width: 16, heads: 2, ffn_width: 32,
+                   max_length: 32, tokenizer: byte}
+    train: {data: corpus, objective: mlm, steps: 2, batch_size: 2}
+  score:
+    from: trunk
+    adapt: {head: {task: regression}}
+    train: {data: scores, steps: 2, batch_size: 2}
+""", data=())
+    with open(os.path.join(work, "data", "scores.jsonl"), "w") as f:
+        f.write('{"text": "a", "label": 1.5}\n{"text": "b", "label": 1e30}\n')
+    rc, _, err = run("validate", cwd=work)
+    check(rc == 2, f"a target of 1e30: exit 2, got {rc}: {err}")
+    check("scores.jsonl:2" in err and "float32" in err, f"file:line and the range: {err}")
+
+
 for test in (mlflow_export_never_follows_links, mlflow_keys_are_distinct_per_label,
              mlflow_refuses_an_experiment_name_with_a_newline,
-             matmul_cache_fifo_is_ignored, data_fifo_is_refused):
+             matmul_cache_fifo_is_ignored, data_fifo_is_refused,
+             out_of_range_number_is_a_data_error,
+             class_weights_float32_cannot_hold_are_refused,
+             regression_target_beyond_float32_is_refused):
     section(test)
 if failures:
     print(f"FAIL: {len(failures)} sections: {', '.join(failures)}", file=sys.stderr)
