@@ -152,7 +152,9 @@ void check_task_recipe(SpecReader& r, const ModelEntry& e, const HeadSpec* head)
                                : std::string("a language model");
   const auto check_metric = [&](const YamlNode* at, const std::string& at_path,
                                 const std::string& metric) {
-    if (!at || std::find(known.begin(), known.end(), metric) != known.end()) return;
+    // An empty metric is one read_metric already refused (not a metric name at all).
+    if (!at || metric.empty() || std::find(known.begin(), known.end(), metric) != known.end())
+      return;
     r.error(*at, at_path, fmt::format("{} records no {} in validation", what, metric),
             fmt::format("; choose one of {}", join_words(known)));
   };

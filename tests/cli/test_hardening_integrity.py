@@ -220,12 +220,89 @@ models:
     check("scores.jsonl:2" in err and "float32" in err, f"file:line and the range: {err}")
 
 
+def seed_outside_64_bits_is_refused():
+    for seed in ("-1", "18446744073709551616", ""):
+        rc, _, err = run("predict", "trunk", "--generate", "--text", "x", "--seed", seed,
+                         cwd=family)
+        check(rc == 2, f"--seed {seed!r}: exit 2, got {rc}: {err}")
+        check("18446744073709551615" in err, f"--seed {seed!r}: the accepted range: {err}")
+
+
+def tag_delete_suggests_a_command_that_exists():
+    rc, _, err = run("tag", "--delete", "no-such-tag", cwd=family)
+    check(rc == 2, f"tag --delete of an unknown tag: exit 2, got {rc}: {err}")
+    check("--list" not in err and "`scion tag`" in err, f"suggests what exists: {err}")
+
+
+def unknown_keep_best_is_reported_once_by_name():
+    work = spec_workspace(SENTIMENT_SPEC % ", validation: reviews, keep_best: val_bogus",
+                          data=("reviews.jsonl",))
+    rc, _, err = run("validate", cwd=work)
+    check(rc == 2, f"keep_best: val_bogus: exit 2, got {rc}: {err}")
+    check("val_bogus" in err and "records no  in" not in err, f"no empty metric name: {err}")
+
+
+def small_workspace(spec, rows):
+    """A folder with SPEC and data/reviews.jsonl of `rows` (label, text) pairs."""
+    work = temp_dir()
+    os.makedirs(os.path.join(work, "data"))
+    with open(os.path.join(work, "data", "reviews.jsonl"), "w") as f:
+        for label, text in rows:
+            f.write(json.dumps({"text": text, "label": label}) + "\n")
+    with open(os.path.join(work, "scion.yaml"), "w") as f:
+        f.write(spec)
+    return work
+
+
+def keep_best_undefined_metric_is_reported():
+    spec = SENTIMENT_SPEC.replace(
+        "datasets:\n", "datasets:\n  dev: {path: data/dev.jsonl, labels: [negative, positive]}\n") \
+        % ", validation: dev, keep_best: val_auc"
+    work = small_workspace(spec, [("positive" if i % 2 else "negative", f"text {i}")
+                                  for i in range(32)])
+    with open(os.path.join(work, "data", "dev.jsonl"), "w") as f:
+        f.write('{"text": "only one class", "label": "positive"}\n' * 4)
+    rc, out, err = run("validate", cwd=work)
+    check(rc == 0, f"validate: {err}")
+    check("keep_best" in out + err and "val_auc is undefined" in out + err,
+          f"validate warns that val_auc is undefined on a one-class dev set: {out}{err}")
+    rc, out, err = run("--json", "run", cwd=work)
+    check(rc == 0, f"run: {err}")
+    model = next(m for m in json.loads(out)["models"] if m["model"] == "trunk")
+    check(model["kept"] is None and "val_auc had no value" in model.get("keep_best_unmet", ""),
+          f"the run's output says keep_best chose nothing: {model}")
+    log = json.loads(run("--json", "lineage", "log", "trunk", cwd=work)[1])["runs"]
+    check(any("val_auc had no value" in r.get("message", "") for r in log),
+          f"the run's record says so: {log}")
+
+
+def gc_removed_version_says_so():
+    work = small_workspace(SENTIMENT_SPEC % "", [("positive" if i % 2 else "negative", f"t {i}")
+                                                 for i in range(32)])
+    rc, _, err = run("run", cwd=work)
+    check(rc == 0, f"first run: {err}")
+    with open(os.path.join(work, "scion.yaml")) as f:
+        spec = f.read()
+    with open(os.path.join(work, "scion.yaml"), "w") as f:
+        f.write(spec.replace("lr: 3.0e-3", "lr: 2.0e-3"))
+    rc, _, err = run("run", cwd=work)
+    check(rc == 0, f"second run: {err}")
+    rc, _, err = run("gc", "--keep", "1", cwd=work)
+    check(rc == 0, f"gc --keep 1: {err}")
+    rc, _, err = run("export", "trunk@1", "-o", os.path.join(work, "first.safetensors"), cwd=work)
+    check(rc == 2, f"export trunk@1 after gc: exit 2, got {rc}: {err}")
+    check("removed by `scion gc" in err and "scion tag" in err,
+          f"says gc removed it and how to keep versions: {err}")
+
+
 for test in (mlflow_export_never_follows_links, mlflow_keys_are_distinct_per_label,
-             mlflow_refuses_an_experiment_name_with_a_newline,
-             matmul_cache_fifo_is_ignored, data_fifo_is_refused,
-             out_of_range_number_is_a_data_error,
+             mlflow_refuses_an_experiment_name_with_a_newline, matmul_cache_fifo_is_ignored,
+             data_fifo_is_refused, out_of_range_number_is_a_data_error,
              class_weights_float32_cannot_hold_are_refused,
-             regression_target_beyond_float32_is_refused):
+             regression_target_beyond_float32_is_refused, seed_outside_64_bits_is_refused,
+             tag_delete_suggests_a_command_that_exists,
+             unknown_keep_best_is_reported_once_by_name, keep_best_undefined_metric_is_reported,
+             gc_removed_version_says_so):
     section(test)
 if failures:
     print(f"FAIL: {len(failures)} sections: {', '.join(failures)}", file=sys.stderr)
