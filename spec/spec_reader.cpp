@@ -96,6 +96,10 @@ void SpecReader::warn(const YamlNode& at, const std::string& path, const std::st
   warnings_.push_back({location(at), path, std::move(message)});
 }
 
+void SpecReader::append_to_error(std::size_t index, const std::string& text) {
+  if (index < errors_.size()) errors_[index].message += text;
+}
+
 bool SpecReader::expect_map(const YamlNode& node, const std::string& path, std::string_view what) {
   if (node.is_map()) return true;
   error(node, path, fmt::format("expected {}, got {}", what, describe(node)));

@@ -14,15 +14,19 @@ one regression does not hide another.
 - distinct labels give distinct MLflow metric keys; an experiment name with a newline is
   refused (exit 2);
 - predict --seed takes 0..2^64-1 only; tag --delete of an unknown tag suggests a command
-  that exists; an unknown keep_best metric is reported once, by name.
+  that exists; an unknown keep_best metric is reported once, by name; keep_best on a
+  metric its validation data cannot define is reported (validate, run output, record);
+  MODEL@N of a version gc removed says so; a broken model folder several bases import is
+  one error naming them all.
 """
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
 
-from harness import SCION, check, run, spec_workspace, temp_dir
+from harness import SCION, SOURCE_ROOT, check, run, spec_workspace, temp_dir
 
 LABELLED_SPEC = """
 datasets:
@@ -242,6 +246,21 @@ def unknown_keep_best_is_reported_once_by_name():
     check("val_bogus" in err and "records no  in" not in err, f"no empty metric name: {err}")
 
 
+def broken_model_folder_is_reported_once():
+    work = temp_dir()
+    shutil.copytree(os.path.join(SOURCE_ROOT, "tests", "fixtures", "hf", "tiny-bert"),
+                    os.path.join(work, "bert"))
+    with open(os.path.join(work, "bert", "config.json"), "w") as f:
+        f.write('{"model_type": "bert", "hidden_size": ')
+    with open(os.path.join(work, "scion.yaml"), "w") as f:
+        f.write("models:\n  first:\n    import: bert\n  second:\n    import: ./bert\n")
+    rc, _, err = run("validate", cwd=work)
+    check(rc == 2, f"a broken config.json: exit 2, got {rc}: {err}")
+    errors = [line for line in err.splitlines() if ": error: " in line]
+    check(len(errors) == 1 and "config.json" in errors[0] and "'second'" in errors[0],
+          f"one error for the folder, naming both models that import it: {err}")
+
+
 def small_workspace(spec, rows):
     """A folder with SPEC and data/reviews.jsonl of `rows` (label, text) pairs."""
     work = temp_dir()
@@ -302,7 +321,7 @@ for test in (mlflow_export_never_follows_links, mlflow_keys_are_distinct_per_lab
              regression_target_beyond_float32_is_refused, seed_outside_64_bits_is_refused,
              tag_delete_suggests_a_command_that_exists,
              unknown_keep_best_is_reported_once_by_name, keep_best_undefined_metric_is_reported,
-             gc_removed_version_says_so):
+             gc_removed_version_says_so, broken_model_folder_is_reported_once):
     section(test)
 if failures:
     print(f"FAIL: {len(failures)} sections: {', '.join(failures)}", file=sys.stderr)
