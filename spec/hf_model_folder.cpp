@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/json_number_range.h"
 #include "base/json_value.h"
 #include "base/regular_file.h"
 #include "spec/file_digest.h"
@@ -27,8 +28,12 @@ Result<std::string> read_text(const fs::path& file) {
   return text;
 }
 
-// `text` as a JSON object. Errors: a spec error when it is not one.
+// `text` as a JSON object. Errors: a spec error when it is not one (parse_json_document's
+// own, which names the field, for a number beyond a 64-bit float).
 Result<json> parse_object(std::string_view text, const std::string& file) {
+  if (const auto number = find_out_of_range_number(text))
+    return spec_error(describe_out_of_range_number(file, *number) +
+                      "; re-save the model with save_pretrained()");
   auto parsed = parse_json_document(text, file);
   if (!parsed || !parsed->is_object())
     return spec_error(

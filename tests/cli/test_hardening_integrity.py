@@ -261,6 +261,22 @@ def broken_model_folder_is_reported_once():
           f"one error for the folder, naming both models that import it: {err}")
 
 
+def config_json_number_out_of_range_names_the_key():
+    work = temp_dir()
+    folder = os.path.join(work, "bert")
+    shutil.copytree(os.path.join(SOURCE_ROOT, "tests", "fixtures", "hf", "tiny-bert"), folder)
+    with open(os.path.join(folder, "config.json")) as f:
+        text = f.read()
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        f.write(text.replace('"layer_norm_eps": 1e-12', '"layer_norm_eps": 1e400'))
+    with open(os.path.join(work, "scion.yaml"), "w") as f:
+        f.write("models:\n  bert:\n    import: bert\n")
+    rc, _, err = run("validate", cwd=work)
+    check(rc == 2, f"1e400 in config.json: exit 2, got {rc}: {err}")
+    check("field 'layer_norm_eps' holds 1e400" in err and "out_of_range" not in err,
+          f"names the key, not nlohmann's exception: {err}")
+
+
 def small_workspace(spec, rows):
     """A folder with SPEC and data/reviews.jsonl of `rows` (label, text) pairs."""
     work = temp_dir()
@@ -321,7 +337,8 @@ for test in (mlflow_export_never_follows_links, mlflow_keys_are_distinct_per_lab
              regression_target_beyond_float32_is_refused, seed_outside_64_bits_is_refused,
              tag_delete_suggests_a_command_that_exists,
              unknown_keep_best_is_reported_once_by_name, keep_best_undefined_metric_is_reported,
-             gc_removed_version_says_so, broken_model_folder_is_reported_once):
+             gc_removed_version_says_so, broken_model_folder_is_reported_once,
+             config_json_number_out_of_range_names_the_key):
     section(test)
 if failures:
     print(f"FAIL: {len(failures)} sections: {', '.join(failures)}", file=sys.stderr)
