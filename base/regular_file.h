@@ -11,9 +11,11 @@
 // O_NOFOLLOW: a link planted under that name is never written through), fsynced and
 // renamed over the target. rename(2) replaces a symbolic link at the target instead of
 // following it. Folders below an export root are made one by one and refused when one is
-// a symbolic link, so a planted link never carries writes outside the root. The store's
-// own files go through lineage::Env (lineage/env.h), which keeps the same rules and lets
-// tests inject faults.
+// a symbolic link, so a planted link never carries writes outside the root.
+// lineage::write_file_atomically (lineage/env.h) keeps the same rules for the store and for
+// every writer that may include it (exports, init, test's violations file), and lets tests
+// inject faults; write_file_replacing is for the layers below it (the JUnit report in
+// assertions/, the matmul cache in runtime/).
 //
 // Stateless and thread-safe.
 #pragma once

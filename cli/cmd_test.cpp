@@ -13,15 +13,16 @@
 #include <cmath>
 #include <iostream>
 #include <set>
+#include <span>
 
 #include "assertions/junit_writer.h"
-#include "base/regular_file.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/output_path.h"
+#include "lineage/env.h"
 #include "lineage/spec_records.h"
 #include "runtime/comm/communicator.h"
 #include "workbench/behaviour_suite.h"
@@ -300,7 +301,11 @@ Status TestSession::write_files() {
   if (!violations_file_.empty()) {
     std::string lines;
     for (const Violation& v : run_.violations) lines += violation_json(v).dump() + "\n";
-    if (Status written = write_file_replacing(violations_file_, lines); !written)
+    const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(lines.data()),
+                                           lines.size());
+    if (Status written = lineage::write_file_atomically(lineage::default_env(), violations_file_,
+                                                        std::span(&bytes, 1));
+        !written)
       return io_error("cannot write " + options_.violations_path + ": " + written.message() +
                       "; check the path and disk space");
   }

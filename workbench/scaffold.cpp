@@ -4,9 +4,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <span>
 #include <system_error>
 
-#include "base/regular_file.h"
+#include "lineage/env.h"
 #include "spec/json_schema.h"
 
 namespace scion::workbench {
@@ -104,10 +105,13 @@ std::string dataset_text() {
   return out;
 }
 
-// Through the write guard (base/regular_file.h): a link planted under the name is
-// replaced, never written through.
+// Through the store's write guard (lineage::write_file_atomically): a link planted under
+// the name is replaced, never written through.
 Status write_text(const std::filesystem::path& path, const std::string& text) {
-  Status written = write_file_replacing(path, text);
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(text.data()),
+                                         text.size());
+  Status written = lineage::write_file_atomically(lineage::default_env(), path,
+                                                  std::span(&bytes, 1));
   if (!written)
     return io_error(fmt::format("{}; check the folder's permissions and free space",
                                 written.message()));

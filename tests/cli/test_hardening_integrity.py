@@ -4,7 +4,8 @@ the user named, and values it cannot hold are refused where they are written.
 Each section runs on its own and reports its failure; the script fails when any does, so
 one regression does not hide another.
 - export-runs --format mlflow never writes through a symbolic link planted in an
-  existing export (a run's meta.yaml, a run's tags folder);
+  existing export (a run's meta.yaml, a run's tags folder), nor init through one planted
+  at scion.yaml;
 - a fifo where scion reads (the fp32 matmul cache, a dataset) is refused or ignored at
   once instead of blocking forever;
 - a JSONL row holding a number beyond a 64-bit float is a data error naming file:line
@@ -134,6 +135,17 @@ def mlflow_refuses_an_experiment_name_with_a_newline():
     check(rc == 2, f"a name with a newline is refused (exit 2), got {rc}: {err}")
     check("--experiment" in err and "control character" in err, f"the message says why: {err}")
     check(not os.path.exists(root), "nothing is written for a refused name")
+
+
+def init_never_writes_through_a_link():
+    work = temp_dir()
+    outside = os.path.join(temp_dir(), "outside.yaml")
+    os.symlink(outside, os.path.join(work, "scion.yaml"))  # dangling: init sees no file
+    rc, _, err = run("init", work)
+    check(rc == 0, f"init: {err}")
+    check(not os.path.exists(outside), "init wrote through a link planted at scion.yaml")
+    check(stat.S_ISREG(os.lstat(os.path.join(work, "scion.yaml")).st_mode),
+          "scion.yaml is a file of its own")
 
 
 def make_fifo(path):
@@ -331,7 +343,8 @@ def gc_removed_version_says_so():
 
 
 for test in (mlflow_export_never_follows_links, mlflow_keys_are_distinct_per_label,
-             mlflow_refuses_an_experiment_name_with_a_newline, matmul_cache_fifo_is_ignored,
+             mlflow_refuses_an_experiment_name_with_a_newline, init_never_writes_through_a_link,
+             matmul_cache_fifo_is_ignored,
              data_fifo_is_refused, out_of_range_number_is_a_data_error,
              class_weights_float32_cannot_hold_are_refused,
              regression_target_beyond_float32_is_refused, seed_outside_64_bits_is_refused,
