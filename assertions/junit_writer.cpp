@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <system_error>
 
 #include "base/markup_escape.h"
+#include "base/regular_file.h"
 
 namespace scion::assertions {
 
@@ -103,25 +102,13 @@ std::string junit_xml(const JUnitReport& report) {
 }
 
 Status write_junit_file(const std::filesystem::path& path, const JUnitReport& report) {
-  const std::filesystem::path temp = path.string() + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      return io_error(
-          fmt::format("{}: cannot create the JUnit report; check the directory exists and is "
-                      "writable",
-                      temp.string()));
-    out << junit_xml(report);
-    out.flush();
-    if (!out)
-      return io_error(
-          fmt::format("{}: writing the JUnit report failed (disk full?)", temp.string()));
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec)
-    return io_error(fmt::format("{}: cannot move the JUnit report into place: {}", path.string(),
-                                ec.message()));
+  // Through the write guard: a temporary file renamed into place, never written through a
+  // link planted under either name.
+  Status written = write_file_replacing(path, junit_xml(report));
+  if (!written)
+    return io_error(fmt::format("{}: cannot write the JUnit report: {}; check the directory "
+                                "exists and is writable, and free space",
+                                path.string(), written.message()));
   return Status::ok();
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "assertions/builtin_lexicon_data.h"
+#include "base/regular_file.h"
 
 namespace scion::assertions {
 
@@ -68,6 +69,9 @@ std::vector<std::string> LexiconSet::names() const {
 }
 
 Result<std::vector<std::string>> read_lexicon_file(const std::filesystem::path& path) {
+  if (Status regular = check_regular_file(path, FollowLinks::kYes);
+      !regular && regular.code() != StatusCode::kNotFound)
+    return regular;
   std::ifstream in(path);
   if (!in)
     return io_error(fmt::format("{}: cannot open the lexicon file; check the path", path.string()));

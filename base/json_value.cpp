@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "base/json_number_range.h"
+
 namespace scion {
 namespace {
 
@@ -222,6 +224,11 @@ Result<json> parse_json_document(std::string_view text, std::string_view file) {
   } catch (const json::parse_error& e) {
     return spec_error(std::string(file) + ": not valid JSON (at byte " + std::to_string(e.byte) +
                       ")");
+  } catch (const json::out_of_range& e) {
+    // A number beyond a 64-bit float: say which and where, not nlohmann's words.
+    if (const auto number = find_out_of_range_number(text))
+      return spec_error(describe_out_of_range_number(file, *number));
+    return spec_error(std::string(file) + ": not valid JSON (" + e.what() + ")");
   } catch (const json::exception& e) {
     return spec_error(std::string(file) + ": not valid JSON (" + e.what() + ")");
   }

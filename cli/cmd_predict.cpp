@@ -15,7 +15,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <iostream>
+#include <limits>
 #include <map>
 
 #include "cli/cmd_lineage_support.h"
@@ -224,6 +227,20 @@ int predict(const GlobalOptions& global, const PredictOptions& options) {
 constexpr const char* kGenerationFlags[] = {"--max-new-tokens", "--temperature", "--top-k",
                                             "--top-p",          "--seed",        "--stop"};
 
+// --seed takes 0 to 2^64-1, written in digits. CLI11 alone would read "-1" and
+// "18446744073709551616" as 2^64-1 and "" as 0: a seed the user did not give.
+CLI::Validator seed_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (!text.empty() && ec == std::errc() && end == text.data() + text.size()) return "";
+        return "expected a whole number from 0 to " +
+               std::to_string(std::numeric_limits<std::uint64_t>::max()) + ", got '" + text + "'";
+      },
+      "INT in [0 - 2^64-1]");
+}
+
 void add_generation_options(CLI::App& cmd, PredictOptions& options) {
   runtime::GenerationOptions& g = options.generation;
   cmd.add_flag("--generate", options.generate,
@@ -236,7 +253,8 @@ void add_generation_options(CLI::App& cmd, PredictOptions& options) {
                  "Sample from the K most likely tokens only (default 0: all)");
   cmd.add_option("--top-p", g.sampling.top_p,
                  "Sample from the most likely tokens holding this probability mass (default 1)");
-  cmd.add_option("--seed", g.sampling.seed, "The seed of sampling (default 0)");
+  cmd.add_option("--seed", g.sampling.seed, "The seed of sampling (default 0)")
+      ->check(seed_number());
   cmd.add_option("--stop", g.stop, "End a completion where this text appears (repeatable)")
       ->option_text("TEXT");
 }

@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <set>
+#include <span>
 
 #include "assertions/junit_writer.h"
 #include "cli/cmd_lineage_support.h"
@@ -22,6 +22,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/output_path.h"
+#include "lineage/env.h"
 #include "lineage/spec_records.h"
 #include "runtime/comm/communicator.h"
 #include "workbench/behaviour_suite.h"
@@ -298,11 +299,15 @@ Status TestSession::write_files() {
   if (!junit_file_.empty())
     SCION_RETURN_IF_ERROR(assertions::write_junit_file(junit_file_, junit_report()));
   if (!violations_file_.empty()) {
-    std::ofstream out(violations_file_);
-    for (const Violation& v : run_.violations) out << violation_json(v).dump() << "\n";
-    if (!out)
-      return io_error("cannot write " + options_.violations_path +
-                      ": check the path and disk space");
+    std::string lines;
+    for (const Violation& v : run_.violations) lines += violation_json(v).dump() + "\n";
+    const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(lines.data()),
+                                           lines.size());
+    if (Status written = lineage::write_file_atomically(lineage::default_env(), violations_file_,
+                                                        std::span(&bytes, 1));
+        !written)
+      return io_error("cannot write " + options_.violations_path + ": " + written.message() +
+                      "; check the path and disk space");
   }
   return Status::ok();
 }

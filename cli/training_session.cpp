@@ -206,6 +206,7 @@ std::string model_detail(const workbench::ModelOutcome& o) {
   if (o.val_loss) detail += fmt::format(", val_loss {:.4f}", *o.val_loss);
   if (o.val_accuracy) detail += fmt::format(", val_acc {:.3f}", *o.val_accuracy);
   if (o.kept) detail += "; " + workbench::kept_message(*o.kept);
+  if (!o.keep_best_unmet.empty()) detail += "; " + o.keep_best_unmet;
   return detail;
 }
 

@@ -179,7 +179,8 @@ Status LineageStore::delete_tag(const std::string& tag) {
   if (!stmt.is_ok()) return stmt.status();
   SCION_RETURN_IF_ERROR(stmt->bind(1, std::string_view(tag)).run());
   if (sqlite3_changes(db_->handle()) != 1)
-    return not_found("no tag '" + tag + "' in the store; `scion tag --list` lists them");
+    return not_found("no tag '" + tag + "' in the store; `scion tag` (without a name) lists the "
+                     "tags there are");
   return Status::ok();
 }
 

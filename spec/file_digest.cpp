@@ -6,6 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "base/regular_file.h"
+
 namespace scion::spec {
 namespace {
 
@@ -39,6 +41,8 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 Result<std::string> sha256_file(const std::filesystem::path& path) {
+  // Only a regular file is hashed: a fifo or device there would block the read.
+  if (Status regular = check_regular_file(path, FollowLinks::kYes); !regular) return regular;
   std::ifstream in(path, std::ios::binary);
   if (!in) return io_error("cannot open '" + path.string() + "' for reading");
   DigestContext context(EVP_MD_CTX_new(), &EVP_MD_CTX_free);

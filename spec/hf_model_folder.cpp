@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/json_number_range.h"
 #include "base/json_value.h"
+#include "base/regular_file.h"
 #include "spec/file_digest.h"
 
 namespace scion::spec {
@@ -20,13 +22,18 @@ using nlohmann::json;
 
 // The text of `file`. Errors: kNotFound when it cannot be read.
 Result<std::string> read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return not_found(fmt::format("cannot read '{}'", file.string()));
-  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  auto text = read_regular_file(file, FollowLinks::kYes);
+  if (!text && text.status().code() == StatusCode::kIoError)
+    return not_found(fmt::format("cannot read '{}'", file.string()));
+  return text;
 }
 
-// `text` as a JSON object. Errors: a spec error when it is not one.
+// `text` as a JSON object. Errors: a spec error when it is not one (parse_json_document's
+// own, which names the field, for a number beyond a 64-bit float).
 Result<json> parse_object(std::string_view text, const std::string& file) {
+  if (const auto number = find_out_of_range_number(text))
+    return spec_error(describe_out_of_range_number(file, *number) +
+                      "; re-save the model with save_pretrained()");
   auto parsed = parse_json_document(text, file);
   if (!parsed || !parsed->is_object())
     return spec_error(

@@ -152,7 +152,9 @@ void check_task_recipe(SpecReader& r, const ModelEntry& e, const HeadSpec* head)
                                : std::string("a language model");
   const auto check_metric = [&](const YamlNode* at, const std::string& at_path,
                                 const std::string& metric) {
-    if (!at || std::find(known.begin(), known.end(), metric) != known.end()) return;
+    // An empty metric is one read_metric already refused (not a metric name at all).
+    if (!at || metric.empty() || std::find(known.begin(), known.end(), metric) != known.end())
+      return;
     r.error(*at, at_path, fmt::format("{} records no {} in validation", what, metric),
             fmt::format("; choose one of {}", join_words(known)));
   };
@@ -331,6 +333,26 @@ void check_architecture_agrees(SpecReader& r, const YamlNode& node, const std::s
   }
 }
 
+// A folder several bases import is broken for each of them alike: it is reported once, at
+// the first base's import, with the other bases named there, instead of one identical
+// error per model.
+void report_broken_folder(SpecReader& r, const YamlNode& import, const std::string& path,
+                          const std::filesystem::path& folder, const Status& why,
+                          FileResolver& files, const std::string& model) {
+  auto [broken, first] = files.broken_folders.try_emplace(folder);
+  if (first) {
+    broken->second.error = r.error_count();
+    r.error(import, path, why.message());
+    return;
+  }
+  std::vector<std::string>& others = broken->second.also_imported_by;
+  others.push_back(model);
+  r.append_to_error(broken->second.error,
+                    fmt::format("{}'{}'", others.size() == 1 ? "; the same folder is imported by "
+                                                             : ", ",
+                                model));
+}
+
 // `import` (a safetensors file, or a Hugging Face folder that also gives the architecture)
 // and `architecture` of a base.
 void load_base_weights_and_architecture(SpecReader& r, const YamlNode& node,
@@ -344,7 +366,8 @@ void load_base_weights_and_architecture(SpecReader& r, const YamlNode& node,
     const std::filesystem::path folder = (files.base_dir / spelled).lexically_normal();
     auto read = read_hf_model_folder(folder, spelled);
     if (!read) {
-      r.error(*import, join_path(path, "import"), read.status().message());
+      report_broken_folder(r, *import, join_path(path, "import"), folder, read.status(), files,
+                           model.name);
       return;
     }
     model.import_path = folder.string();

@@ -36,8 +36,16 @@ bool check_reference(SpecReader& reader, const YamlNode& node, const std::string
 // Files named by the spec: resolved against the spec's directory, each digested once
 // however often it is named (a spec could name one huge file thousands of times).
 struct FileResolver {
+  // A Hugging Face folder that could not be read: the index of its one error and the
+  // other bases that import it too (named in that error, not reported again).
+  struct BrokenFolder {
+    std::size_t error = 0;
+    std::vector<std::string> also_imported_by;
+  };
+
   std::filesystem::path base_dir;
   std::map<std::filesystem::path, std::string> digests;
+  std::map<std::filesystem::path, BrokenFolder> broken_folders;
 };
 
 // Resolves `value`; reports a missing or non-regular file at `path` and otherwise returns

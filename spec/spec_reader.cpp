@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -36,6 +37,22 @@ std::optional<double> parse_number(std::string_view text) {
 std::string quoted_value_hint(const YamlNode& node, bool valid_unquoted) {
   if (!node.is_scalar() || !node.quoted || !valid_unquoted) return "";
   return fmt::format("; the value is a quoted string; write {} without quotes", node.value);
+}
+
+// Why `value` cannot be used as a float32, which is what training computes in: it
+// overflows to infinity, or it is not 0 but becomes 0 or a subnormal (a class weight of
+// 1e-46 is a weight of 0, and 1e-45 keeps one bit of precision). "" when it can.
+std::string float32_loss(double value) {
+  const float converted = static_cast<float>(value);
+  if (!std::isfinite(converted))
+    return fmt::format("beyond float32, whose largest value is {:.4g}; use a smaller number",
+                       std::numeric_limits<float>::max());
+  if (value != 0 && !std::isnormal(converted))
+    return fmt::format(
+        "below float32's smallest normal value {:.4g}, so training would see {}; use a "
+        "number of at least that size",
+        std::numeric_limits<float>::min(), converted == 0 ? "0" : "a value with almost no precision");
+  return "";
 }
 
 }  // namespace
@@ -78,6 +95,10 @@ void SpecReader::warn(const YamlNode& at, const std::string& path, const std::st
   if (!path.empty()) message += " at " + path;
   message += hint;
   warnings_.push_back({location(at), path, std::move(message)});
+}
+
+void SpecReader::append_to_error(std::size_t index, const std::string& text) {
+  if (index < errors_.size()) errors_[index].message += text;
 }
 
 bool SpecReader::expect_map(const YamlNode& node, const std::string& path, std::string_view what) {
@@ -216,6 +237,11 @@ bool SpecReader::read_float(const YamlNode* node, const std::string& path, float
   if (!in_range(value)) {
     error(*node, path, fmt::format("expected {}, got {}", expected, describe(*node)),
           quoted_value_hint(*node, in_range(parse_number(node->value))));
+    return false;
+  }
+  const std::string lost = float32_loss(*value);
+  if (!lost.empty()) {
+    error(*node, path, fmt::format("expected {}, got {}: {}", expected, describe(*node), lost));
     return false;
   }
   out = static_cast<float>(*value);

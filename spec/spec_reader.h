@@ -46,6 +46,9 @@ class SpecReader {
              const std::string& hint = "");
   bool has_errors() const { return !errors_.empty(); }
   std::size_t error_count() const { return errors_.size(); }
+  // Appends `text` to the message of error `index` (error_count() before it was reported),
+  // so that one problem several keys share is reported once, naming them all.
+  void append_to_error(std::size_t index, const std::string& text);
   std::vector<Diagnostic> take_errors() { return std::move(errors_); }
   // Records a warning: something valid that is probably not what the author meant.
   void warn(const YamlNode& at, const std::string& path, const std::string& what,

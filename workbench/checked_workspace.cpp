@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -110,6 +111,43 @@ void check_target_widths(const spec::Workspace& ws, const std::string& spec_file
   }
 }
 
+// keep_best names a metric its validation data cannot define: val_auc needs rows of both
+// classes, val_pearson and val_spearman targets that vary. Training then keeps the last
+// step (and says so in its output and record); validate says it before anything trains.
+// Only a named validation dataset can be known now (a validation_split is drawn later).
+std::optional<std::string> undefined_keep_best(const spec::Model& m, const spec::Dataset& dev) {
+  const std::string& metric = m.training->keep_best;
+  const bool needs_classes = metric == "val_auc";
+  if (!needs_classes && metric != "val_pearson" && metric != "val_spearman") return std::nullopt;
+  auto examples = data::read_dataset(dev);
+  if (!examples || examples->examples.empty()) return std::nullopt;  // check_data reports it
+  std::set<std::int32_t> labels;
+  std::set<std::vector<float>> targets;
+  for (const data::Example& e : examples->examples) {
+    labels.insert(e.label);
+    targets.insert(e.values);
+  }
+  if ((needs_classes ? labels.size() : targets.size()) >= 2) return std::nullopt;
+  return fmt::format(
+      "keep_best: {} is undefined on validation data '{}' (every row holds the same {}), so "
+      "training will store the last step's parameters; validate on rows with {}, or choose "
+      "another metric",
+      metric, dev.name, needs_classes ? "label" : "target",
+      needs_classes ? "both classes" : "varying targets");
+}
+
+void check_keep_best(const spec::Workspace& ws, const std::string& spec_file,
+                     std::vector<spec::Diagnostic>& out) {
+  for (const spec::Model& m : ws.models) {
+    if (!m.training || m.training->keep_best.empty()) continue;
+    const spec::Dataset* dev = ws.find_dataset(m.training->validation);
+    if (!dev) continue;
+    if (const std::optional<std::string> why = undefined_keep_best(m, *dev))
+      out.push_back(spec::Diagnostic::at(spec_file, m.location.line, m.location.column, *why,
+                                         "models." + m.name + ".train.keep_best"));
+  }
+}
+
 void check_suite(const spec::Workspace& ws, const std::string& spec_file,
                  std::vector<spec::Diagnostic>& out) {
   for (const Status& problem : suite_problems(ws)) {
@@ -191,6 +229,7 @@ CheckedWorkspace load_checked(const std::string& named_spec) {
   std::stable_sort(checked.errors.begin(), checked.errors.end(), by_file_position);
   check_data(*ws, spec_file, checked.errors);
   if (checked.errors.empty()) check_target_widths(*ws, spec_file, checked.errors);
+  if (checked.errors.empty()) check_keep_best(*ws, spec_file, checked.warnings);
   if (checked.errors.empty()) checked.workspace = std::move(loaded.workspace);
   return checked;
 }

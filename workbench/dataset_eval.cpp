@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 
+#include "base/regular_file.h"
 #include "runtime/evaluation/continuation_scorer.h"
 #include "runtime/evaluation/family_evaluator.h"
 #include "spec/file_digest.h"
@@ -375,6 +376,9 @@ Result<EvalData> eval_data(const spec::Workspace& ws, const std::string& name_or
     auto d = dataset_of_file(name_or_file, labels, fields, label_type);
     if (!d) return d.status();
     out.dataset = std::move(*d);
+  } else if (std::error_code ec; std::filesystem::exists(name_or_file, ec)) {
+    return invalid_argument("--data " + name_or_file + ": " +
+                            check_regular_file(name_or_file, FollowLinks::kYes).message());
   } else {
     const auto known = dataset_names(ws);
     return not_found(fmt::format(

@@ -282,6 +282,10 @@ Status GroupTraining::on_finished(runtime::TrainingJob& job) {
   outcome.status = OutcomeStatus::kTrained;
   outcome.kept = job.kept();
   if (job.kept()) SCION_RETURN_IF_ERROR(recorder_.record_kept(run_of(job), *job.kept()));
+  if (!job.kept() && !job.recipe().keep_best.empty()) {
+    outcome.keep_best_unmet = keep_best_unmet_message(job.recipe().keep_best);
+    SCION_RETURN_IF_ERROR(recorder_.record_keep_best_unmet(run_of(job), outcome.keep_best_unmet));
+  }
   SCION_RETURN_IF_ERROR(
       recorder_.commit(run_of(job), job, inherited_digests_[member_of_.at(&job)]));
   checkpoints_.remove(job.model());  // a leftover would be harmless: the model is up to date

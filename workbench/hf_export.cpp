@@ -8,6 +8,7 @@
 #include <span>
 #include <sstream>
 
+#include "base/regular_file.h"
 #include "lineage/dtype.h"
 #include "lineage/hf_tensor_names.h"
 #include "lineage/safetensors.h"
@@ -148,6 +149,9 @@ void add_trunk_tensors(const std::string& model_type, const HfTaskModel& task,
 }  // namespace
 
 Result<nlohmann::json> read_config_json(const std::filesystem::path& path) {
+  if (Status regular = check_regular_file(path, FollowLinks::kYes);
+      !regular && regular.code() != StatusCode::kNotFound)
+    return regular;
   std::ifstream in(path);
   if (!in) return not_found(fmt::format("cannot read '{}'", path.string()));
   auto parsed = nlohmann::json::parse(in, nullptr, false);
@@ -283,6 +287,7 @@ Status write_hf_model_folder(lineage::Env& env, const std::filesystem::path& dir
       lineage::write_safetensors(env, dir / "model.safetensors", tensors, {{"format", "pt"}}));
   SCION_RETURN_IF_ERROR(write_bytes(env, dir / "config.json", folder.config.dump(2) + "\n"));
   for (const std::filesystem::path& file : folder.tokenizer_files) {
+    SCION_RETURN_IF_ERROR(check_regular_file(file, FollowLinks::kYes));
     std::ifstream in(file, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();

@@ -8,10 +8,13 @@
 #include <algorithm>
 #include <charconv>
 #include <ctime>
-#include <fstream>
 #include <map>
 #include <optional>
+#include <span>
+#include <sstream>
 
+#include "base/regular_file.h"
+#include "lineage/env.h"
 #include "lineage/spec_records.h"
 #include "spec/file_digest.h"
 #include "spec/spec_json.h"
@@ -81,15 +84,19 @@ std::string run_id_for(const lineage::EvalResult& e) {
       .substr(0, 32);
 }
 
-// MLflow keys may hold letters, digits, '_', '-', '.', ' ' and '/'; '/' would make a
-// folder, so it becomes '_' too.
+// MLflow keys may hold letters, digits, '_', '-', '.', ' ' and '/'. A key is a file name
+// here, so '/' (a folder) and every other byte become "_xHH" (hex), and a '_' that is
+// followed by 'x' becomes "_x5F" so that no name reads as an escape: the encoding is
+// injective ("a/b" -> "a_x2Fb", "a_b" stays), and names without such bytes stay as they
+// are (docs/cli.md, export-runs).
 std::string key_of(std::string_view name) {
   std::string out;
-  for (char c : name)
-    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
-            c == ' ')
-               ? c
-               : '_';
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool plain = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
+                       c == ' ' || (c == '_' && (i + 1 == name.size() || name[i + 1] != 'x'));
+    out += plain ? std::string(1, c) : fmt::format("_x{:02X}", static_cast<unsigned char>(c));
+  }
   return out;
 }
 
@@ -120,19 +127,16 @@ void numeric_leaves(const nlohmann::json& value, const std::string& prefix,
   }
 }
 
-Status write_file(const fs::path& path, const std::string& text) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec)
-    return io_error(
-        fmt::format("cannot create '{}': {}", path.parent_path().string(), ec.message()));
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out)
-    return io_error(
-        fmt::format("cannot write '{}'; check permissions and free space", path.string()));
-  return Status::ok();
+// Every file goes through the write guard: its folders below the export root are made
+// without following links (a link planted in an earlier export's folder is refused), and
+// the file is written to a temporary name and renamed over its own, so a link planted
+// under that name is replaced, never written through.
+Status write_file(lineage::Env& env, const fs::path& root, const fs::path& relative,
+                  const std::string& text) {
+  SCION_RETURN_IF_ERROR(make_folders_below(root, relative.parent_path()));
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(text.data()),
+                                         text.size());
+  return lineage::write_file_atomically(env, root / relative, std::span(&bytes, 1));
 }
 
 std::string experiment_meta(const fs::path& root, const std::string& id, const std::string& name,
@@ -171,6 +175,24 @@ Result<bool> check_target(const fs::path& dir) {
   return false;
 }
 
+// An experiment's name is one line of meta.yaml, which MLflow and the next export read back
+// to find the experiment: a control character (a newline above all) would not read back
+// as written, and every export would start a new experiment.
+Status check_experiment_name(const std::string& name) {
+  if (name.empty())
+    return invalid_argument("--experiment: the name is empty; give the experiment a name");
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(name[i]);
+    if (byte < 0x20 || byte == 0x7f)
+      return invalid_argument(fmt::format(
+          "--experiment: the name holds a control character (byte 0x{:02X} at offset {}), "
+          "which an MLflow experiment name cannot hold; give a name on one line without "
+          "control characters",
+          byte, i));
+  }
+  return Status::ok();
+}
+
 // The id of the experiment called `name` in `root`, or the next free one.
 std::string experiment_id(const fs::path& root, const std::string& name) {
   std::int64_t highest = 0;
@@ -181,8 +203,11 @@ std::string experiment_id(const fs::path& root, const std::string& name) {
     const auto [end, error] = std::from_chars(id.data(), id.data() + id.size(), number);
     if (error != std::errc() || end != id.data() + id.size()) continue;
     highest = std::max(highest, number);
-    std::ifstream meta(entry.path() / "meta.yaml");
-    for (std::string line; std::getline(meta, line);)
+    // Read only when a regular file: a fifo planted there would block the export.
+    auto meta = read_regular_file(entry.path() / "meta.yaml", FollowLinks::kNo);
+    if (!meta) continue;
+    std::istringstream lines(*meta);
+    for (std::string line; std::getline(lines, line);)
       if (line.starts_with("name: ") && yaml_unquoted(line.substr(6)) == name) return id;
   }
   return std::to_string(highest + 1);
@@ -190,22 +215,24 @@ std::string experiment_id(const fs::path& root, const std::string& name) {
 
 class MirrorWriter {
  public:
-  MirrorWriter(lineage::LineageStore& store, const spec::Workspace* ws, fs::path experiment_dir,
+  MirrorWriter(lineage::LineageStore& store, const spec::Workspace* ws, fs::path root,
                std::string experiment_id, MlflowExportSummary& summary)
       : store_(store),
         ws_(ws),
-        dir_(std::move(experiment_dir)),
+        root_(std::move(root)),
+        dir_(root_ / experiment_id),
         experiment_id_(std::move(experiment_id)),
         summary_(summary) {}
 
   Status write(const MlflowRun& run) {
     const fs::path run_dir = dir_ / run.id;
+    const fs::path relative = fs::path(experiment_id_) / run.id;
     std::error_code ec;
     if (!fs::exists(run_dir, ec)) ++summary_.new_runs;
     ++summary_.runs;
     const std::string end = run.end ? std::to_string(*run.end) : "null";
     SCION_RETURN_IF_ERROR(write_file(
-        run_dir / "meta.yaml",
+        store_.env(), root_, relative / "meta.yaml",
         fmt::format("artifact_uri: {}\nend_time: {}\nentry_point_name: ''\nexperiment_id: {}\n"
                     "lifecycle_stage: active\nrun_id: {}\nrun_name: {}\nrun_uuid: {}\n"
                     "source_name: ''\nsource_type: 4\nsource_version: ''\nstart_time: {}\n"
@@ -214,19 +241,15 @@ class MirrorWriter {
                     yaml_quoted(experiment_id_), run.id, yaml_quoted(run.name), run.id, run.start,
                     run.status, yaml_quoted("scion"))));
     // MLflow reads a folder as a run only when all four are there, empty or not.
-    for (const char* folder : {"artifacts", "metrics", "params", "tags"}) {
-      fs::create_directories(run_dir / folder, ec);
-      if (ec)
-        return io_error(
-            fmt::format("cannot create '{}': {}", (run_dir / folder).string(), ec.message()));
-    }
+    for (const char* folder : {"artifacts", "metrics", "params", "tags"})
+      SCION_RETURN_IF_ERROR(make_folders_below(root_, relative / folder));
     for (const auto& [key, value] : run.params)
-      SCION_RETURN_IF_ERROR(write_file(run_dir / "params" / key, value));
+      SCION_RETURN_IF_ERROR(write_file(store_.env(), root_, relative / "params" / key, value));
     summary_.params += run.params.size();
     for (const auto& [key, value] : run.tags)
-      SCION_RETURN_IF_ERROR(write_file(run_dir / "tags" / key, value));
+      SCION_RETURN_IF_ERROR(write_file(store_.env(), root_, relative / "tags" / key, value));
     for (const auto& [key, lines] : run.metrics) {
-      SCION_RETURN_IF_ERROR(write_file(run_dir / "metrics" / key, lines));
+      SCION_RETURN_IF_ERROR(write_file(store_.env(), root_, relative / "metrics" / key, lines));
       summary_.metric_points +=
           static_cast<std::size_t>(std::count(lines.begin(), lines.end(), '\n'));
     }
@@ -242,6 +265,7 @@ class MirrorWriter {
     if (!version) return version.status();
     if (!version->has_value() || (*version)->run != run.id) return Status::ok();
     const ResolvedVersion made{.model = run.model, .recipe_hash = run.recipe_hash, .run = run.id};
+    SCION_RETURN_IF_ERROR(make_folders_below(root_, fs::path(experiment_id_) / id / "artifacts"));
     const fs::path artifacts = dir_ / id / "artifacts";
     const fs::path own = artifacts / (run.model + ".safetensors");
     std::error_code ec;
@@ -271,6 +295,7 @@ class MirrorWriter {
  private:
   lineage::LineageStore& store_;
   const spec::Workspace* ws_;
+  fs::path root_;  // the export folder: no write follows a link below it
   fs::path dir_;
   std::string experiment_id_;
   MlflowExportSummary& summary_;
@@ -389,6 +414,7 @@ MlflowRun eval_run(const lineage::EvalResult& e, const lineage::StoredModel& mod
 Result<MlflowExportSummary> export_runs_mlflow(lineage::LineageStore& store,
                                                const spec::Workspace* ws, const fs::path& target,
                                                const std::string& experiment_name) {
+  SCION_RETURN_IF_ERROR(check_experiment_name(experiment_name));
   auto fresh = check_target(target);
   if (!fresh) return fresh.status();
   const fs::path root = fs::absolute(target).lexically_normal();
@@ -408,9 +434,9 @@ Result<MlflowExportSummary> export_runs_mlflow(lineage::LineageStore& store,
   for (const auto& [id, name] : {std::pair<std::string, std::string>{"0", "Default"},
                                  {summary.experiment_id, experiment_name}})
     if (!fs::exists(root / id / "meta.yaml", ec))
-      SCION_RETURN_IF_ERROR(
-          write_file(root / id / "meta.yaml", experiment_meta(root, id, name, now)));
-  MirrorWriter writer(store, ws, root / summary.experiment_id, summary.experiment_id, summary);
+      SCION_RETURN_IF_ERROR(write_file(store.env(), root, fs::path(id) / "meta.yaml",
+                                       experiment_meta(root, id, name, now)));
+  MirrorWriter writer(store, ws, root, summary.experiment_id, summary);
   for (auto it = runs->rbegin(); it != runs->rend(); ++it) {  // oldest first
     const lineage::RunRecord& run = *it;
     const auto model = by_name.find(run.model);

@@ -73,6 +73,12 @@ Result<std::optional<ResolvedVersion>> by_run(lineage::LineageStore& store, cons
       found.named_run = id;
       return std::optional<ResolvedVersion>(found);
     }
+  if (run->status == lineage::RunStatus::kFinished)
+    return not_found(fmt::format(
+        "the version run {} of '{}' ({} run) stored was removed by `scion gc --keep`; its "
+        "versions now: {}. To keep versions through gc, tag the spec version they belong to "
+        "(`scion tag NAME`) or keep more spec versions (`scion gc --keep N` with a larger N)",
+        id, ref.model, lineage::run_kind_name(run->kind), version_list(versions)));
   return not_found(
       fmt::format("run {} of '{}' ({} run, {}) left no stored version; its "
                   "versions: {}",

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <map>
 
+#include "base/regular_file.h"
 #include "lineage/dtype.h"
 #include "lineage/peft_adapter.h"
 #include "runtime/model/parameter_table.h"
@@ -22,6 +23,11 @@ namespace {
 // saved with their model's config, says what its classifier's outputs mean.
 void check_labels(const std::filesystem::path& file, const spec::Workspace& ws,
                   const spec::Model& model, std::vector<std::string>& problems) {
+  if (Status regular = check_regular_file(file, FollowLinks::kYes);
+      !regular && regular.code() != StatusCode::kNotFound) {
+    problems.push_back(regular.message());
+    return;
+  }
   std::ifstream in(file);
   if (!in) return;  // PEFT's own save_pretrained writes none
   const nlohmann::json config = nlohmann::json::parse(in, nullptr, false);
@@ -50,6 +56,9 @@ void check_labels(const std::filesystem::path& file, const spec::Workspace& ws,
 
 // adapter_config.json's text. Errors: kNotFound when the folder has none.
 Result<std::string> read_config_text(const std::filesystem::path& file) {
+  if (Status regular = check_regular_file(file, FollowLinks::kYes);
+      !regular && regular.code() != StatusCode::kNotFound)
+    return regular;
   std::ifstream in(file, std::ios::binary);
   if (!in)
     return not_found(

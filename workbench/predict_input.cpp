@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/json_number_range.h"
 #include "base/json_value.h"
+#include "base/regular_file.h"
 
 namespace scion::workbench {
 namespace {
@@ -70,6 +72,10 @@ Result<std::string> read_all(const PredictInputOptions& options, std::istream& s
                      ": no such file; check the path (--file - reads standard input)");
   if (std::filesystem::is_directory(options.file, ec))
     return invalid_argument(options.file + " is a directory; --file takes a file of texts");
+  // A fifo or device would block the read; --file - reads a pipe.
+  if (Status regular = check_regular_file(options.file, FollowLinks::kYes); !regular)
+    return invalid_argument("--file " + options.file + ": " + regular.message() +
+                            " (--file - reads standard input)");
   std::ifstream in(options.file, std::ios::binary);
   if (!in) return not_found("cannot read " + options.file + ": check its permissions");
   return read_bounded(in, options.file);
@@ -104,6 +110,10 @@ Result<std::string> record_text(const std::string& line, const std::string& wher
         fmt::format("{}:{}: the line is not valid JSON; each line must be one JSON object "
                     "like {{\"{}\": \"...\"}}",
                     where, e.byte, field));
+  } catch (const nlohmann::json::out_of_range&) {
+    const auto number = find_out_of_range_number(line);
+    return invalid_argument(number ? describe_out_of_range_number(where, *number)
+                                   : where + ": the line holds a number out of range");
   }
   if (!record.is_object())
     return invalid_argument(

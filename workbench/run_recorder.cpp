@@ -86,6 +86,12 @@ Status RunRecorder::record_kept(std::int64_t run, const runtime::KeptValidation&
   return store_.record_kept(run, kept_json(kept), kept_message(kept));
 }
 
+Status RunRecorder::record_keep_best_unmet(std::int64_t run, const std::string& message) {
+  if (!writer_) return Status::ok();
+  runtime::ScopedOpTimer store_time(profile_, runtime::OpClass::kStore);
+  return store_.record_kept(run, nlohmann::json(), message);
+}
+
 Status RunRecorder::finish(std::int64_t run, lineage::RunStatus status,
                            const std::string& message) {
   if (!writer_) return Status::ok();

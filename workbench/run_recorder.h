@@ -59,6 +59,8 @@ class RunRecorder {
   // Records keep_best's choice in `run`'s hyperparameters (kept_json) with its message
   // (kept_message, workbench/training_outcome.h). Before commit: the run is still running.
   Status record_kept(std::int64_t run, const runtime::KeptValidation& kept);
+  // Records that keep_best chose nothing (`kept`: null) with `message`. Before commit.
+  Status record_keep_best_unmet(std::int64_t run, const std::string& message);
   // Ends `run` as `status` (diverged, interrupted, failed) with `message`.
   Status finish(std::int64_t run, lineage::RunStatus status, const std::string& message);
 

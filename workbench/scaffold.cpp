@@ -4,9 +4,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <fstream>
+#include <span>
 #include <system_error>
 
+#include "lineage/env.h"
 #include "spec/json_schema.h"
 
 namespace scion::workbench {
@@ -104,13 +105,16 @@ std::string dataset_text() {
   return out;
 }
 
+// Through the store's write guard (lineage::write_file_atomically): a link planted under
+// the name is replaced, never written through.
 Status write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out)
-    return io_error(fmt::format("cannot write '{}'; check the folder's permissions and free space",
-                                path.string()));
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(text.data()),
+                                         text.size());
+  Status written = lineage::write_file_atomically(lineage::default_env(), path,
+                                                  std::span(&bytes, 1));
+  if (!written)
+    return io_error(fmt::format("{}; check the folder's permissions and free space",
+                                written.message()));
   return Status::ok();
 }
 

@@ -64,6 +64,7 @@ nlohmann::json model_outcome_json(const ModelOutcome& o) {
   if (o.val_accuracy) m["val_accuracy"] = *o.val_accuracy;
   m["validation"] = o.validation;
   m["kept"] = o.kept ? kept_json(*o.kept) : nlohmann::json();
+  if (!o.keep_best_unmet.empty()) m["keep_best_unmet"] = o.keep_best_unmet;
   return m;
 }
 
@@ -87,6 +88,7 @@ Result<ModelOutcome> model_outcome_from_json(const nlohmann::json& j) {
       if (!kept) return kept.status();
       o.kept = *kept;
     }
+    o.keep_best_unmet = j.value("keep_best_unmet", std::string());
     return o;
   } catch (const nlohmann::json::exception& e) {
     return corruption(std::string("a training outcome of another form: ") + e.what());
@@ -145,6 +147,14 @@ std::string kept_message(const runtime::KeptValidation& k) {
   return fmt::format("kept step {} of {}: the best {} ({:.4g}; the last validation had {})", k.step,
                      k.last_step, k.metric, k.value,
                      k.last_value ? fmt::format("{:.4g}", *k.last_value) : std::string("none"));
+}
+
+std::string keep_best_unmet_message(const std::string& metric) {
+  return fmt::format(
+      "keep_best: {} had no value at any validation (val_auc needs both classes in the "
+      "validation data, val_pearson and val_spearman targets that vary), so the last step's "
+      "parameters were stored",
+      metric);
 }
 
 Result<runtime::KeptValidation> kept_from_json(const nlohmann::json& k) {

@@ -62,6 +62,7 @@ struct ModelOutcome {
       validation;  // the last validation's metrics (val_loss, val_f1, ...)
   std::optional<runtime::KeptValidation>
       kept;  // keep_best: the validation whose parameters were stored
+  std::string keep_best_unmet;  // keep_best chose none: why the last step was stored
   double seconds = 0;
 };
 
@@ -131,6 +132,9 @@ Result<GroupOutcome> group_outcome_from_json(const nlohmann::json& json);
 // kept_json's form read back (kCorruption names what is missing or of another type).
 nlohmann::json kept_json(const runtime::KeptValidation& kept);
 std::string kept_message(const runtime::KeptValidation& kept);
+// keep_best's metric had no value at any validation: the message the run's output and
+// record carry ("keep_best: val_auc had no value at any validation ...").
+std::string keep_best_unmet_message(const std::string& metric);
 Result<runtime::KeptValidation> kept_from_json(const nlohmann::json& json);
 
 // What a training command ends with: outcome.status, or, when that is ok and models

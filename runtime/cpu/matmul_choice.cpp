@@ -14,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/regular_file.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/onednn_gemm.h"
 
@@ -164,10 +165,17 @@ std::string machine_key(const MatmulChoice& choice) {
          " | oneDNN " + onednn.version + " " + onednn.isa;
 }
 
-// The cached classes for `key`, if the file holds them.
+// The cached classes for `key`, if the file holds them. The cache is read only when it is
+// a regular file (base/regular_file.h), never through a link: a fifo planted there would
+// block every command that multiplies. `refused` says why a file there was not read.
 bool read_cache(const std::string& path, const std::string& key,
-                std::array<ClassChoice, kProductClasses>& classes) {
-  std::ifstream in(path);
+                std::array<ClassChoice, kProductClasses>& classes, std::string& refused) {
+  auto contents = read_regular_file(path, FollowLinks::kNo);
+  if (!contents) {
+    if (contents.status().code() != StatusCode::kNotFound) refused = contents.status().message();
+    return false;
+  }
+  std::istringstream in(*contents);
   std::string header, machine;
   if (!std::getline(in, header) || header != kCacheHeader) return false;
   if (!std::getline(in, machine) || machine != "machine " + key) return false;
@@ -183,24 +191,31 @@ bool read_cache(const std::string& path, const std::string& key,
   return true;
 }
 
-// Written to a temporary file and renamed, so a concurrent reader sees all or nothing.
+// Written through the write guard: a temporary file renamed over the cache, so a
+// concurrent reader sees all or nothing and no planted link is written through.
 bool write_cache(const std::string& path, const std::string& key,
                  const std::array<ClassChoice, kProductClasses>& classes) {
   std::error_code error;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
-  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary);
-    out << kCacheHeader << "\nmachine " << key << "\n";
-    for (int i = 0; i < kProductClasses; ++i)
-      out << product_class_name(static_cast<ProductClass>(i)) << " "
-          << matmul_library_name(classes[i].library) << " " << classes[i].onednn_gflops << " "
-          << classes[i].openblas_gflops << "\n";
-    if (!out.flush()) return false;
-  }
-  std::filesystem::rename(temporary, path, error);
-  if (error) std::filesystem::remove(temporary, error);
-  return !error;
+  std::ostringstream out;
+  out << kCacheHeader << "\nmachine " << key << "\n";
+  for (int i = 0; i < kProductClasses; ++i)
+    out << product_class_name(static_cast<ProductClass>(i)) << " "
+        << matmul_library_name(classes[i].library) << " " << classes[i].onednn_gflops << " "
+        << classes[i].openblas_gflops << "\n";
+  return write_file_replacing(path, out.str()).is_ok();
+}
+
+// The cache path holds something that is not a regular file: it is left as it is (not
+// replaced, not written through), this process measures, and says so once on stderr.
+MatmulChoice measured_without_cache(MatmulChoice choice, const std::string& refused) {
+  std::fprintf(stderr,
+               "scion: warning: the fp32 matmul cache is not used: %s; this process measured "
+               "again (remove that path to let scion cache its choice)\n",
+               refused.c_str());
+  choice.classes = measure();
+  choice.how = "measured by this process; the cache was ignored: " + refused;
+  return choice;
 }
 
 MatmulChoice make_choice() {
@@ -218,10 +233,12 @@ MatmulChoice make_choice() {
   const std::string key = machine_key(choice);
   if (!directory.empty()) {
     choice.cache_path = directory + "/fp32-matmul-choice.txt";
-    if (read_cache(choice.cache_path, key, choice.classes)) {
+    std::string refused;
+    if (read_cache(choice.cache_path, key, choice.classes, refused)) {
       choice.how = "measured once on this machine, cached in " + choice.cache_path;
       return choice;
     }
+    if (!refused.empty()) return measured_without_cache(std::move(choice), refused);
   }
   choice.classes = measure();
   if (choice.cache_path.empty())

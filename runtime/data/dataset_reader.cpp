@@ -3,10 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
+#include "base/regular_file.h"
 #include "runtime/data/format_readers.h"
 #include "spec/spelling.h"
 
@@ -55,14 +54,10 @@ Result<std::string> read_file_bytes(const std::filesystem::path& path) {
     return not_found(fmt::format("{}: no such file; check the dataset's path", path.string()));
   if (std::filesystem::is_directory(path, ec))
     return io_error(fmt::format("{}: is a directory, not a data file", path.string()));
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return io_error(
-        fmt::format("{}: cannot open the file for reading; check its permissions", path.string()));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return io_error(fmt::format("{}: reading the file failed", path.string()));
-  std::string contents = std::move(bytes).str();
+  // Only a regular file is read: a fifo or device there would block every command.
+  auto read = read_regular_file(path, FollowLinks::kYes);
+  if (!read) return read.status();
+  std::string contents = std::move(read).value();
   if (contents.empty())
     return spec_error(
         fmt::format("{}: the file is empty; a dataset needs at least one example", path.string()));

@@ -31,6 +31,11 @@ class LabelMap {
 // `field` names the label field in messages; `where` is "file:line".
 class LabelReader {
  public:
+  // The largest regression target taken, in magnitude: the squared-error loss squares it
+  // in float32 (largest 3.4e38), and 1e18 squared is 1e36, which leaves room to sum a
+  // few hundred of them. A target of 1e30 would make the loss infinite at once.
+  static constexpr double kLargestTarget = 1e18;
+
   explicit LabelReader(const spec::Dataset& dataset) : dataset_(dataset), names_(dataset) {}
   bool labelled() const { return names_.labelled(); }
   const LabelMap& names() const { return names_; }
@@ -38,7 +43,8 @@ class LabelReader {
   Status read(std::string_view cell, std::string_view where, Example& example);
 
  private:
-  Status add_values(std::vector<float> values, std::string_view where, Example& example);
+  Status add_values(const std::vector<double>& targets, std::string_view where,
+                    Example& example);
   Status add_names(const std::vector<std::string>& names, std::string_view where, Example& example);
 
   const spec::Dataset& dataset_;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "base/json_number_range.h"
 #include "base/json_value.h"
 #include "runtime/data/format_readers.h"
 #include "spec/spelling.h"
@@ -90,6 +91,15 @@ Result<Example> with_completion(const nlohmann::json& object, const std::string&
   return example;
 }
 
+// A row with a number beyond a 64-bit float is refused like any other bad row (exit 2),
+// whether or not the field is used: what the row means would otherwise depend on how a
+// reader rounds it (docs/spec.md, datasets).
+Status number_out_of_range(std::string_view line_text, const std::string& where) {
+  if (const auto number = find_out_of_range_number(line_text))
+    return spec_error(describe_out_of_range_number(where, *number));
+  return spec_error(fmt::format("{}: the line holds a number out of range", where));
+}
+
 Result<Example> parse_object(std::string_view line_text, int line_number, const std::string& file,
                              const spec::Dataset& dataset, LabelReader& labels) {
   const std::string where = fmt::format("{}:{}", file, line_number);
@@ -102,6 +112,8 @@ Result<Example> parse_object(std::string_view line_text, int line_number, const 
         "{}:{}: the line is not valid JSON; each line must be one "
         "JSON object like {{\"{}\": \"...\"}}",
         where, e.byte, dataset.has_completions() ? dataset.prompt_field : dataset.text_field));
+  } catch (const nlohmann::json::out_of_range&) {
+    return number_out_of_range(line_text, where);
   }
   if (!object.is_object())
     return spec_error(

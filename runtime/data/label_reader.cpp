@@ -31,10 +31,10 @@ std::vector<std::string> cell_parts(std::string_view cell) {
   }
 }
 
-std::optional<float> parse_number(std::string_view text) {
+std::optional<double> parse_number(std::string_view text) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  float value = 0;
+  double value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
@@ -42,15 +42,20 @@ std::optional<float> parse_number(std::string_view text) {
 
 }  // namespace
 
-Status LabelReader::add_values(std::vector<float> values, std::string_view where,
+Status LabelReader::add_values(const std::vector<double>& targets, std::string_view where,
                                Example& example) {
-  if (values.empty())
+  if (targets.empty())
     return spec_error(fmt::format("{}: field '{}' holds no number; a regression target needs one",
                                   where, dataset_.label_field));
-  for (float v : values)
-    if (!std::isfinite(v))
-      return spec_error(fmt::format("{}: field '{}' holds a number that is not finite", where,
-                                    dataset_.label_field));
+  std::vector<float> values;
+  for (double v : targets) {
+    if (!std::isfinite(v) || std::abs(v) > kLargestTarget)
+      return spec_error(fmt::format(
+          "{}: field '{}' holds {}, outside the targets float32 training can square (-{:g} to "
+          "{:g}); rescale the targets (divide them by a constant) into that range",
+          where, dataset_.label_field, v, kLargestTarget, kLargestTarget));
+    values.push_back(static_cast<float>(v));
+  }
   if (width_ == 0) width_ = values.size();
   if (values.size() != width_)
     return spec_error(fmt::format(
@@ -104,10 +109,10 @@ Status LabelReader::read(const nlohmann::json& value, std::string_view where, Ex
       return add_names(names, where, example);
     }
     case spec::LabelType::kNumber: {
-      std::vector<float> values;
+      std::vector<double> values;
       const auto add = [&](const nlohmann::json& item) {
         if (!item.is_number()) return false;
-        values.push_back(item.get<float>());
+        values.push_back(item.get<double>());
         return true;
       };
       const bool numbers =
@@ -116,7 +121,7 @@ Status LabelReader::read(const nlohmann::json& value, std::string_view where, Ex
         return spec_error(fmt::format(
             "{}: field '{}' is {}, expected a number or a list of numbers (label_type: number)",
             where, field, a_json_type(value)));
-      return add_values(std::move(values), where, example);
+      return add_values(values, where, example);
     }
     case spec::LabelType::kTags:
       break;
@@ -135,16 +140,16 @@ Status LabelReader::read(std::string_view cell, std::string_view where, Example&
     case spec::LabelType::kMulti:
       return add_names(cell_parts(cell), where, example);
     case spec::LabelType::kNumber: {
-      std::vector<float> values;
+      std::vector<double> values;
       for (const std::string& part : cell_parts(cell)) {
-        const std::optional<float> v = parse_number(part);
+        const std::optional<double> v = parse_number(part);
         if (!v)
           return spec_error(fmt::format(
               "{}: column '{}' holds '{}', expected a number (or numbers joined by '|')", where,
               dataset_.label_field, cell));
         values.push_back(*v);
       }
-      return add_values(std::move(values), where, example);
+      return add_values(values, where, example);
     }
     case spec::LabelType::kTags:
       break;

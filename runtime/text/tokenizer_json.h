@@ -14,12 +14,16 @@
 #include <string>
 
 #include "base/json_value.h"
+#include "base/regular_file.h"
 #include "base/status.h"
 
 namespace scion::text {
 
 // The text of a tokenizer file. Errors: kNotFound when it cannot be opened.
 inline Result<std::string> read_tokenizer_text(const std::filesystem::path& path) {
+  if (Status regular = check_regular_file(path, FollowLinks::kYes);
+      !regular && regular.code() != StatusCode::kNotFound)
+    return regular;
   std::ifstream in(path, std::ios::binary);
   if (!in) return not_found(fmt::format("{}: cannot open the tokenizer file", path.string()));
   return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

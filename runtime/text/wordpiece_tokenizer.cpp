@@ -6,6 +6,8 @@
 #include <cassert>
 #include <fstream>
 
+#include "base/regular_file.h"
+
 namespace scion::text {
 namespace {
 
@@ -51,6 +53,9 @@ std::vector<std::string> split_words(std::string_view text, bool lower_case) {
 
 Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::load(
     const std::filesystem::path& vocab_file) {
+  if (Status regular = check_regular_file(vocab_file, FollowLinks::kYes);
+      !regular && regular.code() != StatusCode::kNotFound)
+    return regular;
   std::ifstream in(vocab_file, std::ios::binary);
   if (!in)
     return not_found(
