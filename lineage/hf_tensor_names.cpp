@@ -64,6 +64,25 @@ constexpr NameRule kLlamaRules[] = {
     {"lm_head.weight", "lm_head.weight"},
 };
 
+// Qwen2ForCausalLM's: Llama's names, and biases on q_proj, k_proj and v_proj only.
+constexpr NameRule kQwen2Rules[] = {
+    {"tok_emb.weight", "model.embed_tokens.weight"},
+    {"blk.#.ln1.weight", "model.layers.#.input_layernorm.weight"},
+    {"blk.#.attn_q.weight", "model.layers.#.self_attn.q_proj.weight"},
+    {"blk.#.attn_q.bias", "model.layers.#.self_attn.q_proj.bias"},
+    {"blk.#.attn_k.weight", "model.layers.#.self_attn.k_proj.weight"},
+    {"blk.#.attn_k.bias", "model.layers.#.self_attn.k_proj.bias"},
+    {"blk.#.attn_v.weight", "model.layers.#.self_attn.v_proj.weight"},
+    {"blk.#.attn_v.bias", "model.layers.#.self_attn.v_proj.bias"},
+    {"blk.#.attn_o.weight", "model.layers.#.self_attn.o_proj.weight"},
+    {"blk.#.ln2.weight", "model.layers.#.post_attention_layernorm.weight"},
+    {"blk.#.ffn_gate.weight", "model.layers.#.mlp.gate_proj.weight"},
+    {"blk.#.ffn_in.weight", "model.layers.#.mlp.up_proj.weight"},
+    {"blk.#.ffn_out.weight", "model.layers.#.mlp.down_proj.weight"},
+    {"ln_f.weight", "model.norm.weight"},
+    {"lm_head.weight", "lm_head.weight"},
+};
+
 constexpr NameRule kGpt2Rules[] = {
     {"tok_emb.weight", "wte.weight"},
     {"pos_emb.weight", "wpe.weight"},
@@ -90,13 +109,20 @@ constexpr NameRule kGpt2Rules[] = {
 std::span<const NameRule> rules_of(std::string_view model_type) {
   if (model_type == "bert" || model_type == "roberta") return kBertRules;
   if (model_type == "gpt2") return kGpt2Rules;
-  if (model_type == "llama") return kLlamaRules;
+  // MistralForCausalLM's names are Llama's (its sliding window has no tensor).
+  if (model_type == "llama" || model_type == "mistral") return kLlamaRules;
+  if (model_type == "qwen2") return kQwen2Rules;
   return {};
+}
+
+// The Llama-shaped decoders, whose causal-LM wrapper puts the model under "model.".
+bool llama_shaped(std::string_view model_type) {
+  return model_type == "llama" || model_type == "qwen2" || model_type == "mistral";
 }
 
 // A tensor scion skips on purpose, with why; nullopt for the others.
 std::optional<std::string> skipped(std::string_view model_type, std::string_view name) {
-  if (model_type == "llama") {
+  if (llama_shaped(model_type)) {
     if (name.ends_with("rotary_emb.inv_freq"))
       return "a buffer of the Hugging Face module (scion computes the frequencies)";
     return std::nullopt;
@@ -158,7 +184,7 @@ HfTensorMapping map_hf_tensor(std::string_view model_type, std::string_view hf_n
   if (const std::string prefix = hf_base_model_prefix(model_type); name.starts_with(prefix))
     name.erase(0, prefix.size());
   // A LlamaModel saved without the causal-LM wrapper lacks the "model." prefix.
-  if (model_type == "llama" && !name.starts_with("model.") && name != "lm_head.weight")
+  if (llama_shaped(model_type) && !name.starts_with("model.") && name != "lm_head.weight")
     name = "model." + name;
   if (auto why = skipped(model_type, name)) {
     out.kind = HfTensorMapping::Kind::kSkipped;

@@ -51,6 +51,10 @@
 //   lm_head.weight        lm_head.weight                                  (untied heads only)
 // A LlamaModel saved without the causal-LM wrapper lacks the "model." prefix; it is
 // added. Skipped with a note: the rotary_emb.inv_freq buffers older checkpoints carry.
+// Mistral (model_type "mistral", MistralForCausalLM): Llama's table.
+// Qwen2 (model_type "qwen2", Qwen2ForCausalLM): Llama's table plus q, k and v biases:
+//   blk.#.attn_q.bias     model.layers.#.self_attn.q_proj.bias            (attn_k: k_proj,
+//                                                                          attn_v: v_proj)
 #pragma once
 
 #include <optional>
