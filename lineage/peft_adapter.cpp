@@ -54,6 +54,7 @@ constexpr PeftArchitecture kArchitectures[] = {
     {"llama", "model.layers.", "LlamaForSequenceClassification", "", "", "", ""},
     {"qwen2", "model.layers.", "Qwen2ForSequenceClassification", "", "", "", ""},
     {"mistral", "model.layers.", "MistralForSequenceClassification", "", "", "", ""},
+    {"phi3", "model.layers.", "Phi3ForSequenceClassification", "", "", "", ""},
 };
 
 const PeftArchitecture* peft_architecture(std::string_view model_type) {
@@ -285,8 +286,8 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
   if (!arch)
     return refuse(model,
                   "its base '" + base.name +
-                      "' is not an imported Hugging Face BERT, RoBERTa, GPT-2, Llama, Qwen2 "
-                      "or Mistral folder (import: FOLDER)");
+                      "' is not an imported Hugging Face BERT, RoBERTa, GPT-2, Llama, Qwen2, "
+                      "Mistral or Phi-3 folder (import: FOLDER)");
   if (chain.size() == 1) return refuse(model, "it is a base, not an adapter");
   SCION_RETURN_IF_ERROR(check_mergeable_ancestors(model, chain));
   const spec::Adaptation& ad = model.adaptation;

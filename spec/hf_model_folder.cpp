@@ -246,16 +246,23 @@ struct DecoderFamily {
                              // -1 where the family has no window scion honours
   const char* rope_refusal;  // why rope_scaling other than null is refused; null: linear
                              // and dynamic are honoured (Llama)
+  bool fused_qkv;            // qkv_proj holds q, k and v in equal parts (Phi-3)
 };
 
 constexpr DecoderFamily kDecoderFamilies[] = {
-    {"llama", "Llama", 2048, 0, false, -1, nullptr},
+    {"llama", "Llama", 2048, 0, false, -1, nullptr, false},
     {"qwen2", "Qwen2", 32768, 32, true, -1,
      "transformers 4.40's Qwen2ForCausalLM ignores rope_scaling, so any scaling would be a "
-     "guess"},
+     "guess",
+     false},
     {"mistral", "Mistral", 4096 * 32, 8, false, 4096,
      "transformers 4.40's MistralForCausalLM ignores rope_scaling, so any scaling would be a "
-     "guess"},
+     "guess",
+     false},
+    {"phi3", "Phi-3", 4096, 0, false, 0,
+     "su and longrope (Phi-3's 128k variants) rescale each frequency by the sequence's "
+     "length, which scion does not run",
+     true},
 };
 
 const DecoderFamily* decoder_family(std::string_view model_type) {
@@ -305,7 +312,7 @@ Status read_rope_scaling(const JsonValue& config, const DecoderFamily& family, A
   return Status::ok();
 }
 
-// The sliding window: Mistral's `sliding_window` (absent: the family's
+// The sliding window: Mistral's and Phi-3's `sliding_window` (absent: the family's
 // default, null: none). Qwen2 reads `use_sliding_window` instead and is refused when it is
 // true (its window applies to some layers only, max_window_layers).
 Status read_sliding_window(const JsonValue& config, const DecoderFamily& family, Architecture& a) {
@@ -321,6 +328,26 @@ Status read_sliding_window(const JsonValue& config, const DecoderFamily& family,
   auto window = config.integer_or("sliding_window", family.sliding_window, 1, 1 << 30);
   if (!window) return window.status();
   a.sliding_window = static_cast<int>(*window);
+  return Status::ok();
+}
+
+// Phi-3: q, k and v are equal parts of qkv_proj (scion splits it so), and dropout on the
+// residual branches (resid_pdrop) is not run; embd_pdrop is unused by transformers'
+// Phi3Model itself.
+Status check_phi3(const JsonValue& config, const Architecture& a) {
+  if (a.key_value_heads() != a.heads)
+    return spec_error(fmt::format(
+        "'{}': num_key_value_heads {} differs from num_attention_heads {}; scion splits "
+        "Phi-3's fused qkv_proj into equal q, k and v parts (Phi-3-mini's shape) and does not "
+        "run grouped-query attention through it yet",
+        config.file(), a.key_value_heads(), a.heads));
+  auto dropout = config.number_or("resid_pdrop", 0.0);
+  if (!dropout) return dropout.status();
+  if (*dropout != 0.0)
+    return spec_error(fmt::format(
+        "'{}': resid_pdrop is {}; scion trains Phi-3 without residual dropout (0.0, as the "
+        "released configs): set it to 0.0",
+        config.file(), *dropout));
   return Status::ok();
 }
 
@@ -361,9 +388,10 @@ Status read_decoder_shape(const JsonValue& config, const DecoderFamily& family, 
   return Status::ok();
 }
 
-// A Llama-shaped decoder (LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM): pre-norm
-// with RMSNorm, rotary positions, the SwiGLU FFN, grouped-query attention, and the family's
-// additions (Qwen2's q/k/v biases, Mistral's sliding window).
+// A Llama-shaped decoder (LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM,
+// Phi3ForCausalLM): pre-norm with RMSNorm, rotary positions, the SwiGLU FFN, grouped-query
+// attention, and the family's additions (Qwen2's q/k/v biases, the sliding window of
+// Mistral and Phi-3; Phi-3's fused linears are a matter of its name table).
 Result<Architecture> decoder_architecture(const JsonValue& config, const DecoderFamily& family) {
   Architecture a;
   a.kind = ArchitectureKind::kDecoder;
@@ -394,6 +422,7 @@ Result<Architecture> decoder_architecture(const JsonValue& config, const Decoder
   SCION_RETURN_IF_ERROR(read_positive(config, "rope_theta", 10000.0f, a.rope_theta));
   SCION_RETURN_IF_ERROR(read_rope_scaling(config, family, a));
   SCION_RETURN_IF_ERROR(read_sliding_window(config, family, a));
+  if (family.fused_qkv) SCION_RETURN_IF_ERROR(check_phi3(config, a));
   auto tied = config.bool_or("tie_word_embeddings", false);
   if (!tied) return tied.status();
   a.tie_embeddings = *tied;
@@ -467,7 +496,8 @@ Result<Architecture> hf_config_architecture(std::string_view text, const std::st
     return spec_error(
         fmt::format("'{}': model_type '{}' is not supported yet; scion imports "
                     "model_type bert (BERT, MiniLM), roberta, gpt2, llama (SmolLM, "
-                    "TinyLlama, Llama 2 and 3 shapes), qwen2 (Qwen2, Qwen2.5) and mistral",
+                    "TinyLlama, Llama 2 and 3 shapes), qwen2 (Qwen2, Qwen2.5), mistral and "
+                    "phi3",
                     file, type));
   return type == "gpt2" ? gpt2_architecture(config) : bert_architecture(config, type);
 }

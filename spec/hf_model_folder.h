@@ -26,7 +26,10 @@
 //              use_sliding_window true and any rope_scaling are refused
 //   "mistral"  MistralForCausalLM: Llama's decoder with sliding_window (default 4096, null:
 //              none) in the attention mask; any rope_scaling is refused
-// Llama, Qwen2 and Mistral are rows of one decoder-family table (hf_model_folder.cpp).
+//   "phi3"     Phi3ForCausalLM (Phi-3-mini shapes): Llama's decoder with fused qkv_proj and
+//              gate_up_proj (split by the name table), sliding_window (absent or null: none);
+//              grouped-query attention, su/longrope rope_scaling and resid_pdrop are refused
+// Llama, Qwen2, Mistral and Phi-3 are rows of one decoder-family table (hf_model_folder.cpp).
 // Other model types are refused with their name. The tensor names of the weights are
 // mapped in lineage/hf_tensor_names.h. A tokenizer_config.json beside the tokenizer is
 // digested too: its bos/eos/pad/mask tokens frame BPE sequences.

@@ -32,12 +32,19 @@ packages):
                       sliding_window 3: shorter than two of the three rows, so the window's
                       mask changes their logits
   tiny-decoders-expected.json   for each of the three: ids and logits as for Llama
+  tiny-phi3/          a randomly initialised Phi3ForCausalLM folder (fused qkv_proj and
+                      gate_up_proj, a key/value head per query head, untied head)
+  tiny-phi3-expected.json       its ids and logits as for Llama
 
-Every fixture here was made with transformers 4.40.2 (the interop venv). The groups are
-written separately, so that adding one leaves the others' bytes as they are:
+Every fixture here was made with transformers 4.40.2 (the interop venv), except the group
+"phi3": transformers 4.40.2 has no Phi-3, so tiny-phi3 was made with transformers 4.44.2,
+installed with --no-deps into a throw-away folder over the interop venv (Debian's torch
+1.13): pip install --no-deps --target /tmp/tf-new transformers==4.44.2, then
+PYTHONPATH=/tmp/tf-new .interop-venv/bin/python tests/python/make_hf_fixtures.py phi3.
+The groups are written separately, so that adding one leaves the others' bytes as they are:
 
 Usage: .interop-venv/bin/python tests/python/make_hf_fixtures.py
-           [bert|golden|llama|decoders]...   (no argument: all of them)
+           [bert|golden|llama|decoders|phi3]...   (no argument: all but phi3)
 """
 import json
 import os
@@ -269,12 +276,23 @@ def write_decoders():
         json.dump(expected, f)
 
 
+def write_phi3():
+    """Needs transformers 4.41 or later (see the module's docstring)."""
+    from transformers import Phi3Config, Phi3ForCausalLM
+    import transformers
+    assert transformers.__version__ == "4.44.2", transformers.__version__
+    expected = {"tiny-phi3": write_tiny_decoder("tiny-phi3", 20, Phi3Config, Phi3ForCausalLM,
+                                                num_key_value_heads=4, tie_word_embeddings=False)}
+    with open(os.path.join(OUT, "tiny-phi3-expected.json"), "w") as f:
+        json.dump(expected, f)
+
+
 GROUPS = {"bert": write_tiny_bert, "golden": write_golden, "llama": write_llama,
-          "decoders": write_decoders}
+          "decoders": write_decoders, "phi3": write_phi3}
 
 
 def main():
-    chosen = sys.argv[1:] or list(GROUPS)
+    chosen = sys.argv[1:] or [g for g in GROUPS if g != "phi3"]
     unknown = [g for g in chosen if g not in GROUPS]
     if unknown:
         print(f"unknown group(s) {unknown}; choose from {list(GROUPS)}", file=sys.stderr)
