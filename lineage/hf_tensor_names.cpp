@@ -11,9 +11,10 @@ namespace {
 // How a checkpoint tensor's values become the scion parameter's.
 enum class Layout {
   kAsIs,
-  kConv1D,        // (in, out): transposed
-  kFusedQkv,      // one of three equal parts of c_attn along the output dimension
-  kFusedQkvConv,  // the same, of a Conv1D weight
+  kConv1D,     // (in, out): transposed
+  kFused,      // one of the equal parts of a fused tensor along the output dimension (the
+               // rules that name the same tensor, in order: GPT-2's c_attn, Phi-3's qkv_proj)
+  kFusedConv,  // the same, of a Conv1D weight
 };
 
 struct NameRule {
@@ -64,17 +65,53 @@ constexpr NameRule kLlamaRules[] = {
     {"lm_head.weight", "lm_head.weight"},
 };
 
+// Qwen2ForCausalLM's: Llama's names, and biases on q_proj, k_proj and v_proj only.
+constexpr NameRule kQwen2Rules[] = {
+    {"tok_emb.weight", "model.embed_tokens.weight"},
+    {"blk.#.ln1.weight", "model.layers.#.input_layernorm.weight"},
+    {"blk.#.attn_q.weight", "model.layers.#.self_attn.q_proj.weight"},
+    {"blk.#.attn_q.bias", "model.layers.#.self_attn.q_proj.bias"},
+    {"blk.#.attn_k.weight", "model.layers.#.self_attn.k_proj.weight"},
+    {"blk.#.attn_k.bias", "model.layers.#.self_attn.k_proj.bias"},
+    {"blk.#.attn_v.weight", "model.layers.#.self_attn.v_proj.weight"},
+    {"blk.#.attn_v.bias", "model.layers.#.self_attn.v_proj.bias"},
+    {"blk.#.attn_o.weight", "model.layers.#.self_attn.o_proj.weight"},
+    {"blk.#.ln2.weight", "model.layers.#.post_attention_layernorm.weight"},
+    {"blk.#.ffn_gate.weight", "model.layers.#.mlp.gate_proj.weight"},
+    {"blk.#.ffn_in.weight", "model.layers.#.mlp.up_proj.weight"},
+    {"blk.#.ffn_out.weight", "model.layers.#.mlp.down_proj.weight"},
+    {"ln_f.weight", "model.norm.weight"},
+    {"lm_head.weight", "lm_head.weight"},
+};
+
+// Phi3ForCausalLM's: qkv_proj holds q, k and v, gate_up_proj the gate and then up, each
+// split into equal parts along the output dimension (rows) and joined again on export.
+constexpr NameRule kPhi3Rules[] = {
+    {"tok_emb.weight", "model.embed_tokens.weight"},
+    {"blk.#.ln1.weight", "model.layers.#.input_layernorm.weight"},
+    {"blk.#.attn_q.weight", "model.layers.#.self_attn.qkv_proj.weight", Layout::kFused},
+    {"blk.#.attn_k.weight", "model.layers.#.self_attn.qkv_proj.weight", Layout::kFused},
+    {"blk.#.attn_v.weight", "model.layers.#.self_attn.qkv_proj.weight", Layout::kFused},
+    {"blk.#.attn_o.weight", "model.layers.#.self_attn.o_proj.weight"},
+    {"blk.#.ln2.weight", "model.layers.#.post_attention_layernorm.weight"},
+    {"blk.#.ffn_gate.weight", "model.layers.#.mlp.gate_up_proj.weight", Layout::kFused},
+    {"blk.#.ffn_in.weight", "model.layers.#.mlp.gate_up_proj.weight", Layout::kFused},
+    {"blk.#.ffn_out.weight", "model.layers.#.mlp.down_proj.weight"},
+    {"ln_f.weight", "model.norm.weight"},
+    {"lm_head.weight", "lm_head.weight"},
+};
+
 constexpr NameRule kGpt2Rules[] = {
     {"tok_emb.weight", "wte.weight"},
     {"pos_emb.weight", "wpe.weight"},
     {"blk.#.ln1.weight", "h.#.ln_1.weight"},
     {"blk.#.ln1.bias", "h.#.ln_1.bias"},
-    {"blk.#.attn_q.weight", "h.#.attn.c_attn.weight", Layout::kFusedQkvConv},
-    {"blk.#.attn_k.weight", "h.#.attn.c_attn.weight", Layout::kFusedQkvConv},
-    {"blk.#.attn_v.weight", "h.#.attn.c_attn.weight", Layout::kFusedQkvConv},
-    {"blk.#.attn_q.bias", "h.#.attn.c_attn.bias", Layout::kFusedQkv},
-    {"blk.#.attn_k.bias", "h.#.attn.c_attn.bias", Layout::kFusedQkv},
-    {"blk.#.attn_v.bias", "h.#.attn.c_attn.bias", Layout::kFusedQkv},
+    {"blk.#.attn_q.weight", "h.#.attn.c_attn.weight", Layout::kFusedConv},
+    {"blk.#.attn_k.weight", "h.#.attn.c_attn.weight", Layout::kFusedConv},
+    {"blk.#.attn_v.weight", "h.#.attn.c_attn.weight", Layout::kFusedConv},
+    {"blk.#.attn_q.bias", "h.#.attn.c_attn.bias", Layout::kFused},
+    {"blk.#.attn_k.bias", "h.#.attn.c_attn.bias", Layout::kFused},
+    {"blk.#.attn_v.bias", "h.#.attn.c_attn.bias", Layout::kFused},
     {"blk.#.attn_o.weight", "h.#.attn.c_proj.weight", Layout::kConv1D},
     {"blk.#.attn_o.bias", "h.#.attn.c_proj.bias"},
     {"blk.#.ln2.weight", "h.#.ln_2.weight"},
@@ -90,13 +127,22 @@ constexpr NameRule kGpt2Rules[] = {
 std::span<const NameRule> rules_of(std::string_view model_type) {
   if (model_type == "bert" || model_type == "roberta") return kBertRules;
   if (model_type == "gpt2") return kGpt2Rules;
-  if (model_type == "llama") return kLlamaRules;
+  // MistralForCausalLM's names are Llama's (its sliding window has no tensor).
+  if (model_type == "llama" || model_type == "mistral") return kLlamaRules;
+  if (model_type == "qwen2") return kQwen2Rules;
+  if (model_type == "phi3") return kPhi3Rules;
   return {};
+}
+
+// The Llama-shaped decoders, whose causal-LM wrapper puts the model under "model.".
+bool llama_shaped(std::string_view model_type) {
+  return model_type == "llama" || model_type == "qwen2" || model_type == "mistral" ||
+         model_type == "phi3";
 }
 
 // A tensor scion skips on purpose, with why; nullopt for the others.
 std::optional<std::string> skipped(std::string_view model_type, std::string_view name) {
-  if (model_type == "llama") {
+  if (llama_shaped(model_type)) {
     if (name.ends_with("rotary_emb.inv_freq"))
       return "a buffer of the Hugging Face module (scion computes the frequencies)";
     return std::nullopt;
@@ -158,7 +204,7 @@ HfTensorMapping map_hf_tensor(std::string_view model_type, std::string_view hf_n
   if (const std::string prefix = hf_base_model_prefix(model_type); name.starts_with(prefix))
     name.erase(0, prefix.size());
   // A LlamaModel saved without the causal-LM wrapper lacks the "model." prefix.
-  if (model_type == "llama" && !name.starts_with("model.") && name != "lm_head.weight")
+  if (llama_shaped(model_type) && !name.starts_with("model.") && name != "lm_head.weight")
     name = "model." + name;
   if (auto why = skipped(model_type, name)) {
     out.kind = HfTensorMapping::Kind::kSkipped;
@@ -172,10 +218,10 @@ HfTensorMapping map_hf_tensor(std::string_view model_type, std::string_view hf_n
     if (out.kind == HfTensorMapping::Kind::kUnknown) {
       out.kind = HfTensorMapping::Kind::kParameter;
       out.scion_name = scion;
-      out.conv1d = rule.layout == Layout::kConv1D || rule.layout == Layout::kFusedQkvConv;
+      out.conv1d = rule.layout == Layout::kConv1D || rule.layout == Layout::kFusedConv;
       out.position_rows = model_type == "roberta" && rule.scion == "pos_emb.weight";
     }
-    if (rule.layout == Layout::kFusedQkv || rule.layout == Layout::kFusedQkvConv)
+    if (rule.layout == Layout::kFused || rule.layout == Layout::kFusedConv)
       out.fused.push_back(scion);
   }
   return out;

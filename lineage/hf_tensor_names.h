@@ -51,6 +51,16 @@
 //   lm_head.weight        lm_head.weight                                  (untied heads only)
 // A LlamaModel saved without the causal-LM wrapper lacks the "model." prefix; it is
 // added. Skipped with a note: the rotary_emb.inv_freq buffers older checkpoints carry.
+// Mistral (model_type "mistral", MistralForCausalLM): Llama's table.
+// Qwen2 (model_type "qwen2", Qwen2ForCausalLM): Llama's table plus q, k and v biases:
+//   blk.#.attn_q.bias     model.layers.#.self_attn.q_proj.bias            (attn_k: k_proj,
+//                                                                          attn_v: v_proj)
+// Phi-3 (model_type "phi3", Phi3ForCausalLM): Llama's table, except two fused tensors split
+// into equal parts along the output dimension (rows) and joined again on export:
+//   blk.#.attn_q/k/v.weight   model.layers.#.self_attn.qkv_proj.weight    rows [0, C), [C, 2C),
+//                                                                          [2C, 3C)
+//   blk.#.ffn_gate.weight     model.layers.#.mlp.gate_up_proj.weight      rows [0, F)
+//   blk.#.ffn_in.weight       model.layers.#.mlp.gate_up_proj.weight      rows [F, 2F)
 #pragma once
 
 #include <optional>
@@ -65,8 +75,9 @@ struct HfTensorMapping {
   Kind kind = Kind::kUnknown;
   std::string scion_name;  // kParameter (a fused tensor's first part)
   std::string note;        // kSkipped: why
-  // A fused tensor (GPT-2's c_attn): scion's parameters that are its equal parts along the
-  // output dimension, in order. Empty for a tensor that is one parameter.
+  // A fused tensor (GPT-2's c_attn, Phi-3's qkv_proj and gate_up_proj): scion's parameters
+  // that are its equal parts along the output dimension, in order. Empty for a tensor that
+  // is one parameter.
   std::vector<std::string> fused;
   bool conv1d = false;         // a 2-D weight stored (in, out): transpose to (out, in)
   bool position_rows = false;  // RoBERTa's positions: drop the first padding_idx + 1 rows

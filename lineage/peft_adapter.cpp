@@ -48,9 +48,13 @@ constexpr PeftArchitecture kArchitectures[] = {
     // RobertaClassificationHead: out_proj(tanh(dense(h[:, 0]))), scion's pooler + head.
     {"roberta", "encoder.layer.", "RobertaForSequenceClassification", "classifier.out_proj",
      "classifier.dense", "RobertaForTokenClassification", "classifier"},
-    // GPT2ForSequenceClassification and LlamaForSequenceClassification: score, no bias.
+    // GPT2ForSequenceClassification, LlamaForSequenceClassification and the other
+    // Llama-shaped decoders': score, no bias.
     {"gpt2", "h.", "GPT2ForSequenceClassification", "", "", "", ""},
     {"llama", "model.layers.", "LlamaForSequenceClassification", "", "", "", ""},
+    {"qwen2", "model.layers.", "Qwen2ForSequenceClassification", "", "", "", ""},
+    {"mistral", "model.layers.", "MistralForSequenceClassification", "", "", "", ""},
+    {"phi3", "model.layers.", "Phi3ForSequenceClassification", "", "", "", ""},
 };
 
 const PeftArchitecture* peft_architecture(std::string_view model_type) {
@@ -280,9 +284,10 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
   const spec::Architecture& a = *base.architecture;
   const PeftArchitecture* arch = peft_architecture(a.hf_model_type);
   if (!arch)
-    return refuse(model, "its base '" + base.name +
-                             "' is not an imported Hugging Face BERT, RoBERTa, GPT-2 or Llama "
-                             "folder (import: FOLDER)");
+    return refuse(model,
+                  "its base '" + base.name +
+                      "' is not an imported Hugging Face BERT, RoBERTa, GPT-2, Llama, Qwen2, "
+                      "Mistral or Phi-3 folder (import: FOLDER)");
   if (chain.size() == 1) return refuse(model, "it is a base, not an adapter");
   SCION_RETURN_IF_ERROR(check_mergeable_ancestors(model, chain));
   const spec::Adaptation& ad = model.adaptation;
@@ -336,8 +341,8 @@ Status check_peft_layout(const spec::Workspace& workspace, const spec::Model& mo
   } else if (!is_causal_lm(workspace, model)) {
     return refuse(model,
                   "it is a masked language model, and PEFT has no masked-LM task type "
-                  "(classifiers export as SEQ_CLS, causal LMs on GPT-2 or Llama as "
-                  "CAUSAL_LM)");
+                  "(classifiers export as SEQ_CLS, causal LMs on GPT-2 and the Llama-shaped "
+                  "decoders as CAUSAL_LM)");
   }
   if (ad.prefix) SCION_RETURN_IF_ERROR(check_prefix(model, a));
   if (ad.prompt && head && !tags_words(*head))
@@ -358,11 +363,13 @@ Status check_peft_import(const spec::Workspace& workspace, const spec::Model& mo
                             "of the base's direct descendants; declare MODEL with `from:` the "
                             "base");
   const std::string& type = workspace.architecture_of(model).hf_model_type;
-  if (peft_forms_of(model).empty() || (type != "bert" && type != "llama"))
+  const bool readable_base =
+      type == "bert" || type == "llama" || type == "qwen2" || type == "mistral";
+  if (peft_forms_of(model).empty() || !readable_base)
     return invalid_argument(
         "model '" + model.name + "': scion import --peft reads adapters of " + imported_methods() +
-        " on BERT (model_type bert) and Llama bases; declare such a descendant of such a "
-        "base, or import the adapter's parameters as safetensors");
+        " on BERT (model_type bert) and Llama, Qwen2 and Mistral bases; declare such a "
+        "descendant of such a base, or import the adapter's parameters as safetensors");
   return Status::ok();
 }
 

@@ -108,10 +108,13 @@ class Backend {
                                            const std::uint16_t* weight, float scale,
                                            std::int64_t N, int C, int OC, GradMode mode) = 0;
 
+  // Attention as cpu/attention.h runs it; window > 0 (causal only) is a sliding window:
+  // query t, at position P + t, sees only the keys (prefix keys first) at positions
+  // P + t - window ... P + t.
   virtual void attention_forward(float* out, float* probs, const float* q, const float* k,
                                  const float* v, const float* prefix_k, const float* prefix_v,
                                  const std::int32_t* lengths, int B, int T, int P, int C,
-                                 int NH, bool causal) = 0;
+                                 int NH, bool causal, int window) = 0;
   virtual void attention_backward(float* dq, float* dk, float* dv, float* dprefix_k,
                                   float* dprefix_v, const float* dout, const float* probs,
                                   const float* q, const float* k, const float* v,

@@ -240,23 +240,71 @@ Status read_positive(const JsonValue& config, const char* key, float fallback, f
   return Status::ok();
 }
 
+// The Llama-shaped decoders (pre-norm, RMSNorm, rotary positions, SwiGLU, grouped-query
+// attention): one row per model_type, with what each adds to Llama's arithmetic and the
+// defaults transformers' config class gives keys that config.json leaves out.
+struct DecoderFamily {
+  std::string_view model_type;
+  const char* name;          // in messages
+  int max_positions;         // max_position_embeddings when absent
+  int kv_heads;              // num_key_value_heads when absent; 0: one per attention head
+  bool qkv_bias;             // q_proj, k_proj and v_proj have biases (Qwen2)
+  int sliding_window;        // sliding_window when absent (0: none; null is none too), or
+                             // -1 where the family has no window scion honours
+  const char* rope_refusal;  // why rope_scaling other than null is refused; null: linear
+                             // and dynamic are honoured (Llama)
+  bool fused_qkv;            // qkv_proj holds q, k and v in equal parts (Phi-3)
+};
+
+constexpr DecoderFamily kDecoderFamilies[] = {
+    {"llama", "Llama", 2048, 0, false, -1, nullptr, false},
+    {"qwen2", "Qwen2", 32768, 32, true, -1,
+     "transformers 4.40's Qwen2ForCausalLM ignores rope_scaling, so any scaling would be a "
+     "guess",
+     false},
+    {"mistral", "Mistral", 4096 * 32, 8, false, 4096,
+     "transformers 4.40's MistralForCausalLM ignores rope_scaling, so any scaling would be a "
+     "guess",
+     false},
+    {"phi3", "Phi-3", 4096, 0, false, 0,
+     "su and longrope (Phi-3's 128k variants) rescale each frequency by the sequence's "
+     "length, which scion does not run",
+     true},
+};
+
+const DecoderFamily* decoder_family(std::string_view model_type) {
+  for (const DecoderFamily& f : kDecoderFamilies)
+    if (f.model_type == model_type) return &f;
+  return nullptr;
+}
+
+// rope_scaling's type ("rope_type", else "type"), "" for none.
+Result<std::string> rope_scaling_type(const JsonValue& rope) {
+  auto type = rope.string_or("rope_type", "");
+  if (!type) return type.status();
+  if (type->empty()) return rope.string_or("type", "");
+  return type;
+}
+
 // rope_scaling: null (none), linear (positions divided by the factor) or dynamic (NTK
 // scaling, which transformers applies only past max_position_embeddings, where scion
 // refuses sequences, so it equals none here). The rest change the frequencies themselves
-// and are refused by name.
-Status read_rope_scaling(const JsonValue& config, Architecture& a) {
+// and are refused by name, as is any scaling for a family whose transformers class
+// ignores the key.
+Status read_rope_scaling(const JsonValue& config, const DecoderFamily& family, Architecture& a) {
   a.rope_scale = 1.0f;
   auto scaling = config.object_or_null("rope_scaling");
   if (!scaling) return scaling.status();
   if (!*scaling) return Status::ok();
   const JsonValue& rope = **scaling;
-  auto type = rope.string_or("rope_type", "");
+  auto type = rope_scaling_type(rope);
   if (!type) return type.status();
-  if (type->empty()) {
-    type = rope.string_or("type", "");
-    if (!type) return type.status();
-  }
   if (*type == "default") return Status::ok();
+  if (family.rope_refusal)
+    return spec_error(
+        fmt::format("'{}': rope_scaling type '{}' is not supported for {}: {}; scion runs {}'s "
+                    "unscaled rotary frequencies (rope_scaling null)",
+                    config.file(), *type, family.model_type, family.rope_refusal, family.name));
   if (*type != "linear" && *type != "dynamic")
     return spec_error(
         fmt::format("'{}': rope_scaling type '{}' is not supported; scion runs "
@@ -271,30 +319,59 @@ Status read_rope_scaling(const JsonValue& config, Architecture& a) {
   return Status::ok();
 }
 
-// LlamaForCausalLM (SmolLM, TinyLlama, Llama 2 and 3 shapes): pre-norm decoder with
-// RMSNorm, rotary positions, the SwiGLU FFN, grouped-query attention and no biases.
-Result<Architecture> llama_architecture(const JsonValue& config) {
-  Architecture a;
-  a.kind = ArchitectureKind::kDecoder;
-  a.norm = NormPlacement::kPre;
-  a.norm_kind = NormKind::kRmsNorm;
-  a.positions = PositionKind::kRotary;
-  a.activation = Activation::kSwiGlu;
-  a.linear_bias = false;
-  a.pooler = false;
-  a.type_vocab_size = 0;
-  a.dropout = 0.0f;  // Llama has no hidden dropout; attention_dropout is on probabilities
-  a.hf_model_type = "llama";
+// The sliding window: Mistral's and Phi-3's `sliding_window` (absent: the family's
+// default, null: none). Qwen2 reads `use_sliding_window` instead and is refused when it is
+// true (its window applies to some layers only, max_window_layers).
+Status read_sliding_window(const JsonValue& config, const DecoderFamily& family, Architecture& a) {
+  a.sliding_window = 0;
+  if (family.model_type == "qwen2")
+    return refuse_true(config, {"use_sliding_window"},
+                       "scion runs Qwen2 with full attention in every layer (as Qwen2 and "
+                       "Qwen2.5 checkpoints are configured); set it to false");
+  if (family.sliding_window < 0) return Status::ok();
+  // Null (Mistral 7B v0.2 on) is no window; absent is transformers' default.
+  if (config.raw().contains("sliding_window") && config.raw().at("sliding_window").is_null())
+    return Status::ok();
+  auto window = config.integer_or("sliding_window", family.sliding_window, 1, 1 << 30);
+  if (!window) return window.status();
+  a.sliding_window = static_cast<int>(*window);
+  return Status::ok();
+}
+
+// Phi-3: q, k and v are equal parts of qkv_proj (scion splits it so), and dropout on the
+// residual branches (resid_pdrop) is not run; embd_pdrop is unused by transformers'
+// Phi3Model itself.
+Status check_phi3(const JsonValue& config, const Architecture& a) {
+  if (a.key_value_heads() != a.heads)
+    return spec_error(fmt::format(
+        "'{}': num_key_value_heads {} differs from num_attention_heads {}; scion splits "
+        "Phi-3's fused qkv_proj into equal q, k and v parts (Phi-3-mini's shape) and does not "
+        "run grouped-query attention through it yet",
+        config.file(), a.key_value_heads(), a.heads));
+  auto dropout = config.number_or("resid_pdrop", 0.0);
+  if (!dropout) return dropout.status();
+  if (*dropout != 0.0)
+    return spec_error(fmt::format(
+        "'{}': resid_pdrop is {}; scion trains Phi-3 without residual dropout (0.0, as the "
+        "released configs): set it to 0.0",
+        config.file(), *dropout));
+  return Status::ok();
+}
+
+// The sizes of a Llama-shaped decoder, checked against each other.
+Status read_decoder_shape(const JsonValue& config, const DecoderFamily& family, Architecture& a) {
   const std::string file = std::string(config.file());
-  SCION_RETURN_IF_ERROR(read_counts(config, "Llama",
-                                    {{"num_hidden_layers", &a.layers, 1024, 0},
-                                     {"hidden_size", &a.width, 1 << 16, 0},
-                                     {"num_attention_heads", &a.heads, 1 << 12, 0},
-                                     {"intermediate_size", &a.ffn_width, 1 << 20, 0},
-                                     {"vocab_size", &a.vocab_size, 1 << 22, 0},
-                                     {"max_position_embeddings", &a.max_length, 1 << 20, 2048}}));
   SCION_RETURN_IF_ERROR(
-      read_count(config, "num_key_value_heads", 1 << 12, a.heads, a.kv_heads, "Llama"));
+      read_counts(config, family.name,
+                  {{"num_hidden_layers", &a.layers, 1024, 0},
+                   {"hidden_size", &a.width, 1 << 16, 0},
+                   {"num_attention_heads", &a.heads, 1 << 12, 0},
+                   {"intermediate_size", &a.ffn_width, 1 << 20, 0},
+                   {"vocab_size", &a.vocab_size, 1 << 22, 0},
+                   {"max_position_embeddings", &a.max_length, 1 << 20, family.max_positions}}));
+  SCION_RETURN_IF_ERROR(read_count(config, "num_key_value_heads", 1 << 12,
+                                   family.kv_heads > 0 ? family.kv_heads : a.heads, a.kv_heads,
+                                   family.name));
   if (a.width % a.heads != 0)
     return spec_error(fmt::format("'{}': num_attention_heads {} does not divide hidden_size {}",
                                   file, a.heads, a.width));
@@ -315,18 +392,44 @@ Result<Architecture> llama_architecture(const JsonValue& config) {
         fmt::format("'{}': head_dim {} differs from hidden_size / "
                     "num_attention_heads = {}; scion runs heads of that width",
                     file, *head_dim, a.head_dim()));
+  return Status::ok();
+}
+
+// A Llama-shaped decoder (LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM,
+// Phi3ForCausalLM): pre-norm with RMSNorm, rotary positions, the SwiGLU FFN, grouped-query
+// attention, and the family's additions (Qwen2's q/k/v biases, the sliding window of
+// Mistral and Phi-3; Phi-3's fused linears are a matter of its name table).
+Result<Architecture> decoder_architecture(const JsonValue& config, const DecoderFamily& family) {
+  Architecture a;
+  a.kind = ArchitectureKind::kDecoder;
+  a.norm = NormPlacement::kPre;
+  a.norm_kind = NormKind::kRmsNorm;
+  a.positions = PositionKind::kRotary;
+  a.activation = Activation::kSwiGlu;
+  a.linear_bias = false;
+  a.qkv_bias = family.qkv_bias;
+  a.pooler = false;
+  a.type_vocab_size = 0;
+  a.dropout = 0.0f;  // no hidden dropout; attention_dropout is on probabilities
+  a.hf_model_type = std::string(family.model_type);
+  const std::string file = std::string(config.file());
+  SCION_RETURN_IF_ERROR(read_decoder_shape(config, family, a));
   auto act = config.string_or("hidden_act", "silu");
   if (!act) return act.status();
   if (*act != "silu" && *act != "swish")
     return spec_error(
-        fmt::format("'{}': hidden_act '{}' is not supported for llama; scion "
+        fmt::format("'{}': hidden_act '{}' is not supported for {}; scion "
                     "runs silu (SwiGLU)",
-                    file, *act));
-  SCION_RETURN_IF_ERROR(refuse_true(config, {"attention_bias", "mlp_bias"},
-                                    "scion runs Llama's linear layers without biases"));
+                    file, *act, family.model_type));
+  SCION_RETURN_IF_ERROR(refuse_true(
+      config, {"attention_bias", "mlp_bias"},
+      fmt::format("scion runs {}'s linear layers {}", family.name,
+                  family.qkv_bias ? "with biases on q, k and v only" : "without biases")));
   SCION_RETURN_IF_ERROR(read_positive(config, "rms_norm_eps", 1e-6f, a.norm_eps));
   SCION_RETURN_IF_ERROR(read_positive(config, "rope_theta", 10000.0f, a.rope_theta));
-  SCION_RETURN_IF_ERROR(read_rope_scaling(config, a));
+  SCION_RETURN_IF_ERROR(read_rope_scaling(config, family, a));
+  SCION_RETURN_IF_ERROR(read_sliding_window(config, family, a));
+  if (family.fused_qkv) SCION_RETURN_IF_ERROR(check_phi3(config, a));
   auto tied = config.bool_or("tie_word_embeddings", false);
   if (!tied) return tied.status();
   a.tie_embeddings = *tied;
@@ -394,15 +497,16 @@ Result<Architecture> hf_config_architecture(std::string_view text, const std::st
   auto model_type = config.string_or("model_type", "");
   if (!model_type) return model_type.status();
   const std::string& type = *model_type;
-  if (type != "bert" && type != "roberta" && type != "gpt2" && type != "llama")
+  if (const DecoderFamily* family = decoder_family(type))
+    return decoder_architecture(config, *family);
+  if (type != "bert" && type != "roberta" && type != "gpt2")
     return spec_error(
         fmt::format("'{}': model_type '{}' is not supported yet; scion imports "
-                    "model_type bert (BERT, MiniLM), roberta, gpt2 and llama "
-                    "(SmolLM, TinyLlama, Llama 2 and 3 shapes)",
+                    "model_type bert (BERT, MiniLM), roberta, gpt2, llama (SmolLM, "
+                    "TinyLlama, Llama 2 and 3 shapes), qwen2 (Qwen2, Qwen2.5), mistral and "
+                    "phi3",
                     file, type));
-  return type == "gpt2"    ? gpt2_architecture(config)
-         : type == "llama" ? llama_architecture(config)
-                           : bert_architecture(config, type);
+  return type == "gpt2" ? gpt2_architecture(config) : bert_architecture(config, type);
 }
 
 Result<HfModelFolder> read_hf_model_folder(const fs::path& folder, const std::string& spelled) {

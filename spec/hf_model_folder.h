@@ -22,6 +22,14 @@
 //              llama3, yarn, longrope and su are refused), SwiGLU (hidden_act silu),
 //              grouped-query attention (num_key_value_heads), tie_word_embeddings, no
 //              biases; byte-level BPE
+//   "qwen2"    Qwen2ForCausalLM (Qwen2, Qwen2.5): Llama's decoder with biases on q, k and v;
+//              use_sliding_window true and any rope_scaling are refused
+//   "mistral"  MistralForCausalLM: Llama's decoder with sliding_window (default 4096, null:
+//              none) in the attention mask; any rope_scaling is refused
+//   "phi3"     Phi3ForCausalLM (Phi-3-mini shapes): Llama's decoder with fused qkv_proj and
+//              gate_up_proj (split by the name table), sliding_window (absent or null: none);
+//              grouped-query attention, su/longrope rope_scaling and resid_pdrop are refused
+// Llama, Qwen2, Mistral and Phi-3 are rows of one decoder-family table (hf_model_folder.cpp).
 // Other model types are refused with their name. The tensor names of the weights are
 // mapped in lineage/hf_tensor_names.h. A tokenizer_config.json beside the tokenizer is
 // digested too: its bos/eos/pad/mask tokens frame BPE sequences.
@@ -45,8 +53,8 @@ struct HfModelFolder {
 
 // `folder` is absolute; `spelled` is the folder as the spec wrote it, which the tokenizer's
 // vocab_file is relative to (like every path in a spec). Errors (kSpecError) name the file
-// and key: a missing config.json, weights or tokenizer, a model_type other than bert or llama, a
-// missing or out-of-range hyperparameter.
+// and key: a missing config.json, weights or tokenizer, a model_type not listed above, a
+// missing or out-of-range hyperparameter, a key whose value scion does not run.
 Result<HfModelFolder> read_hf_model_folder(const std::filesystem::path& folder,
                                            const std::string& spelled);
 

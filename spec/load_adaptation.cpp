@@ -154,7 +154,7 @@ void load_adaptation(SpecReader& r, const YamlNode& node, const std::string& pat
       out.head = load_head(r, *value, mpath);
     } else if (method == "bitfit") {
       if (!read_switch(r, *value, mpath)) continue;
-      if (a && !a->linear_bias && a->norm_kind == NormKind::kRmsNorm) {
+      if (a && !a->linear_bias && !a->qkv_bias && a->norm_kind == NormKind::kRmsNorm) {
         r.error(*key, mpath,
                 fmt::format("BitFit trains the trunk's biases, and this {} base has none",
                             a->hf_model_type),

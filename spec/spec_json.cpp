@@ -41,14 +41,16 @@ json architecture_json(const Architecture& a) {
     out["type_vocab_size"] = a.type_vocab_size;
     out["pooler"] = a.pooler;
   }
-  // Llama's differences, again only where present.
-  if (a.hf_model_type == "llama") {
+  // The Llama-shaped decoders' differences (llama, qwen2, mistral), again only where present.
+  if (a.positions == PositionKind::kRotary) {
     out["norm_kind"] = a.norm_kind == NormKind::kRmsNorm ? "rms" : "layer";
     out["positions"] = a.positions == PositionKind::kRotary ? "rope" : "learned";
     out["kv_heads"] = a.kv_heads;
     out["rope_theta"] = a.rope_theta;
     out["rope_scale"] = a.rope_scale;
     out["linear_bias"] = a.linear_bias;
+    if (a.qkv_bias) out["qkv_bias"] = true;
+    if (a.sliding_window > 0) out["sliding_window"] = a.sliding_window;
   }
   return out;
 }

@@ -67,7 +67,7 @@ struct Architecture {
   Activation activation = Activation::kGeluTanh;  // hidden_act
   int type_vocab_size = 0;  // >0: BERT's token-type embeddings; type 0 is added everywhere
   bool pooler = false;      // BERT's pooler tanh(dense(h)) between pooling and the head
-  std::string hf_model_type;  // "bert" or "llama" for an imported Hugging Face folder
+  std::string hf_model_type;  // config.json's model_type ("bert", "llama", ...); "" for native
   // The Llama family (model_type llama): RMSNorm, rotary positions, the SwiGLU FFN
   // (activation kSwiGlu adds the ffn_gate linear), grouped-query attention and linear
   // layers without biases.
@@ -77,6 +77,10 @@ struct Architecture {
   float rope_theta = 10000.0f;  // RoPE base
   float rope_scale = 1.0f;      // rope_scaling {type: linear, factor}: positions / factor
   bool linear_bias = true;      // the linear layers (q, k, v, o, FFN) have biases
+  bool qkv_bias = false;        // Qwen2: q, k and v have biases where the others have none
+  // Mistral's sliding window: the query at position i sees only the keys at positions
+  // i - sliding_window ... i (transformers 4.40's mask), 0: every earlier key.
+  int sliding_window = 0;
 
   int key_value_heads() const { return kv_heads > 0 ? kv_heads : heads; }
   int head_dim() const { return heads > 0 ? width / heads : 0; }

@@ -22,7 +22,8 @@ Status check_generates(const spec::Workspace& ws, const spec::Model& model) {
                                : "a masked language model (an encoder)";
   return invalid_argument(
       fmt::format("model '{}' is {}, and --generate continues text with a causal language model: a "
-                  "decoder base (GPT-2, Llama) or a descendant of one trained with objective clm",
+                  "decoder base (GPT-2, Llama, Qwen2, Mistral, Phi-3) or a descendant of one "
+                  "trained with objective clm",
                   model.name, what));
 }
 

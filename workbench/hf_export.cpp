@@ -47,6 +47,9 @@ constexpr HfTaskModel kTaskModels[] = {
      spec::Pooling::kCls, true},
     {"gpt2", TaskKind::kCausalLm, "GPT2LMHeadModel", "", "", spec::Pooling::kLast},
     {"llama", TaskKind::kCausalLm, "LlamaForCausalLM", "", "", spec::Pooling::kLast},
+    {"qwen2", TaskKind::kCausalLm, "Qwen2ForCausalLM", "", "", spec::Pooling::kLast},
+    {"mistral", TaskKind::kCausalLm, "MistralForCausalLM", "", "", spec::Pooling::kLast},
+    {"phi3", TaskKind::kCausalLm, "Phi3ForCausalLM", "", "", spec::Pooling::kLast},
 };
 
 // The row for `model_type`: its token classifier for a token-classification head, else

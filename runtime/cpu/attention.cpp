@@ -39,7 +39,8 @@ float* thread_scores(std::int64_t n) {
 
 void attention_forward(float* out, float* probs, const float* q, const float* k, const float* v,
                        const float* prefix_k, const float* prefix_v, const std::int32_t* lengths,
-                       int B, int T, int P, int C, int NH, bool causal, const HeadProducts& hp) {
+                       int B, int T, int P, int C, int NH, bool causal, int window,
+                       const HeadProducts& hp) {
   const int hs = C / NH;
   const int S = P + T;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
@@ -58,7 +59,11 @@ void attention_forward(float* out, float* probs, const float* q, const float* k,
       const int length = lengths ? lengths[b] : T;
       for (int t = 0; t < T; ++t) {
         const int last_key = causal ? std::min(t + 1, length) : length;  // real keys [0, last)
-        softmax_row(p + static_cast<std::size_t>(t) * S, P + std::max(last_key, 0), S);
+        // Keys before the sliding window: [0, first) of the row, prefix keys first.
+        const int first = causal && window > 0 ? std::clamp(P + t - window, 0, S) : 0;
+        float* row = p + static_cast<std::size_t>(t) * S;
+        std::fill(row, row + first, 0.0f);
+        softmax_row(row + first, std::max(P + std::max(last_key, 0) - first, 0), S - first);
       }
       // Weighted values: out = P[:, :P] prefix_v + P[:, P:] v.
       const HeadOperand ph = hp.operand(kProbs, p, T, S, S);

@@ -5,8 +5,11 @@
 // shared by the B rows of the segment (null when P = 0). probs: (B, NH, T, P+T), saved
 // for backward; masked entries are exactly 0.
 // Mask: query t sees every prefix key, and key t' when t' < lengths[b] (padding; lengths
-// null means all T are real) and, if causal, t' <= t. A query with no visible key (only
-// possible at padded positions) gets a zero output.
+// null means all T are real) and, if causal, t' <= t. A causal query with a sliding
+// window (window > 0; Mistral's) sees only the keys at most `window` positions before its
+// own, counting the prefix keys as positions 0 ... P-1 and query t as position P + t (as
+// transformers 4.40 masks past_key_values): key s of [0, P+T) when P + t - s <= window.
+// A query with no visible key (only possible at padded positions) gets a zero output.
 // Gradients: dq, dk, dv are assigned (=); dprefix_k, dprefix_v are assigned (=) too: the
 // model adds them to the owners' parameter gradients (a prefix may be the concatenation
 // of several models' prefixes). Any of dprefix_* may be null.
@@ -24,7 +27,7 @@ namespace scion::runtime::cpu {
 
 void attention_forward(float* out, float* probs, const float* q, const float* k, const float* v,
                        const float* prefix_k, const float* prefix_v, const std::int32_t* lengths,
-                       int B, int T, int P, int C, int NH, bool causal,
+                       int B, int T, int P, int C, int NH, bool causal, int window,
                        const HeadProducts& products);
 
 void attention_backward(float* dq, float* dk, float* dv, float* dprefix_k, float* dprefix_v,

@@ -124,9 +124,9 @@ class CpuBackend final : public Backend {
   }
   void attention_forward(float* out, float* probs, const float* q, const float* k, const float* v,
                          const float* prefix_k, const float* prefix_v, const std::int32_t* lengths,
-                         int B, int T, int P, int C, int NH, bool causal) override {
+                         int B, int T, int P, int C, int NH, bool causal, int window) override {
     cpu::attention_forward(out, probs, q, k, v, prefix_k, prefix_v, lengths, B, T, P, C, NH, causal,
-                           heads_);
+                           window, heads_);
   }
   void attention_backward(float* dq, float* dk, float* dv, float* dprefix_k, float* dprefix_v,
                           const float* dout, const float* probs, const float* q, const float* k,

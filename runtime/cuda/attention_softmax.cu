@@ -10,9 +10,10 @@ namespace {
 constexpr int kWarpsPerBlock = 8;
 
 // Row (b, h, t) of probs: query t sees every prefix key and key t' < lengths[b] (and, if
-// causal, t' <= t). Masked entries become exactly 0; a row with no visible key is all 0.
-__global__ void softmax_kernel(float* probs, const std::int32_t* lengths, std::int64_t rows,
-                               int NH, int T, int P, bool causal) {
+// causal, t' <= t; with a sliding window, only keys s of [0, S) with P + t - s <= window).
+// Masked entries become exactly 0; a row with no visible key is all 0.
+__global__ void softmax_kernel(float* probs, const std::int32_t* lengths, std::int64_t rows, int NH,
+                               int T, int P, bool causal, int window) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   if (row >= rows) return;
   const int lane = threadIdx.x % 32;
@@ -22,20 +23,22 @@ __global__ void softmax_kernel(float* probs, const std::int32_t* lengths, std::i
   const int length = lengths ? lengths[b] : T;
   const int last_key = causal ? min(t + 1, length) : length;  // real keys [0, last)
   const int visible = P + max(last_key, 0);
+  const int first = causal && window > 0 ? min(max(P + t - window, 0), S) : 0;
   float* p = probs + row * S;
-  for (int j = visible + lane; j < S; j += 32) p[j] = 0.0f;
-  if (visible == 0) return;
+  for (int j = lane; j < S; j += 32)
+    if (j < first || j >= visible) p[j] = 0.0f;
+  if (visible <= first) return;
   float maxval = -INFINITY;
-  for (int j = lane; j < visible; j += 32) maxval = fmaxf(maxval, p[j]);
+  for (int j = first + lane; j < visible; j += 32) maxval = fmaxf(maxval, p[j]);
   maxval = warp_max(maxval);
   float sum = 0.0f;
-  for (int j = lane; j < visible; j += 32) {
+  for (int j = first + lane; j < visible; j += 32) {
     const float e = expf(p[j] - maxval);
     p[j] = e;
     sum += e;
   }
   const float inv = 1.0f / warp_sum(sum);
-  for (int j = lane; j < visible; j += 32) p[j] *= inv;
+  for (int j = first + lane; j < visible; j += 32) p[j] *= inv;
 }
 
 __global__ void softmax_backward_kernel(float* ds, const float* probs, std::int64_t rows, int S,
@@ -58,11 +61,11 @@ unsigned row_blocks(std::int64_t rows) {
 }  // namespace
 
 void attention_softmax(float* probs, const std::int32_t* lengths, int B, int NH, int T, int P,
-                       bool causal, cudaStream_t stream) {
+                       bool causal, int window, cudaStream_t stream) {
   const std::int64_t rows = static_cast<std::int64_t>(B) * NH * T;
   if (rows <= 0) return;
-  softmax_kernel<<<row_blocks(rows), kWarpsPerBlock * 32, 0, stream>>>(probs, lengths, rows, NH,
-                                                                        T, P, causal);
+  softmax_kernel<<<row_blocks(rows), kWarpsPerBlock * 32, 0, stream>>>(probs, lengths, rows, NH, T,
+                                                                       P, causal, window);
 }
 
 void attention_softmax_backward(float* ds, const float* probs, std::int64_t rows, int S,

@@ -290,10 +290,9 @@ class CudaBackend final : public Backend {
     log_.launched("matmul_backward_bf16_weight");
   }
 
-  void attention_forward(float* out, float* probs, const float* q, const float* k,
-                         const float* v, const float* prefix_k, const float* prefix_v,
-                         const std::int32_t* lengths, int B, int T, int P, int C, int NH,
-                         bool causal) override {
+  void attention_forward(float* out, float* probs, const float* q, const float* k, const float* v,
+                         const float* prefix_k, const float* prefix_v, const std::int32_t* lengths,
+                         int B, int T, int P, int C, int NH, bool causal, int window) override {
     const Heads g(T, P, C, NH);
     for (int h = 0; h < NH; ++h) {  // scaled scores, prefix keys first: (T, S) per sequence
       float* p = probs + h * g.TS;
@@ -303,7 +302,7 @@ class CudaBackend final : public Backend {
       gemm_.run_batched(false, true, T, T, g.hs, g.scale, q + h * g.hs, C, g.TC, k + h * g.hs, C,
                         g.TC, 0.0f, p + P, g.S, g.NHTS, B, Operands::kF32);
     }
-    attention_softmax(probs, lengths, B, NH, T, P, causal, kStream);
+    attention_softmax(probs, lengths, B, NH, T, P, causal, window, kStream);
     for (int h = 0; h < NH; ++h) {  // out = P[:, :P] prefix_v + P[:, P:] v
       const float* p = probs + h * g.TS;
       if (P > 0)

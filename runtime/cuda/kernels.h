@@ -62,7 +62,7 @@ void round_to_bf16(std::uint16_t* dst, const float* src, std::int64_t n, cudaStr
 // probs (B, NH, T, S = P + T) holds scaled scores; masks (as cpu/attention.h) and
 // normalises every row in place.
 void attention_softmax(float* probs, const std::int32_t* lengths, int B, int NH, int T, int P,
-                       bool causal, cudaStream_t stream);
+                       bool causal, int window, cudaStream_t stream);
 // ds holds dP (same layout as probs); becomes dS = P ⊙ (dP − Σ_j P dP) · scale.
 void attention_softmax_backward(float* ds, const float* probs, std::int64_t rows, int S,
                                 float scale, cudaStream_t stream);

@@ -248,7 +248,8 @@ const float* Pass::block_forward(int l, const float* x) {
     const float* prefix_v = cache ? cache->values(l) : sa.prefix_v[l];
     be_.attention_forward(b.att + off, b.probs + u.probs0, b.q + off, b.k + off, b.v + off,
                           Pf ? prefix_k : nullptr, Pf ? prefix_v : nullptr, sa.attn_lengths, sa.B,
-                          sa.S, Pf, C_, a_.heads, a_.kind == spec::ArchitectureKind::kDecoder);
+                          sa.S, Pf, C_, a_.heads, a_.kind == spec::ArchitectureKind::kDecoder,
+                          a_.sliding_window);
     if (!cache) continue;
     // The new positions' keys and values go after the cached ones (forward() advances).
     be_.copy(cache->keys(l) + static_cast<std::int64_t>(Pf) * C_, b.k + off, u.rows * C_);

@@ -44,7 +44,9 @@ void add_trunk(const Model& base, const Workspace& ws, std::vector<ParameterSpec
   auto add_linear = [&](const std::string& stem) {
     const auto [out, in] = linear_shape(a, stem);
     add(stem + ".weight", {out, in});
-    if (a.linear_bias) add(stem + ".bias", {out});
+    const bool qkv =
+        stem.ends_with("attn_q") || stem.ends_with("attn_k") || stem.ends_with("attn_v");
+    if (a.linear_bias || (a.qkv_bias && qkv)) add(stem + ".bias", {out});
   };
   add("tok_emb.weight", {V, C});
   if (a.positions == spec::PositionKind::kLearned) add("pos_emb.weight", {T, C});

@@ -231,13 +231,22 @@ void bf16_weight_matmul_cases(std::vector<OpCase>& cases) {
 // ---- attention -------------------------------------------------------------------------
 
 void attention_cases(std::vector<OpCase>& cases) {
-  struct Shape { int B, T, P, C, NH; bool causal, padded; };
-  for (const Shape s : {Shape{2, 4, 0, 8, 2, false, true}, Shape{2, 4, 0, 8, 2, true, false},
-                        Shape{2, 4, 3, 8, 2, false, true}, Shape{2, 4, 2, 8, 2, true, false},
-                        Shape{4, 128, 0, 256, 4, false, true}, Shape{2, 64, 8, 128, 4, false, true},
-                        Shape{2, 96, 4, 128, 4, true, false}}) {
-    const std::string shape = sizes({{"B", s.B}, {"T", s.T}, {"P", s.P}, {"C", s.C}, {"NH", s.NH}}) +
-                              (s.causal ? " causal" : " bidirectional") + (s.padded ? " padded" : "");
+  // window: Mistral's sliding window (0: none), over prefix keys and padded rows too.
+  struct Shape {
+    int B, T, P, C, NH;
+    bool causal, padded;
+    int window;
+  };
+  for (const Shape s :
+       {Shape{2, 4, 0, 8, 2, false, true, 0}, Shape{2, 4, 0, 8, 2, true, false, 0},
+        Shape{2, 4, 3, 8, 2, false, true, 0}, Shape{2, 4, 2, 8, 2, true, false, 0},
+        Shape{2, 6, 2, 8, 2, true, true, 2}, Shape{4, 128, 0, 256, 4, false, true, 0},
+        Shape{2, 64, 8, 128, 4, false, true, 0}, Shape{2, 96, 4, 128, 4, true, false, 0},
+        Shape{2, 96, 4, 128, 4, true, true, 40}}) {
+    const std::string shape =
+        sizes({{"B", s.B}, {"T", s.T}, {"P", s.P}, {"C", s.C}, {"NH", s.NH}}) +
+        (s.causal ? " causal" : " bidirectional") + (s.padded ? " padded" : "") +
+        (s.window ? " window=" + std::to_string(s.window) : "");
     const std::size_t n = n_of(s.B, s.T, s.C), probs_n = n_of(s.B, s.NH, s.T, s.P + s.T);
     std::vector<std::int32_t> lengths;
     for (int b = 0; b < s.B; ++b) lengths.push_back(s.T - (b * s.T) / (2 * s.B));  // T, then shorter
@@ -249,8 +258,9 @@ void attention_cases(std::vector<OpCase>& cases) {
       float* pv = s.P ? r.upload(random_values(n_of(s.P, s.C), 35)) : nullptr;
       float* out = r.buffer(n);
       float* probs = r.buffer(probs_n);
-      r.backend().attention_forward(out, probs, q, k, v, pk, pv, s.padded ? r.upload(lengths) : nullptr,
-                                    s.B, s.T, s.P, s.C, s.NH, s.causal);
+      r.backend().attention_forward(out, probs, q, k, v, pk, pv,
+                                    s.padded ? r.upload(lengths) : nullptr, s.B, s.T, s.P, s.C,
+                                    s.NH, s.causal, s.window);
       if (!backward) {
         r.keep("out", out, n, OutputCheck::kAttentionProduct);
         r.keep("probs", probs, probs_n, OutputCheck::kAttentionProduct);

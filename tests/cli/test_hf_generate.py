@@ -5,7 +5,9 @@ dataset (the loss on completions only) with LoRA, prefix and prompt tuning, on G
 the fixture's Llama (grouped-query attention: 4 query heads, 2 key/value heads) and on a
 Llama with one key/value head per query head (prefix tuning needs it: PEFT's prefix has
 as many key heads as query heads), and a descendant of a descendant (prefix tuning on a
-LoRA, exported over DIR/base with the LoRA merged) each generate in ONE `scion predict
+LoRA, exported over DIR/base with the LoRA merged), and LoRA descendants of the tiny Qwen2
+(q/k/v biases) and Mistral (sliding_window 3: the window moves along the cache as tokens
+are generated) with Mistral prompt tuning, each generate in ONE `scion predict
 --generate` call per base (mixed adapters in one batch). Each exported adapter, loaded
 with PeftModel.from_pretrained, generates every prompt alone (and the bases bare) with
 do_sample=False, the same EOS and max_new_tokens; the token ids must be equal. Skips (77)
@@ -67,6 +69,22 @@ models:
     from: mha-lora
     adapt: {{prefix: {{virtual_tokens: 2}}}}
     train: {RECIPE % 8}
+  qwen2:
+    import: tiny-qwen2
+  qwen2-lora:
+    from: qwen2
+    adapt: {{lora: {{rank: 2, alpha: 4, targets: [q, k, v, ffn_gate]}}}}
+    train: {RECIPE % 9}
+  mistral:
+    import: tiny-mistral
+  mistral-lora:
+    from: mistral
+    adapt: {{lora: {{rank: 2, alpha: 4, targets: [q, v, o]}}}}
+    train: {RECIPE % 10}
+  mistral-prompt:
+    from: mistral
+    adapt: {{prompt: {{virtual_tokens: 3}}}}
+    train: {RECIPE % 11}
 """
 
 # A Llama with one key/value head per query head, from the tiny fixture's shapes and
@@ -110,7 +128,7 @@ print(json.dumps(out))
 """
 
 work = temp_dir()
-for folder in ("tiny-gpt2", "tiny-llama"):
+for folder in ("tiny-gpt2", "tiny-llama", "tiny-qwen2", "tiny-mistral"):
     shutil.copytree(os.path.join(FIXTURES, folder), os.path.join(work, folder))
 mha = os.path.join(work, "tiny-llama-mha")
 run_python(PYTHON, MAKE_MHA, os.path.join(FIXTURES, "tiny-llama"), mha)
@@ -121,7 +139,8 @@ with open(os.path.join(work, "pairs.jsonl"), "w") as f:
         f.write(json.dumps({"prompt": prompt, "completion": completion}) + "\n")
 with open(os.path.join(work, "scion.yaml"), "w") as f:
     f.write(SPEC)
-for folder, name in (("tiny-gpt2", "gpt2"), ("tiny-llama", "llama"), ("tiny-llama-mha", "mha")):
+for folder, name in (("tiny-gpt2", "gpt2"), ("tiny-llama", "llama"), ("tiny-llama-mha", "mha"),
+                     ("tiny-qwen2", "qwen2"), ("tiny-mistral", "mistral")):
     rc, out, err = run("import", folder, "--as", name, cwd=work)
     check(rc == 0, f"import {folder}: {err}")
 rc, out, err = run("adapt", cwd=work, timeout=1200)
@@ -133,6 +152,8 @@ FAMILIES = {  # base: (folder, descendants, PEFT type of each)
     "llama": ("tiny-llama", {"llama-lora": "LORA", "llama-prompt": "PROMPT_TUNING"}),
     "mha": ("tiny-llama-mha", {"mha-prefix": "PREFIX_TUNING", "mha-lora": "LORA",
                                "mha-lora-prefix": "PREFIX_TUNING"}),
+    "qwen2": ("tiny-qwen2", {"qwen2-lora": "LORA"}),
+    "mistral": ("tiny-mistral", {"mistral-lora": "LORA", "mistral-prompt": "PROMPT_TUNING"}),
 }
 
 

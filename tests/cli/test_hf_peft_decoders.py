@@ -26,8 +26,8 @@ import os
 import shutil
 
 from harness import SOURCE_ROOT, check, run, run_json, temp_dir
-from interop_python import (HF_CLASSIFIER, PEFT_CLASSIFIER, PEFT_PREFIX_CLASSIFIER, interop_python,
-                             run_python)
+from interop_python import (CAUSAL_LM_LOGPROBS, HF_CLASSIFIER, PEFT_CLASSIFIER,
+                             PEFT_PREFIX_CLASSIFIER, interop_python, run_python)
 
 PYTHON = interop_python(SOURCE_ROOT)
 FIXTURES = os.path.join(SOURCE_ROOT, "tests", "fixtures", "hf")
@@ -141,60 +141,6 @@ model = LlamaForCausalLM(LlamaConfig(**{k: v for k, v in config.items() if k not
 model.save_pretrained(dst, safe_serialization=True)
 """
 
-# Each text's summed log-probability as scion's ContinuationScorer frames it: one row
-# [BOS] + text[:-1], the text tokenised without the post-processor.
-LM_SIDE = r"""
-import json, sys, torch
-from peft import PeftModel
-from peft.utils import set_peft_model_state_dict
-from safetensors.torch import load_file
-from tokenizers import Tokenizer
-from transformers import AutoModelForCausalLM
-base, adapter, bos, texts = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
-model, info = AutoModelForCausalLM.from_pretrained(base, output_loading_info=True)
-model.eval()
-unexpected, missing, virtual = info["unexpected_keys"], info["missing_keys"], 0
-if adapter:
-    model = PeftModel.from_pretrained(model, adapter).eval()
-    weights = load_file(adapter + "/adapter_model.safetensors")
-    result = set_peft_model_state_dict(model, weights)
-    # Prompt learning: PEFT loads prompt_embeddings into the prompt encoder (strict, so a
-    # wrong shape fails) and reports the key as unexpected to the module load; check that
-    # the encoder holds the file's values instead.
-    unexpected = [k for k in result.unexpected_keys if k != "prompt_embeddings"]
-    if "prompt_embeddings" in weights and not torch.equal(
-            model.prompt_encoder["default"].embedding.weight, weights["prompt_embeddings"]):
-        unexpected.append("prompt_embeddings (not loaded into the prompt encoder)")
-    missing = [k for k in result.missing_keys if "lora_" in k or "modules_to_save" in k]
-    if model.peft_config["default"].peft_type == "PROMPT_TUNING":
-        virtual = model.peft_config["default"].num_virtual_tokens
-tok = Tokenizer.from_file(base + "/tokenizer.json")
-tok.no_padding()
-tok.no_truncation()
-sums, counts = [], []
-with torch.no_grad():
-    for text in texts:
-        ids = tok.encode(text, add_special_tokens=False).ids
-        row = torch.tensor([[bos] + ids[:-1]])
-        logits = model(input_ids=row, attention_mask=torch.ones_like(row)).logits[0, virtual:]
-        logp = torch.log_softmax(logits.double(), -1)
-        sums.append(sum(logp[j, t].item() for j, t in enumerate(ids)))
-        counts.append(len(ids))
-# The same rows in one right-padded batch with an attention mask (PEFT puts ones in front
-# for virtual tokens): right padding moves no real token's position.
-rows = [[bos] + tok.encode(t, add_special_tokens=False).ids[:-1] for t in texts]
-longest = max(len(r) for r in rows)
-ids = torch.tensor([r + [0] * (longest - len(r)) for r in rows])
-mask = torch.tensor([[1] * len(r) + [0] * (longest - len(r)) for r in rows])
-batched = []
-with torch.no_grad():
-    logp = torch.log_softmax(model(input_ids=ids, attention_mask=mask).logits[:, virtual:].double(), -1)
-    for b, text in enumerate(texts):
-        targets = tok.encode(text, add_special_tokens=False).ids
-        batched.append(sum(logp[b, j, t].item() for j, t in enumerate(targets)))
-print(json.dumps({"unexpected": unexpected, "missing": missing, "sums": sums, "counts": counts,
-                  "batched_sums": batched}))
-"""
 
 
 
@@ -252,7 +198,7 @@ def scion_logprob(model):
 
 def compare_lm(model, base_folder, adapter):
     folder = base_folder if os.path.isabs(base_folder) else os.path.join(work, base_folder)
-    theirs = json.loads(run_python(PYTHON, LM_SIDE, folder, adapter, str(bos_of(folder)),
+    theirs = json.loads(run_python(PYTHON, CAUSAL_LM_LOGPROBS, folder, adapter, str(bos_of(folder)),
                                    json.dumps(TEXTS)))
     check(not theirs["unexpected"], f"{model}: PEFT found unexpected keys {theirs['unexpected']}")
     check(not theirs["missing"], f"{model}: PEFT misses adapter keys {theirs['missing']}")

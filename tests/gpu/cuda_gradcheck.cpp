@@ -206,11 +206,11 @@ std::vector<GradCase> cases() {
                 {"prefix_k", normal_values(P * C, 12)}, {"prefix_v", normal_values(P * C, 13)}},
                static_cast<std::size_t>(B * T * C)};
     c.forward = [=](Backend& b, Buffers& m, const std::vector<float*>& in, float* out) {
-      b.attention_forward(out, m.zeros(B * NH * T * S), in[0], in[1], in[2], in[3], in[4], m.upload(lengths), B, T, P, C, NH, causal);
+      b.attention_forward(out, m.zeros(B * NH * T * S), in[0], in[1], in[2], in[3], in[4], m.upload(lengths), B, T, P, C, NH, causal, 0);
     };
     c.backward = [=](Backend& b, Buffers& m, const std::vector<float*>& in, const float* dout, const std::vector<float*>& g) {
       float *probs = m.zeros(B * NH * T * S), *out = m.zeros(B * T * C);
-      b.attention_forward(out, probs, in[0], in[1], in[2], in[3], in[4], m.upload(lengths), B, T, P, C, NH, causal);
+      b.attention_forward(out, probs, in[0], in[1], in[2], in[3], in[4], m.upload(lengths), B, T, P, C, NH, causal, 0);
       b.attention_backward(g[0], g[1], g[2], g[3], g[4], dout, probs, in[0], in[1], in[2], in[3], in[4], B, T, P, C, NH);
     };
     all.push_back(c);

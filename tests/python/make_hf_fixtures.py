@@ -24,8 +24,27 @@ packages):
                       (multi-query), rope_theta 500000 and linear rope_scaling (factor 2)
   tiny-llama-expected.json   for each folder: token ids (right-padded rows of different
                       lengths) and transformers' logits at every real position
+  tiny-qwen2/         a randomly initialised Qwen2ForCausalLM folder (Llama's shapes with
+                      random q/k/v biases; 2 key/value heads, untied head)
+  tiny-qwen2-tied/    the same with a tied head, a key/value head per query head and
+                      rope_theta 1000000
+  tiny-mistral/       a randomly initialised MistralForCausalLM folder, 2 key/value heads,
+                      sliding_window 3: shorter than two of the three rows, so the window's
+                      mask changes their logits
+  tiny-decoders-expected.json   for each of the three: ids and logits as for Llama
+  tiny-phi3/          a randomly initialised Phi3ForCausalLM folder (fused qkv_proj and
+                      gate_up_proj, a key/value head per query head, untied head)
+  tiny-phi3-expected.json       its ids and logits as for Llama
+
+Every fixture here was made with transformers 4.40.2 (the interop venv), except the group
+"phi3": transformers 4.40.2 has no Phi-3, so tiny-phi3 was made with transformers 4.44.2,
+installed with --no-deps into a throw-away folder over the interop venv (Debian's torch
+1.13): pip install --no-deps --target /tmp/tf-new transformers==4.44.2, then
+PYTHONPATH=/tmp/tf-new .interop-venv/bin/python tests/python/make_hf_fixtures.py phi3.
+The groups are written separately, so that adding one leaves the others' bytes as they are:
 
 Usage: .interop-venv/bin/python tests/python/make_hf_fixtures.py
+           [bert|golden|llama|decoders|phi3]...   (no argument: all but phi3)
 """
 import json
 import os
@@ -36,7 +55,8 @@ from safetensors.torch import save_file
 from tokenizers import BertWordPieceTokenizer, ByteLevelBPETokenizer
 from tokenizers.processors import BertProcessing
 from transformers import (BertConfig, BertForSequenceClassification, BertTokenizerFast,
-                          LlamaConfig, LlamaForCausalLM)
+                          LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM,
+                          Qwen2Config, Qwen2ForCausalLM)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "fixtures", "hf")
@@ -185,20 +205,29 @@ def llama_tokenizer(folder, vocab_size):
 
 
 def write_tiny_llama(name, seed, **shape):
+    return write_tiny_decoder(name, seed, LlamaConfig, LlamaForCausalLM, **shape)
+
+
+def write_tiny_decoder(name, seed, config_class, model_class, **shape):
+    """A random tiny Llama-shaped causal LM folder and its logits on LLAMA_ROWS."""
     folder = os.path.join(OUT, name)
     os.makedirs(folder, exist_ok=True)
-    config = LlamaConfig(vocab_size=272, hidden_size=32, num_hidden_layers=2,
-                         num_attention_heads=4, intermediate_size=48,
-                         max_position_embeddings=64, rms_norm_eps=1e-5,
-                         initializer_range=0.2, bos_token_id=1, eos_token_id=2,
-                         pad_token_id=0, attn_implementation="eager", **shape)
+    config = config_class(vocab_size=272, hidden_size=32, num_hidden_layers=2,
+                          num_attention_heads=4, intermediate_size=48,
+                          max_position_embeddings=64, rms_norm_eps=1e-5,
+                          initializer_range=0.2, bos_token_id=1, eos_token_id=2,
+                          pad_token_id=0, attn_implementation="eager", **shape)
     torch.manual_seed(seed)
-    model = LlamaForCausalLM(config).eval()
+    model = model_class(config).eval()
     with torch.no_grad():
-        # Random norm weights, so that a swapped or missing norm shows.
+        # Random norm weights, so that a swapped or missing norm shows, and random biases
+        # (Qwen2's q/k/v; transformers initialises them to zero), so that a dropped or
+        # misplaced bias shows. Llama has no biases: its fixtures are as they were.
         for pname, p in model.named_parameters():
             if "norm" in pname:
                 p.copy_(1.0 + 0.2 * torch.randn_like(p))
+            elif pname.endswith(".bias"):
+                p.copy_(0.5 * torch.randn_like(p))
     model.save_pretrained(folder, safe_serialization=True)
     for extra in ("generation_config.json",):
         path = os.path.join(folder, extra)
@@ -232,11 +261,45 @@ def write_llama():
         json.dump(expected, f)
 
 
+def write_decoders():
+    expected = {
+        "tiny-qwen2": write_tiny_decoder("tiny-qwen2", 17, Qwen2Config, Qwen2ForCausalLM,
+                                         num_key_value_heads=2, tie_word_embeddings=False),
+        "tiny-qwen2-tied": write_tiny_decoder("tiny-qwen2-tied", 18, Qwen2Config,
+                                              Qwen2ForCausalLM, num_key_value_heads=4,
+                                              tie_word_embeddings=True, rope_theta=1000000.0),
+        "tiny-mistral": write_tiny_decoder("tiny-mistral", 19, MistralConfig, MistralForCausalLM,
+                                           num_key_value_heads=2, tie_word_embeddings=False,
+                                           sliding_window=3),
+    }
+    with open(os.path.join(OUT, "tiny-decoders-expected.json"), "w") as f:
+        json.dump(expected, f)
+
+
+def write_phi3():
+    """Needs transformers 4.41 or later (see the module's docstring)."""
+    from transformers import Phi3Config, Phi3ForCausalLM
+    import transformers
+    assert transformers.__version__ == "4.44.2", transformers.__version__
+    expected = {"tiny-phi3": write_tiny_decoder("tiny-phi3", 20, Phi3Config, Phi3ForCausalLM,
+                                                num_key_value_heads=4, tie_word_embeddings=False)}
+    with open(os.path.join(OUT, "tiny-phi3-expected.json"), "w") as f:
+        json.dump(expected, f)
+
+
+GROUPS = {"bert": write_tiny_bert, "golden": write_golden, "llama": write_llama,
+          "decoders": write_decoders, "phi3": write_phi3}
+
+
 def main():
-    write_tiny_bert()
-    write_golden()
-    write_llama()
-    print("wrote fixtures to", os.path.normpath(OUT))
+    chosen = sys.argv[1:] or [g for g in GROUPS if g != "phi3"]
+    unknown = [g for g in chosen if g not in GROUPS]
+    if unknown:
+        print(f"unknown group(s) {unknown}; choose from {list(GROUPS)}", file=sys.stderr)
+        return 2
+    for group in chosen:
+        GROUPS[group]()
+    print("wrote", ", ".join(chosen), "fixtures to", os.path.normpath(OUT))
     return 0
 
 

@@ -119,7 +119,8 @@ Status read_bpe(const std::string& text, const std::string& config) {
 
 TEST_CASE("every key of config.json with every JSON type is accepted or a spec error",
           "[hf][json]") {
-  for (const char* folder : {"tiny-bert", "tiny-roberta", "tiny-gpt2", "tiny-llama"}) {
+  for (const char* folder : {"tiny-bert", "tiny-roberta", "tiny-gpt2", "tiny-llama", "tiny-qwen2",
+                             "tiny-mistral", "tiny-phi3"}) {
     INFO(folder);
     const std::string text = read_text(test::kFixtures / folder / "config.json");
     REQUIRE(read_config(text).is_ok());

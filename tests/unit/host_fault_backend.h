@@ -127,9 +127,9 @@ class HostFaultBackend final : public runtime::Backend {
   }
   void attention_forward(float* out, float* probs, const float* q, const float* k, const float* v,
                          const float* prefix_k, const float* prefix_v, const std::int32_t* lengths,
-                         int B, int T, int P, int C, int NH, bool causal) override {
+                         int B, int T, int P, int C, int NH, bool causal, int window) override {
     cpu_->attention_forward(h(out), h(probs), h(q), h(k), h(v), h(prefix_k), h(prefix_v),
-                            h(lengths), B, T, P, C, NH, causal);
+                            h(lengths), B, T, P, C, NH, causal, window);
   }
   void attention_backward(float* dq, float* dk, float* dv, float* dprefix_k, float* dprefix_v,
                           const float* dout, const float* probs, const float* q, const float* k,

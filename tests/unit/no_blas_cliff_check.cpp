@@ -50,7 +50,7 @@ void run_products(Backend& backend) {
   float *q = buffer(B * T * C), *k = buffer(B * T * C), *v = buffer(B * T * C),
         *out = buffer(B * T * C), *probs = buffer(B * NH * T * T), *dq = buffer(B * T * C),
         *dk = buffer(B * T * C), *dv = buffer(B * T * C);
-  backend.attention_forward(out, probs, q, k, v, nullptr, nullptr, nullptr, B, T, 0, C, NH, false);
+  backend.attention_forward(out, probs, q, k, v, nullptr, nullptr, nullptr, B, T, 0, C, NH, false, 0);
   backend.attention_backward(dq, dk, dv, nullptr, nullptr, out, probs, q, k, v, nullptr, nullptr,
                              B, T, 0, C, NH);
   for (float* p : {x, w, y, dx, dw, a, xa, da, q, k, v, out, probs, dq, dk, dv}) backend.deallocate(p);

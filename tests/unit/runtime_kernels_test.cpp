@@ -186,7 +186,7 @@ TEST_CASE("embedding gradients (tokens, positions, prompt) match finite differen
 }
 
 namespace {
-void attention_case(bool causal, int P, bool padded) {
+void attention_case(bool causal, int P, bool padded, int window = 0) {
   const int B = 2, T = 4, C = 8, NH = 2;
   auto q = random_vector(B * T * C, 41);
   auto k = random_vector(B * T * C, 42);
@@ -203,7 +203,7 @@ void attention_case(bool causal, int P, bool padded) {
   const HeadProducts products(Precision::kF32, MatmulLibrary::kOpenBlas);
   auto loss = [&] {
     attention_forward(out.data(), probs.data(), q.data(), k.data(), v.data(), pkp, pvp, len, B, T,
-                      P, C, NH, causal, products);
+                      P, C, NH, causal, window, products);
     return weighted_sum(out.data(), r);
   };
   loss();
@@ -219,13 +219,19 @@ void attention_case(bool causal, int P, bool padded) {
     check_gradient("dprefix_k", loss, pk.data(), P * C, dpk.data());
     check_gradient("dprefix_v", loss, pv.data(), P * C, dpv.data());
   }
-  // Masked keys get exactly zero probability.
+  // Masked keys get exactly zero probability, visible ones more than zero; key s (prefix
+  // keys first) is outside a sliding window when the query's position P + t is more than
+  // `window` after it.
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h)
       for (int t = 0; t < T; ++t)
-        for (int j = 0; j < T; ++j) {
-          const bool hidden = (len && j >= len[b]) || (causal && j > t);
-          if (hidden) CHECK(probs[((b * NH + h) * T + t) * (P + T) + P + j] == 0.0f);
+        for (int s = 0; s < P + T; ++s) {
+          const int j = s - P;  // the key's row, negative for prefix keys
+          const bool hidden =
+              (len && j >= len[b]) || (causal && j > t) || (window > 0 && P + t - s > window);
+          const float p = probs[((b * NH + h) * T + t) * (P + T) + s];
+          if (hidden) CHECK(p == 0.0f);
+          if (!hidden && (!len || t < len[b])) CHECK(p > 0.0f);
         }
 }
 }  // namespace
@@ -235,6 +241,10 @@ TEST_CASE("attention gradients match finite differences") {
   SECTION("causal") { attention_case(true, 0, false); }
   SECTION("bidirectional with prefix keys/values and padding") { attention_case(false, 3, true); }
   SECTION("causal with prefix") { attention_case(true, 2, false); }
+  SECTION("causal with prefix, padding and a sliding window of 2") {
+    attention_case(true, 2, true, 2);
+  }
+  SECTION("causal with a sliding window of 1") { attention_case(true, 0, false, 1); }
 }
 
 TEST_CASE("cross-entropy gradient matches finite differences and honours ignore_index") {

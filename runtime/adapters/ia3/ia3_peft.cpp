@@ -94,10 +94,15 @@ class Ia3PeftForm final : public PeftForm {
   std::string_view peft_type() const override { return "IA3"; }
 
   std::string export_refusal(const MethodSettings&, const Architecture& arch) const override {
-    if (arch.hf_model_type != "gpt2") return "";
-    return "GPT-2 holds q, k and v in one Conv1D (c_attn), and scion exports (IA)³ on "
-           "modules of their own (BERT, RoBERTa, Llama); --format huggingface merges (IA)³ "
-           "into the weights";
+    const char* fused = arch.hf_model_type == "gpt2"
+                            ? "GPT-2 holds q, k and v in one Conv1D (c_attn)"
+                        : arch.hf_model_type == "phi3" ? "Phi-3 holds q, k and v in one qkv_proj "
+                                                         "and the gate and up in one gate_up_proj"
+                                                       : nullptr;
+    if (!fused) return "";
+    return std::string(fused) +
+           ", and scion exports (IA)³ on modules of their own (BERT, RoBERTa, Llama); "
+           "--format huggingface merges (IA)³ into the weights";
   }
 
   // blk.N.<stem>.ia3.<model>.{out,in} (ia3_parameters.h) is <module>.ia3_l.

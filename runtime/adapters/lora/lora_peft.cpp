@@ -142,34 +142,42 @@ class LoraPeftForm final : public PeftForm {
     return out;
   }
 
-  // A module holding several of scion's targets (GPT-2's c_attn) has their ranks summed;
-  // its alpha keeps the scale: k·alpha / (k·r), or with rsLoRA sqrt(k)·alpha / sqrt(k·r).
+  // A module holding k of scion's targets (GPT-2's c_attn, Phi-3's qkv_proj and
+  // gate_up_proj) has their ranks summed; its alpha keeps the scale: k·alpha / (k·r), or
+  // with rsLoRA sqrt(k)·alpha / sqrt(k·r). When every module holds the same k, r and
+  // lora_alpha say so; otherwise rank_pattern and alpha_pattern name each fused module.
   void add_config(const MethodSettings& settings, const PeftLayout& layout,
                   nlohmann::json& config) const override {
     const LoraSpec& lora = lora_of(settings);
-    int fused = 1;
+    std::map<std::string, int> fused;  // module suffix -> k > 1
     bool all_fused = true;
-    std::string fused_module;
     for (const std::string& t : module_heads(lora, layout)) {
       const int k = targets_in_module(lora, layout, t);
-      if (k > 1) {
-        fused = k;
-        fused_module = layout.module_suffix(t);
-      } else {
+      if (k > 1)
+        fused[layout.module_suffix(t)] = k;
+      else
         all_fused = false;
-      }
     }
+    const auto scaled_alpha = [&](int k) {
+      return (lora.use_rslora ? std::sqrt(static_cast<double>(k)) : k) *
+             static_cast<double>(lora.alpha);
+    };
+    const bool one_k = all_fused && !fused.empty() &&
+                       std::all_of(fused.begin(), fused.end(), [&](const auto& m) {
+                         return m.second == fused.begin()->second;
+                       });
     nlohmann::json rank_pattern = nlohmann::json::object();
     nlohmann::json alpha_pattern = nlohmann::json::object();
     int r = lora.rank;
     double alpha = lora.alpha;
-    const double fused_alpha = lora.use_rslora ? std::sqrt(static_cast<double>(fused)) : fused;
-    if (fused > 1 && all_fused) {
-      r *= fused;
-      alpha *= fused_alpha;
-    } else if (fused > 1) {
-      rank_pattern[fused_module] = fused * lora.rank;
-      alpha_pattern[fused_module] = fused_alpha * static_cast<double>(lora.alpha);
+    if (one_k) {
+      r *= fused.begin()->second;
+      alpha = scaled_alpha(fused.begin()->second);
+    } else {
+      for (const auto& [module, k] : fused) {
+        rank_pattern[module] = k * lora.rank;
+        alpha_pattern[module] = scaled_alpha(k);
+      }
     }
     config["peft_type"] = "LORA";
     config["r"] = r;

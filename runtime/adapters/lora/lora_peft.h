@@ -10,7 +10,8 @@
 // LoRA of rank k·r, A the k A's stacked, B block-diagonal into c_attn's q, k, v output
 // ranges, with alpha k·alpha so that the scale (and so B·A·scale) is unchanged
 // (sqrt(k)·alpha under rsLoRA); where other GPT-2 modules are adapted too, rank_pattern and
-// alpha_pattern give c_attn its rank. DoRA on GPT-2 is refused: PEFT 0.10 takes the norm of
+// alpha_pattern give c_attn its rank. Phi-3's qkv_proj and gate_up_proj are fused the same
+// way (Linear, not Conv1D), each with its own k in rank_pattern where the k differ. DoRA on GPT-2 is refused: PEFT 0.10 takes the norm of
 // the weight as a Linear holds it, and GPT-2's Conv1D holds it transposed.
 //
 // target_modules is module names ("query", "value") when each one names only the adapted
