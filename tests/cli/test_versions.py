@@ -202,6 +202,18 @@ check(gc["removed_versions"] == [], f"the tagged versions are kept: {gc['removed
 rc, _, err = run("tag", "--delete", "alpha8", cwd=work)
 check(rc == 0, err)
 check(run_json("gc", cwd=work)["removed_versions"] == [], "plain gc keeps every version")
+# The spec edited back to alpha 8 and not run yet: gc keeps the versions `run` would restore,
+# and `tag` names that spec version, stored though not current (issue 37, item 10).
+edit("lora: {rank: 2, alpha: 4, targets: [q, v]}", "lora: {rank: 2, alpha: 8, targets: [q, v]}")
+states = {m["model"]: m["state"] for m in run_json("plan", cwd=work)["models"]}
+check(states["a"] == "restores" and states["c"] == "restores", f"plan restores alpha 8: {states}")
+gc = run_json("gc", "--keep", "0", cwd=work)
+check(gc["removed_versions"] == [], f"gc keeps what the spec on disk names: {gc['removed_versions']}")
+rc, _, err = run("tag", "back-to-8", cwd=work)
+check(rc == 0, f"tag a spec whose versions are stored but not current: {rc} {err}")
+rc, _, err = run("tag", "--delete", "back-to-8", cwd=work)
+check(rc == 0, err)
+edit("lora: {rank: 2, alpha: 8, targets: [q, v]}", "lora: {rank: 2, alpha: 4, targets: [q, v]}")
 gc = run_json("gc", "--keep", "0", cwd=work)
 check(sorted((v["model"], v["run"]) for v in gc["removed_versions"]) ==
       [("a", second["a"]["run"]), ("c", second["c"]["run"])] and gc["removed_objects"],
