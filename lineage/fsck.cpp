@@ -292,6 +292,30 @@ Status check_models(SqliteDb& db, FsckReport& report) {
   return Status::ok();
 }
 
+// A descendant's version holds its frozen inherited parameters as the parent version it
+// was made from holds them: a difference means that version was rewritten after its
+// descendant was made (older scions replaced a recipe's version in place).
+Status check_inheritance(LineageStore& store, FsckReport& report) {
+  auto stmt = store.db().prepare(
+      "SELECT m.name, v.recipe_hash, p.name, pm.name, pv.recipe_hash FROM versions v "
+      "JOIN models m ON m.id = v.model_id "
+      "JOIN versions pv ON pv.id = v.parent_version_id JOIN models pm ON pm.id = pv.model_id "
+      "JOIN version_parameters p ON p.version_id = v.id AND p.trainable = 0 "
+      "JOIN version_parameters q ON q.version_id = pv.id AND q.name = p.name "
+      "WHERE p.digest != q.digest ORDER BY m.name, v.id, p.name");
+  if (!stmt.is_ok()) return stmt.status();
+  return stmt->for_each_row([&](const Statement& row) {
+    const std::string model = row.column_text(0);
+    report.problems.push_back(
+        {"model '" + model + "'@" + short_digest(row.column_text(1)) + " parameter '" +
+             row.column_text(2) + "'",
+         "differs from the parent version it was made from ('" + row.column_text(3) + "'@" +
+             short_digest(row.column_text(4)) + "), where it is inherited frozen: that version "
+             "was rewritten after this one was made; retrain it (`scion run --force " + model +
+             "`)"});
+  });
+}
+
 Status check_runs(LineageStore& store, FsckReport& report) {
   auto stmt = store.db().prepare(
       "SELECT r.id, m.name FROM runs r JOIN models m ON m.id = r.model_id WHERE r.status = "
@@ -324,6 +348,7 @@ Result<FsckReport> check_store(LineageStore& store) {
   if (status.is_ok()) status = check_models(store.db(), report);
   if (status.is_ok()) status = check_objects(store, report, file_rows);
   if (status.is_ok()) status = check_parameters(store, report);
+  if (status.is_ok()) status = check_inheritance(store, report);
   if (status.is_ok()) status = check_runs(store, report);
   if (status.is_ok()) status = check_files(store, report, file_rows);
   (void)store.db().exec("COMMIT");

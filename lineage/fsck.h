@@ -3,7 +3,8 @@
 // check_store() reads everything and changes nothing: the schema against the one this
 // scion creates, SQLite's integrity and foreign-key checks, that every trained model has
 // parameters and parent links end at a base, every object's size and SHA-256 digest,
-// every parameter's reference and byte count. Problems are damage; notes are harmless leftovers (unreferenced object files
+// every parameter's reference and byte count, each version's frozen inherited parameters
+// against the parent version it was made from. Problems are damage; notes are harmless leftovers (unreferenced object files
 // from an interrupted write, runs still marked running) that gc or a new run clears.
 #pragma once
 

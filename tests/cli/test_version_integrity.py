@@ -48,6 +48,33 @@ check(accuracy(old) == before_accuracy,
       f"eval of {old} scores with its own labels: {accuracy(old)} != {before_accuracy}")
 print("ok: an old version answers with the labels it was trained with")
 
+# ---- item 1: a stored version is never rewritten ---------------------------------------------
+work = spec_workspace(SPEC)
+rc, _, err = run("run", cwd=work)
+check(rc in (0, 1), f"run: {rc} {err}")
+answered = answers("trunk")
+versions = run_json("lineage", "versions", "trunk", cwd=work)["versions"]
+# Trained again under the same recipe, on the same machine: the same bytes, the same version.
+rc, _, err = run("train", "--force", "trunk", cwd=work)
+check(rc == 0, f"train --force reproduces the version: {rc} {err}")
+check(run_json("lineage", "versions", "trunk", cwd=work)["versions"] == versions,
+      "a reproduced version is not rewritten")
+# Other parameters imported over it: refused, and the model answers as before.
+exported = f"{work}/trunk.safetensors"
+rc, _, err = run("export", "trunk", "-o", exported, cwd=work)
+check(rc == 0, f"export: {err}")
+with open(exported, "r+b") as f:
+    f.seek(-3, 2)
+    byte = f.read(1)
+    f.seek(-3, 2)
+    f.write(bytes([byte[0] ^ 0x10]))
+rc, _, err = run("import", exported, "--as", "trunk", cwd=work)
+check(rc == 2 and "already has a stored version of this recipe" in err and "never rewritten" in err
+      and "1 of" in err, f"an import over a stored version is refused: {rc} {err}")
+check(answers("trunk") == answered, "the stored version still answers")
+rc, out, err = run("fsck", cwd=work)
+check(rc == 0, f"fsck: {out}{err}")
+
 # ---- item 5: a model declaring `import: A` is not stored from another checkpoint --------------
 import os
 import shutil

@@ -87,7 +87,12 @@ steps = [e for e in events if e["event"] == "group_step"]
 check(rc == 0 and len(steps) == 20 and steps[-1]["step"] == 20 and steps[-1]["total_steps"] == 20
       and set(steps[-1]["losses"]) == {"a", "b"} and steps[-1]["tokens_per_second"] > 0
       and steps[1]["eta_s"] is not None, f"--json: one group_step event per step: {steps[-1:]}")
-first = {r["model"]: r for r in reversed(runs()) if r["kind"] in ("train", "adapt")}  # newest
+# The runs that made the versions: adapt --force reproduced a and b bit for bit, so their
+# versions stay those of the first runs (a stored version is never rewritten).
+first = {r["model"]: r for r in runs() if r["kind"] in ("train", "adapt")}  # oldest
+check(all(v["run"] == first[m]["run"] for m in ("a", "b")
+          for v in run_json("lineage", "versions", m, cwd=work)["versions"]),
+      "a reproduced version keeps the run that made it")
 tests_first = [r for r in runs() if r["kind"] == "test"]
 check(len(tests_first) == 4 and all(r["cases"] and r["cases"] > 0 and r["duration_s"] > 0
                                     for r in tests_first),

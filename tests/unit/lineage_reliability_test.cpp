@@ -32,10 +32,12 @@ int write_models(const std::filesystem::path& dir, const std::string& name, int 
     for (int t = 0; t < 8; ++t) tensors.push_back(random_bytes(200 * 1024, seed + 100 * i + t));
     for (int t = 0; t < 8; ++t)
       params.push_back(f32_parameter(std::string("w").append(std::to_string(t)), tensors[t], name));
-    auto run = (*store)->start_run(model_record(name),
-                                   {RunKind::kTrain, std::string(64, 'a'), {}, seed, {}});
+    // A recipe of its own for each version: a stored version is never rewritten.
+    const std::string tag = name + std::to_string(i);
+    const ModelRecord model = model_record(name, "", sha256_hex(std::as_bytes(std::span(tag))));
+    auto run = (*store)->start_run(model, {RunKind::kTrain, model.recipe_hash, {}, seed, {}});
     if (!run.is_ok()) return run.status().code() == StatusCode::kBusy ? 2 : 1;
-    Status status = (*store)->commit_model(*run, model_record(name), params);
+    Status status = (*store)->commit_model(*run, model, params);
     if (!status.is_ok()) {
       if (status.code() == StatusCode::kBusy &&
           status.message().find("store busy") != std::string::npos)
