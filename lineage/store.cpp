@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <ctime>
 #include <limits>
 #include <map>
@@ -90,6 +91,35 @@ Result<bool> has_no_schema(SqliteDb& db) {
   auto tables = db.query_int("SELECT count(*) FROM sqlite_schema");
   if (!tables.is_ok()) return tables.status();
   return *version == 0 && *tables == 0;
+}
+
+// Creates `db_path` with the current schema, atomically: it is built under a temporary name
+// and linked into place only complete, so a process killed while creating a store leaves no
+// lineage.db (at worst a temporary file), never one without a schema. Of two processes
+// creating one at once, one links its database and the other finds it there and uses it.
+Status create_database(Env& env, const fs::path& dir, const fs::path& db_path,
+                       const StoreOptions& options) {
+  const fs::path temp = dir / ("lineage.db.creating-" + std::to_string(::getpid()));
+  ::unlink(temp.c_str());  // left by a killed creation of an earlier process with this pid
+  {
+    auto db = SqliteDb::open(temp, /*create=*/true, options.busy_timeout_ms);
+    if (!db.is_ok()) return db.status();
+    Status built = (*db)->exec("PRAGMA journal_mode = DELETE");
+    if (built.is_ok()) built = (*db)->exec("PRAGMA synchronous = FULL");
+    if (built.is_ok()) built = migrate(**db);
+    if (!built.is_ok()) {
+      db->reset();
+      ::unlink(temp.c_str());
+      return built;
+    }
+  }
+  const bool linked = ::link(temp.c_str(), db_path.c_str()) == 0;
+  const int link_error = errno;
+  ::unlink(temp.c_str());
+  if (!linked && link_error != EEXIST)
+    return io_error("cannot create the store's database '" + db_path.string() +
+                    "': " + std::strerror(link_error));
+  return env.sync_dir(dir);
 }
 
 Result<std::unique_ptr<SqliteDb>> open_for_writing(Env& env, const fs::path& dir,
@@ -190,6 +220,7 @@ Result<std::unique_ptr<LineageStore>> LineageStore::open(const fs::path& dir,
                        "or point --store at an existing store");
     }
     SCION_RETURN_IF_ERROR(env.create_dirs(dir / "objects"));
+    SCION_RETURN_IF_ERROR(create_database(env, dir, db_path, options));
   }
   auto db = options.read_only ? open_for_reading(env, dir, db_path, options)
                               : open_for_writing(env, dir, db_path, options);
