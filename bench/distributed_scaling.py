@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Data parallelism over MPI on the CPU: W1 and W3 (../shared/BENCHMARKS.md) through the
+"""Data parallelism over MPI on the CPU: W1 and W3 (docs/benchmarks.md) through the
 real `scion adapt` / `scion train` path, with 1 rank of T threads against 2 ranks of T/2
 threads each, on the same cores. Prints one line per configuration and repetition, the
 medians, and the 2-rank speedup and scaling efficiency (speedup / 2).

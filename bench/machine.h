@@ -1,4 +1,4 @@
-// The machine line every bench program prints before its figures (BENCHMARKS.md asks for
+// The machine line every bench program prints before its figures (docs/benchmarks.md asks for
 // it): CPU model and ISA flags, the ISA oneDNN dispatches to and how bf16 runs, OpenBLAS's
 // core name (`Prescott` means its generic kernels), and the library each class of fp32
 // product runs on here (runtime/cpu/matmul_choice.h) with how that was decided.

@@ -1,5 +1,5 @@
 // scion's CPU kernels against oneDNN's primitives for the operations other than products,
-// at W3's shapes (../shared/BENCHMARKS.md: batch 16, T=128, d=768, 12 heads, f=3072):
+// at W3's shapes (docs/benchmarks.md: batch 16, T=128, d=768, 12 heads, f=3072):
 // layer norm forward and backward over 2,048 rows of 768, the attention softmax over
 // 16 × 12 × 128 rows of 128 scores, and GELU (tanh form) over 2,048 × 3,072 values. Issue
 // #15 asks for oneDNN "where it measures faster"; this is that measurement. Interleaved,

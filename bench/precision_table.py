@@ -2,7 +2,7 @@
 """The precision table of bench/README.md in one run (issue #24): the machine, its matmul
 limits (with OpenBLAS as it is and forced onto its generic kernels), then W3, W1 and W5 in
 fp32 and bf16, for scion and for PyTorch (eager fp32, bf16 autocast), each reported as
-BENCHMARKS.md asks ("Like with like"): the steady state (the median of the timed steps
+docs/benchmarks.md asks ("Like with like"): the steady state (the median of the timed steps
 after the first) and the time to the first step (process start to the end of step 1),
 separately; and scion's fp32 with OPENBLAS_CORETYPE=Prescott (the BLAS cliff check).
 

@@ -1,7 +1,7 @@
-// W1 — multi-tenant adaptation: many LoRA jobs on one frozen trunk (see BENCHMARKS.md).
+// W1 — multi-tenant adaptation: many LoRA jobs on one frozen trunk (see docs/benchmarks.md).
 //
 // Trunk: pre-norm encoder L=4, d=256, h=4, f=1024, T=128, V=260 (the byte tokenizer's
-// vocabulary: 256 bytes + 4 specials; BENCHMARKS.md says 256, the extra 4 embedding rows
+// vocabulary: 256 bytes + 4 specials; docs/benchmarks.md says 256, the extra 4 embedding rows
 // change no FLOP count), frozen. Each job: LoRA rank 8, alpha 16 on q and v of every layer
 // plus a 2-class head (CLS pooling), its own synthetic labelled dataset (own seed), batch
 // 8 sequences of 128 tokens, 20 AdamW steps at lr 1e-3 (weight decay 0.01).
@@ -15,7 +15,7 @@
 // trains what (b) trains (below, before the tolerance's derivation) and exits 1 when it
 // does not.
 //
-// Figures per configuration (BENCHMARKS.md, "Like with like"): tokens/s over the timed
+// Figures per configuration (docs/benchmarks.md, "Like with like"): tokens/s over the timed
 // trainings (FamilyTrainer::run, setup left out), the steady state (the median rate of a
 // step over every group's steps after its first, a step being every active job's one
 // step), and once for the process, the time to the first step (process start to the end
@@ -113,7 +113,7 @@ struct Options {
   int threads = 2;
   int jobs = 8;
   int steps = 20;
-  int batch = 8;  // rows per job a step; 1 with 32 jobs is BENCHMARKS.md's small-tenant case
+  int batch = 8;  // rows per job a step; 1 with 32 jobs is docs/benchmarks.md's small-tenant case
   bool scaling = false;
   bool profile = false;  // after the reps, one more training of each kind, timed by class
   std::string peer;

@@ -1,4 +1,4 @@
-// W2 — family evaluation on shared inputs (see BENCHMARKS.md).
+// W2 — family evaluation on shared inputs (see docs/benchmarks.md).
 //
 // Trunk: pre-norm encoder L=4, d=256, h=4, f=1024, T=128, V=260 (the byte tokenizer's).
 // 16 descendants: 8 head-only linear probes (2 classes, CLS pooling), 4 with LoRA rank 8

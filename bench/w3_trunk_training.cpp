@@ -1,9 +1,9 @@
-// W3 — trunk training efficiency (see BENCHMARKS.md), on the CPU or (--device cuda) a GPU.
+// W3 — trunk training efficiency (see docs/benchmarks.md), on the CPU or (--device cuda) a GPU.
 //
 // Encoder L=12, d=768, h=12, f=3072, V=256, pre-norm, tied embeddings, masked-LM loss;
 // every parameter trainable; AdamW. T=128, batch 16 on the CPU; T=512, batch 64 on a GPU
 // (--length, --batch change them). One step = forward + backward + optimizer update.
-// Reports, as BENCHMARKS.md asks ("Like with like"): the steady state, the median of the
+// Reports, as docs/benchmarks.md asks ("Like with like"): the steady state, the median of the
 // timed steps after one warm-up step, and the time to the first step, from the process's
 // start to the end of the warm-up step (parameter initialisation, JIT and first page faults
 // included); the achieved GFLOP/s (6 × parameters × tokens + attention), then:
@@ -16,7 +16,7 @@
 //     --peer-python overrides) and its steps alternate with scion's (scion step, peer step,
 //     ...), so on a shared, noisy machine both see the same load over time;
 //   - on a GPU, the MFU: achieved FLOP/s over a stated peak (--peak-tflops; by default the
-//     H100/H200 SXM dense figures, 989 TFLOP/s bf16 (BENCHMARKS.md) and 67 TFLOP/s fp32
+//     H100/H200 SXM dense figures, 989 TFLOP/s bf16 (docs/benchmarks.md) and 67 TFLOP/s fp32
 //     without tensor cores), and with --peer the peer on the same GPU (--device cuda passed
 //     on: autocast on "cuda" in bf16, fp32 without TF32 as scion's). Each phase ends with a
 //     wait for the device, so the times are the device's, not the queueing's.

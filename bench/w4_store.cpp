@@ -1,4 +1,4 @@
-// W4 (BENCHMARKS.md): the lineage store at scale. Builds a store holding a synthetic
+// W4 (docs/benchmarks.md): the lineage store at scale. Builds a store holding a synthetic
 // ~100M-parameter trunk (random bytes laid out by runtime::parameter_table), 50 LoRA
 // descendants, 10,000 runs with metrics and 1,000,000 test-case results; then reports
 // the store's size against trunk + sum of adapters (dedup means a ratio near 1.0) and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""W5 of ../shared/BENCHMARKS.md: LoRA adaptation of the real all-MiniLM-L6-v2, scion
+"""W5 of docs/benchmarks.md: LoRA adaptation of the real all-MiniLM-L6-v2, scion
 against PyTorch + PEFT, in one run.
 
 The model is the one tests/python/fetch-minilm.sh caches (~/.cache/scion/all-MiniLM-L6-v2;
@@ -18,7 +18,7 @@ in fp32 and bf16 (--precision both, the default; or one of them):
       LoraConfig on query/value, classifier in modules_to_save, same threads, batch, T,
       steps; bf16 under torch.autocast("cpu", dtype=torch.bfloat16).
 
-tokens/s, two figures each (BENCHMARKS.md, "Like with like"): the whole training, jobs ×
+tokens/s, two figures each (docs/benchmarks.md, "Like with like"): the whole training, jobs ×
 steps × batch × T over the training time (scion: the groups' seconds from `scion adapt
 --json`, setup of the group included; peer: its timed steps), and the steady state: the
 median step after the first (scion: the group's `steady_tokens_per_second`; for (b) the

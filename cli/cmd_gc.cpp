@@ -12,20 +12,20 @@
 #include "cli/output.h"
 #include "lineage/fsck.h"
 #include "workbench/checkpoints.h"
+#include "workbench/spec_version.h"
 
 namespace scion::cli {
 
 namespace {
 
-// Removes (unless dry_run) the checkpoints that cannot be resumed any more.
-Result<std::vector<workbench::CheckpointFile>> collect_checkpoints(const GlobalOptions& global,
-                                                                   lineage::LineageStore& store,
-                                                                   bool dry_run) {
+// The spec on disk, when it loads: gc keeps the versions it names and the checkpoints its
+// models may resume. Without it, says why and keeps checkpoints whose model may resume them.
+std::optional<spec::Workspace> spec_on_disk(const GlobalOptions& global) {
   std::string why_no_spec;
-  const auto workspace = load_workspace_if_valid(global, why_no_spec);
+  auto workspace = load_workspace_if_valid(global, why_no_spec);
   if (!workspace && global.verbosity >= 0)
     print_note(why_no_spec + "; keeping checkpoints whose model may still resume them");
-  return workbench::remove_stale_checkpoints(store, workspace ? &*workspace : nullptr, dry_run);
+  return workspace;
 }
 
 struct GcOptions {
@@ -39,11 +39,14 @@ int run_gc(const GlobalOptions& global, const GcOptions& options) {
   auto context = open_store_context(global, workbench::StoreAccess::kWrite);
   if (!context.is_ok()) return fail(context.status());
   lineage::LineageStore& store = (*context)->store();
+  const auto workspace = spec_on_disk(global);
   lineage::GcPolicy policy{.force_orphans = options.force_orphans};
   if (options.keep >= 0) policy.keep_spec_versions = options.keep;
+  if (workspace) policy.spec_members = workbench::spec_members(*workspace);
   auto report = lineage::collect_garbage(store, dry_run, policy);
   if (!report.is_ok()) return fail(report.status());
-  auto checkpoints = collect_checkpoints(global, store, dry_run);
+  auto checkpoints =
+      workbench::remove_stale_checkpoints(store, workspace ? &*workspace : nullptr, dry_run);
   if (!checkpoints.is_ok()) return fail(checkpoints.status());
   if (global.json) {
     nlohmann::json removed_checkpoints = nlohmann::json::array();
@@ -107,8 +110,9 @@ void add_gc_command(CLI::App& app, const GlobalOptions& global, CommandAction& a
                 "Also remove object files that no run in the store wrote (kept otherwise)");
   cmd->footer(
       "Every version of every model is kept unless --keep N is given; a model's current\n"
-      "version, the versions a tagged spec version names (`scion tag`) and the parent\n"
-      "versions they were made from are always kept (docs/store.md, \"fsck and gc\").\n"
+      "version, the versions a tagged spec version (`scion tag`) or the spec on disk names\n"
+      "and the parent versions they were made from are always kept (docs/store.md,\n"
+      "\"fsck and gc\").\n"
       "Object files that lineage.db does not record are removed when a run of the store\n"
       "wrote them (an interrupted write); any other is an orphan, kept unless\n"
       "--force-orphans: the database may have lost its record of it.\n"

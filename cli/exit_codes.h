@@ -16,7 +16,8 @@ inline int exit_code_for(const Status& status) {
     case StatusCode::kOk: return kExitOk;
     case StatusCode::kInvalidArgument:
     case StatusCode::kSpecError:
-    case StatusCode::kNotFound: return kExitUsage;
+    case StatusCode::kNotFound:
+    case StatusCode::kAlreadyExists: return kExitUsage;  // e.g. a stored version not rewritten
     case StatusCode::kCancelled: return kExitInterrupted;
     default: return kExitRuntime;
   }

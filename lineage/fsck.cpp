@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <ctime>
 #include <map>
 #include <optional>
@@ -11,6 +10,7 @@
 
 #include "lineage/digest.h"
 #include "lineage/schema.h"
+#include "lineage/utc_time.h"
 
 namespace scion::lineage {
 
@@ -128,18 +128,6 @@ Status check_parameters(LineageStore& store, FsckReport& report) {
     }
   }
   return Status::ok();
-}
-
-// Seconds since the epoch of a time utc_now() wrote ("2026-11-22T03:04:05.678Z").
-std::optional<std::time_t> parse_utc(const std::string& text) {
-  std::tm tm{};
-  int millis = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon,
-                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &millis) < 6)
-    return std::nullopt;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return timegm(&tm);
 }
 
 // When the store's runs ran: an object file no row records was written by one of them
@@ -304,6 +292,30 @@ Status check_models(SqliteDb& db, FsckReport& report) {
   return Status::ok();
 }
 
+// A descendant's version holds its frozen inherited parameters as the parent version it
+// was made from holds them: a difference means that version was rewritten after its
+// descendant was made (older scions replaced a recipe's version in place).
+Status check_inheritance(LineageStore& store, FsckReport& report) {
+  auto stmt = store.db().prepare(
+      "SELECT m.name, v.recipe_hash, p.name, pm.name, pv.recipe_hash FROM versions v "
+      "JOIN models m ON m.id = v.model_id "
+      "JOIN versions pv ON pv.id = v.parent_version_id JOIN models pm ON pm.id = pv.model_id "
+      "JOIN version_parameters p ON p.version_id = v.id AND p.trainable = 0 "
+      "JOIN version_parameters q ON q.version_id = pv.id AND q.name = p.name "
+      "WHERE p.digest != q.digest ORDER BY m.name, v.id, p.name");
+  if (!stmt.is_ok()) return stmt.status();
+  return stmt->for_each_row([&](const Statement& row) {
+    const std::string model = row.column_text(0);
+    report.problems.push_back(
+        {"model '" + model + "'@" + short_digest(row.column_text(1)) + " parameter '" +
+             row.column_text(2) + "'",
+         "differs from the parent version it was made from ('" + row.column_text(3) + "'@" +
+             short_digest(row.column_text(4)) + "), where it is inherited frozen: that version "
+             "was rewritten after this one was made; retrain it (`scion run --force " + model +
+             "`)"});
+  });
+}
+
 Status check_runs(LineageStore& store, FsckReport& report) {
   auto stmt = store.db().prepare(
       "SELECT r.id, m.name FROM runs r JOIN models m ON m.id = r.model_id WHERE r.status = "
@@ -336,6 +348,7 @@ Result<FsckReport> check_store(LineageStore& store) {
   if (status.is_ok()) status = check_models(store.db(), report);
   if (status.is_ok()) status = check_objects(store, report, file_rows);
   if (status.is_ok()) status = check_parameters(store, report);
+  if (status.is_ok()) status = check_inheritance(store, report);
   if (status.is_ok()) status = check_runs(store, report);
   if (status.is_ok()) status = check_files(store, report, file_rows);
   (void)store.db().exec("COMMIT");
@@ -346,10 +359,13 @@ Result<FsckReport> check_store(LineageStore& store) {
 namespace {
 
 // The versions `--keep N` keeps: every model's current one, every member of a tagged spec
-// version or of the N most recently seen ones, and the parent versions they were made from.
+// version or of the N most recently seen ones, those the spec on disk names (?2: a JSON
+// object model -> recipe hash), and the parent versions they were made from.
 constexpr const char* kKeptVersions = R"sql(
   WITH RECURSIVE kept(id) AS (
     SELECT version_id FROM models WHERE version_id IS NOT NULL
+    UNION SELECT v.id FROM versions v JOIN models m ON m.id = v.model_id
+          JOIN json_each(?2) j ON j.key = m.name AND j.value = v.recipe_hash
     UNION SELECT s.version_id FROM spec_version_members s
           WHERE s.spec_version_id IN (SELECT spec_version_id FROM tags)
              OR s.spec_version_id IN (SELECT id FROM spec_versions
@@ -360,13 +376,16 @@ constexpr const char* kKeptVersions = R"sql(
 
 // REQUIRES: a transaction is open. Deletes the versions the policy does not keep (their
 // parameters go with them) and the untagged spec versions older than the N newest.
-Status remove_versions(LineageStore& store, std::int64_t keep, GcReport& report) {
+Status remove_versions(LineageStore& store, std::int64_t keep,
+                       const std::map<std::string, std::string>& spec_members,
+                       GcReport& report) {
   auto doomed = store.db().prepare(
       std::string(kKeptVersions) +
       "SELECT v.id, m.name, v.recipe_hash, v.run_id FROM versions v JOIN models m ON m.id = "
       "v.model_id WHERE v.id NOT IN (SELECT id FROM kept) ORDER BY m.name, v.created_at");
   if (!doomed.is_ok()) return doomed.status();
-  doomed->bind(1, keep);
+  const std::string members = nlohmann::json(spec_members).dump();
+  doomed->bind(1, keep).bind(2, std::string_view(members));
   std::vector<std::int64_t> ids;
   SCION_RETURN_IF_ERROR(doomed->for_each_row([&](const Statement& row) {
     ids.push_back(row.column_int(0));
@@ -390,50 +409,51 @@ Status remove_versions(LineageStore& store, std::int64_t keep, GcReport& report)
 
 }  // namespace
 
-Result<GcReport> collect_garbage(LineageStore& store, bool dry_run, const GcPolicy& policy,
-                                 std::int64_t temp_age_seconds) {
-  GcReport report;
-  report.dry_run = dry_run;
-  auto tx = Transaction::begin(store.db());
-  if (!tx.is_ok()) return tx.status();
-  // A dry run deletes the versions too, inside the transaction it never commits, so that
-  // the objects only they referred to are listed.
-  if (policy.keep_spec_versions)
-    SCION_RETURN_IF_ERROR(remove_versions(store, *policy.keep_spec_versions, report));
+namespace {
 
+// REQUIRES: a transaction is open. Lists the objects no version's parameter refers to (their
+// rows are deleted with the transaction; `file_objects` gets those stored as files).
+Status list_unreferenced_objects(LineageStore& store, GcReport& report,
+                                 std::vector<std::string>& file_objects) {
   auto unreferenced = store.db().prepare(
       "SELECT digest, size, inline_bytes IS NULL FROM objects o "
       "WHERE NOT EXISTS (SELECT 1 FROM version_parameters p WHERE p.digest = o.digest)");
   if (!unreferenced.is_ok()) return unreferenced.status();
-  std::vector<std::string> file_objects;
-  for (;;) {
-    auto row = unreferenced->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
-    report.removed_objects.push_back(unreferenced->column_text(0));
-    report.bytes_freed += unreferenced->column_int(1);
-    if (unreferenced->column_int(2) != 0) file_objects.push_back(unreferenced->column_text(0));
-  }
+  return unreferenced->for_each_row([&](const Statement& row) {
+    report.removed_objects.push_back(row.column_text(0));
+    report.bytes_freed += row.column_int(1);
+    if (row.column_int(2) != 0) file_objects.push_back(row.column_text(0));
+  });
+}
 
+// Files under objects/ that gc removes although no object row records them.
+struct UnrecordedFiles {
+  std::vector<std::string> digests;                // well-named object files
+  std::vector<std::filesystem::path> temporaries;  // left by interrupted writes
+};
+
+// REQUIRES: a transaction is open. The files under objects/ that no object row records and
+// that gc removes: those a run of the store wrote and never committed (or, with
+// force_orphans, any), and temporaries older than `temp_age_seconds`; the others are
+// listed as kept orphans.
+Status list_unrecorded_files(LineageStore& store, const GcPolicy& policy,
+                             std::int64_t temp_age_seconds, GcReport& report,
+                             UnrecordedFiles& files) {
   auto recorded = store.db().prepare("SELECT digest FROM objects WHERE inline_bytes IS NULL");
   if (!recorded.is_ok()) return recorded.status();
   std::set<std::string> rows;
-  for (;;) {
-    auto row = recorded->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
-    rows.insert(recorded->column_text(0));
-  }
+  SCION_RETURN_IF_ERROR(
+      recorded->for_each_row([&](const Statement& row) { rows.insert(row.column_text(0)); }));
   auto listing = store.objects().list();
   if (!listing.is_ok()) return listing.status();
   auto runs = RunSpans::read(store);
   if (!runs.is_ok()) return runs.status();
-  std::vector<std::filesystem::path> files;
   for (const std::string& digest : listing->digests) {
     if (rows.count(digest)) continue;
     const std::filesystem::path file = store.objects().path_for(digest);
     if (policy.force_orphans || explained_by_a_run(*runs, file)) {
-      files.push_back(file);
+      files.digests.push_back(digest);
+      report.removed_files.push_back(file.string());
     } else {
       struct stat st;
       if (::stat(file.c_str(), &st) == 0) report.orphan_bytes += st.st_size;
@@ -443,28 +463,78 @@ Result<GcReport> collect_garbage(LineageStore& store, bool dry_run, const GcPoli
   const std::time_t now = std::time(nullptr);
   for (const auto& temp : listing->temporaries) {
     struct stat st;
-    if (::stat(temp.c_str(), &st) == 0 && now - st.st_mtime >= temp_age_seconds)
-      files.push_back(temp);
+    if (::stat(temp.c_str(), &st) == 0 && now - st.st_mtime >= temp_age_seconds) {
+      files.temporaries.push_back(temp);
+      report.removed_files.push_back(temp.string());
+    }
   }
-  for (const auto& file : files) {
+  for (const auto& file : report.removed_files) {
     struct stat st;
     if (::stat(file.c_str(), &st) == 0) report.bytes_freed += st.st_size;
-    report.removed_files.push_back(file.string());
   }
-  if (dry_run) return report;
+  return Status::ok();
+}
 
+// REQUIRES: a transaction is open.
+Status delete_object_rows(LineageStore& store, const std::vector<std::string>& digests) {
   auto remove = store.db().prepare("DELETE FROM objects WHERE digest = ?");
   if (!remove.is_ok()) return remove.status();
-  for (const std::string& digest : report.removed_objects) {
+  for (const std::string& digest : digests) {
     remove->reset();
     SCION_RETURN_IF_ERROR(remove->bind(1, std::string_view(digest)).run());
   }
-  // Files go while the write lock is held: no writer can be referencing them meanwhile.
-  for (const std::string& digest : file_objects) {
-    if (store.objects().contains(digest)) SCION_RETURN_IF_ERROR(store.objects().remove(digest));
+  return Status::ok();
+}
+
+// Removes the files of objects whose rows an earlier, committed transaction deleted, and
+// the unrecorded files, under a write transaction of its own: a writer that recorded one
+// of these digests again since (its row is back) keeps its file, and no writer can record
+// one while this runs (a writer puts its files again under the write lock).
+Status remove_unrecorded_files(LineageStore& store, const std::vector<std::string>& file_objects,
+                               const UnrecordedFiles& files) {
+  auto tx = Transaction::begin(store.db());
+  if (!tx.is_ok()) return tx.status();
+  auto recorded = store.db().prepare("SELECT 1 FROM objects WHERE digest = ?");
+  if (!recorded.is_ok()) return recorded.status();
+  auto remove_unless_recorded = [&](const std::string& digest) -> Status {
+    recorded->reset();
+    auto again = recorded->bind(1, std::string_view(digest)).step();
+    if (!again.is_ok()) return again.status();
+    if (*again || !store.objects().contains(digest)) return Status::ok();
+    return store.objects().remove(digest);
+  };
+  for (const std::string& digest : file_objects) SCION_RETURN_IF_ERROR(remove_unless_recorded(digest));
+  for (const std::string& digest : files.digests) SCION_RETURN_IF_ERROR(remove_unless_recorded(digest));
+  for (const auto& temp : files.temporaries) SCION_RETURN_IF_ERROR(store.env().remove_file(temp));
+  return (*tx)->commit();
+}
+
+}  // namespace
+
+Result<GcReport> collect_garbage(LineageStore& store, bool dry_run, const GcPolicy& policy,
+                                 std::int64_t temp_age_seconds) {
+  GcReport report;
+  report.dry_run = dry_run;
+  std::vector<std::string> file_objects;
+  UnrecordedFiles files;
+  {
+    auto tx = Transaction::begin(store.db());
+    if (!tx.is_ok()) return tx.status();
+    // A dry run deletes the versions too, inside the transaction it never commits, so that
+    // the objects only they referred to are listed.
+    if (policy.keep_spec_versions)
+      SCION_RETURN_IF_ERROR(remove_versions(store, *policy.keep_spec_versions,
+                                            policy.spec_members, report));
+    SCION_RETURN_IF_ERROR(list_unreferenced_objects(store, report, file_objects));
+    SCION_RETURN_IF_ERROR(
+        list_unrecorded_files(store, policy, temp_age_seconds, report, files));
+    if (dry_run) return report;
+    SCION_RETURN_IF_ERROR(delete_object_rows(store, report.removed_objects));
+    // Rows go first, files after: killed in between, the store holds unrecorded files
+    // (harmless, the next gc removes them), never a row whose file is gone.
+    SCION_RETURN_IF_ERROR((*tx)->commit());
   }
-  for (const auto& file : files) SCION_RETURN_IF_ERROR(store.env().remove_file(file));
-  SCION_RETURN_IF_ERROR((*tx)->commit());
+  SCION_RETURN_IF_ERROR(remove_unrecorded_files(store, file_objects, files));
   return report;
 }
 

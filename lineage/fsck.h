@@ -3,11 +3,13 @@
 // check_store() reads everything and changes nothing: the schema against the one this
 // scion creates, SQLite's integrity and foreign-key checks, that every trained model has
 // parameters and parent links end at a base, every object's size and SHA-256 digest,
-// every parameter's reference and byte count. Problems are damage; notes are harmless leftovers (unreferenced object files
+// every parameter's reference and byte count, each version's frozen inherited parameters
+// against the parent version it was made from. Problems are damage; notes are harmless leftovers (unreferenced object files
 // from an interrupted write, runs still marked running) that gc or a new run clears.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,11 +53,13 @@ struct GcReport {
 
 // Which versions of models gc keeps (docs/store.md, "fsck and gc"). Without
 // keep_spec_versions every version is kept. With N, gc keeps each model's current
-// version, the versions of every tagged spec version and of the N most recently seen
-// spec versions, and the parent versions those were made from; it removes the other
-// versions and the untagged spec versions older than the N newest.
+// version, the versions of every tagged spec version, of the N most recently seen spec
+// versions and of the spec on disk (`spec_members`: `scion run` restores those), and the
+// parent versions those were made from; it removes the other versions and the untagged
+// spec versions older than the N newest.
 struct GcPolicy {
   std::optional<std::int64_t> keep_spec_versions;
+  std::map<std::string, std::string> spec_members;  // model -> recipe hash
   // Also remove object files no run of the store wrote (see collect_garbage).
   bool force_orphans = false;
 };
@@ -66,8 +70,11 @@ struct GcPolicy {
 // within the run's span: a write it never committed). An object file no run explains is an
 // orphan: lineage.db has lost its record of it (an older backup restored, rows deleted by
 // hand), and it is kept and listed unless `policy.force_orphans`, so gc never deletes more
-// than what the store can name. Holds the store's write lock throughout, so writers never
-// reference a removed object.
+// than what the store can name. Crash-safe: one transaction removes the rows and commits
+// before any file goes, so killed at any point the store holds at worst unrecorded files
+// (fsck notes them; the next gc removes them), never a row whose file is gone. The files
+// go under the write lock of a second transaction, which keeps any digest a writer
+// recorded again in between.
 Result<GcReport> collect_garbage(LineageStore& store, bool dry_run, const GcPolicy& policy = {},
                                  std::int64_t temp_age_seconds = 3600);
 

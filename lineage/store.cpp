@@ -7,8 +7,11 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <ctime>
 #include <limits>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "lineage/digest.h"
@@ -88,6 +91,35 @@ Result<bool> has_no_schema(SqliteDb& db) {
   auto tables = db.query_int("SELECT count(*) FROM sqlite_schema");
   if (!tables.is_ok()) return tables.status();
   return *version == 0 && *tables == 0;
+}
+
+// Creates `db_path` with the current schema, atomically: it is built under a temporary name
+// and linked into place only complete, so a process killed while creating a store leaves no
+// lineage.db (at worst a temporary file), never one without a schema. Of two processes
+// creating one at once, one links its database and the other finds it there and uses it.
+Status create_database(Env& env, const fs::path& dir, const fs::path& db_path,
+                       const StoreOptions& options) {
+  const fs::path temp = dir / ("lineage.db.creating-" + std::to_string(::getpid()));
+  ::unlink(temp.c_str());  // left by a killed creation of an earlier process with this pid
+  {
+    auto db = SqliteDb::open(temp, /*create=*/true, options.busy_timeout_ms);
+    if (!db.is_ok()) return db.status();
+    Status built = (*db)->exec("PRAGMA journal_mode = DELETE");
+    if (built.is_ok()) built = (*db)->exec("PRAGMA synchronous = FULL");
+    if (built.is_ok()) built = migrate(**db);
+    if (!built.is_ok()) {
+      db->reset();
+      ::unlink(temp.c_str());
+      return built;
+    }
+  }
+  const bool linked = ::link(temp.c_str(), db_path.c_str()) == 0;
+  const int link_error = errno;
+  ::unlink(temp.c_str());
+  if (!linked && link_error != EEXIST)
+    return io_error("cannot create the store's database '" + db_path.string() +
+                    "': " + std::strerror(link_error));
+  return env.sync_dir(dir);
 }
 
 Result<std::unique_ptr<SqliteDb>> open_for_writing(Env& env, const fs::path& dir,
@@ -188,6 +220,7 @@ Result<std::unique_ptr<LineageStore>> LineageStore::open(const fs::path& dir,
                        "or point --store at an existing store");
     }
     SCION_RETURN_IF_ERROR(env.create_dirs(dir / "objects"));
+    SCION_RETURN_IF_ERROR(create_database(env, dir, db_path, options));
   }
   auto db = options.read_only ? open_for_reading(env, dir, db_path, options)
                               : open_for_writing(env, dir, db_path, options);
@@ -420,12 +453,68 @@ Status LineageStore::insert_object(const std::string& digest, std::span<const st
   return stmt->run();
 }
 
+namespace {
+
+// A model's stored version of one recipe: its id, the run that made it, its parameters.
+struct RecipeVersion {
+  std::int64_t id = 0;
+  std::optional<std::int64_t> run;
+  std::map<std::string, std::string> digests;  // parameter name -> digest
+};
+
+Result<std::optional<RecipeVersion>> recipe_version(SqliteDb& db, std::int64_t model_id,
+                                                     const std::string& recipe_hash) {
+  auto version = db.prepare("SELECT id, run_id FROM versions WHERE model_id = ? AND recipe_hash = ?");
+  if (!version.is_ok()) return version.status();
+  auto row = version->bind(1, model_id).bind(2, std::string_view(recipe_hash)).step();
+  if (!row.is_ok()) return row.status();
+  if (!*row) return std::optional<RecipeVersion>();
+  RecipeVersion out{.id = version->column_int(0)};
+  if (!version->column_is_null(1)) out.run = version->column_int(1);
+  auto parameters = db.prepare("SELECT name, digest FROM version_parameters WHERE version_id = ?");
+  if (!parameters.is_ok()) return parameters.status();
+  parameters->bind(1, out.id);
+  SCION_RETURN_IF_ERROR(parameters->for_each_row(
+      [&](const Statement& p) { out.digests[p.column_text(0)] = p.column_text(1); }));
+  return std::optional<RecipeVersion>(std::move(out));
+}
+
+// ok when `written` (name -> digest) is `stored`'s parameter set exactly; else why a stored
+// version is not rewritten, naming the tensors that differ and how to keep both.
+Status check_reproduces(const std::string& model, const RecipeVersion& stored,
+                        const std::map<std::string, std::string>& written) {
+  if (written == stored.digests) return Status::ok();
+  std::vector<std::string> differ;
+  for (const auto& [name, digest] : written) {
+    auto it = stored.digests.find(name);
+    if (it == stored.digests.end() || it->second != digest) differ.push_back(name);
+  }
+  for (const auto& [name, digest] : stored.digests)
+    if (!written.count(name)) differ.push_back(name);
+  std::string names;
+  for (std::size_t i = 0; i < differ.size() && i < 3; ++i)
+    names += (i ? ", '" : "'") + differ[i] + "'";
+  if (differ.size() > 3) names += ", ...";
+  return Status(
+      StatusCode::kAlreadyExists,
+      "'" + model + "' already has a stored version of this recipe" +
+          (stored.run ? " (made by run " + std::to_string(*stored.run) + ")" : "") +
+          " with other parameters: " + std::to_string(differ.size()) + " of " +
+          std::to_string(std::max(written.size(), stored.digests.size())) + " tensors differ (" +
+          names + "). A stored version is never rewritten (its predictions, tests and "
+          "descendants refer to it); nothing was stored. To keep these parameters, give them a "
+          "recipe of their own: change a hyperparameter or the seed of a trained model, or "
+          "declare `import: FILE` for an imported one, so that its recipe names the checkpoint");
+}
+
+}  // namespace
+
 Status LineageStore::commit_model(std::int64_t run_id, const ModelRecord& model,
                                   const std::vector<ParameterWrite>& parameters) {
   // 1. Validate and write the large objects, outside the transaction: other processes
   //    can keep using the store meanwhile, and a crash here leaves only unreferenced files.
   std::vector<std::string> digests;
-  std::set<std::string> names;
+  std::map<std::string, std::string> written;
   for (const ParameterWrite& p : parameters) {
     auto expected = checked_byte_count(p);
     if (!expected.is_ok()) return expected.status();
@@ -434,11 +523,11 @@ Status LineageStore::commit_model(std::int64_t run_id, const ModelRecord& model,
                               std::to_string(p.bytes.size()) + " bytes; its shape and dtype need " +
                               std::to_string(*expected));
     }
-    if (!names.insert(p.name).second) {
+    digests.push_back(is_digest(p.digest) ? p.digest : sha256_hex(p.bytes));
+    if (!written.emplace(p.name, digests.back()).second) {
       return invalid_argument("parameter '" + p.name + "' appears twice for model '" + model.name +
                               "'");
     }
-    digests.push_back(is_digest(p.digest) ? p.digest : sha256_hex(p.bytes));
     if (p.bytes.size() >= options_.inline_limit)
       SCION_RETURN_IF_ERROR(objects_.put(digests.back(), p.bytes));
   }
@@ -448,32 +537,25 @@ Status LineageStore::commit_model(std::int64_t run_id, const ModelRecord& model,
   if (!tx.is_ok()) return tx.status();
   auto id = upsert_model(model);
   if (!id.is_ok()) return id.status();
-  auto version = upsert_version(*id, run_id, model);
-  if (!version.is_ok()) return version.status();
-  auto clear = db_->prepare("DELETE FROM version_parameters WHERE version_id = ?");
-  if (!clear.is_ok()) return clear.status();
-  SCION_RETURN_IF_ERROR(clear->bind(1, *version).run());
-  auto insert = db_->prepare(
-      "INSERT INTO version_parameters (version_id, name, digest, dtype, shape, trainable, "
-      "introduced_by) VALUES (?, ?, ?, ?, ?, ?, ?)");
-  if (!insert.is_ok()) return insert.status();
-  for (std::size_t i = 0; i < parameters.size(); ++i) {
-    const ParameterWrite& p = parameters[i];
-    SCION_RETURN_IF_ERROR(insert_object(digests[i], p.bytes));
-    insert->reset();
-    insert->bind(1, *version)
-        .bind(2, std::string_view(p.name))
-        .bind(3, std::string_view(digests[i]))
-        .bind(4, dtype_name(p.dtype))
-        .bind(5, std::string_view(nlohmann::json(p.shape).dump()))
-        .bind(6, static_cast<std::int64_t>(p.trainable))
-        .bind(7, std::string_view(p.introduced_by.empty() ? model.name : p.introduced_by));
-    SCION_RETURN_IF_ERROR(insert->run());
+  auto stored = recipe_version(*db_, *id, model.recipe_hash);
+  if (!stored.is_ok()) return stored.status();
+  std::int64_t version = 0;
+  if (stored->has_value()) {
+    SCION_RETURN_IF_ERROR(check_reproduces(model.name, **stored, written));
+    // Reproduced: the version stays as it is; object files a damaged store lost come back.
+    for (std::size_t i = 0; i < parameters.size(); ++i)
+      SCION_RETURN_IF_ERROR(insert_object(digests[i], parameters[i].bytes));
+    version = (*stored)->id;
+  } else {
+    auto inserted = insert_version(*id, run_id, model);
+    if (!inserted.is_ok()) return inserted.status();
+    version = *inserted;
+    SCION_RETURN_IF_ERROR(insert_version_parameters(version, model.name, parameters, digests));
   }
   auto current = db_->prepare("UPDATE models SET recipe_hash = ?, version_id = ? WHERE id = ?");
   if (!current.is_ok()) return current.status();
   SCION_RETURN_IF_ERROR(
-      current->bind(1, std::string_view(model.recipe_hash)).bind(2, *version).bind(3, *id).run());
+      current->bind(1, std::string_view(model.recipe_hash)).bind(2, version).bind(3, *id).run());
   auto run = db_->prepare(
       "UPDATE runs SET status = 'finished', finished_at = ?, recipe_hash = ? "
       "WHERE id = ? AND model_id = ?");
@@ -490,19 +572,38 @@ Status LineageStore::commit_model(std::int64_t run_id, const ModelRecord& model,
   return (*tx)->commit();
 }
 
-// REQUIRES: a transaction is open. The version of `model.recipe_hash` made by `run_id`,
-// from the parent's current version: inserted, or (the same recipe trained again, as with
-// --force) updated in place, so every version keeps its id.
-Result<std::int64_t> LineageStore::upsert_version(std::int64_t model_id, std::int64_t run_id,
+// REQUIRES: a transaction is open.
+Status LineageStore::insert_version_parameters(std::int64_t version_id, const std::string& model,
+                                               const std::vector<ParameterWrite>& parameters,
+                                               const std::vector<std::string>& digests) {
+  auto insert = db_->prepare(
+      "INSERT INTO version_parameters (version_id, name, digest, dtype, shape, trainable, "
+      "introduced_by) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  if (!insert.is_ok()) return insert.status();
+  for (std::size_t i = 0; i < parameters.size(); ++i) {
+    const ParameterWrite& p = parameters[i];
+    SCION_RETURN_IF_ERROR(insert_object(digests[i], p.bytes));
+    insert->reset();
+    insert->bind(1, version_id)
+        .bind(2, std::string_view(p.name))
+        .bind(3, std::string_view(digests[i]))
+        .bind(4, dtype_name(p.dtype))
+        .bind(5, std::string_view(nlohmann::json(p.shape).dump()))
+        .bind(6, static_cast<std::int64_t>(p.trainable))
+        .bind(7, std::string_view(p.introduced_by.empty() ? model : p.introduced_by));
+    SCION_RETURN_IF_ERROR(insert->run());
+  }
+  return Status::ok();
+}
+
+// REQUIRES: a transaction is open, and the model has no version of `model.recipe_hash`.
+// The version of `model.recipe_hash` made by `run_id`, from the parent's current version.
+Result<std::int64_t> LineageStore::insert_version(std::int64_t model_id, std::int64_t run_id,
                                                   const ModelRecord& model) {
   auto stmt = db_->prepare(
       "INSERT INTO versions (model_id, recipe_hash, parent_version_id, run_id, data_digests, "
       "adaptation, architecture, created_at) VALUES (?1, ?2, (SELECT p.version_id FROM models c "
-      "JOIN models p ON p.id = c.parent_id WHERE c.id = ?1), ?3, ?4, ?5, ?6, ?7) "
-      "ON CONFLICT (model_id, recipe_hash) DO UPDATE SET parent_version_id = "
-      "excluded.parent_version_id, run_id = excluded.run_id, data_digests = "
-      "excluded.data_digests, adaptation = excluded.adaptation, architecture = "
-      "excluded.architecture, created_at = excluded.created_at");
+      "JOIN models p ON p.id = c.parent_id WHERE c.id = ?1), ?3, ?4, ?5, ?6, ?7)");
   if (!stmt.is_ok()) return stmt.status();
   SCION_RETURN_IF_ERROR(stmt->bind(1, model_id)
                             .bind(2, std::string_view(model.recipe_hash))
@@ -512,13 +613,7 @@ Result<std::int64_t> LineageStore::upsert_version(std::int64_t model_id, std::in
                             .bind(6, std::string_view(model.architecture.dump()))
                             .bind(7, std::string_view(utc_now()))
                             .run());
-  auto id = db_->prepare("SELECT id FROM versions WHERE model_id = ? AND recipe_hash = ?");
-  if (!id.is_ok()) return id.status();
-  id->bind(1, model_id).bind(2, std::string_view(model.recipe_hash));
-  auto row = id->step();
-  if (!row.is_ok()) return row.status();
-  if (!*row) return corruption("the version of '" + model.name + "' just written is gone");
-  return id->column_int(0);
+  return db_->last_insert_rowid();
 }
 
 Result<std::int64_t> LineageStore::restore_version(const ModelRecord& model) {

@@ -78,10 +78,13 @@ class LineageStore {
   Status record_kept(std::int64_t run_id, const nlohmann::json& kept, const std::string& message);
 
   // Stores `parameters` as the model's complete parameter set for `model.recipe_hash`, its
-  // version of that recipe (replacing an earlier one of the same recipe), makes that
-  // version current and marks `run_id` finished: objects first, then one transaction
-  // (model row, version, its parameters, run status). The version records the parent's
-  // current version as the one it was made from.
+  // version of that recipe, makes that version current and marks `run_id` finished:
+  // objects first, then one transaction (model row, version, its parameters, run status).
+  // The version records the parent's current version as the one it was made from. A
+  // version is never rewritten: where the recipe has one already, `parameters` must
+  // reproduce it bit for bit (then it becomes current again and only missing object files
+  // are written back), else kAlreadyExists names the tensors that differ and nothing
+  // changes.
   Status commit_model(std::int64_t run_id, const ModelRecord& model,
                       const std::vector<ParameterWrite>& parameters);
 
@@ -161,8 +164,11 @@ class LineageStore {
                const StoreOptions& options);
   Result<std::int64_t> model_id(const std::string& name);
   Result<std::int64_t> upsert_model(const ModelRecord& model);
-  Result<std::int64_t> upsert_version(std::int64_t model_id, std::int64_t run_id,
+  Result<std::int64_t> insert_version(std::int64_t model_id, std::int64_t run_id,
                                       const ModelRecord& model);
+  Status insert_version_parameters(std::int64_t version_id, const std::string& model,
+                                   const std::vector<ParameterWrite>& parameters,
+                                   const std::vector<std::string>& digests);
   Result<LoadedParameters> load_rows(const std::string& model, Statement& rows);
   Result<std::int64_t> upsert_spec_version(const std::string& spec_path,
                                            const std::map<std::string, std::string>& members);

@@ -1,5 +1,5 @@
 // Adaptation methods as units, the spec's side: what a method that lives in a folder of its
-// own (runtime/adapters/<method>/, DESIGN.md) tells the loader about its `adapt:` block.
+// own (runtime/adapters/<method>/, docs/architecture.md) tells the loader about its `adapt:` block.
 //
 // A MethodBlock owns, for its method: the block's key and its settings' keys (the loader
 // checks them, `scion schema` types them), how the settings are read and checked (errors

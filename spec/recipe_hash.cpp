@@ -1,6 +1,7 @@
 #include "spec/recipe_hash.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "spec/file_digest.h"
@@ -95,7 +96,15 @@ json own_recipe(const Workspace& ws, const Model& m) {
                  {"unfreeze", m.unfreeze},
                  {"shares", shares_of(ws, m)},
                  {"recipe_version", 1}};
-  if (m.architecture) recipe["architecture"] = architecture_json(*m.architecture);
+  if (m.architecture) {
+    recipe["architecture"] = architecture_json(*m.architecture);
+    // An imported folder's tokenizer is one of its files, which import_digest covers by
+    // content: its name enters the recipe, not where the spec found the folder, so a moved,
+    // copied or re-spelled folder keeps its recipe.
+    if (!m.architecture->hf_model_type.empty())
+      recipe["architecture"]["tokenizer"]["vocab_file"] =
+          std::filesystem::path(m.architecture->tokenizer.vocab_file).filename().string();
+  }
   if (!m.import_digest.empty()) recipe["import_digest"] = m.import_digest;
   if (!m.is_base()) {
     const Model* parent = ws.find_model(m.from);

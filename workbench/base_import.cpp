@@ -7,6 +7,8 @@
 #include "lineage/dtype.h"
 #include "lineage/spec_records.h"
 #include "runtime/model/parameter_table.h"
+#include "spec/file_digest.h"
+#include "spec/hf_model_folder.h"
 
 namespace scion::workbench {
 namespace {
@@ -80,6 +82,35 @@ Status read_checkpoint(const std::filesystem::path& path, const spec::Model& mod
   return Status::ok();
 }
 
+// The digest a model's recipe records for a checkpoint at `path`: of a folder's file list
+// (spec/hf_model_folder.h), or of a file's bytes.
+Result<std::string> checkpoint_digest(const std::filesystem::path& path) {
+  if (!std::filesystem::is_directory(path)) return spec::sha256_file(path);
+  const auto folder = std::filesystem::absolute(path).lexically_normal();
+  auto read = spec::read_hf_model_folder(folder, path.string());
+  if (!read.is_ok()) return read.status();
+  return read->digest;
+}
+
+// A model whose spec declares `import:` is recorded under that checkpoint's digest, so a
+// checkpoint from elsewhere may be imported as it only when its contents are the same (a
+// copy); any other would be stored under a recipe that does not describe it.
+Status check_declared_checkpoint(const spec::Model& model, const std::filesystem::path& path) {
+  if (model.import_path.empty() ||
+      std::filesystem::absolute(path).lexically_normal() ==
+          std::filesystem::path(model.import_path).lexically_normal())
+    return Status::ok();  // the declared one: the loader digested it
+  auto digest = checkpoint_digest(path);
+  if (!digest.is_ok()) return digest.status();
+  if (*digest == model.import_digest) return Status::ok();
+  return spec_error(fmt::format(
+      "'{}' is not the checkpoint model '{}' declares (import: {} at {}:{}): their contents "
+      "differ (digest {} against {}); to adapt from it, declare it in the spec (import: {}) "
+      "and run `scion run`, or import it as a model of its own",
+      path.string(), model.name, model.import_path, model.location.file, model.location.line,
+      digest->substr(0, 12), model.import_digest.substr(0, 12), path.string()));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<BaseImport>> read_base_import(const spec::Workspace& ws,
@@ -91,6 +122,7 @@ Result<std::unique_ptr<BaseImport>> read_base_import(const spec::Workspace& ws,
     return invalid_argument(fmt::format(
         "model '{}' ({}:{}) is a descendant of '{}'; only base models can be imported",
         model.name, model.location.file, model.location.line, model.from));
+  SCION_RETURN_IF_ERROR(check_declared_checkpoint(model, path));
   auto out = std::make_unique<BaseImport>();
   SCION_RETURN_IF_ERROR(read_checkpoint(path, model, *out));
   const bool is_folder = std::filesystem::is_directory(path);

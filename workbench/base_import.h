@@ -34,7 +34,8 @@ struct BaseImport {
 };
 
 // Errors: kInvalidArgument for a MODEL that is not a base; kSpecError for a folder given
-// for a model that does not import one, and for a checkpoint that does not fit the table
+// for a model that does not import one, for a checkpoint whose contents differ from the
+// one the model's `import:` declares (its recipe records that one's digest), and for a checkpoint that does not fit the table
 // (every missing, extra or misshapen tensor and every non-float one in `problems`, for
 // the CLI to print one per line); the readers' errors. `notes`: what a Hugging Face
 // folder skips on purpose (buffers, pretraining heads), one line each, also on errors.

@@ -1,18 +1,38 @@
 #include "workbench/checkpoints.h"
 
+#include <ctime>
+
 #include "lineage/object_store.h"
+#include "lineage/utc_time.h"
 #include "workbench/checkpoint_file.h"
 
 namespace scion::workbench {
 namespace {
+
+// Whether the checkpoint was written after the stored version of its recipe was made: a
+// later run of the same recipe (`run --force`) wrote it, and `--resume` continues that run.
+// A second of slack: stored times have milliseconds, file times may be rounded.
+Result<bool> written_after_version(lineage::LineageStore& store, const CheckpointFile& checkpoint) {
+  auto version = store.find_version(checkpoint.model, checkpoint.recipe_hash);
+  if (!version.is_ok()) return version.status();
+  if (!version->has_value()) return false;
+  const auto made = lineage::parse_utc((*version)->created_at);
+  auto age = store.env().seconds_since_modified(checkpoint.path);
+  if (!made || !age.is_ok()) return false;
+  return std::time(nullptr) - *age > *made + 1;
+}
 
 // Why `checkpoint` (its metadata read) can no longer be resumed, or "".
 Result<std::string> stale_reason(lineage::LineageStore& store, const spec::Workspace* workspace,
                                  const CheckpointFile& checkpoint) {
   auto stored = store.find_model(checkpoint.model);
   if (!stored.is_ok()) return stored.status();
-  if (stored->has_value() && (*stored)->recipe_hash == checkpoint.recipe_hash)
-    return "'" + checkpoint.model + "' finished training this recipe: its parameters are stored";
+  if (stored->has_value() && (*stored)->recipe_hash == checkpoint.recipe_hash) {
+    auto forced = written_after_version(store, checkpoint);
+    if (!forced.is_ok()) return forced.status();
+    if (!*forced)
+      return "'" + checkpoint.model + "' finished training this recipe: its parameters are stored";
+  }
   if (workspace == nullptr) return std::string();
   const spec::Model* model = workspace->find_model(checkpoint.model);
   if (model == nullptr) return "'" + checkpoint.model + "' is no longer in the spec";

@@ -4,8 +4,9 @@
 // A checkpoint names its model and recipe hash in its safetensors __metadata__
 // (workbench/checkpoint_file.h); that, not the file name, says what it belongs to. One is
 // stale when its model's parameters for
-// that recipe are stored (the job finished), or, with a spec, when the model left the
-// spec or its recipe changed since. Without a spec only the first can be told.
+// that recipe were stored after it was written (the job finished; a checkpoint newer than
+// the stored version is a later `run --force` of the same recipe, which `--resume`
+// continues), or, with a spec, when the model left the spec or its recipe changed since. Without a spec only the first can be told.
 #pragma once
 
 #include <filesystem>

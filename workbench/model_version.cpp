@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <vector>
 
 #include "spec/recipe_hash.h"
@@ -107,12 +108,48 @@ Result<nlohmann::json> recorded_recipe(lineage::LineageStore& store,
                     "' is not in the store; run `scion fsck`");
 }
 
-// Sets `m` to the recipe `version` was made with. `spec_recipe` is the spec's own.
-Status take_recipe(spec::Model& m, const lineage::StoredVersion& version,
+// Points `m`'s training at its data as the version recorded it: the label names and their
+// order, the fields read and the digest (a base classifies into its data's labels, so an
+// old version answers with its own, never with today's spec's). The spec's dataset stays
+// as it is for the other models: the version gets a copy named "<dataset>@<recipe>".
+void take_recorded_data(spec::Workspace& ws, spec::Model& m, const lineage::StoredVersion& version,
+                        const nlohmann::json& recipe) {
+  if (!m.training || !recipe.contains("train")) return;
+  const nlohmann::json data = recipe["train"].value("data", nlohmann::json());
+  const spec::Dataset* spec_data = ws.find_dataset(m.training->dataset);
+  if (!data.is_object() || spec_data == nullptr) return;
+  spec::Dataset recorded = *spec_data;
+  recorded.name = spec_data->name + "@" + version.recipe_hash.substr(0, 12);
+  recorded.labels = data.value("labels", recorded.labels);
+  recorded.text_field = data.value("text_field", recorded.text_field);
+  recorded.label_field = data.value("label_field", recorded.label_field);
+  recorded.digest = data.value("digest", recorded.digest);
+  m.training->dataset = recorded.name;
+  if (ws.find_dataset(recorded.name) == nullptr) ws.datasets.push_back(std::move(recorded));
+}
+
+// `recipe[key]` as two recipes' are compared: an imported folder's tokenizer by its file
+// name alone (older recipes hold the folder as the spec spelled it; the import digest
+// covers the file's bytes either way).
+nlohmann::json comparable(const nlohmann::json& recipe, const char* key) {
+  nlohmann::json value = recipe.value(key, nlohmann::json());
+  if (std::string(key) == "architecture" && recipe.contains("import_digest") &&
+      value.contains("tokenizer") && value["tokenizer"].contains("vocab_file") &&
+      value["tokenizer"]["vocab_file"].is_string())
+    value["tokenizer"]["vocab_file"] =
+        std::filesystem::path(value["tokenizer"]["vocab_file"].get<std::string>())
+            .filename()
+            .string();
+  return value;
+}
+
+// Sets `m` (a model of `ws`) to the recipe `version` was made with. `spec_recipe` is the
+// spec's own.
+Status take_recipe(spec::Workspace& ws, spec::Model& m, const lineage::StoredVersion& version,
                    const nlohmann::json& recipe, const nlohmann::json& spec_recipe) {
   const std::string label = m.name + "@" + version.recipe_hash.substr(0, 12);
   for (const char* key : {"architecture", "import_digest"})
-    if (recipe.value(key, nlohmann::json()) != spec_recipe.value(key, nlohmann::json()))
+    if (comparable(recipe, key) != comparable(spec_recipe, key))
       return invalid_argument(
           "'" + label + "' was made with another " +
           (std::string(key) == "architecture" ? "architecture" : "imported checkpoint") +
@@ -127,6 +164,7 @@ Status take_recipe(spec::Model& m, const lineage::StoredVersion& version,
   m.unfreeze = recipe.value("unfreeze", std::vector<std::string>{});
   if (m.training && recipe.contains("train") && recipe["train"].contains("objective"))
     m.training->objective = static_cast<spec::Objective>(recipe["train"]["objective"].get<int>());
+  take_recorded_data(ws, m, version, recipe);
   m.recipe_hash = version.recipe_hash;
   return Status::ok();
 }
@@ -199,7 +237,7 @@ Result<spec::Workspace> workspace_at(const spec::Workspace& ws, lineage::Lineage
     auto recipe = recorded_recipe(store, v);
     if (!recipe) return recipe.status();
     SCION_RETURN_IF_ERROR(
-        take_recipe(*m, v, *recipe, spec::canonical_recipe(ws, *ws.find_model(model))));
+        take_recipe(out, *m, v, *recipe, spec::canonical_recipe(ws, *ws.find_model(model))));
     if (m->is_base()) return out;
     if (v.parent != m->from || !v.parent_recipe_hash)
       return invalid_argument(fmt::format(

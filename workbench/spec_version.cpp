@@ -22,10 +22,12 @@ Status tag_spec_version(const spec::Workspace& ws, lineage::LineageStore& store,
     return invalid_argument(std::string("'").append(spec::shorten(tag)) +
                             "' is not a tag name: it " + problem +
                             "; a tag follows the rule of model names");
+  // Stored at the spec's recipe: any version of it, current or one `scion run` would
+  // restore (the spec edited back to an older recipe).
   for (const spec::Model& m : ws.models) {
-    auto stored = store.find_model(m.name);
+    auto stored = store.find_version(m.name, m.recipe_hash);
     if (!stored) return stored.status();
-    if (!stored->has_value() || (*stored)->recipe_hash != m.recipe_hash)
+    if (!stored->has_value())
       return invalid_argument("'" + m.name + "' is not stored at the spec's recipe, so the spec " +
                               "version cannot be tagged yet; run `scion run` first");
   }

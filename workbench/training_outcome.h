@@ -96,7 +96,7 @@ struct GroupOutcome {
   // median of the steps after the first (which pays for first uses: JIT, page faults), as
   // seconds per step and tokens per second; 0 with fewer than 2 steps. Time to the first
   // step: seconds from the process's start to the end of the group's first step (0: /proc
-  // did not say). BENCHMARKS.md, "Like with like".
+  // did not say). docs/benchmarks.md, "Like with like".
   std::int64_t steps = 0;
   double steady_step_seconds = 0, steady_tokens_per_second = 0;
   double first_step_end_seconds = 0;

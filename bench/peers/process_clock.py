@@ -1,5 +1,5 @@
 """Seconds since this process started (before the interpreter imported anything), for
-the peers' time to the first step (BENCHMARKS.md: process start to the end of step 1).
+the peers' time to the first step (docs/benchmarks.md: process start to the end of step 1).
 Linux: /proc/self/stat's start time (clock ticks since boot) against CLOCK_BOOTTIME, as
 scion's runtime/process_clock.h does, so both sides count from the same moment."""
 import os

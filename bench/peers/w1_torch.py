@@ -11,7 +11,7 @@ head require gradients, so autograd computes no trunk weight gradients.
 Prints seconds=<x> for training every job once (its timed steps), step_seconds=<x>, the
 steady state: the median time of one job's step over every job's steps after the first of
 each, and first_step_seconds=<x>: from the process's start (interpreter and imports
-included) to the end of its first step, a one-step warm-up job (BENCHMARKS.md, "Like with
+included) to the end of its first step, a one-step warm-up job (docs/benchmarks.md, "Like with
 like"). With --serve it prints "ready first_step_seconds=<x>" after that warm-up, then trains
 every job once per "run" line on stdin and answers each with "seconds=<x> step_seconds=<x>",
 so the scion benchmark can interleave its configurations with the peer's.

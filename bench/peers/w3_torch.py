@@ -6,7 +6,7 @@ GELU (tanh), masked-LM loss on ~15% of positions, AdamW (weight decay 0.01), eve
 parameter trained. Prints the steady state, the median time of the timed steps after one
 warm-up step, as step_seconds=<x>, and the time to the first step, from the process's
 start (interpreter and imports included) to the end of the warm-up step, as
-first_step_seconds=<x> (BENCHMARKS.md, "Like with like"). With --device cuda it runs on the
+first_step_seconds=<x> (docs/benchmarks.md, "Like with like"). With --device cuda it runs on the
 GPU (autocast on "cuda"; each step's time ends with torch.cuda.synchronize(); fp32 products
 without TF32, PyTorch's default and scion's).
 

@@ -16,7 +16,7 @@ Prints one line: seconds=<x> tokens=<n> step_seconds=<x> first_step_seconds=<x>
 peak_rss_mib=<m> torch=<version> peft=<version>: the timed steps' total, the steady state
 (the median step over every job's steps after its first) and the time to the first step
 (from the process's start, interpreter, imports and the first model's loading included, to
-the end of the first job's first step; BENCHMARKS.md, "Like with like").
+the end of the first job's first step; docs/benchmarks.md, "Like with like").
 """
 import argparse
 import contextlib

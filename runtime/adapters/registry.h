@@ -1,4 +1,4 @@
-// The adaptation methods that are units of their own (runtime/adapters/<method>/, DESIGN.md),
+// The adaptation methods that are units of their own (runtime/adapters/<method>/, docs/architecture.md),
 // registered in one list (registry.cpp): a new method is a folder plus one line there.
 //
 // Every program that reads a spec calls register_adaptation_methods() first (scion's main,

@@ -7,6 +7,7 @@
 
 #include "base/regular_file.h"
 #include "runtime/data/format_readers.h"
+#include "spec/file_digest.h"
 #include "spec/spelling.h"
 
 namespace scion::data {
@@ -66,13 +67,25 @@ Result<std::string> read_file_bytes(const std::filesystem::path& path) {
 
 namespace {
 
-// The examples of `dataset`, with its problems in `problems`.
+// The examples of `dataset`, with its problems in `problems`. The bytes parsed are the
+// bytes whose digest the spec's loader recorded (the recipe and the store name the data by
+// it), checked in the same pass that reads them: a file edited since is refused, never
+// trained on under the old digest.
 ExampleSet parse_dataset(const spec::Dataset& dataset, ProblemList& problems) {
   const std::string file = dataset.path.string();
   auto contents = read_file_bytes(dataset.path);
   if (!contents) {
     problems.add(contents.status());
     return {};
+  }
+  if (!dataset.digest.empty()) {
+    if (const std::string now = spec::sha256_hex(*contents); now != dataset.digest) {
+      problems.add(io_error(fmt::format(
+          "{}: the file changed since the spec was read (SHA-256 {} then, {} now); nothing was "
+          "stored from it: run the command again to use the file as it is now",
+          file, dataset.digest.substr(0, 12), now.substr(0, 12))));
+      return {};
+    }
   }
   switch (dataset.format) {
     case spec::DatasetFormat::kJsonl:

@@ -108,7 +108,7 @@ class FamilyTrainer {
   // the first, which also pays for the first use of every kernel and buffer).
   const std::vector<StepTiming>& step_timings() const { return step_timings_; }
   // Seconds from the process's start to the end of the first step run() took (time to the
-  // first step, BENCHMARKS.md); nullopt before one, or where /proc does not say.
+  // first step, docs/benchmarks.md); nullopt before one, or where /proc does not say.
   std::optional<double> first_step_end() const { return first_step_end_; }
 
  private:

@@ -157,6 +157,18 @@ poisoned = os.path.join(work, "poisoned.safetensors")
 with open(poisoned, "wb") as f:
     f.write(bytes(data))
 
+BASE_TRAINING = "train: {data: reviews, steps: 10, batch_size: 8, seed: 1}"
+
+
+def declare_import(spec, checkpoint):
+    """`spec` with base imported from `checkpoint` instead of trained: a stored version is
+    never rewritten, so other parameters for base need a recipe that names them."""
+    check(BASE_TRAINING in spec, "the spec trains base")
+    with open(os.path.join(work, "scion.yaml"), "w") as f:
+        f.write(spec.replace(BASE_TRAINING, f"import: {os.path.basename(checkpoint)}"))
+
+
+declare_import(LATE_SPEC, poisoned)
 runs_before = run_json("lineage", "log", cwd=work)["runs"]
 rc, _, err = run("import", poisoned, "--as", "base", cwd=work)
 check(rc == 3, f"an import with Inf/NaN exits 3, got {rc}: {err}")
@@ -164,14 +176,15 @@ check(f"tensor 'tok_emb.weight' has {128 * width} NaN or infinite values" in err
       "tensor 'ln_f.bias' has 1 NaN or infinite value" in err and "--allow-nonfinite" in err,
       f"the refusal names each tensor, its count and the way out:\n{err}")
 check(run_json("lineage", "log", cwd=work)["runs"] == runs_before, "a refused import writes nothing")
+declare_import(LATE_SPEC, unread_inf)
 rc, _, err = run("import", unread_inf, "--as", "base", cwd=work)
 check(rc == 3, f"one tensor with Inf is enough to refuse: {rc} {err}")
 rc, _, err = run("import", unread_inf, "--as", "base", "--allow-nonfinite", cwd=work)
 check(rc == 0 and "tok_emb.weight" in err, f"--allow-nonfinite imports it, with a warning: {rc} {err}")
 
 # ---- predict never prints a non-finite probability ---------------------------------------
-with open(os.path.join(work, "scion.yaml"), "w") as f:
-    f.write(SPEC.replace("optimizer: {type: sgd, lr: 10, weight_decay: 1}", "optimizer: {type: adamw, lr: 1.0e-3}"))
+declare_import(SPEC.replace("optimizer: {type: sgd, lr: 10, weight_decay: 1}", "optimizer: {type: adamw, lr: 1.0e-3}"),
+               unread_inf)
 rc, _, err = run("adapt", "calm", "--force", cwd=work)
 check(rc == 0, f"calm trains on the imported base (ASCII data never reads the Inf rows): {err}")
 rc, out, err = run("predict", "calm", "--text", "a great film", cwd=work)

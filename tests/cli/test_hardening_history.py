@@ -4,6 +4,7 @@ stale checkpoints are noted by fsck and removed by gc, --resume after a recipe e
 starts over and says why, damaged checkpoints and stores are reported clearly, a model
 whose objects are gone is retrained, a read-only store stays readable, and a file size
 limit ends training with exit 3 and a consistent store."""
+import calendar
 import glob
 import json
 import os
@@ -267,15 +268,34 @@ check([os.path.basename(c["path"]) for c in gc["removed_checkpoints"]] == [os.pa
       and not os.path.exists(checkpoint),
       f"gc removes the checkpoint of the old recipe: {gc}")
 
-# A checkpoint of the recipe whose parameters are stored (its job finished) is stale too.
+# A checkpoint of the recipe whose parameters are stored after it was written (its job
+# finished) is stale too.
 with db(stopped) as conn:
-    stored_recipe = conn.execute("SELECT recipe_hash FROM models WHERE name = 'base'").fetchone()[0]
+    stored_recipe, made = conn.execute(
+        "SELECT v.recipe_hash, v.created_at FROM models m JOIN versions v ON v.id = m.version_id "
+        "WHERE m.name = 'base'").fetchone()
+made = calendar.timegm(time.strptime(made[:19], "%Y-%m-%dT%H:%M:%S"))
 with open(checkpoint, "wb") as f:
     f.write(original)
 rewrite_metadata(checkpoint, recipe_hash=stored_recipe)
+os.utime(checkpoint, (made - 60, made - 60))
 gc = run_json("gc", cwd=stopped)
 check(len(gc["removed_checkpoints"]) == 1 and "finished training" in gc["removed_checkpoints"][0]["reason"],
       f"gc removes the checkpoint of an up-to-date model: {gc}")
+
+# One written after that version is a later run of the same recipe (`run --force`, stopped),
+# which said to --resume it: gc keeps it and fsck finds nothing (issue 37, item 9).
+with open(checkpoint, "wb") as f:
+    f.write(original)
+rewrite_metadata(checkpoint, recipe_hash=stored_recipe)
+os.utime(checkpoint, (made + 60, made + 60))
+gc = run_json("gc", "--keep", "0", cwd=stopped)
+check(gc["removed_checkpoints"] == [] and os.path.exists(checkpoint),
+      f"gc keeps the checkpoint of an interrupted --force run: {gc}")
+rc, out, _ = run("--json", "fsck", cwd=stopped)
+check(rc == 0 and not any("checkpoint" in n["subject"] for n in json.loads(out)["notes"]),
+      f"the checkpoint of an interrupted --force run is no finding: {out}")
+os.remove(checkpoint)
 
 # ---- a file size limit ends training with exit 3, the store consistent ------------------------
 limited = workspace(steps=40)

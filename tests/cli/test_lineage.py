@@ -120,8 +120,18 @@ with open(os.path.join(work, "out.safetensors"), "rb") as f:
 check(header["__metadata__"]["scion.model"] == "base", f"export metadata: {header['__metadata__']}")
 check(json.loads(header["__metadata__"]["scion.lineage"])[0]["name"] == "base", "lineage in metadata")
 check(set(header) - {"__metadata__"} == set(table), "export writes every tensor")
+# twin's stored version is never rewritten: base's export (another ln_f.bias) is refused
+# under twin's recipe, and imports as a new version once twin's recipe is its own.
+rc, _, err = run("import", "out.safetensors", "--as", "twin", cwd=work)
+check(rc == 2 and "never rewritten" in err and "1 of" in err and "'ln_f.bias'" in err,
+      f"an import over a stored version of the same recipe is refused: {rc} {err}")
+with open(os.path.join(work, "scion.yaml")) as f:
+    spec = f.read()
+with open(os.path.join(work, "scion.yaml"), "w") as f:
+    f.write(spec.replace("steps: 10, batch_size: 4, seed: 5}", "steps: 10, batch_size: 4, seed: 6}", 1))
 imported_again = run_json("import", "out.safetensors", "--as", "twin", cwd=work)
 check(imported_again["tensors"] == len(table), "an exported file imports again")
+check(len(run_json("lineage", "versions", "twin", cwd=work)["versions"]) == 2, "twin has two versions")
 
 # fsck: sound, then a corrupted object file is named; gc.
 report = run_json("fsck", cwd=work)
@@ -137,10 +147,12 @@ digest = os.path.basename(os.path.dirname(victim)) + os.path.basename(victim)
 check(rc == 1, f"fsck exits 1 on damage, got {rc}")
 check(digest[:12] in out and os.path.relpath(victim, work) in out, f"fsck names the damaged object and its file: {out}")
 
-# Re-importing twin from base's export replaced twin's own ln_f.bias: one object is garbage.
-gc = run_json("gc", "--dry-run", cwd=work)
-check(gc["dry_run"] and len(gc["removed_objects"]) == 1, f"gc finds the replaced tensor: {gc}")
-gc = run_json("gc", cwd=work)
+# Every version is kept without --keep; with --keep 0 twin's older version goes, and with
+# it its own ln_f.bias, the one object no other version uses.
+check(run_json("gc", "--dry-run", cwd=work)["removed_objects"] == [], "plain gc keeps every version")
+gc = run_json("gc", "--keep", "0", "--dry-run", cwd=work)
+check(gc["dry_run"] and len(gc["removed_objects"]) == 1, f"gc finds the older version's tensor: {gc}")
+gc = run_json("gc", "--keep", "0", cwd=work)
 check(len(gc["removed_objects"]) == 1, f"gc removes it: {gc}")
 gc = run_json("gc", "--dry-run", cwd=work)
 check(gc["removed_objects"] == [] and gc["removed_files"] == [], f"nothing left to collect: {gc}")

@@ -87,7 +87,12 @@ steps = [e for e in events if e["event"] == "group_step"]
 check(rc == 0 and len(steps) == 20 and steps[-1]["step"] == 20 and steps[-1]["total_steps"] == 20
       and set(steps[-1]["losses"]) == {"a", "b"} and steps[-1]["tokens_per_second"] > 0
       and steps[1]["eta_s"] is not None, f"--json: one group_step event per step: {steps[-1:]}")
-first = {r["model"]: r for r in reversed(runs()) if r["kind"] in ("train", "adapt")}  # newest
+# The runs that made the versions: adapt --force reproduced a and b bit for bit, so their
+# versions stay those of the first runs (a stored version is never rewritten).
+first = {r["model"]: r for r in runs() if r["kind"] in ("train", "adapt")}  # oldest
+check(all(v["run"] == first[m]["run"] for m in ("a", "b")
+          for v in run_json("lineage", "versions", m, cwd=work)["versions"]),
+      "a reproduced version keeps the run that made it")
 tests_first = [r for r in runs() if r["kind"] == "test"]
 check(len(tests_first) == 4 and all(r["cases"] and r["cases"] > 0 and r["duration_s"] > 0
                                     for r in tests_first),
@@ -202,6 +207,18 @@ check(gc["removed_versions"] == [], f"the tagged versions are kept: {gc['removed
 rc, _, err = run("tag", "--delete", "alpha8", cwd=work)
 check(rc == 0, err)
 check(run_json("gc", cwd=work)["removed_versions"] == [], "plain gc keeps every version")
+# The spec edited back to alpha 8 and not run yet: gc keeps the versions `run` would restore,
+# and `tag` names that spec version, stored though not current (issue 37, item 10).
+edit("lora: {rank: 2, alpha: 4, targets: [q, v]}", "lora: {rank: 2, alpha: 8, targets: [q, v]}")
+states = {m["model"]: m["state"] for m in run_json("plan", cwd=work)["models"]}
+check(states["a"] == "restores" and states["c"] == "restores", f"plan restores alpha 8: {states}")
+gc = run_json("gc", "--keep", "0", cwd=work)
+check(gc["removed_versions"] == [], f"gc keeps what the spec on disk names: {gc['removed_versions']}")
+rc, _, err = run("tag", "back-to-8", cwd=work)
+check(rc == 0, f"tag a spec whose versions are stored but not current: {rc} {err}")
+rc, _, err = run("tag", "--delete", "back-to-8", cwd=work)
+check(rc == 0, err)
+edit("lora: {rank: 2, alpha: 8, targets: [q, v]}", "lora: {rank: 2, alpha: 4, targets: [q, v]}")
 gc = run_json("gc", "--keep", "0", cwd=work)
 check(sorted((v["model"], v["run"]) for v in gc["removed_versions"]) ==
       [("a", second["a"]["run"]), ("c", second["c"]["run"])] and gc["removed_objects"],

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Fails when a function in the checked folders is longer than the limit (STYLE.md: "a
-function fits on a screen"; issue #28: no function over 80 lines in workbench/).
+"""Fails when a function in the checked folders is longer than the limit (the house rule
+"a function fits on a screen", docs/architecture.md; issue #28: no function over 80 lines in workbench/).
 
 A function's length is its physical lines, from the first line of its declaration to its
 closing brace, comments and blank lines included: what a reader scrolls through. Lambdas
@@ -322,7 +322,7 @@ def main():
             over += [f for f in found if f[0] > args.limit]
     for length, path, line, name in sorted(over, reverse=True):
         print(f"{path}:{line}: {name} is {length} lines, over the limit of {args.limit}: "
-              "take it apart (STYLE.md, \"a function fits on a screen\")")
+              "take it apart (a function fits on a screen: docs/architecture.md)")
     return 1 if over or not ok else 0
 
 

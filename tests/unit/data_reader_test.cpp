@@ -2,7 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include "runtime/data/dataset_reader.h"
+#include "spec/file_digest.h"
 #include "tests/unit/data_test_files.h"
 
 using namespace scion;
@@ -311,4 +314,19 @@ TEST_CASE("dataset_problems: every bad row, not only the first", "[data][reader]
 
   TempFile good("good.jsonl", "{\"text\": \"good\", \"label\": \"pos\"}\n");
   CHECK(data::dataset_problems(dataset_at(good, spec::DatasetFormat::kJsonl), 20).empty());
+}
+
+TEST_CASE("a data file edited since its digest was taken is refused, not read",
+          "[data][reader]") {
+  const std::string original = "{\"text\": \"good film\", \"label\": \"pos\"}\n";
+  TempFile file("train.jsonl", original);
+  spec::Dataset d = dataset_at(file, spec::DatasetFormat::kJsonl);
+  d.digest = spec::sha256_hex(original);  // as the spec's loader recorded it
+  REQUIRE(read_dataset(d));
+  // The labels flipped after the spec was read (issue 37, item 3): the recipe and the
+  // store would name these bytes by the old digest.
+  std::ofstream(file.path(), std::ios::binary) << "{\"text\": \"good film\", \"label\": \"neg\"}\n";
+  const std::string message = error_of(d, StatusCode::kIoError);
+  CHECK(message.find("changed since the spec was read") != std::string::npos);
+  CHECK(message.find(file.name()) == 0);
 }

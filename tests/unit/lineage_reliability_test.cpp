@@ -32,10 +32,12 @@ int write_models(const std::filesystem::path& dir, const std::string& name, int 
     for (int t = 0; t < 8; ++t) tensors.push_back(random_bytes(200 * 1024, seed + 100 * i + t));
     for (int t = 0; t < 8; ++t)
       params.push_back(f32_parameter(std::string("w").append(std::to_string(t)), tensors[t], name));
-    auto run = (*store)->start_run(model_record(name),
-                                   {RunKind::kTrain, std::string(64, 'a'), {}, seed, {}});
+    // A recipe of its own for each version: a stored version is never rewritten.
+    const std::string tag = name + std::to_string(i);
+    const ModelRecord model = model_record(name, "", sha256_hex(std::as_bytes(std::span(tag))));
+    auto run = (*store)->start_run(model, {RunKind::kTrain, model.recipe_hash, {}, seed, {}});
     if (!run.is_ok()) return run.status().code() == StatusCode::kBusy ? 2 : 1;
-    Status status = (*store)->commit_model(*run, model_record(name), params);
+    Status status = (*store)->commit_model(*run, model, params);
     if (!status.is_ok()) {
       if (status.code() == StatusCode::kBusy &&
           status.message().find("store busy") != std::string::npos)
@@ -231,6 +233,72 @@ TEST_CASE("a crash between writing and renaming an object leaves no object under
   REQUIRE(parameter_rows.is_ok());
   CHECK(*parameter_rows == 0);
   require_consistent(dir.path());
+}
+
+// Three versions of model "m" (recipes a…, b…, c…; c current), two file objects each.
+void write_three_versions(const std::filesystem::path& dir) {
+  auto store = LineageStore::open(dir);
+  REQUIRE(store.is_ok());
+  for (char recipe : {'a', 'b', 'c'}) {
+    const ModelRecord model = model_record("m", "", std::string(64, recipe));
+    const auto w0 = random_bytes(100 * 1024, recipe), w1 = random_bytes(100 * 1024, recipe + 7);
+    auto run = (*store)->start_run(model, {RunKind::kTrain, model.recipe_hash, {}, 1, {}});
+    REQUIRE(run.is_ok());
+    REQUIRE((*store)
+                ->commit_model(*run, model, {f32_parameter("w0", w0, "m"), f32_parameter("w1", w1, "m")})
+                .is_ok());
+  }
+}
+
+TEST_CASE("kill -9 at any file removal of gc leaves a store fsck passes",
+          "[lineage][reliability]") {
+  // `gc --keep 0` removes versions a and b: four object files. Killed before the first,
+  // second, ... removal, and once not at all.
+  for (int kill_at = 0; kill_at <= 4; ++kill_at) {
+    TempDir dir;
+    write_three_versions(dir.path());
+    pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      FaultInjectionEnv env;
+      env.removes_until_kill = kill_at;
+      auto store = LineageStore::open(dir.path(), {.env = &env});
+      if (!store.is_ok()) _exit(1);
+      auto gc = collect_garbage(**store, /*dry_run=*/false, GcPolicy{.keep_spec_versions = 0});
+      _exit(gc.is_ok() && gc->removed_objects.size() == 4 ? 0 : 1);
+    }
+    INFO("killed before removal " << kill_at);
+    CHECK(wait_exit_code(child) == (kill_at < 4 ? -SIGKILL : 0));
+    require_consistent(dir.path());
+    auto store = LineageStore::open(dir.path());
+    REQUIRE(store.is_ok());
+    auto versions = (*store)->versions("m");
+    REQUIRE(versions.is_ok());
+    CHECK(versions->size() == 1);
+    // What the killed gc left, the next one removes.
+    auto again = collect_garbage(**store, /*dry_run=*/false, GcPolicy{.keep_spec_versions = 0});
+    REQUIRE(again.is_ok());
+    CHECK(again->removed_files.size() == static_cast<std::size_t>(4 - kill_at));
+    auto after = check_store(**store);
+    REQUIRE(after.is_ok());
+    CHECK(after->ok());
+    CHECK(after->notes.empty());
+  }
+}
+
+TEST_CASE("gc --keep 0 keeps the versions the spec on disk names", "[lineage][reliability]") {
+  TempDir dir;
+  write_three_versions(dir.path());
+  auto store = LineageStore::open(dir.path());
+  REQUIRE(store.is_ok());
+  // The spec was edited back to recipe a (not yet run): `scion run` would restore it.
+  GcPolicy policy{.keep_spec_versions = 0, .spec_members = {{"m", std::string(64, 'a')}}};
+  auto gc = collect_garbage(**store, /*dry_run=*/false, policy);
+  REQUIRE(gc.is_ok());
+  REQUIRE(gc->removed_versions.size() == 1);
+  CHECK(gc->removed_versions[0].recipe_hash == std::string(64, 'b'));
+  CHECK((*store)->load_parameters("m", std::string(64, 'a')).is_ok());
+  CHECK((*store)->load_parameters("m", std::string(64, 'c')).is_ok());
 }
 
 TEST_CASE("gc removes what a crash left and nothing a model uses", "[lineage][reliability]") {

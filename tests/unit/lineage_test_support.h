@@ -2,6 +2,8 @@
 // deterministic bytes, and an Env that injects file-system faults.
 #pragma once
 
+#include <csignal>
+
 #include <unistd.h>
 
 #include <atomic>
@@ -65,11 +67,14 @@ inline ModelRecord model_record(const std::string& name, const std::string& pare
 
 // Forwards to the POSIX Env, failing on request: appends once `bytes_until_disk_full`
 // bytes have been written (ENOSPC), or every publish (a crash between write and rename
-// looks the same to the store: the object never gets its name).
+// looks the same to the store: the object never gets its name), or the process kills
+// itself (SIGKILL, as `kill -9`) instead of removing a file once `removes_until_kill`
+// files have been removed.
 class FaultInjectionEnv final : public Env {
  public:
   std::int64_t bytes_until_disk_full = -1;  // < 0: never
   bool fail_renames = false;
+  int removes_until_kill = -1;  // < 0: never
 
   Result<std::unique_ptr<WritableFile>> new_temporary_file(
       const std::filesystem::path& target) override {
@@ -79,6 +84,8 @@ class FaultInjectionEnv final : public Env {
   }
   Status sync_dir(const std::filesystem::path& dir) override { return default_env().sync_dir(dir); }
   Status remove_file(const std::filesystem::path& path) override {
+    if (removes_until_kill == 0) ::raise(SIGKILL);
+    if (removes_until_kill > 0) --removes_until_kill;
     return default_env().remove_file(path);
   }
   Status create_dirs(const std::filesystem::path& dir) override {

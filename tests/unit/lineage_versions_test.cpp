@@ -102,6 +102,40 @@ TEST_CASE("every recipe's version is kept and a restore moves the pointer", "[li
   CHECK(report->ok());
 }
 
+TEST_CASE("a stored version is never rewritten: reproduced, or refused", "[lineage]") {
+  TempDir dir;
+  auto store = open_store(dir.path());
+  const auto trunk = random_bytes(128 * 1024, 1), v1 = random_bytes(512, 2);
+  commit(*store, "base", "", kBase, {}, trunk);
+  const std::int64_t made = commit(*store, "a", "base", kR1, v1, trunk);
+  const std::string digest = digest_of(*store, "a", "lora.a");
+  const std::int64_t version = count(*store, "SELECT version_id FROM models WHERE name = 'a'");
+
+  // Trained again to the same bytes (run --force, deterministic): the version stays as it
+  // was, made by the first run, and becomes current.
+  const std::int64_t again = commit(*store, "a", "base", kR1, v1, trunk);
+  CHECK(again != made);
+  CHECK(count(*store, "SELECT version_id FROM models WHERE name = 'a'") == version);
+  CHECK(store->versions("a")->at(0).run == made);
+
+  // Other bytes under the same recipe (another thread count; another checkpoint imported
+  // over it): refused with the tensors named, nothing changed.
+  const ModelRecord record = model_record("a", "base", kR1);
+  auto run = store->start_run(record, {.kind = RunKind::kAdapt, .recipe_hash = kR1});
+  REQUIRE(run.is_ok());
+  const auto other = random_bytes(512, 9);
+  Status refused = store->commit_model(
+      *run, record, {f32_parameter("w", trunk, "base", false), f32_parameter("lora.a", other, "a")});
+  CHECK(refused.code() == StatusCode::kAlreadyExists);
+  CHECK(refused.message().find("1 of 2 tensors differ ('lora.a')") != std::string::npos);
+  CHECK(refused.message().find("made by run " + std::to_string(made)) != std::string::npos);
+  CHECK(digest_of(*store, "a", "lora.a") == digest);
+  CHECK(store->versions("a")->size() == 1);
+  auto report = check_store(*store);
+  REQUIRE(report.is_ok());
+  CHECK(report->ok());
+}
+
 TEST_CASE("gc --keep keeps current, tagged and recent spec versions and their parents",
           "[lineage]") {
   TempDir dir;
