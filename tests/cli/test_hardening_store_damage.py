@@ -139,8 +139,15 @@ rc, out, err = run("plan", "--ranks", "100000000", cwd=work)
 check(rc == 2 and "from 1 to 65536" in err, f"--ranks 10^8 is refused at once: {rc} {err}")
 
 # ---- item 10: a line without end is refused, not read until memory runs out ---------------
+endless = os.path.join(work, "endless.txt")
+with open(endless, "w") as f:
+    f.write("a" * (3 * 1024 * 1024 // 2))  # 1.5 MiB and no newline
+rc, out, err = run("predict", "lora", "--file", endless, cwd=work, timeout=60)
+check(rc == 2 and "longer than 1 MiB" in err, f"predict --file of a 1.5 MiB line: {rc} {err}")
+# A device is not read at all: only regular files are (issue 37, item 7).
 rc, out, err = run("predict", "lora", "--file", "/dev/zero", cwd=work, timeout=60)
-check(rc == 2 and "longer than 1 MiB" in err, f"predict --file /dev/zero: {rc} {err}")
+check(rc == 2 and "is a character device, not a regular file" in err,
+      f"predict --file /dev/zero: {rc} {err}")
 
 # ---- item 7: export -o - streams, with no temporary file ----------------------------------
 tmp = temp_dir()
