@@ -16,6 +16,7 @@
 #include <span>
 
 #include "assertions/junit_writer.h"
+#include "assertions/statistics.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
@@ -117,6 +118,12 @@ std::string describe_violation(const nlohmann::json& detail) {
   return fmt::format("{}", fmt::join(scores, ", "));
 }
 
+// The Wilson score 95% interval of failures / cases as [low, high] ([0, 1] for no cases).
+nlohmann::json wilson_json(std::size_t failures, std::size_t cases) {
+  const assertions::Interval interval = assertions::wilson_interval(failures, cases);
+  return nlohmann::json::array({interval.low, interval.high});
+}
+
 std::string rate_cell(const JudgedTest& j) {
   std::string cell = fmt::format("{:.0f}%", 100 * j.result.failure_rate);
   if (j.result.cases == 0) cell = "no cases";
@@ -158,6 +165,7 @@ void TestSession::print_json_report(std::size_t top) const {
                         {"inherited", r.inherited},
                         {"not_applicable", r.not_applicable},
                         {"failure_rate", r.failure_rate},
+                        {"failure_rate_wilson_95", wilson_json(r.failures, r.cases)},
                         {"max_failure_rate", r.max_failure_rate},
                         {"passed", r.passed},
                         {"exceeded", workbench::exceeded(r)},
@@ -219,9 +227,14 @@ void TestSession::print_family_matrix(bool tty) const {
 void TestSession::print_test_results(bool tty) const {
   for (const JudgedTest& j : run_.judged) {
     const auto& r = j.result;
-    std::cout << fmt::format("{} on {} [{} {}]: {} cases, {} failures ({:.1f}%, allowed {:.1f}%)",
-                             paint(r.test, Color::kBold, tty), r.model, r.type, r.capability,
-                             r.cases, r.failures, 100 * r.failure_rate, 100 * r.max_failure_rate);
+    // The interval says how far the rate measured on this many cases could be from the
+    // model's true one: 0 failures of 20 cases still allow 16%.
+    const assertions::Interval interval = assertions::wilson_interval(r.failures, r.cases);
+    std::cout << fmt::format(
+        "{} on {} [{} {}]: {} cases, {} failures ({:.1f}%, 95% interval {:.1f}-{:.1f}%, allowed "
+        "{:.1f}%)",
+        paint(r.test, Color::kBold, tty), r.model, r.type, r.capability, r.cases, r.failures,
+        100 * r.failure_rate, 100 * interval.low, 100 * interval.high, 100 * r.max_failure_rate);
     if (r.inherited) std::cout << fmt::format(", {} inherited from the parent", r.inherited);
     if (r.not_applicable) std::cout << fmt::format(", {} inputs not applicable", r.not_applicable);
     std::cout << "  "

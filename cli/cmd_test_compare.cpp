@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "assertions/statistics.h"
 #include "cli/cmd_lineage_support.h"
 #include "cli/cmd_test.h"
 #include "cli/command_context.h"
@@ -27,6 +28,69 @@ std::string outcome(bool passed, const std::string& output) {
   return fmt::format("{} ({})", passed ? "pass" : "FAIL", output);
 }
 
+// How sure the comparison is (assertions/statistics.h): each side's failure rate over the
+// cases both judged with its Wilson 95% interval, and McNemar's exact test on the cases
+// that differ, so "2 pass only on a, 3 only on b" is not read as a finding.
+struct ComparisonStatistics {
+  std::size_t pass_only_a = 0, pass_only_b = 0;
+  assertions::Interval interval_a, interval_b;
+  double p_value = 1.0;
+  bool significant = false;
+};
+
+ComparisonStatistics comparison_statistics(const workbench::TestComparison& c) {
+  ComparisonStatistics s;
+  for (const workbench::OutcomeDifference& d : c.differ)
+    (d.passed_a ? s.pass_only_a : s.pass_only_b)++;
+  s.interval_a = assertions::wilson_interval(c.failed_a, c.compared);
+  s.interval_b = assertions::wilson_interval(c.failed_b, c.compared);
+  s.p_value = assertions::mcnemar_exact_p_value(s.pass_only_a, s.pass_only_b);
+  s.significant = s.p_value < assertions::kSignificanceLevel;
+  return s;
+}
+
+nlohmann::json statistics_json(const workbench::TestComparison& c) {
+  const ComparisonStatistics s = comparison_statistics(c);
+  const auto side = [&c](std::size_t failures, const assertions::Interval& interval) {
+    return nlohmann::json{
+        {"failures", failures},
+        {"failure_rate", c.compared ? nlohmann::json(static_cast<double>(failures) /
+                                                     static_cast<double>(c.compared))
+                                    : nlohmann::json(nullptr)},
+        {"wilson_95", {interval.low, interval.high}}};
+  };
+  return {{"a", side(c.failed_a, s.interval_a)},
+          {"b", side(c.failed_b, s.interval_b)},
+          {"pass_only_a", s.pass_only_a},
+          {"pass_only_b", s.pass_only_b},
+          {"mcnemar_p", s.p_value},
+          {"significant", s.significant}};
+}
+
+std::string rate_with_interval(std::size_t failures, std::size_t cases,
+                               const assertions::Interval& interval) {
+  return fmt::format("{} of {} fail ({:.1f}%, 95% interval {:.1f}-{:.1f}%)", failures, cases,
+                     100.0 * static_cast<double>(failures) / static_cast<double>(cases),
+                     100.0 * interval.low, 100.0 * interval.high);
+}
+
+void print_statistics_text(const workbench::TestComparison& c) {
+  if (c.compared == 0) {
+    std::cout << "no case was judged on both sides: nothing to test\n";
+    return;
+  }
+  const ComparisonStatistics s = comparison_statistics(c);
+  std::cout << fmt::format("failure rates over the {} cases both judged: a {}; b {}\n", c.compared,
+                           rate_with_interval(c.failed_a, c.compared, s.interval_a),
+                           rate_with_interval(c.failed_b, c.compared, s.interval_b));
+  std::cout << fmt::format(
+      "McNemar's exact test on the {} cases that differ ({} pass only on a, {} only on b): "
+      "p = {:.4g}, {}\n",
+      s.pass_only_a + s.pass_only_b, s.pass_only_a, s.pass_only_b, s.p_value,
+      s.significant ? "a significant difference at 0.05"
+                    : "not significant at 0.05 (the difference may be noise)");
+}
+
 void print_comparison_json(const workbench::TestComparison& c) {
   const auto side = [](const workbench::ComparedSide& s) {
     return nlohmann::json{{"named", s.named},
@@ -47,7 +111,8 @@ void print_comparison_json(const workbench::TestComparison& c) {
               {"compared", c.compared},
               {"differ", differ},
               {"only_in_a", c.only_in_a},
-              {"only_in_b", c.only_in_b}});
+              {"only_in_b", c.only_in_b},
+              {"statistics", statistics_json(c)}});
 }
 
 void print_comparison_text(const workbench::TestComparison& c) {
@@ -70,6 +135,7 @@ void print_comparison_text(const workbench::TestComparison& c) {
         "tests or inputs)",
         c.only_in_a, c.only_in_b);
   std::cout << "\n";
+  print_statistics_text(c);
 }
 
 }  // namespace

@@ -97,6 +97,8 @@ Result<TestComparison> compare_test_runs(lineage::LineageStore& store, const Com
     }
     const lineage::TestCaseResult& rb = it->second;
     ++out.compared;
+    out.failed_a += ra.passed ? 0 : 1;
+    out.failed_b += rb.passed ? 0 : 1;
     if (ra.passed != rb.passed)
       out.differ.push_back({.test = ra.test,
                             .case_index = ra.case_index,

@@ -45,6 +45,7 @@ struct TestComparison {
   std::size_t compared = 0;               // cases in both runs
   std::vector<OutcomeDifference> differ;  // by test, then case
   std::size_t only_in_a = 0, only_in_b = 0;
+  std::size_t failed_a = 0, failed_b = 0;  // of the compared cases, on each side
 };
 
 // Reads "MODEL", "MODEL@N" or "MODEL@<prefix>" against the store: invalid_argument for a

@@ -5,7 +5,9 @@ testing), then checks the reports, what the store recorded, the exit codes, blam
 predict against it.
 """
 import json
+import math
 import os
+import re
 import xml.etree.ElementTree as ET
 
 from harness import check, copy_example, run, run_json, temp_dir
@@ -27,6 +29,17 @@ for model in ("base", "review-lora", "review-prefix", "review-bottleneck", "revi
     check(model in header, f"matrix lacks column {model}:\n{out}")
 
 # --json, --junit and --export-violations in one run.
+
+
+def wilson(k, n):
+    """The Wilson score 95% interval of k/n (statsmodels' proportion_confint, 'wilson')."""
+    z = 1.959963984540054
+    p, denominator = k / n, 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
 junit = os.path.join(work, "report.xml")
 violations = os.path.join(work, "violations.jsonl")
 # --rerun: every result is judged again (without it, each is read back from the store).
@@ -41,6 +54,9 @@ check(("intensifier-direction", "review-prefix") not in pairs, "models: restrict
 for t in report["tests"]:
     check(t["cases"] > 0, f"{t['test']} on {t['model']} judged no case")
     check(abs(t["failure_rate"] - t["failures"] / t["cases"]) < 1e-9, f"rate of {t}")
+    check(all(abs(x - y) < 1e-9 for x, y in zip(t["failure_rate_wilson_95"],
+                                                wilson(t["failures"], t["cases"]))),
+          f"the Wilson interval of {t}: expected {wilson(t['failures'], t['cases'])}")
     # The previous run was the one `scion run` ended with: every cell has a change.
     check(t["previous_failure_rate"] is not None, f"no previous rate for {t['test']}/{t['model']}")
     check(len(t["examples"]) <= 3 and (t["failures"] == 0 or t["examples"]),
@@ -102,6 +118,13 @@ with open(os.path.join(work, "strict.yaml"), "w") as f:
 rc, out, err = run("-C", work, "-f", "strict.yaml", "test", "review-lora")
 check(rc == 1, f"a test over its max_failure_rate must exit 1, got {rc}\n{out}\n{err}")
 check("FAIL" in out, f"the report marks the failing test:\n{out}")
+# Each test's line gives its rate with the Wilson 95% interval of its counts.
+lines = re.findall(r"(\d+) cases, (\d+) failures \([\d.]+%, 95% interval ([\d.]+)-([\d.]+)%,", out)
+check(lines, f"the report gives each rate's interval:\n{out}")
+for cases, failures, low, high in lines:
+    expected = wilson(int(failures), int(cases))
+    check((low, high) == (f"{100 * expected[0]:.1f}", f"{100 * expected[1]:.1f}"),
+          f"{failures} of {cases}: interval {low}-{high}%, expected {expected}")
 rc, out, err = run("--json", "-C", work, "-f", "strict.yaml", "test", "product-lora")
 strict = json.loads(out)
 neg = [t for t in strict["tests"] if t["test"] == "product-negation"]

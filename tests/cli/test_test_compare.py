@@ -2,6 +2,7 @@
 of two models and of two versions of one (named MODEL@N), checked against the store's own
 rows."""
 import json
+import math
 import os
 import re
 import sqlite3
@@ -39,6 +40,50 @@ def current_recipe(model):
                 if m["model"] == model)
 
 
+def wilson(k, n):
+    """The Wilson score 95% interval of k/n (statsmodels' proportion_confint, 'wilson')."""
+    if n == 0:
+        return [0.0, 1.0]
+    z = 1.959963984540054
+    p, denominator = k / n, 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
+def mcnemar(b, c):
+    """McNemar's exact two-sided p-value: 2 P(X <= min(b, c)), X ~ Binomial(b + c, 1/2)."""
+    n = b + c
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n)
+
+
+def check_statistics(doc, out, cases_a, cases_b, both):
+    """The statistics block against the pass/fail counts the store holds."""
+    stats = doc["statistics"]
+    fails_a = sum(not cases_a[k][0] for k in both)
+    fails_b = sum(not cases_b[k][0] for k in both)
+    only_a = sum(cases_a[k][0] and not cases_b[k][0] for k in both)
+    only_b = sum(cases_b[k][0] and not cases_a[k][0] for k in both)
+    check(stats["a"]["failures"] == fails_a and stats["b"]["failures"] == fails_b
+          and stats["pass_only_a"] == only_a and stats["pass_only_b"] == only_b,
+          f"counts {stats}: the store says {fails_a}, {fails_b} failures, {only_a}/{only_b}")
+    for side, fails in (("a", fails_a), ("b", fails_b)):
+        check(abs(stats[side]["failure_rate"] - fails / len(both)) < 1e-12
+              and all(abs(x - y) < 1e-9 for x, y in zip(stats[side]["wilson_95"],
+                                                         wilson(fails, len(both)))),
+              f"side {side}: {stats[side]}, expected {wilson(fails, len(both))}")
+    p = mcnemar(only_a, only_b)
+    check(abs(stats["mcnemar_p"] - p) <= 1e-9 * p and stats["significant"] == (p < 0.05),
+          f"McNemar: {stats}, expected p = {p}")
+    verdict = "a significant difference" if p < 0.05 else "not significant"
+    check(re.search(rf"^McNemar's exact test on the {only_a + only_b} cases that differ "
+                    rf"\({only_a} pass only on a, {only_b} only on b\): p = [^,]+, {verdict}",
+                    out, re.M), f"the text's test line:\n{out}")
+    low, high = wilson(fails_a, len(both))
+    check(f"a {fails_a} of {len(both)} fail ({100 * fails_a / len(both):.1f}%, 95% interval "
+          f"{100 * low:.1f}-{100 * high:.1f}%)" in out, f"the text's rate of a:\n{out}")
+
+
 def check_comparison(a, b, run_a, run_b, model_a, model_b):
     doc = run_json("test", "--compare", a, b, cwd=work)
     check([s["model"] for s in doc["models"]] == [model_a, model_b]
@@ -58,6 +103,7 @@ def check_comparison(a, b, run_a, run_b, model_a, model_b):
     check(rc == 0, f"--compare {a} {b} exited {rc}: {err}")
     check(re.search(rf"^{len(expected)} of {len(both)} cases differ", out, re.M),
           f"the text summary:\n{out}")
+    check_statistics(doc, out, cases_a, cases_b, both)
     return doc
 
 
@@ -115,6 +161,10 @@ check(first == f"comparing trunk-lora@{weak_version} (version @{weak_version}; t
       f"run {newest['trained']}) (b)", f"the heading names the sides as typed: {first}")
 check(f"only on trunk-lora (b)" in out and f"only on trunk-lora@{weak_version} (a)" in out
       and f"@{newest['weak']} (a)" not in out, f"the summary names the sides as typed:\n{out}")
+# 0 failures of 1 case still allows a failure rate up to 79%; no difference gives p = 1.
+check(wilson(0, 1)[0] == 0.0 and abs(wilson(0, 1)[1] - 0.7934506856227627) < 1e-12
+      and mcnemar(0, 0) == 1.0
+      and mcnemar(0, 5) == 0.0625, "the test's own reference formulas")
 
 # Bad sides: exit 2 with a clear message.
 for args, words in ((["trunk-lora@x", "trunk"], "neither a run number nor a recipe hash prefix"),
