@@ -13,7 +13,7 @@
 namespace scion::workbench {
 namespace {
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
+std::string shape_json(const std::vector<std::int64_t>& shape) {
   return nlohmann::json(shape).dump();
 }
 
@@ -26,16 +26,16 @@ void add_mismatches(const std::vector<runtime::ParameterSpec>& table,
   for (const auto& p : table) {
     auto it = in_file.find(p.name);
     if (it == in_file.end()) {
-      problems.push_back("missing tensor '" + p.name + "' " + shape_text(p.shape));
+      problems.push_back("missing tensor '" + p.name + "' " + shape_json(p.shape));
       continue;
     }
     if (it->second->shape != p.shape)
-      problems.push_back("tensor '" + p.name + "' has shape " + shape_text(it->second->shape) +
-                         ", the spec's architecture needs " + shape_text(p.shape));
+      problems.push_back("tensor '" + p.name + "' has shape " + shape_json(it->second->shape) +
+                         ", the spec's architecture needs " + shape_json(p.shape));
     in_file.erase(it);
   }
   for (const auto& [name, t] : in_file)
-    problems.push_back("extra tensor '" + name + "' " + shape_text(t->shape) +
+    problems.push_back("extra tensor '" + name + "' " + shape_json(t->shape) +
                        " is not a parameter of the model");
 }
 

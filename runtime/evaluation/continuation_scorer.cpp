@@ -42,7 +42,7 @@ std::size_t row_capacity(const ModelWeights& w) {
   return static_cast<std::size_t>(std::max(0, w.arch.max_length - positions_before_text(w)));
 }
 
-Status check_model(const ScoredModel& model) {
+Status check_scorable(const ScoredModel& model) {
   const ModelWeights& w = *model.weights;
   const bool decoder = w.arch.kind == spec::ArchitectureKind::kDecoder;
   if (w.objective == spec::Objective::kClassification)
@@ -223,7 +223,7 @@ Result<std::vector<std::vector<double>>> ContinuationScorer::score(
     return invalid_argument("the evaluation chunk size must be positive");
   std::vector<const ModelWeights*> weights;
   for (const ScoredModel& model : models) {
-    SCION_RETURN_IF_ERROR(check_model(model));
+    SCION_RETURN_IF_ERROR(check_scorable(model));
     weights.push_back(model.weights);
   }
   std::vector<std::vector<double>> scores(models.size(), std::vector<double>(queries.size(), 0.0));

@@ -28,7 +28,7 @@ struct Sequence {
   bool done = false;
 };
 
-Status check_model(const ScoredModel& model) {
+Status check_generates(const ScoredModel& model) {
   const ModelWeights& w = *model.weights;
   if (w.arch.kind != spec::ArchitectureKind::kDecoder || w.objective != spec::Objective::kCausalLm)
     return invalid_argument(fmt::format(
@@ -197,7 +197,7 @@ Result<std::vector<std::vector<Generation>>> TextGenerator::generate(
   SCION_RETURN_IF_ERROR(check_generation(options));
   std::vector<const ModelWeights*> weights;
   for (const ScoredModel& model : models) {
-    SCION_RETURN_IF_ERROR(check_model(model));
+    SCION_RETURN_IF_ERROR(check_generates(model));
     weights.push_back(model.weights);
   }
   std::vector<std::vector<Generation>> outputs(models.size(),

@@ -8,13 +8,10 @@
 #include <numeric>
 #include <vector>
 
+#include "runtime/metrics/classification_metrics.h"
+
 namespace scion::runtime {
 namespace {
-
-std::int32_t argmax(std::span<const float> logits) {
-  // std::max_element keeps the first of equal maxima, as torch.argmax does.
-  return static_cast<std::int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-}
 
 // Sets to -infinity every scaled logit below the k-th largest.
 void keep_top_k(std::vector<double>& scaled, int k) {
@@ -70,6 +67,7 @@ Status check_sampling(const SamplingOptions& options) {
 
 std::int32_t pick_token(std::span<const float> logits, const SamplingOptions& options,
                         base::SeededRng& rng) {
+  // argmax keeps the first of equal maxima, as torch.argmax does.
   if (options.temperature == 0.0f) return argmax(logits);
   std::vector<double> scaled(logits.size());
   for (std::size_t i = 0; i < logits.size(); ++i)

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <numeric>
 
+#include "runtime/metrics/ratio.h"
+
 namespace scion::runtime {
 namespace {
-
-double ratio(double num, double den) { return den == 0 ? 0.0 : num / den; }
 
 constexpr int kCalibrationBins = 15;
 

@@ -4,10 +4,10 @@
 #include <set>
 #include <string_view>
 
+#include "runtime/metrics/ratio.h"
+
 namespace scion::runtime {
 namespace {
-
-double ratio(double num, double den) { return den == 0 ? 0.0 : num / den; }
 
 // seqeval's split of a tag into its chunk letter and type: "B-PER" -> (B, PER); "O" ->
 // (O, _); a tag with no '-' after its first letter is that letter and the rest.

@@ -1,11 +1,8 @@
 #include "runtime/metrics/multi_label_metrics.h"
 
+#include "runtime/metrics/ratio.h"
+
 namespace scion::runtime {
-namespace {
-
-double ratio(double num, double den) { return den == 0 ? 0.0 : num / den; }
-
-}  // namespace
 
 MultiLabelMetrics multi_label_metrics(const std::vector<std::string>& labels,
                                       std::span<const float> probabilities,
