@@ -47,6 +47,16 @@ def copy_example(name, dest):
     return dest
 
 
+def edit_spec(work, old, new):
+    """Replaces OLD by NEW in WORK/scion.yaml, which must hold it."""
+    path = os.path.join(work, "scion.yaml")
+    with open(path) as f:
+        spec = f.read()
+    check(old in spec, f"'{old}' in the spec")
+    with open(path, "w") as f:
+        f.write(spec.replace(old, new))
+
+
 def spec_workspace(spec, data=("reviews.jsonl", "critics.jsonl")):
     """A fresh folder holding SPEC as scion.yaml and the named files of the sentiment
     example's data/ (the datasets most test specs point at)."""

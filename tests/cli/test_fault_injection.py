@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 
-from harness import SCION, check, run, spec_workspace, temp_dir
+from harness import SCION, check, edit_spec, run, spec_workspace, temp_dir
 
 if not shutil.which("strace"):
     print("skip: no strace")
@@ -45,15 +45,6 @@ tests:
 GROUPS = {"unlink": "unlink,unlinkat", "rename": "rename,renameat,renameat2,link,linkat",
           "sync": "fsync,fdatasync,sync_file_range"}
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "hf", "tiny-gpt2")
-
-
-def edit(work, old, new):
-    path = os.path.join(work, "scion.yaml")
-    with open(path) as f:
-        text = f.read()
-    check(old in text, f"{old!r} in the spec")
-    with open(path, "w") as f:
-        f.write(text.replace(old, new))
 
 
 def fsck_passes(work, after):
@@ -104,7 +95,7 @@ def trained():
 
 def two_versions():
     work = trained()
-    edit(work, "alpha: 4", "alpha: 8")
+    edit_spec(work, "alpha: 4", "alpha: 8")
     rc, _, err = run("run", cwd=work)
     check(rc in (0, 1), f"run after the edit: {err}")
     return work
@@ -112,7 +103,7 @@ def two_versions():
 
 def reverted():
     work = two_versions()
-    edit(work, "alpha: 8", "alpha: 4")
+    edit_spec(work, "alpha: 8", "alpha: 4")
     return work
 
 

@@ -16,7 +16,7 @@ import struct
 import subprocess
 import time
 
-from harness import EXAMPLES, SCION, check, run, run_json, temp_dir
+from harness import EXAMPLES, SCION, check, edit_spec, run, run_json, temp_dir
 
 SPEC = """datasets:
   reviews: {path: data/reviews.jsonl, labels: [negative, positive]}
@@ -56,15 +56,6 @@ def workspace(steps=12):
     with open(os.path.join(work, "scion.yaml"), "w") as f:
         f.write(SPEC.replace("STEPS", str(steps)))
     return work
-
-
-def edit_spec(work, old, new):
-    path = os.path.join(work, "scion.yaml")
-    with open(path) as f:
-        spec = f.read()
-    check(old in spec, f"'{old}' in the spec")
-    with open(path, "w") as f:
-        f.write(spec.replace(old, new))
 
 
 def db(work):
